@@ -1,0 +1,96 @@
+#include "core/fs.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace bootstrap::core {
+
+Result<std::string> read_file(const fs::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                    fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            ::close(fd);
+            return fail(ErrorCode::io,
+                        fmt::format("cannot read {}: {}", path.string(), std::strerror(err)));
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+Status create_directories(const fs::path& path) {
+    std::error_code ec;
+    fs::create_directories(path, ec);
+    if (ec)
+        return fail(ErrorCode::io,
+                    fmt::format("cannot create directory {}: {}", path.string(), ec.message()));
+    return {};
+}
+
+Status write_file_atomic(const fs::path& path, std::string_view content) {
+    if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
+    std::string tmpl = path.string() + ".tmp-XXXXXX";
+    int fd = ::mkstemp(tmpl.data());
+    if (fd < 0)
+        return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
+                                               path.string(), std::strerror(errno)));
+    auto abandon = [&](const char* what) {
+        int err = errno;
+        ::close(fd);
+        ::unlink(tmpl.c_str());
+        return fail(ErrorCode::io,
+                    fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
+    };
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return abandon("write");
+        }
+        done += static_cast<size_t>(n);
+    }
+    ::fchmod(fd, 0644);
+    if (::fsync(fd) != 0) return abandon("sync");
+    if (::close(fd) != 0) {
+        ::unlink(tmpl.c_str());
+        return fail(ErrorCode::io, fmt::format("cannot close {}", path.string()));
+    }
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+        int err = errno;
+        ::unlink(tmpl.c_str());
+        return fail(ErrorCode::io,
+                    fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
+    }
+    return {};
+}
+
+TempDir::TempDir(std::string_view prefix) {
+    std::string tmpl = (fs::temp_directory_path() / (std::string(prefix) + "-XXXXXX")).string();
+    if (::mkdtemp(tmpl.data()) == nullptr)
+        throw std::runtime_error(fmt::format("mkdtemp {}: {}", tmpl, std::strerror(errno)));
+    m_path = tmpl;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+}
+
+}  // namespace bootstrap::core

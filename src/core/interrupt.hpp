@@ -1,0 +1,15 @@
+#pragma once
+// Process-wide interrupt flag: SIGINT/SIGTERM set it; long waits poll it and unwind.
+
+namespace bootstrap::core {
+
+/// Install SIGINT/SIGTERM handlers that only record the signal (async-signal-safe).
+void install_interrupt_handlers();
+
+/// The signal received (SIGINT or SIGTERM), or 0.
+[[nodiscard]] int interrupt_signal();
+
+/// Test hook: set or clear the flag as if a signal had arrived.
+void set_interrupt_signal(int sig);
+
+}  // namespace bootstrap::core

@@ -1,0 +1,52 @@
+#pragma once
+// Installed distributions, read straight from `*.dist-info` directories (no pip, no uv).
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pyenv/marker.hpp"
+#include "pyenv/requirement.hpp"
+#include "pyenv/version.hpp"
+
+namespace bootstrap::pyenv {
+
+/// Cheap identity of a file: when all fields match, its content is taken as unchanged.
+struct FileStamp {
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t inode = 0;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+struct Distribution {
+    std::string name;             // from METADATA, as written
+    std::string normalized_name;  // PEP 503
+    std::string version;          // as written in METADATA
+    std::filesystem::path dist_info;  // the *.dist-info directory
+    FileStamp record_stamp;       // stat of RECORD
+    std::string installer;        // INSTALLER file content ("uv", "pip"), "" if none
+    bool requested = false;       // REQUESTED file present
+};
+
+/// Every distribution in `site_packages`, keyed by normalised name. Reads only the METADATA
+/// headers it needs (stops at the first blank line).
+[[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(
+    const std::filesystem::path& site_packages);
+
+/// The Requires-Dist lines of an installed distribution, parsed.
+[[nodiscard]] Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist);
+
+/// SHA-256 of the distribution's RECORD file (which itself lists a hash of every file).
+[[nodiscard]] Result<std::string> record_digest(const Distribution& dist);
+
+/// Does the installed set satisfy `req` (and, transitively, the requirements of what satisfies
+/// it, with markers evaluated in `env` and extras followed)? `why_not` gets a one-line reason.
+[[nodiscard]] bool is_satisfied(const Requirement& req,
+                                const std::map<std::string, Distribution>& installed,
+                                const MarkerEnv& env, bool prereleases, std::string* why_not);
+
+}  // namespace bootstrap::pyenv

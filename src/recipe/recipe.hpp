@@ -1,0 +1,116 @@
+#pragma once
+// The recipe as plain structs, produced by one parser (toml++ stays inside recipe/).
+// String fields keep their `{placeholders}` unexpanded; `placeholders.hpp` expands them.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace bootstrap::recipe {
+
+/// Where a value was written: "file:line:col".
+struct SourceLoc {
+    std::string file;
+    int line = 0;
+    int column = 0;
+    [[nodiscard]] std::string str() const;
+};
+
+/// A string value together with where it came from (for error messages at expansion time).
+struct Text {
+    std::string value;
+    SourceLoc loc;
+};
+
+enum class StepKind { venv, install, sync, run, check };
+[[nodiscard]] const char* to_string(StepKind kind);
+
+enum class InstallerKind { uv, pip };
+[[nodiscard]] const char* to_string(InstallerKind kind);
+
+struct VerifyClause {
+    enum class Kind { import_module, file };
+    Kind kind = Kind::import_module;
+    Text target;        // module name, or file path
+    std::optional<Text> attr;  // import: attribute that must exist on the module
+    SourceLoc loc;
+};
+
+struct Step {
+    std::string id;
+    StepKind kind = StepKind::run;
+    SourceLoc loc;
+
+    // install
+    std::vector<Text> packages;
+    std::optional<Text> index_url;
+    std::vector<Text> extra_index_urls;
+    std::vector<Text> find_links;
+    bool upgrade = false;
+    bool reinstall = false;
+    bool no_deps = false;
+    bool pre = false;
+    std::vector<std::string> allow_conflicts;  // distributions whose pins this step overrides
+
+    // sync
+    std::optional<Text> project;  // directory holding pyproject.toml / uv.lock
+    std::vector<Text> args;       // extra arguments (sync)
+
+    // run
+    std::vector<Text> argv;
+    std::optional<Text> cwd;
+    std::optional<Text> creates;        // skip when this path exists
+    std::vector<Text> unless;           // skip when this argv exits 0
+
+    // every kind
+    std::map<std::string, Text> env;    // set
+    std::vector<std::string> env_unset;
+    std::optional<double> timeout;      // seconds, whole step attempt
+    std::optional<int> attempts;        // whole-step attempts (default: [network] attempts for
+                                        // install/sync, 1 otherwise)
+    bool optional = false;
+    std::vector<VerifyClause> verify;
+};
+
+struct VenvSection {
+    Text path;
+    std::string python;                 // "3.12"
+    InstallerKind installer = InstallerKind::uv;
+    SourceLoc loc;
+};
+
+struct NetworkSection {
+    int timeout = 30;     // per-read seconds -> UV_HTTP_TIMEOUT / pip --timeout
+    int retries = 3;      // -> UV_HTTP_RETRIES / pip --retries
+    int attempts = 1;     // whole-step attempts for install/sync steps
+};
+
+struct Recipe {
+    std::filesystem::path file;         // absolute path of the recipe
+    std::string source_digest;          // sha256 of the file's bytes
+    int schema = 1;
+    std::string name;
+    std::string summary;
+    std::vector<std::pair<std::string, Text>> vars;  // in file order
+    VenvSection venv;
+    NetworkSection network;
+    std::map<std::string, Text> env_set;  // [env] set = { ... }
+    std::vector<std::string> env_unset;   // [env] unset = [ ... ]
+    std::vector<std::string> device_probes;       // [device] (used by later issues)
+    std::optional<std::string> device_fallback_arch;
+    std::vector<Step> steps;
+};
+
+/// Parse and validate a recipe file completely. All problems found are reported at once:
+/// Error{invalid_recipe, "<first problem>", "<every problem, one per line>"}, each line
+/// starting with "file:line:col: ".
+[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file);
+
+/// Same, from text (the name is used in messages). Used for embedded recipes and tests.
+[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name);
+
+}  // namespace bootstrap::recipe
