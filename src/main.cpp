@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) { return bootstrap::cli::run_cli(argc, argv); }

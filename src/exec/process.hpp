@@ -2,6 +2,9 @@
 // Subprocesses: argv only (no shell), explicit environment, stdin from /dev/null, own process
 // group, stdout+stderr through one pipe into a log file, timeout -> SIGTERM then SIGKILL to the
 // whole group. An interrupt (core::interrupt_signal) kills the group the same way.
+//
+// The child is not reaped until its output is finished: a zombie leader keeps its pid, and so
+// the process group id, from being reused, which makes kill(-pgid) safe up to the end.
 
 #include <chrono>
 #include <filesystem>
@@ -17,35 +20,50 @@
 namespace bootstrap::exec {
 
 struct ProcessSpec {
-    std::vector<std::string> argv;             // argv[0] is looked up in env PATH if it has no '/'
-    std::filesystem::path cwd;                 // empty: inherit
-    EnvMap env;                                // the complete environment of the child
+    std::vector<std::string> argv;  // argv[0] is looked up in env PATH if it has no '/'
+    std::filesystem::path cwd;      // empty: inherit
+    EnvMap env;                     // the complete environment of the child
     std::optional<std::chrono::milliseconds> timeout;
     std::chrono::milliseconds kill_grace{3000};  // SIGTERM -> SIGKILL delay
-    std::filesystem::path log_path;            // empty: output is captured in memory only
+    std::filesystem::path log_path;              // empty: output is captured in memory only
     bool append_log = true;
     /// Called with each chunk of output as it arrives (may be empty function).
     std::function<void(std::string_view)> on_output;
-    bool capture = false;                      // keep all output in ProcessResult::output
+    bool capture = false;  // keep all output in ProcessResult::output
+    /// After the child exits, how long a background grandchild may keep the output pipe open
+    /// before the group is killed (a daemon left behind must not hang the build).
+    std::chrono::milliseconds orphan_grace{2000};
 };
 
 struct ProcessResult {
-    int exit_code = -1;        // valid when signal == 0
-    int signal = 0;            // terminating signal, 0 if it exited
+    int exit_code = -1;  // valid when signal == 0
+    int signal = 0;      // terminating signal, 0 if it exited
     bool timed_out = false;
-    bool interrupted = false;  // we killed it because core::interrupt_signal() was set
+    bool interrupted = false;    // we killed it because core::interrupt_signal() was set
+    int interrupt_signal = 0;    // that signal (SIGINT or SIGTERM), when interrupted
+    double timeout_seconds = 0;  // the limit that was hit, when timed_out
     double seconds = 0;
-    std::string output;        // when capture was set
-    [[nodiscard]] bool ok() const { return signal == 0 && exit_code == 0 && !timed_out && !interrupted; }
-    /// "exit code 3", "killed by SIGKILL", "timed out after 5s", "interrupted".
+    std::string output;  // when capture was set
+    [[nodiscard]] bool ok() const {
+        return signal == 0 && exit_code == 0 && !timed_out && !interrupted;
+    }
+    /// "exit code 3", "killed by signal 9 (SIGKILL)", "timed out after 5s (killed)",
+    /// "interrupted by SIGINT". Timeout and interrupt take precedence over the raw status.
     [[nodiscard]] std::string describe() const;
 };
 
-/// Run to completion. Fails (Error) only when the child could not be started (e.g. argv[0] not
-/// found: the message names it and the PATH searched); a non-zero exit is a ProcessResult.
+/// Run to completion. Fails (Error) only when the child could not be started (argv[0] not
+/// found: not_found, naming it and the PATH searched; exec failure or bad cwd: process; an
+/// interrupt already pending: interrupted, nothing is started), or when the log could not be
+/// opened or written (io, after the child has been reaped). A non-zero exit is a ProcessResult.
 [[nodiscard]] Result<ProcessResult> run_process(const ProcessSpec& spec);
 
-/// Resolve a program name against a PATH string; empty path when not found.
+/// Resolve a program name against a PATH string: the first entry holding an executable regular
+/// file. Empty entries are skipped (not "."). A name containing '/' is returned as is when it
+/// is executable. Empty path when not found.
 [[nodiscard]] std::filesystem::path find_program(std::string_view name, std::string_view path_var);
+
+/// "SIGKILL" for 9; "signal 42" when the number has no name.
+[[nodiscard]] std::string signal_name(int sig);
 
 }  // namespace bootstrap::exec

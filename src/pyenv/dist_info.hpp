@@ -45,6 +45,11 @@ struct Distribution {
 
 /// Does the installed set satisfy `req` (and, transitively, the requirements of what satisfies
 /// it, with markers evaluated in `env` and extras followed)? `why_not` gets a one-line reason.
+/// Pre-releases: the installed version of `req` itself must pass its specifier with
+/// `prereleases` (PEP 440 rules: a specifier naming a pre-release allows them; a bare name
+/// accepts whatever is installed). Transitive dependencies accept installed pre-releases, as
+/// `pip check` does: a resolver already chose them. A `name @ url` requirement is never
+/// satisfied, since the installed files cannot be tied to the URL.
 [[nodiscard]] bool is_satisfied(const Requirement& req,
                                 const std::map<std::string, Distribution>& installed,
                                 const MarkerEnv& env, bool prereleases, std::string* why_not);

@@ -11,6 +11,13 @@
 
 namespace bootstrap::pyenv {
 
+/// A parse failure inside a larger text: what was expected, and the byte offset where. Lets
+/// Requirement::parse report columns in the whole requirement, not in a piece of it.
+struct SyntaxError {
+    std::string what;
+    size_t offset = 0;
+};
+
 class Version {
 public:
     /// Parse a PEP 440 version (normalising spellings like "1.0RC1", "v1.0", "1.0-post1").

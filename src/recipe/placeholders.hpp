@@ -25,6 +25,9 @@ struct Placeholder {
 /// Split out the placeholders of a text; an unterminated '{' or an empty name is an error.
 [[nodiscard]] Result<std::vector<Placeholder>> find_placeholders(std::string_view text);
 
+/// The placeholder as written, e.g. "{env.CUDA_HOME:-/usr/local/cuda}" (for messages).
+[[nodiscard]] std::string to_string(const Placeholder& p);
+
 /// The placeholders known to the schema, "ns.name" (vars and env are open namespaces).
 [[nodiscard]] const std::vector<std::string>& known_placeholders();
 
@@ -35,10 +38,11 @@ using PlaceholderResolver = std::function<Result<std::optional<std::string>>(con
 struct Expanded {
     std::string value;
     bool complete = true;  // false when some placeholder was not known yet; value then shows
-                           // it as "<python.ext_suffix: known after the venv step>"
+                           // it as "<python.ext_suffix: known after the venv exists>"
 };
 
-/// Expand all placeholders in `text`; errors are prefixed with the text's location.
+/// Expand all placeholders in `text` (`{{`/`}}` become braces); errors, the resolver's
+/// included, are prefixed with the text's location ("file:line:col: ").
 [[nodiscard]] Result<Expanded> expand(const Text& text, const PlaceholderResolver& resolve);
 
 }  // namespace bootstrap::recipe

@@ -1,0 +1,28 @@
+#pragma once
+// One function per subcommand: `set_X_command` binds options to a plain struct and a callback
+// that calls into the library. Only this module sees CLI11.
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace bootstrap::cli {
+
+/// Exit code holder shared by the subcommand callbacks.
+struct Outcome {
+    int exit_code = 0;
+};
+
+void set_run_command(CLI::App& app, Outcome& outcome);
+void set_plan_command(CLI::App& app, Outcome& outcome);
+void set_demo_command(CLI::App& app, Outcome& outcome);
+
+/// Entry point used by main(): parse argv, dispatch, return the process exit code.
+int run_cli(int argc, char** argv);
+
+/// The demo recipe compiled into the binary (recipes/demo.toml).
+[[nodiscard]] const std::string& embedded_demo_recipe();
+
+}  // namespace bootstrap::cli

@@ -1,0 +1,70 @@
+#include "cli/json_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace bootstrap::cli {
+
+namespace {
+nlohmann::json error_value(const Error& e) {
+    return {{"message", e.message}, {"detail", e.detail}, {"exit_code", exit_code_for(e)}};
+}
+}  // namespace
+
+std::string run_report_json(const engine::RunReport& report, const std::string& recipe) {
+    nlohmann::json j;
+    j["schema"] = 1;
+    j["recipe"] = recipe;
+    j["run_id"] = report.run_id;
+    j["venv"] = report.venv.string();
+    j["ok"] = report.ok();
+    j["seconds"] = report.seconds;
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : report.steps) {
+        nlohmann::json js{{"id", s.id},           {"kind", s.kind},       {"result", engine::to_string(s.result)},
+                          {"reason", s.reason},   {"seconds", s.seconds}, {"attempts", s.attempts},
+                          {"log", s.log}};
+        if (s.error) js["error"] = error_value(*s.error);
+        j["steps"].push_back(std::move(js));
+    }
+    if (report.error) j["error"] = error_value(*report.error);
+    return j.dump(2) + "\n";
+}
+
+std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
+    nlohmann::json j;
+    j["schema"] = 1;
+    j["recipe"] = plan.recipe->name;
+    j["recipe_file"] = plan.recipe->file.string();
+    j["venv"] = plan.venv.string();
+    j["venv_exists"] = facts.python.has_value();
+    if (facts.python) j["python"] = {{"version", facts.python->version}, {"ext_suffix", facts.python->ext_suffix}};
+    j["installer"] = {{"name", plan.installer->name()}, {"identity", plan.installer->identity()}};
+    j["notes"] = plan.notes;
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : plan.steps) {
+        nlohmann::json js{{"id", s.id},
+                          {"kind", recipe::to_string(s.kind)},
+                          {"argv", s.argv},
+                          {"cwd", s.cwd.string()},
+                          {"env", {{"set", s.env_set}, {"unset", s.env_unset}}},
+                          {"key", s.key.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.key)},
+                          {"complete", s.complete},
+                          {"timeout", s.timeout},
+                          {"attempts", s.attempts},
+                          {"optional", s.optional}};
+        if (!s.note.empty()) js["note"] = s.note;
+        if (!s.creates.empty()) js["creates"] = s.creates;
+        if (!s.unless.empty()) js["unless"] = s.unless;
+        js["verify"] = nlohmann::json::array();
+        for (const auto& v : s.verify) js["verify"].push_back(v.describe());
+        j["steps"].push_back(std::move(js));
+    }
+    return j.dump(2) + "\n";
+}
+
+std::string error_json(const Error& error) {
+    nlohmann::json j{{"schema", 1}, {"ok", false}, {"error", error_value(error)}};
+    return j.dump(2) + "\n";
+}
+
+}  // namespace bootstrap::cli

@@ -1,0 +1,93 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/json_output.hpp"
+#include "cli/status.hpp"
+#include "core/strings.hpp"
+#include "engine/plan.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::cli {
+
+namespace {
+
+struct PlanArgs {
+    std::string recipe;
+    std::string venv;
+    bool json = false;
+    bool explain = false;
+    bool recreate = false;
+};
+
+void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool explain) {
+    fmt::print("recipe: {} ({})\n", plan.recipe->name, plan.recipe->file.string());
+    if (facts.python)
+        fmt::print("venv: {} (exists, Python {})\n", plan.venv.string(), facts.python->version);
+    else
+        fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
+    fmt::print("installer: {}\n", plan.installer->identity());
+    for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
+    for (const auto& s : plan.steps) {
+        fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
+                   s.optional ? " optional" : "");
+        if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
+        if (!s.argv.empty()) fmt::print("  argv: {}\n", core::format_argv(s.argv));
+        fmt::print("  cwd: {}\n", s.cwd.string());
+        for (const auto& [k, v] : s.env_set) fmt::print("  env set: {}={}\n", k, v);
+        if (!s.env_unset.empty()) fmt::print("  env unset: {}\n", core::join(s.env_unset, " "));
+        if (!s.creates.empty()) fmt::print("  creates: {}\n", s.creates);
+        if (!s.unless.empty()) fmt::print("  unless: {}\n", core::format_argv(s.unless));
+        if (s.timeout > 0) fmt::print("  timeout: {}s\n", s.timeout);
+        if (s.attempts > 1) fmt::print("  attempts: {}\n", s.attempts);
+        for (const auto& v : s.verify) fmt::print("  verify: {}\n", v.describe());
+        fmt::print("  key: {}\n", s.key.empty() ? "known once the venv exists" : s.key);
+        if (explain) {
+            for (const auto& line : core::split(s.key_explain, '\n'))
+                if (!line.empty()) fmt::print("    | {}\n", line);
+        }
+    }
+}
+
+int execute_plan(const PlanArgs& args) {
+    auto fail_with = [&](const Error& e) {
+        TerminalStatus status;
+        status.error(e);
+        if (args.json) fmt::print("{}", error_json(e));
+        return exit_code_for(e);
+    };
+    auto loaded = recipe::load_recipe(args.recipe);
+    if (!loaded) return fail_with(loaded.error());
+    engine::PlanOptions options;
+    if (!args.venv.empty()) options.venv = args.venv;
+    options.recreate = args.recreate;
+    options.update_caches = false;
+    auto pre = engine::gather_facts({}, false);
+    if (!pre) return fail_with(pre.error());
+    auto venv = engine::resolve_venv_path(*loaded, options, *pre);
+    if (!venv) return fail_with(venv.error());
+    auto facts = engine::gather_facts(*venv, false);
+    if (!facts) return fail_with(facts.error());
+    auto plan = engine::make_plan(*loaded, options, *facts);
+    if (!plan) return fail_with(plan.error());
+    if (args.json)
+        fmt::print("{}", plan_json(*plan, *facts));
+    else
+        print_plan(*plan, *facts, args.explain);
+    return 0;
+}
+
+}  // namespace
+
+void set_plan_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<PlanArgs>();
+    auto* cmd = app.add_subcommand("plan", "Print the resolved plan (argv, cwd, env, keys); changes nothing");
+    cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
+    cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
+    cmd->add_flag("--recreate", args->recreate, "Plan as `run --recreate` would");
+    cmd->add_flag("--json", args->json, "Print the plan as JSON");
+    cmd->add_flag("--explain", args->explain, "Print every input of each step key");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });
+}
+
+}  // namespace bootstrap::cli

@@ -1,0 +1,90 @@
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/json_output.hpp"
+#include "cli/status.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::cli {
+
+namespace {
+
+struct RunArgs {
+    std::string recipe;
+    std::string venv;
+    std::string from;
+    std::vector<std::string> only;
+    std::vector<std::string> skip;
+    bool force = false;
+    bool verify = false;
+    bool recreate = false;
+    bool json = false;
+    double lock_timeout = 600;
+};
+
+void add_run_options(CLI::App& cmd, RunArgs& args) {
+    cmd.add_option("--venv", args.venv, "Use this venv instead of the recipe's [venv] path");
+    cmd.add_option("--from", args.from, "Start at this step id (earlier steps are not run)");
+    cmd.add_option("--only", args.only, "Run only these step ids")->expected(1, -1);
+    cmd.add_option("--skip", args.skip, "Do not run these step ids")->expected(1, -1);
+    cmd.add_flag("--force", args.force, "Run selected steps even when the journal says they are up to date");
+    cmd.add_flag("--verify", args.verify, "Re-run verify clauses of steps that are skipped as up to date");
+    cmd.add_flag("--recreate", args.recreate, "Replace a venv that was made with another Python");
+    cmd.add_option("--lock-timeout", args.lock_timeout,
+                   "Seconds to wait for another run on the same venv to finish")
+        ->capture_default_str();
+    cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
+}
+
+int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
+    TerminalStatus status;
+    auto report_error = [&](const Error& e) {
+        status.error(e);
+        if (args.json) fmt::print("{}", error_json(e));
+        return exit_code_for(e);
+    };
+    if (!loaded) return report_error(loaded.error());
+    engine::RunOptions options;
+    if (!args.venv.empty()) options.plan.venv = args.venv;
+    options.plan.recreate = args.recreate;
+    options.force = args.force;
+    options.verify = args.verify;
+    if (!args.from.empty()) options.from = args.from;
+    options.only = args.only;
+    options.skip = args.skip;
+    options.lock_timeout = args.lock_timeout;
+    if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE")) options.backoff_base = std::atof(b);
+
+    auto report = engine::run_recipe(*loaded, options, status);
+    if (!report) return report_error(report.error());
+    status.summary(*report);
+    if (report->error) status.error(*report->error);
+    if (args.json) fmt::print("{}", run_report_json(*report, loaded->name));
+    return report->error ? exit_code_for(*report->error) : 0;
+}
+
+}  // namespace
+
+void set_run_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<RunArgs>();
+    auto* cmd = app.add_subcommand("run", "Run a recipe's steps in order (skipping what is up to date)");
+    cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
+    add_run_options(*cmd, *args);
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_run(*args, recipe::load_recipe(args->recipe)); });
+}
+
+void set_demo_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<RunArgs>();
+    auto* cmd = app.add_subcommand(
+        "demo", "Run the embedded demo recipe (offline, against the fixture index in "
+                "$BOOTSTRAP_DEMO_INDEX; see scripts/demo.sh)");
+    add_run_options(*cmd, *args);
+    cmd->callback([args, &outcome] {
+        outcome.exit_code = execute_run(*args, recipe::parse_recipe(embedded_demo_recipe(), "<embedded demo.toml>"));
+    });
+}
+
+}  // namespace bootstrap::cli

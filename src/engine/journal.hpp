@@ -1,0 +1,48 @@
+#pragma once
+// `<venv>/.bootstrap/journal.json`: per step its key, status, timings, log, and the installed
+// distributions it owns (the ones it last changed), so a re-run can prove its outcome holds.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+#include "pyenv/dist_info.hpp"
+
+namespace bootstrap::engine {
+
+namespace fs = std::filesystem;
+
+struct DistRecord {
+    std::string version;
+    std::string record_sha256;
+    pyenv::FileStamp stamp;  // of RECORD when the digest was taken
+};
+
+enum class StepStatus { ok, failed, interrupted };
+[[nodiscard]] const char* to_string(StepStatus s);
+
+struct JournalEntry {
+    std::string key;
+    StepStatus status = StepStatus::ok;
+    std::string run_id;
+    std::string finished_at;  // ISO 8601 UTC
+    double seconds = 0;
+    std::string log;
+    std::map<std::string, DistRecord> dists;  // normalised name -> record
+};
+
+struct Journal {
+    std::string recipe;
+    std::map<std::string, JournalEntry> steps;  // by step id
+
+    [[nodiscard]] static fs::path path_for(const fs::path& venv);
+    /// A missing file is an empty journal; a corrupt one is an error naming the file.
+    [[nodiscard]] static Result<Journal> load(const fs::path& venv);
+    /// Atomic write (temp + rename).
+    [[nodiscard]] Status save(const fs::path& venv) const;
+};
+
+}  // namespace bootstrap::engine

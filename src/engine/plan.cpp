@@ -1,0 +1,381 @@
+#include "engine/plan.hpp"
+
+#include <sched.h>
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/key.hpp"
+#include "core/strings.hpp"
+#include "exec/process.hpp"
+#include "recipe/placeholders.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+constexpr const char* k_step_key_scheme = "bootstrap-step-v1";
+
+// Pass-through variables that do not change what a step produces; everything else a child can
+// see is part of its key. Programs are resolved to absolute paths, so PATH need not be hashed.
+bool is_volatile(const std::string& name) {
+    static const std::vector<std::string> k_names{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
+                                                  "NO_COLOR", "TZ", "TMPDIR", "LANG", "LANGUAGE"};
+    return core::starts_with(name, "LC_") || core::starts_with(name, "BOOTSTRAP_") ||
+           std::find(k_names.begin(), k_names.end(), name) != k_names.end();
+}
+
+int host_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Expands placeholders for one recipe against the facts; `vars` fills in as they resolve.
+class Expander {
+public:
+    Expander(const recipe::Recipe& r, const Facts& f) : m_recipe(r), m_facts(f) {}
+
+    void set_venv(const fs::path& venv) { m_venv = venv; }
+
+    Result<recipe::Expanded> expand(const recipe::Text& text) {
+        return recipe::expand(text, [this, &text](const recipe::Placeholder& p) { return answer(p, text); });
+    }
+
+    /// Expand and require a complete value (for things needed before anything runs).
+    Result<std::string> expand_now(const recipe::Text& text) {
+        BS_TRY(auto e, expand(text));
+        return e.value;
+    }
+
+    Status resolve_vars() {
+        for (const auto& [name, text] : m_recipe.vars) {
+            BS_TRY(auto e, expand(text));
+            m_vars[name] = e;
+        }
+        return {};
+    }
+
+private:
+    Result<std::optional<std::string>> answer(const recipe::Placeholder& p, const recipe::Text& text) {
+        if (p.ns == "env") {
+            auto it = m_facts.env.find(p.name);
+            if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
+            if (p.default_value) return std::optional<std::string>(*p.default_value);
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("environment variable {} is not set (used as {{env.{}}} at {}); "
+                                    "set it, or give a default: {{env.{}:-VALUE}}",
+                                    p.name, p.name, text.loc.str(), p.name));
+        }
+        if (p.ns == "vars") {
+            auto it = m_vars.find(p.name);
+            if (it == m_vars.end())
+                return fail(ErrorCode::invalid_recipe, fmt::format("{{vars.{}}} is not defined", p.name));
+            if (!it->second.complete) return std::optional<std::string>();
+            return std::optional<std::string>(it->second.value);
+        }
+        if (p.ns == "venv") {
+            if (m_venv.empty()) return std::optional<std::string>();
+            if (p.name == "path") return std::optional<std::string>(m_venv.string());
+            if (p.name == "python") return std::optional<std::string>(pyenv::venv_python(m_venv).string());
+        }
+        if (p.ns == "python") {
+            if (!m_facts.python) return std::optional<std::string>();
+            if (p.name == "version") return std::optional<std::string>(m_facts.python->version);
+            if (p.name == "ext_suffix") return std::optional<std::string>(m_facts.python->ext_suffix);
+        }
+        if (p.ns == "host" && p.name == "cpus") return std::optional<std::string>(std::to_string(m_facts.cpus));
+        return fail(ErrorCode::invalid_recipe, fmt::format("unknown placeholder {{{}.{}}}", p.ns, p.name));
+    }
+
+    const recipe::Recipe& m_recipe;
+    const Facts& m_facts;
+    fs::path m_venv;
+    std::map<std::string, recipe::Expanded> m_vars;
+};
+
+struct StepBuilder {
+    const recipe::Recipe& recipe;
+    const PlanOptions& options;
+    const Facts& facts;
+    Plan& plan;
+    Expander& ex;
+
+    fs::path recipe_dir() const { return recipe.file.parent_path(); }
+
+    Result<std::string> text(const recipe::Text& t, steps::ResolvedStep& out) {
+        BS_TRY(auto e, ex.expand(t));
+        if (!e.complete) out.complete = false;
+        return e.value;
+    }
+
+    Result<std::vector<std::string>> texts(const std::vector<recipe::Text>& ts, steps::ResolvedStep& out) {
+        std::vector<std::string> values;
+        for (const auto& t : ts) {
+            BS_TRY(auto v, text(t, out));
+            values.push_back(std::move(v));
+        }
+        return values;
+    }
+
+    /// Relative local paths (find_links, project, cwd, creates) are taken from the recipe's dir.
+    std::string local_path(const std::string& value) const {
+        if (value.empty() || value.find("://") != std::string::npos || fs::path(value).is_absolute() ||
+            value.front() == '<')
+            return value;
+        return (recipe_dir() / value).lexically_normal().string();
+    }
+
+    Status venv_step(steps::ResolvedStep& out) {
+        auto cfg = pyenv::read_pyvenv_cfg(plan.venv);
+        if (cfg) {
+            std::string have = pyenv::venv_python_version(*cfg);
+            if (pyenv::python_version_matches(have, recipe.venv.python) && !options.recreate) {
+                // The argv stays in the plan (and the key) whether or not it will run, so the
+                // key does not depend on the venv existing yet.
+                out.keep_venv = true;
+                out.note = fmt::format("venv exists (Python {}): kept", have);
+            }
+            else if (!options.recreate)
+                return fail(ErrorCode::usage,
+                            fmt::format("{}: the venv {} has Python {}, but the recipe asks for {}",
+                                        out.source->loc.str(), plan.venv.string(), have, recipe.venv.python),
+                            "re-run with --recreate to replace it (its packages are removed; bootstrap's "
+                            "journal and logs are kept)");
+            else {
+                out.recreate = true;
+                out.note = fmt::format("venv has Python {}: recreated with {}", have, recipe.venv.python);
+            }
+        }
+        out.argv = plan.installer->create_venv(plan.venv, recipe.venv.python).argv;
+        return {};
+    }
+
+    Status install_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+        pyenv::InstallRequest req;
+        BS_TRY(req.requirements, texts(s.packages, out));
+        for (size_t i = 0; i < req.requirements.size(); ++i) {
+            auto parsed = pyenv::Requirement::parse(req.requirements[i]);
+            if (!parsed)
+                return fail(ErrorCode::invalid_recipe,
+                            fmt::format("{}: {}", s.packages[i].loc.str(), parsed.error().message));
+            out.requirements.push_back(std::move(*parsed));
+        }
+        if (s.index_url) {
+            BS_TRY(auto url, text(*s.index_url, out));
+            req.index_url = url;
+        }
+        BS_TRY(req.extra_index_urls, texts(s.extra_index_urls, out));
+        BS_TRY(auto links, texts(s.find_links, out));
+        for (auto& l : links) req.find_links.push_back(local_path(l));
+        req.upgrade = out.upgrade = s.upgrade;
+        req.reinstall = out.reinstall = s.reinstall;
+        req.pre = out.pre = s.pre;
+        req.no_deps = s.no_deps;
+        cmd = plan.installer->install(plan.venv, req, plan.net);
+        return {};
+    }
+
+    Status sync_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+        BS_TRY(auto uv, pyenv::find_uv(plan.base_env.count("PATH") ? plan.base_env.at("PATH") : ""));
+        BS_TRY(auto project, text(*s.project, out));
+        BS_TRY(auto args, texts(s.args, out));
+        cmd = pyenv::uv_sync(uv, local_path(project), plan.venv, args, plan.net);
+        bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
+        bool after_install = std::any_of(plan.steps.begin(), plan.steps.end(),
+                                         [](const auto& st) { return st.kind == recipe::StepKind::install; });
+        if (after_install && !inexact)
+            plan.notes.push_back(fmt::format(
+                "step '{}': `uv sync` is exact and removes packages installed by earlier install steps; "
+                "add \"--inexact\" to its args (SEED-NOTES P7)", s.id));
+        return {};
+    }
+
+    Status run_step(const recipe::Step& s, steps::ResolvedStep& out) {
+        BS_TRY(out.argv, texts(s.argv, out));
+        if (s.cwd) {
+            BS_TRY(auto cwd, text(*s.cwd, out));
+            out.cwd = local_path(cwd);
+        }
+        if (s.creates) {
+            BS_TRY(auto c, text(*s.creates, out));
+            out.creates = local_path(c);
+        }
+        BS_TRY(out.unless, texts(s.unless, out));
+        return {};
+    }
+
+    // The program a child runs is resolved now, on the child's PATH, so that the plan shows
+    // (and the key hashes) the exact file that will run.
+    void resolve_program(std::vector<std::string>& argv, const exec::EnvMap& env) {
+        if (argv.empty() || argv[0].find('/') != std::string::npos) return;
+        auto it = env.find("PATH");
+        auto found = exec::find_program(argv[0], it == env.end() ? "" : it->second);
+        if (!found.empty()) argv[0] = found.string();
+    }
+
+    Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index, const std::string& prev_key) {
+        steps::ResolvedStep out;
+        out.source = &s;
+        out.id = s.id;
+        out.kind = s.kind;
+        out.index = index;
+        out.optional = s.optional;
+        out.cwd = "/";  // neutral: no project discovery, no relative-path surprises
+        out.attempts = s.attempts.value_or(
+            (s.kind == recipe::StepKind::install || s.kind == recipe::StepKind::sync) ? recipe.network.attempts : 1);
+        out.timeout = s.timeout.value_or(0);
+
+        pyenv::Command cmd;
+        switch (s.kind) {
+            case recipe::StepKind::venv: BS_CHECK(venv_step(out)); break;
+            case recipe::StepKind::install: BS_CHECK(install_step(s, out, cmd)); break;
+            case recipe::StepKind::sync: BS_CHECK(sync_step(s, out, cmd)); break;
+            case recipe::StepKind::run: BS_CHECK(run_step(s, out)); break;
+            case recipe::StepKind::check: break;
+        }
+        if (!cmd.argv.empty()) out.argv = cmd.argv;
+
+        // Environment: recipe-level [env] is already in base_env; now the installer's own
+        // variables, then the step's env/env_unset (the step wins).
+        for (const auto& [k, v] : recipe.env_set) {
+            BS_TRY(auto value, text(v, out));
+            out.env_set[k] = value;
+        }
+        for (const auto& [k, v] : cmd.env_set) out.env_set[k] = v;
+        for (const auto& [k, v] : s.env) {
+            BS_TRY(auto value, text(v, out));
+            out.env_set[k] = value;
+        }
+        out.env_unset = recipe.env_unset;
+        out.env_unset.insert(out.env_unset.end(), s.env_unset.begin(), s.env_unset.end());
+        for (const auto& u : cmd.env_unset) out.env_unset.push_back(u);
+        std::erase_if(out.env_unset, [&](const std::string& n) { return out.env_set.count(n) > 0; });
+        std::sort(out.env_unset.begin(), out.env_unset.end());
+        out.env_unset.erase(std::unique(out.env_unset.begin(), out.env_unset.end()), out.env_unset.end());
+        out.child_env = exec::compose_environment(facts.env, out.env_set, out.env_unset);
+        resolve_program(out.argv, out.child_env);
+        resolve_program(out.unless, out.child_env);
+
+        for (const auto& clause : s.verify) {
+            steps::ResolvedVerify v{clause.kind, {}, {}};
+            BS_TRY(v.target, text(clause.target, out));
+            if (clause.attr) {
+                BS_TRY(v.attr, text(*clause.attr, out));
+            }
+            if (v.kind == recipe::VerifyClause::Kind::file) v.target = local_path(v.target);
+            out.verify.push_back(std::move(v));
+        }
+        compute_key(out, prev_key);
+        return out;
+    }
+
+    void compute_key(steps::ResolvedStep& out, const std::string& prev_key) {
+        if (!out.complete) {
+            out.key.clear();
+            out.key_explain = "(known once the venv exists)\n";
+            return;
+        }
+        core::KeyBuilder key(k_step_key_scheme);
+        key.add("previous", prev_key);
+        key.add("id", out.id);
+        key.add("kind", recipe::to_string(out.kind));
+        key.add("argv", out.argv);
+        key.add("cwd", out.cwd.string());
+        std::vector<std::string> set;
+        for (const auto& [k, v] : out.env_set) set.push_back(k + "=" + v);
+        key.add("env.set", set);
+        key.add("env.unset", out.env_unset);
+        std::vector<std::string> inherited;
+        for (const auto& [k, v] : out.child_env)
+            if (!is_volatile(k) && !out.env_set.count(k)) inherited.push_back(k + "=" + v);
+        key.add("env.inherited", inherited);
+        if (out.kind != recipe::StepKind::run && out.kind != recipe::StepKind::check)
+            key.add("installer", plan.installer->identity());
+        if (out.kind == recipe::StepKind::venv) key.add("python", recipe.venv.python);
+        if (out.kind == recipe::StepKind::run) {
+            key.add("creates", out.creates);
+            key.add("unless", out.unless);
+        }
+        std::vector<std::string> verify;
+        for (const auto& v : out.verify) verify.push_back(v.describe());
+        key.add("verify", verify);
+        out.key = key.digest();
+        out.key_explain = key.explain();
+    }
+};
+
+}  // namespace
+
+Result<Facts> gather_facts(const fs::path& venv, bool update_caches) {
+    Facts facts;
+    facts.env = exec::current_environment();
+    facts.cpus = host_cpus();
+    if (!venv.empty() && fs::exists(venv / "pyvenv.cfg")) {
+        auto env = exec::compose_environment(facts.env, {}, {});
+        BS_TRY(auto py, pyenv::venv_facts(venv, env, update_caches));
+        facts.python = std::move(py);
+    }
+    return facts;
+}
+
+Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptions& options,
+                                   const Facts& facts) {
+    fs::path venv;
+    if (options.venv) {
+        venv = *options.venv;
+        if (venv.is_relative()) venv = fs::current_path() / venv;
+    } else {
+        Expander ex(recipe, facts);
+        BS_CHECK(ex.resolve_vars());
+        BS_TRY(auto path, ex.expand(recipe.venv.path));
+        if (!path.complete)
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: the venv path must be known before anything runs",
+                                    recipe.venv.path.loc.str()));
+        venv = path.value;
+        if (venv.is_relative()) venv = recipe.file.parent_path() / venv;
+    }
+    return venv.lexically_normal();
+}
+
+Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options, const Facts& facts) {
+    Plan plan;
+    plan.recipe = &recipe;
+    BS_TRY(plan.venv, resolve_venv_path(recipe, options, facts));
+    plan.venv_python = pyenv::venv_python(plan.venv);
+    plan.net = {recipe.network.timeout, recipe.network.retries};
+
+    Expander ex(recipe, facts);
+    ex.set_venv(plan.venv);
+    BS_CHECK(ex.resolve_vars());
+
+    exec::EnvMap recipe_set;
+    for (const auto& [k, v] : recipe.env_set) {
+        BS_TRY(auto value, ex.expand(v));
+        recipe_set[k] = value.value;
+    }
+    plan.base_env = exec::compose_environment(facts.env, recipe_set, recipe.env_unset);
+    auto path_it = plan.base_env.find("PATH");
+    BS_TRY(auto installer, pyenv::make_installer(recipe::to_string(recipe.venv.installer),
+                                                 path_it == plan.base_env.end() ? "" : path_it->second,
+                                                 recipe.venv.python));
+    plan.installer = std::move(installer);
+
+    StepBuilder builder{recipe, options, facts, plan, ex};
+    std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);
+    for (size_t i = 0; i < recipe.steps.size(); ++i) {
+        BS_TRY(auto step, builder.build(recipe.steps[i], i, prev_key));
+        if (prev_key.empty() && !step.key.empty()) {
+            // Keys are chained: one unknown key makes every later key unknown too.
+            step.key.clear();
+            step.key_explain = "(follows a step whose key is known only once the venv exists)\n";
+        }
+        prev_key = step.key;
+        plan.steps.push_back(std::move(step));
+    }
+    return plan;
+}
+
+}  // namespace bootstrap::engine

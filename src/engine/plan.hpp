@@ -1,0 +1,60 @@
+#pragma once
+// Recipe + facts -> Plan: every step fully expanded (argv, cwd, environment changes) with a key
+// that digests everything affecting its result, chained with the previous step's key.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "exec/environment.hpp"
+#include "pyenv/installer.hpp"
+#include "pyenv/interpreter.hpp"
+#include "recipe/recipe.hpp"
+#include "steps/resolved_step.hpp"
+
+namespace bootstrap::engine {
+
+namespace fs = std::filesystem;
+
+/// What the plan is computed from. Gathered once per run (and again after the venv step).
+struct Facts {
+    exec::EnvMap env;                               // the caller's complete environment
+    int cpus = 1;
+    std::optional<pyenv::InterpreterFacts> python;  // when the venv exists
+};
+
+struct PlanOptions {
+    std::optional<fs::path> venv;  // --venv: overrides [venv] path
+    bool recreate = false;         // --recreate: replace a venv made with another Python
+    bool update_caches = true;     // false for `plan`: write nothing to disk
+};
+
+struct Plan {
+    const recipe::Recipe* recipe = nullptr;
+    fs::path venv;
+    fs::path venv_python;
+    std::shared_ptr<const pyenv::Installer> installer;
+    pyenv::NetworkOptions net;
+    exec::EnvMap base_env;  // pass-through env with [env] set/unset applied
+    std::vector<steps::ResolvedStep> steps;
+    std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
+};
+
+/// Gather facts: environment, cpus, and the venv interpreter when `venv` holds one.
+[[nodiscard]] Result<Facts> gather_facts(const fs::path& venv, bool update_caches);
+
+/// Resolve the venv path alone (expanding [vars]/[env]); relative paths are taken from the
+/// recipe file's directory.
+[[nodiscard]] Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe,
+                                                 const PlanOptions& options, const Facts& facts);
+
+/// Build the whole plan. Errors: an env var without value or default (invalid_recipe, naming
+/// the variable and the location), a missing installer (not_found), a venv with the wrong
+/// Python without --recreate (usage).
+[[nodiscard]] Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
+                                     const Facts& facts);
+
+}  // namespace bootstrap::engine

@@ -1,0 +1,356 @@
+#include "engine/runner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/interrupt.hpp"
+#include "core/strings.hpp"
+#include "engine/journal.hpp"
+#include "engine/lock.hpp"
+#include "pyenv/dist_info.hpp"
+#include "steps/executor.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Installed = std::map<std::string, pyenv::Distribution>;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string utc_now(const char* format) {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, format, &tm);
+    return buf;
+}
+
+Result<Installed> scan_installed(const Facts& facts) {
+    if (!facts.python) return Installed{};
+    BS_TRY(auto dists, pyenv::scan_site_packages(facts.python->purelib));
+    if (facts.python->platlib != facts.python->purelib && std::filesystem::exists(facts.python->platlib)) {
+        BS_TRY(auto more, pyenv::scan_site_packages(facts.python->platlib));
+        dists.merge(more);
+    }
+    return dists;
+}
+
+/// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing.
+bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why) {
+    for (auto& [name, rec] : entry.dists) {
+        auto it = installed.find(name);
+        if (it == installed.end()) {
+            *why = fmt::format("{} is no longer installed", name);
+            return false;
+        }
+        if (it->second.version != rec.version) {
+            *why = fmt::format("{} is now {} (was {})", name, it->second.version, rec.version);
+            return false;
+        }
+        if (it->second.record_stamp == rec.stamp) continue;
+        auto digest = pyenv::record_digest(it->second);
+        if (!digest || *digest != rec.record_sha256) {
+            *why = fmt::format("{} {} was reinstalled or modified", name, rec.version);
+            return false;
+        }
+        rec.stamp = it->second.record_stamp;
+    }
+    return true;
+}
+
+Result<DistRecord> record_of(const pyenv::Distribution& d) {
+    BS_TRY(auto digest, pyenv::record_digest(d));
+    return DistRecord{d.version, digest, d.record_stamp};
+}
+
+bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
+    return a.version == b.version && a.record_stamp == b.record_stamp;
+}
+
+/// The sleep between attempts, interruptible.
+bool backoff_sleep(double seconds) {
+    auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+        if (core::interrupt_signal() != 0) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+class Runner {
+public:
+    Runner(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer)
+        : m_recipe(recipe), m_options(options), m_observer(observer) {}
+
+    Result<RunReport> run() {
+        const auto start = Clock::now();
+        BS_TRY(auto venv_facts_pre, gather_facts({}, true));
+        BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
+        BS_CHECK(replan(venv));
+        BS_CHECK(check_selection());
+
+        BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
+            m_observer.message(fmt::format("waiting for the venv lock held by pid {} (up to {:.0f}s)", pid,
+                                           m_options.lock_timeout));
+        }));
+        // The venv may have changed while we waited for the lock.
+        BS_CHECK(replan(venv));
+        BS_TRY(m_journal, Journal::load(venv));
+        m_journal.recipe = m_recipe.name;
+        BS_TRY(m_installed, scan_installed(m_facts));
+
+        m_report.run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(::getpid());
+        m_report.venv = venv;
+        m_report.steps.resize(m_plan.steps.size());
+        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+            m_report.steps[i].id = m_plan.steps[i].id;
+            m_report.steps[i].kind = recipe::to_string(m_plan.steps[i].kind);
+        }
+        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+            if (!selected(i)) {
+                m_report.steps[i].result = StepResult::not_selected;
+                m_report.steps[i].reason = "not selected";
+                continue;
+            }
+            auto stop = run_step(i);
+            if (!stop) {
+                m_report.error = stop.error();
+                break;
+            }
+        }
+        m_report.seconds = since(start);
+        return m_report;
+    }
+
+private:
+    Status replan(const fs::path& venv) {
+        BS_TRY(m_facts, gather_facts(venv, true));
+        BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
+        return {};
+    }
+
+    Status check_selection() {
+        std::vector<std::string> ids;
+        for (const auto& s : m_plan.steps) ids.push_back(s.id);
+        auto check = [&](const std::string& id, const char* option) -> Status {
+            if (std::find(ids.begin(), ids.end(), id) != ids.end()) return {};
+            auto near = core::closest_match(id, ids);
+            return fail(ErrorCode::usage,
+                        fmt::format("{} {}: the recipe has no step '{}'{}", option, id, id,
+                                    near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)),
+                        "steps: " + core::join(ids, ", "));
+        };
+        if (m_options.from) BS_CHECK(check(*m_options.from, "--from"));
+        for (const auto& id : m_options.only) BS_CHECK(check(id, "--only"));
+        for (const auto& id : m_options.skip) BS_CHECK(check(id, "--skip"));
+        return {};
+    }
+
+    bool selected(size_t i) const {
+        const auto& id = m_plan.steps[i].id;
+        auto has = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), id) != v.end(); };
+        if (has(m_options.skip)) return false;
+        if (!m_options.only.empty() && !has(m_options.only)) return false;
+        if (m_options.from) {
+            for (size_t j = 0; j < m_plan.steps.size(); ++j) {
+                if (m_plan.steps[j].id == *m_options.from) return i >= j;
+            }
+        }
+        return true;
+    }
+
+    /// Why the step can be skipped without running anything, or "" when it must run.
+    std::string skip_reason(const steps::ResolvedStep& step) {
+        if (m_options.force) return {};
+        auto it = m_journal.steps.find(step.id);
+        std::string why;
+        if (it != m_journal.steps.end() && it->second.status == StepStatus::ok && it->second.key == step.key &&
+            outcome_holds(it->second, m_installed, &why))
+            return "up to date";
+        if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
+            !m_installed.empty()) {
+            for (const auto& req : step.requirements) {
+                std::string reason;
+                if (!pyenv::is_satisfied(req, m_installed, m_facts.python->markers, step.pre, &reason)) return {};
+            }
+            return "requirements already satisfied";
+        }
+        return {};
+    }
+
+    /// Run step i; an error return stops the run.
+    Status run_step(size_t i) {
+        auto& report = m_report.steps[i];
+        auto step = m_plan.steps[i];  // copy: a re-plan below replaces m_plan
+        const size_t total = m_plan.steps.size();
+        m_observer.step_started(i, total, step);
+        const auto start = Clock::now();
+
+        std::string reason = skip_reason(step);
+        const bool skip = !reason.empty();
+        steps::StepContext ctx;
+        ctx.venv = m_plan.venv;
+        ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
+        if (!skip || m_options.verify || reason != "up to date") {
+            ctx.log_path = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id /
+                           fmt::format("{:02}-{}.log", i + 1, step.id);
+            report.log = ctx.log_path.string();
+        }
+
+        Status status;
+        if (!skip) {
+            status = run_attempts(step, ctx, report);
+        } else {
+            report.reason = reason;
+        }
+        const bool run_verify = !skip || m_options.verify || reason != "up to date";
+        if (status && run_verify && !step.verify.empty()) status = steps::verify(step, ctx);
+
+        report.seconds = since(start);
+        if (!status) return finish_failed(i, step, report, status.error());
+
+        report.result = skip ? StepResult::skipped : StepResult::ran;
+        if (step.kind == recipe::StepKind::venv && step.keep_venv && !skip) {
+            report.result = StepResult::skipped;
+            report.reason = step.note;
+        }
+        BS_CHECK(record_success(i, step, report, skip && reason == "up to date"));
+        m_observer.step_finished(i, total, report);
+
+        // Creating the venv makes its interpreter's facts known: resolve the later steps now.
+        if (step.kind == recipe::StepKind::venv && !skip && !step.keep_venv) {
+            BS_CHECK(replan(m_plan.venv));
+            BS_TRY(m_installed, scan_installed(m_facts));
+        }
+        return {};
+    }
+
+    Status run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
+        Status status;
+        for (int attempt = 1; attempt <= step.attempts; ++attempt) {
+            report.attempts = attempt;
+            auto outcome = steps::execute(step, ctx);
+            if (outcome) {
+                if (*outcome == steps::Outcome::skipped_creates) report.reason = "creates: " + step.creates + " exists";
+                if (*outcome == steps::Outcome::skipped_unless) report.reason = "unless: command succeeded";
+                if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
+                return {};
+            }
+            status = tl::unexpected(outcome.error());
+            if (outcome.error().code == ErrorCode::interrupted || attempt == step.attempts) break;
+            double wait = m_options.backoff_base * static_cast<double>(1 << (attempt - 1));
+            m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id,
+                                           attempt, step.attempts, outcome.error().message,
+                                           core::format_duration(wait)));
+            if (!backoff_sleep(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+        }
+        return status;
+    }
+
+    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error) {
+        const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
+        if (interrupted) error.code = ErrorCode::interrupted;
+        report.error = error;
+        report.result = interrupted           ? StepResult::interrupted
+                        : step.optional      ? StepResult::optional_failed
+                                              : StepResult::failed;
+        JournalEntry& entry = m_journal.steps[step.id];
+        entry.key = step.key;
+        entry.status = interrupted ? StepStatus::interrupted : StepStatus::failed;
+        entry.run_id = m_report.run_id;
+        entry.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+        entry.seconds = report.seconds;
+        entry.log = report.log;
+        entry.dists.clear();
+        BS_CHECK(m_journal.save(m_plan.venv));
+        m_observer.step_finished(i, m_plan.steps.size(), report);
+        // What a step changed before failing is real: later steps see it.
+        if (auto rescanned = scan_installed(m_facts)) m_installed = std::move(*rescanned);
+        if (report.result == StepResult::optional_failed) return {};
+        return tl::unexpected(error);
+    }
+
+    /// Journal a passed step; the distributions it changed now belong to it.
+    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged) {
+        JournalEntry& entry = m_journal.steps[step.id];
+        if (unchanged && entry.key == step.key) {
+            // Only refreshed stamps may differ; keep the rest as recorded.
+            return m_journal.save(m_plan.venv);
+        }
+        Installed before = std::move(m_installed);
+        if (step.kind == recipe::StepKind::venv) {
+            BS_TRY(m_facts, gather_facts(m_plan.venv, true));
+        }
+        BS_TRY(m_installed, scan_installed(m_facts));
+
+        std::set<std::string> changed;
+        for (const auto& [name, d] : m_installed) {
+            auto it = before.find(name);
+            if (it == before.end() || !same_dist(it->second, d)) changed.insert(name);
+        }
+        for (const auto& [name, d] : before)
+            if (!m_installed.count(name)) changed.insert(name);
+        for (auto& [id, other] : m_journal.steps)
+            if (id != step.id)
+                for (const auto& name : changed) other.dists.erase(name);
+
+        std::set<std::string> owned;
+        for (const auto& name : changed)
+            if (m_installed.count(name)) owned.insert(name);
+        for (const auto& req : step.requirements)
+            if (m_installed.count(req.normalized_name)) owned.insert(req.normalized_name);
+
+        entry.dists.clear();
+        for (const auto& name : owned) {
+            BS_TRY(auto rec, record_of(m_installed.at(name)));
+            entry.dists[name] = rec;
+        }
+        entry.key = step.key;
+        entry.status = StepStatus::ok;
+        entry.run_id = m_report.run_id;
+        entry.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+        entry.seconds = report.seconds;
+        entry.log = report.log;
+        return m_journal.save(m_plan.venv);
+    }
+
+    const recipe::Recipe& m_recipe;
+    const RunOptions& m_options;
+    RunObserver& m_observer;
+    Facts m_facts;
+    Plan m_plan;
+    Journal m_journal;
+    Installed m_installed;
+    RunReport m_report;
+};
+
+}  // namespace
+
+const char* to_string(StepResult r) {
+    switch (r) {
+        case StepResult::ran: return "ran";
+        case StepResult::skipped: return "skipped";
+        case StepResult::failed: return "failed";
+        case StepResult::optional_failed: return "failed (optional)";
+        case StepResult::interrupted: return "interrupted";
+        case StepResult::not_selected: return "not selected";
+        case StepResult::not_reached: return "not reached";
+    }
+    return "?";
+}
+
+Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer) {
+    Runner runner(recipe, options, observer);
+    return runner.run();
+}
+
+}  // namespace bootstrap::engine

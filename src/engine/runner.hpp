@@ -1,0 +1,68 @@
+#pragma once
+// The run loop: steps in order; a step whose key matches the journal and whose recorded
+// outcome still holds is skipped; install steps whose requirements are already satisfied skip
+// the installer; failures stop the run (unless optional); an interrupt records the step as
+// interrupted so the next run resumes there.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "engine/plan.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::engine {
+
+struct RunOptions {
+    PlanOptions plan;
+    bool force = false;             // run every selected step, whatever the journal says
+    bool verify = false;            // re-run verify clauses even for skipped steps
+    std::optional<std::string> from;
+    std::vector<std::string> only;
+    std::vector<std::string> skip;
+    double lock_timeout = 600;      // seconds
+    double backoff_base = 2;        // seconds before the 2nd attempt; doubles each time
+};
+
+enum class StepResult { ran, skipped, failed, optional_failed, interrupted, not_selected, not_reached };
+[[nodiscard]] const char* to_string(StepResult r);
+
+struct StepReport {
+    std::string id;
+    std::string kind;
+    StepResult result = StepResult::not_reached;
+    std::string reason;   // "up to date", "requirements already satisfied", "ran 2 attempts", ...
+    double seconds = 0;
+    int attempts = 0;
+    std::string log;
+    std::optional<Error> error;
+};
+
+struct RunReport {
+    std::string run_id;
+    std::filesystem::path venv;
+    std::vector<StepReport> steps;
+    double seconds = 0;
+    std::optional<Error> error;  // what stopped the run
+    [[nodiscard]] bool ok() const { return !error.has_value(); }
+};
+
+/// Status sink (the CLI draws a live line on a terminal, plain lines otherwise).
+class RunObserver {
+public:
+    virtual ~RunObserver() = default;
+    virtual void step_started(size_t index, size_t total, const steps::ResolvedStep& step) = 0;
+    virtual void step_output(std::string_view) {}
+    virtual void step_finished(size_t index, size_t total, const StepReport& report) = 0;
+    virtual void message(std::string_view text) = 0;
+};
+
+/// Run a recipe. Returns the report (with `error` set when the run failed); an Error result
+/// only for problems before any step ran (invalid selection, lock timeout, plan errors).
+[[nodiscard]] Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options,
+                                           RunObserver& observer);
+
+}  // namespace bootstrap::engine

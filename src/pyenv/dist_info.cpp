@@ -1,0 +1,294 @@
+#include "pyenv/dist_info.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+#include "pyenv/name.hpp"
+
+namespace bootstrap::pyenv {
+
+namespace {
+
+constexpr std::string_view k_dist_info_suffix = ".dist-info";
+
+/// Closes a file descriptor on scope exit.
+class Fd {
+public:
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd() {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+    bool ok() const { return m_fd >= 0; }
+
+private:
+    int m_fd;
+};
+
+/// Reads the RFC 822 header block of a METADATA file line by line and stops at the first
+/// blank line, so the long description (often most of the file) is never read. The buffer
+/// is the caller's, reused across files.
+class HeaderReader {
+public:
+    HeaderReader(int fd, std::string& buffer) : m_fd(fd), m_buf(buffer) { m_buf.clear(); }
+
+    /// The next header line without its line ending; false at the blank line or end of file.
+    bool next(std::string_view& line) {
+        for (;;) {
+            size_t nl = m_buf.find('\n', m_start);
+            if (nl != std::string::npos || m_eof) {
+                size_t end = nl == std::string::npos ? m_buf.size() : nl;
+                if (end == m_start && nl == std::string::npos) return false;  // EOF
+                line = std::string_view(m_buf).substr(m_start, end - m_start);
+                m_start = nl == std::string::npos ? m_buf.size() : nl + 1;
+                if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+                return !line.empty();
+            }
+            m_buf.erase(0, m_start);  // keep only the partial line, then read more
+            m_start = 0;
+            char chunk[8192];
+            ssize_t n = ::read(m_fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) m_eof = true;
+            else m_buf.append(chunk, static_cast<size_t>(n));
+        }
+    }
+
+private:
+    int m_fd;
+    std::string& m_buf;
+    size_t m_start = 0;
+    bool m_eof = false;
+};
+
+/// "Name: torch" → value when the header name matches (header names are case-insensitive).
+bool header_value(std::string_view line, std::string_view key, std::string_view& value) {
+    if (line.size() <= key.size() || line[key.size()] != ':') return false;
+    for (size_t i = 0; i < key.size(); ++i) {
+        char c = line[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != key[i]) return false;
+    }
+    value = core::trim(line.substr(key.size() + 1));
+    return true;
+}
+
+std::string read_small_file(int dir_fd, const char* name) {
+    Fd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC));
+    if (!fd.ok()) return {};
+    char buf[256];
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    return n > 0 ? std::string(core::trim(std::string_view(buf, static_cast<size_t>(n)))) : "";
+}
+
+/// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one.
+bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer,
+                    Distribution& dist) {
+    Fd dir(::openat(site_fd, std::string(entry).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.ok()) return false;
+    Fd metadata(::openat(dir.get(), "METADATA", O_RDONLY | O_CLOEXEC));
+    if (!metadata.ok()) return false;
+
+    HeaderReader headers(metadata.get(), buffer);
+    std::string_view line, value;
+    bool have_name = false, have_version = false;
+    while (headers.next(line)) { if (have_name && have_version) continue;
+        if (!have_name && header_value(line, "name", value)) {
+            dist.name = std::string(value);
+            have_name = true;
+        } else if (!have_version && header_value(line, "version", value)) {
+            dist.version = std::string(value);
+            have_version = true;
+        }
+    }
+    // A METADATA without them is broken; the directory name "{name}-{version}.dist-info"
+    // still says what is installed.
+    std::string_view stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
+    size_t dash = stem.find('-');
+    if (!have_name) dist.name = std::string(stem.substr(0, dash));
+    if (!have_version && dash != std::string_view::npos)
+        dist.version = std::string(stem.substr(dash + 1));
+    if (dist.name.empty()) return false;
+    dist.normalized_name = normalize_name(dist.name);
+
+    struct stat st {};
+    if (::fstatat(dir.get(), "RECORD", &st, 0) == 0) {
+        dist.record_stamp.size = static_cast<std::uint64_t>(st.st_size);
+        dist.record_stamp.mtime_ns =
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        dist.record_stamp.inode = static_cast<std::uint64_t>(st.st_ino);
+    }
+    dist.installer = read_small_file(dir.get(), "INSTALLER");
+    dist.requested = ::faccessat(dir.get(), "REQUESTED", F_OK, 0) == 0;
+    return true;
+}
+
+/// Two dist-info directories for one project (an interrupted upgrade) — keep the newer one,
+/// which is what Python's importlib.metadata would most likely have been left pointing at.
+bool newer(const Distribution& a, const Distribution& b) {
+    auto va = Version::parse(a.version), vb = Version::parse(b.version);
+    if (va && vb) return *va > *vb;
+    return a.dist_info.filename() > b.dist_info.filename();
+}
+
+}  // namespace
+
+Result<std::map<std::string, Distribution>> scan_site_packages(
+    const std::filesystem::path& site_packages) {
+    DIR* dir = ::opendir(site_packages.c_str());
+    if (dir == nullptr)
+        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                    fmt::format("cannot list installed packages in {}: {}",
+                                site_packages.string(), std::strerror(errno)));
+    std::map<std::string, Distribution> out;
+    std::string buffer;
+    buffer.reserve(16384);
+    while (dirent* entry = ::readdir(dir)) {
+        std::string_view name = entry->d_name;
+        if (name.size() <= k_dist_info_suffix.size() ||
+            name.substr(name.size() - k_dist_info_suffix.size()) != k_dist_info_suffix)
+            continue;
+        if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN && entry->d_type != DT_LNK)
+            continue;
+        Distribution dist;
+        if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;
+        dist.dist_info = site_packages / name;
+        auto [it, inserted] = out.try_emplace(dist.normalized_name, dist);
+        if (!inserted && newer(dist, it->second)) it->second = std::move(dist);
+    }
+    ::closedir(dir);
+    return out;
+}
+
+Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
+    std::filesystem::path path = dist.dist_info / "METADATA";
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.ok())
+        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                    fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    std::string buffer;
+    HeaderReader headers(fd.get(), buffer);
+    std::vector<std::string> values;
+    std::string_view line, value;
+    bool continuing = false;  // the previous header was a Requires-Dist that may be folded
+    while (headers.next(line)) {
+        if (continuing && (line.front() == ' ' || line.front() == '\t')) {
+            values.back() += ' ';
+            values.back() += core::trim(line);
+            continue;
+        }
+        continuing = header_value(line, "requires-dist", value);
+        if (continuing) values.emplace_back(value);
+    }
+    std::vector<Requirement> out;
+    out.reserve(values.size());
+    for (const std::string& text : values) {
+        auto req = Requirement::parse(text);
+        if (!req)
+            return fail(ErrorCode::io, fmt::format("bad Requires-Dist in {}: {}", path.string(),
+                                                   req.error().message));
+        out.push_back(std::move(*req));
+    }
+    return out;
+}
+
+Result<std::string> record_digest(const Distribution& dist) {
+    return core::sha256_file(dist.dist_info / "RECORD");
+}
+
+namespace {
+
+/// The walk behind is_satisfied: one requirement, then what the installed dist requires.
+class SatisfactionCheck {
+public:
+    SatisfactionCheck(const std::map<std::string, Distribution>& installed, std::string* why_not)
+        : m_installed(installed), m_why_not(why_not) {}
+
+    /// `required_by` is "" for the top-level requirement, else "transformers 4.57.1".
+    bool check(const Requirement& req, MarkerEnv& env, bool prereleases,
+               const std::string& required_by) {
+        if (req.marker && !req.marker->evaluate(env)) return true;
+        std::string suffix = required_by.empty() ? "" : " (required by " + required_by + ")";
+
+        auto it = m_installed.find(req.normalized_name);
+        if (it == m_installed.end()) return fail(req.name + " is not installed" + suffix);
+        const Distribution& dist = it->second;
+        std::string installed = dist.name + " " + dist.version;
+
+        if (!req.url.empty())
+            return fail(fmt::format("{} @ {} is a direct URL requirement, which cannot be "
+                                    "checked against the installed {}{}",
+                                    req.name, req.url, installed, suffix));
+        if (!req.specifier.empty()) {
+            auto version = Version::parse(dist.version);
+            if (!version)
+                return fail(fmt::format("{} has a version that is not PEP 440, so it cannot "
+                                        "satisfy {}{}{}",
+                                        installed, req.name, req.specifier.str(), suffix));
+            if (!req.specifier.contains(*version, prereleases)) {
+                bool only_prerelease = req.specifier.contains(*version, true);
+                return fail(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name,
+                                        req.specifier.str(),
+                                        only_prerelease ? " (it is a pre-release, and "
+                                                          "pre-releases are not allowed)"
+                                                        : "",
+                                        suffix));
+            }
+        }
+
+        // Base dependencies (extra == "") and those of each requested extra, each only once.
+        std::vector<std::string> extras{""};
+        extras.insert(extras.end(), req.extras.begin(), req.extras.end());
+        for (const std::string& extra : extras) {
+            if (!m_visited.insert(dist.normalized_name + "[" + extra + "]").second) continue;
+            auto deps = read_requires_dist(dist);
+            if (!deps) return fail(deps.error().message);
+            std::string saved = env["extra"];
+            env["extra"] = extra;
+            bool ok = true;
+            for (const Requirement& dep : *deps) {
+                // Dependencies were chosen by a resolver; accept installed pre-releases there,
+                // as `pip check` does.
+                if (!check(dep, env, true, installed)) {
+                    ok = false;
+                    break;
+                }
+            }
+            env["extra"] = saved;
+            if (!ok) return false;
+        }
+        return true;
+    }
+
+private:
+    bool fail(std::string reason) {
+        if (m_why_not) *m_why_not = std::move(reason);
+        return false;
+    }
+
+    const std::map<std::string, Distribution>& m_installed;
+    std::string* m_why_not;
+    std::set<std::string> m_visited;  // "name[extra]" already walked: stops cycles
+};
+
+}  // namespace
+
+bool is_satisfied(const Requirement& req, const std::map<std::string, Distribution>& installed,
+                  const MarkerEnv& env, bool prereleases, std::string* why_not) {
+    MarkerEnv walk_env = env;
+    if (!walk_env.count("extra")) walk_env["extra"] = "";
+    return SatisfactionCheck(installed, why_not).check(req, walk_env, prereleases, "");
+}
+
+}  // namespace bootstrap::pyenv

@@ -1,0 +1,148 @@
+#include "pyenv/installer.hpp"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "exec/process.hpp"
+#include "pyenv/interpreter.hpp"
+
+namespace bootstrap::pyenv {
+
+namespace {
+
+void add_sources(std::vector<std::string>& argv, const InstallRequest& r) {
+    if (r.index_url) {
+        argv.push_back("--index-url");
+        argv.push_back(*r.index_url);
+    }
+    for (const auto& u : r.extra_index_urls) {
+        argv.push_back("--extra-index-url");
+        argv.push_back(u);
+    }
+    for (const auto& f : r.find_links) {
+        argv.push_back("--find-links");
+        argv.push_back(f);
+    }
+}
+
+class UvInstaller final : public Installer {
+public:
+    explicit UvInstaller(fs::path uv) : m_uv(std::move(uv)) {}
+    std::string name() const override { return "uv"; }
+    std::string identity() const override { return "uv " + file_identity(m_uv); }
+
+    Command create_venv(const fs::path& venv, const std::string& python) const override {
+        // --allow-existing: the venv directory may already hold bootstrap's own state dir.
+        return {{m_uv.string(), "venv", "--no-project", "--allow-existing", "--python", python,
+                 venv.string()},
+                {},
+                {}};
+    }
+
+    Command install(const fs::path& venv, const InstallRequest& r,
+                    const NetworkOptions& net) const override {
+        Command c;
+        c.argv = {m_uv.string(), "pip", "install", "--python", venv_python(venv).string()};
+        add_sources(c.argv, r);
+        if (r.upgrade) c.argv.push_back("--upgrade");
+        if (r.reinstall) c.argv.push_back("--reinstall");
+        if (r.no_deps) c.argv.push_back("--no-deps");
+        if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
+        c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = network_env(net);
+        return c;
+    }
+
+    static exec::EnvMap network_env(const NetworkOptions& net) {
+        return {{"UV_HTTP_TIMEOUT", std::to_string(net.timeout)},
+                {"UV_HTTP_RETRIES", std::to_string(net.retries)},
+                {"UV_NO_PROGRESS", "1"}};
+    }
+
+private:
+    fs::path m_uv;
+};
+
+class PipInstaller final : public Installer {
+public:
+    explicit PipInstaller(fs::path base_python) : m_base_python(std::move(base_python)) {}
+    std::string name() const override { return "pip"; }
+    // The pip that runs lives in the venv; its identity is the venv's interpreter plus the
+    // interpreter that creates venvs.
+    std::string identity() const override { return "pip " + file_identity(m_base_python); }
+
+    Command create_venv(const fs::path& venv, const std::string&) const override {
+        return {{m_base_python.string(), "-m", "venv", venv.string()}, {}, {}};
+    }
+
+    Command install(const fs::path& venv, const InstallRequest& r,
+                    const NetworkOptions& net) const override {
+        Command c;
+        c.argv = {venv_python(venv).string(), "-m", "pip", "install", "--timeout",
+                  std::to_string(net.timeout), "--retries", std::to_string(net.retries)};
+        add_sources(c.argv, r);
+        if (r.upgrade) c.argv.push_back("--upgrade");
+        if (r.reinstall) c.argv.push_back("--force-reinstall");
+        if (r.no_deps) c.argv.push_back("--no-deps");
+        if (r.pre) c.argv.push_back("--pre");
+        c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
+        return c;
+    }
+
+private:
+    fs::path m_base_python;
+};
+
+}  // namespace
+
+std::string file_identity(const fs::path& program) {
+    struct stat st {};
+    if (::stat(program.c_str(), &st) != 0) return program.string() + " missing";
+    return fmt::format("{} {} {}", program.string(), st.st_size,
+                       st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+}
+
+Result<fs::path> find_uv(const std::string& path_var) {
+    auto uv = exec::find_program("uv", path_var);
+    if (uv.empty())
+        return fail(ErrorCode::not_found,
+                    "the recipe's installer is uv, but uv is not on PATH",
+                    "install it with `python3 -m pip install uv` (or `pipx install uv`), put it on "
+                    "PATH, or set `installer = \"pip\"` in the recipe's [venv] section");
+    return uv;
+}
+
+Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
+                                                  const std::string& path_var,
+                                                  const std::string& python_request) {
+    if (name == "uv") {
+        BS_TRY(auto uv, find_uv(path_var));
+        return std::unique_ptr<Installer>(std::make_unique<UvInstaller>(uv));
+    }
+    if (name == "pip") {
+        for (const std::string& candidate : {"python" + python_request, std::string("python3")}) {
+            auto p = exec::find_program(candidate, path_var);
+            if (!p.empty()) return std::unique_ptr<Installer>(std::make_unique<PipInstaller>(p));
+        }
+        return fail(ErrorCode::not_found,
+                    fmt::format("no python{} (or python3) on PATH to create the venv with", python_request));
+    }
+    return fail(ErrorCode::usage, fmt::format("unknown installer '{}' (expected uv or pip)", name));
+}
+
+Command uv_sync(const fs::path& uv, const fs::path& project, const fs::path& venv,
+                const std::vector<std::string>& args, const NetworkOptions& net) {
+    Command c;
+    c.argv = {uv.string(), "sync", "--project", project.string(), "--python",
+              venv_python(venv).string()};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.env_set = {{"UV_PROJECT_ENVIRONMENT", venv.string()},
+                 {"UV_HTTP_TIMEOUT", std::to_string(net.timeout)},
+                 {"UV_HTTP_RETRIES", std::to_string(net.retries)},
+                 {"UV_NO_PROGRESS", "1"}};
+    return c;
+}
+
+}  // namespace bootstrap::pyenv

@@ -1,0 +1,69 @@
+#pragma once
+// Installer backends (uv, pip) as argv builders. Both name the venv explicitly and are meant to
+// run from a neutral working directory, so neither project discovery nor VIRTUAL_ENV can
+// redirect them (SEED-NOTES P5, P7).
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "exec/environment.hpp"
+
+namespace bootstrap::pyenv {
+
+namespace fs = std::filesystem;
+
+struct InstallRequest {
+    std::vector<std::string> requirements;
+    std::optional<std::string> index_url;
+    std::vector<std::string> extra_index_urls;
+    std::vector<std::string> find_links;
+    bool upgrade = false;
+    bool reinstall = false;
+    bool no_deps = false;
+    bool pre = false;
+};
+
+struct NetworkOptions {
+    int timeout = 30;  // seconds per read
+    int retries = 3;
+};
+
+/// What to run: argv plus the environment changes the installer needs.
+struct Command {
+    std::vector<std::string> argv;
+    exec::EnvMap env_set;
+    std::vector<std::string> env_unset;
+};
+
+class Installer {
+public:
+    virtual ~Installer() = default;
+    [[nodiscard]] virtual std::string name() const = 0;  // "uv" / "pip"
+    /// What identifies this installer in step keys: program path, size and mtime (no subprocess).
+    [[nodiscard]] virtual std::string identity() const = 0;
+    [[nodiscard]] virtual Command create_venv(const fs::path& venv, const std::string& python) const = 0;
+    [[nodiscard]] virtual Command install(const fs::path& venv, const InstallRequest& request,
+                                          const NetworkOptions& net) const = 0;
+};
+
+/// `uv` resolved on `path_var`; the error tells how to install it.
+[[nodiscard]] Result<fs::path> find_uv(const std::string& path_var);
+
+/// The backend by name ("uv" or "pip"). uv must be found on `path_var`; pip's interpreter for
+/// venv creation is `python<X.Y>` (then `python3`) from `path_var`.
+[[nodiscard]] Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
+                                                                const std::string& path_var,
+                                                                const std::string& python_request);
+
+/// `uv sync` of a project into `venv` (UV_PROJECT_ENVIRONMENT names the venv explicitly).
+[[nodiscard]] Command uv_sync(const fs::path& uv, const fs::path& project, const fs::path& venv,
+                              const std::vector<std::string>& args, const NetworkOptions& net);
+
+/// Identity of a program file for keys: "path size mtime_ns" ("path missing" when absent).
+[[nodiscard]] std::string file_identity(const fs::path& program);
+
+}  // namespace bootstrap::pyenv

@@ -1,0 +1,303 @@
+#include "pyenv/marker.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "pyenv/name.hpp"
+#include "pyenv/specifier.hpp"
+
+namespace bootstrap::pyenv {
+
+struct Marker::Node {
+    enum class Kind { all_of, any_of, compare };  // "and", "or", "lhs op rhs"
+    struct Operand {
+        bool is_variable = false;
+        std::string text;  // the variable's canonical name, or the literal string
+    };
+
+    Kind kind = Kind::compare;
+    std::shared_ptr<const Node> left, right;  // all_of / any_of
+    Operand lhs, rhs;                         // compare
+    std::string op;                           // compare: "==", "in", "not in", ...
+};
+
+namespace {
+
+using Node = Marker::Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct VariableName {
+    std::string_view spelling;
+    std::string_view canonical;
+};
+
+// PEP 508 names plus the legacy dotted spellings that packaging still accepts.
+constexpr std::array<VariableName, 18> k_variables{{
+    {"python_version", "python_version"},
+    {"python_full_version", "python_full_version"},
+    {"os_name", "os_name"},
+    {"sys_platform", "sys_platform"},
+    {"platform_release", "platform_release"},
+    {"platform_system", "platform_system"},
+    {"platform_version", "platform_version"},
+    {"platform_machine", "platform_machine"},
+    {"platform_python_implementation", "platform_python_implementation"},
+    {"implementation_name", "implementation_name"},
+    {"implementation_version", "implementation_version"},
+    {"extra", "extra"},
+    {"os.name", "os_name"},
+    {"sys.platform", "sys_platform"},
+    {"platform.version", "platform_version"},
+    {"platform.machine", "platform_machine"},
+    {"platform.python_implementation", "platform_python_implementation"},
+    {"python_implementation", "platform_python_implementation"},
+}};
+
+constexpr std::array<std::string_view, 8> k_comparisons{"===", "==", "!=", "<=",
+                                                        ">=",  "~=", "<",  ">"};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.';
+}
+
+/// Recursive descent over the PEP 508 marker grammar:
+///   or   := and ("or" and)*      and := expr ("and" expr)*
+///   expr := "(" or ")" | value op value       value := variable | 'str' | "str"
+class Parser {
+public:
+    explicit Parser(std::string_view s) : m_s(s) {}
+
+    tl::expected<NodePtr, SyntaxError> parse() {
+        auto root = parse_or();
+        if (!root) return root;
+        skip_space();
+        if (m_pos < m_s.size())
+            return error(fmt::format("expected 'and', 'or' or the end of the marker, got '{}'",
+                                     m_s.substr(m_pos)));
+        return root;
+    }
+
+private:
+    tl::unexpected<SyntaxError> error(std::string what) const {
+        return error_at(std::move(what), m_pos);
+    }
+    static tl::unexpected<SyntaxError> error_at(std::string what, size_t pos) {
+        return tl::unexpected(SyntaxError{std::move(what), pos});
+    }
+
+    void skip_space() {
+        while (m_pos < m_s.size() && is_space(m_s[m_pos])) ++m_pos;
+    }
+
+    /// A keyword, only when not the start of a longer identifier ("android" is not "and").
+    bool accept_keyword(std::string_view word) {
+        skip_space();
+        if (m_s.substr(m_pos, word.size()) != word) return false;
+        size_t after = m_pos + word.size();
+        if (after < m_s.size() && is_ident_char(m_s[after])) return false;
+        m_pos = after;
+        return true;
+    }
+
+    static NodePtr combine(Node::Kind kind, NodePtr left, NodePtr right) {
+        auto node = std::make_shared<Node>();
+        node->kind = kind;
+        node->left = std::move(left);
+        node->right = std::move(right);
+        return node;
+    }
+
+    tl::expected<NodePtr, SyntaxError> parse_or() {
+        auto left = parse_and();
+        if (!left) return left;
+        while (accept_keyword("or")) {
+            auto right = parse_and();
+            if (!right) return right;
+            left = combine(Node::Kind::any_of, std::move(*left), std::move(*right));
+        }
+        return left;
+    }
+
+    tl::expected<NodePtr, SyntaxError> parse_and() {
+        auto left = parse_expr();
+        if (!left) return left;
+        while (accept_keyword("and")) {
+            auto right = parse_expr();
+            if (!right) return right;
+            left = combine(Node::Kind::all_of, std::move(*left), std::move(*right));
+        }
+        return left;
+    }
+
+    tl::expected<NodePtr, SyntaxError> parse_expr() {
+        skip_space();
+        if (m_pos < m_s.size() && m_s[m_pos] == '(') {
+            ++m_pos;
+            auto inner = parse_or();
+            if (!inner) return inner;
+            skip_space();
+            if (m_pos >= m_s.size() || m_s[m_pos] != ')')
+                return error("expected ')' to close the parenthesis");
+            ++m_pos;
+            return inner;
+        }
+        auto node = std::make_shared<Node>();
+        auto lhs = parse_value();
+        if (!lhs) return tl::unexpected(lhs.error());
+        auto op = parse_op();
+        if (!op) return tl::unexpected(op.error());
+        auto rhs = parse_value();
+        if (!rhs) return tl::unexpected(rhs.error());
+        node->lhs = std::move(*lhs);
+        node->op = std::move(*op);
+        node->rhs = std::move(*rhs);
+        return node;
+    }
+
+    tl::expected<Node::Operand, SyntaxError> parse_value() {
+        skip_space();
+        if (m_pos >= m_s.size())
+            return error("expected a marker variable or a quoted string");
+        char c = m_s[m_pos];
+        if (c == '\'' || c == '"') {
+            size_t close = m_s.find(c, m_pos + 1);
+            if (close == std::string_view::npos) return error("unterminated string");
+            Node::Operand literal{false, std::string(m_s.substr(m_pos + 1, close - m_pos - 1))};
+            m_pos = close + 1;
+            return literal;
+        }
+        size_t start = m_pos;
+        while (m_pos < m_s.size() && is_ident_char(m_s[m_pos])) ++m_pos;
+        std::string_view word = m_s.substr(start, m_pos - start);
+        if (word.empty())
+            return error_at(fmt::format("expected a marker variable or a quoted string, got '{}'",
+                                        m_s.substr(start)),
+                            start);
+        for (const VariableName& v : k_variables)
+            if (v.spelling == word) return Node::Operand{true, std::string(v.canonical)};
+        return error_at(fmt::format("unknown marker variable '{}'", word), start);
+    }
+
+    tl::expected<std::string, SyntaxError> parse_op() {
+        skip_space();
+        for (std::string_view op : k_comparisons) {
+            if (m_s.substr(m_pos, op.size()) == op) {
+                m_pos += op.size();
+                return std::string(op);
+            }
+        }
+        if (accept_keyword("in")) return std::string("in");
+        size_t save = m_pos;
+        if (accept_keyword("not")) {
+            if (accept_keyword("in")) return std::string("not in");
+            m_pos = save;
+        }
+        skip_space();
+        return error("expected a comparison operator (==, !=, <, <=, >, >=, ~=, ===, in, not in)");
+    }
+
+    std::string_view m_s;
+    size_t m_pos = 0;
+};
+
+std::string operand_str(const Node::Operand& o) {
+    if (o.is_variable) return o.text;
+    // PEP 508 strings have no escapes; pick the quote the text does not contain.
+    char quote = o.text.find('"') == std::string::npos ? '"' : '\'';
+    return fmt::format("{}{}{}", quote, o.text, quote);
+}
+
+std::string node_str(const Node& node) {
+    switch (node.kind) {
+        case Node::Kind::compare:
+            return fmt::format("{} {} {}", operand_str(node.lhs), node.op, operand_str(node.rhs));
+        case Node::Kind::all_of: {
+            auto side = [](const Node& n) {
+                return n.kind == Node::Kind::any_of ? "(" + node_str(n) + ")" : node_str(n);
+            };
+            return side(*node.left) + " and " + side(*node.right);
+        }
+        case Node::Kind::any_of:
+            return node_str(*node.left) + " or " + node_str(*node.right);
+    }
+    return {};
+}
+
+const std::string& operand_value(const Node::Operand& o, const MarkerEnv& env) {
+    static const std::string empty;
+    if (!o.is_variable) return o.text;
+    auto it = env.find(o.text);
+    return it == env.end() ? empty : it->second;
+}
+
+/// One comparison, as packaging's _eval_op: a PEP 440 specifier when "op rhs" is one and lhs is
+/// a version, otherwise Python string comparison.
+bool compare(std::string lhs, const std::string& op, std::string rhs, bool is_extra) {
+    if (is_extra) {  // extras compare by normalised name: "Foo_Bar" == "foo-bar"
+        lhs = normalize_name(lhs);
+        rhs = normalize_name(rhs);
+    }
+    if (op == "in") return rhs.find(lhs) != std::string::npos;
+    if (op == "not in") return rhs.find(lhs) == std::string::npos;
+    // Cheap pre-check: most string comparisons (sys_platform == "linux") are not versions, and
+    // skipping the parse attempts keeps evaluation free of error-message formatting.
+    bool may_be_version = !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' ||
+                                           lhs[0] == 'V');
+    if (!is_extra && may_be_version) {
+        auto version = Version::parse(lhs);
+        auto spec = version ? Specifier::parse(op + rhs) : Result<Specifier>();
+        if (version && spec) return spec->contains(*version);
+    }
+    if (op == "==" || op == "===") return lhs == rhs;
+    if (op == "!=") return lhs != rhs;
+    if (op == "<") return lhs < rhs;
+    if (op == "<=") return lhs <= rhs;
+    if (op == ">") return lhs > rhs;
+    if (op == ">=") return lhs >= rhs;
+    return false;  // "~=" between non-versions is undefined; packaging raises, we say no
+}
+
+bool evaluate_node(const Node& node, const MarkerEnv& env) {
+    switch (node.kind) {
+        case Node::Kind::all_of:
+            return evaluate_node(*node.left, env) && evaluate_node(*node.right, env);
+        case Node::Kind::any_of:
+            return evaluate_node(*node.left, env) || evaluate_node(*node.right, env);
+        case Node::Kind::compare: {
+            bool is_extra = (node.lhs.is_variable && node.lhs.text == "extra") ||
+                            (node.rhs.is_variable && node.rhs.text == "extra");
+            return compare(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env),
+                           is_extra);
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+tl::expected<Marker, SyntaxError> Marker::parse_detailed(std::string_view text) {
+    auto root = Parser(text).parse();
+    if (!root) return tl::unexpected(root.error());
+    Marker marker;
+    marker.m_root = std::move(*root);
+    marker.m_text = node_str(*marker.m_root);
+    return marker;
+}
+
+Result<Marker> Marker::parse(std::string_view text) {
+    auto marker = parse_detailed(text);
+    if (!marker)
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("invalid marker '{}': {} at column {}", text, marker.error().what,
+                                marker.error().offset + 1));
+    return *marker;
+}
+
+bool Marker::evaluate(const MarkerEnv& env) const {
+    return m_root ? evaluate_node(*m_root, env) : true;
+}
+
+}  // namespace bootstrap::pyenv

@@ -1,0 +1,592 @@
+// The only reader of TOML: walks the toml++ tree into recipe structs, checking every key and
+// type, and collects every problem instead of stopping at the first one.
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "core/fs.hpp"
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+#include "recipe/recipe.hpp"
+#include "recipe/validate.hpp"
+
+namespace bootstrap::recipe {
+
+namespace {
+
+using detail::Problem;
+using NodeType = toml::node_type;
+
+const char* type_name(NodeType type) {
+    switch (type) {
+    case NodeType::table: return "a table";
+    case NodeType::array: return "an array";
+    case NodeType::string: return "a string";
+    case NodeType::integer: return "an integer";
+    case NodeType::floating_point: return "a float";
+    case NodeType::boolean: return "a boolean";
+    case NodeType::date: return "a date";
+    case NodeType::time: return "a time";
+    case NodeType::date_time: return "a date-time";
+    case NodeType::none: break;
+    }
+    return "nothing";
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view word) {
+    return std::find(list.begin(), list.end(), word) != list.end();
+}
+
+/// Typed access to toml++ nodes. A mismatch becomes a Problem and the getter returns nothing,
+/// so parsing goes on and every problem of the file is reported together.
+class Reader {
+public:
+    explicit Reader(std::string file) : m_file(std::move(file)) {}
+
+    SourceLoc loc(const toml::source_region& region) const {
+        return {m_file, static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
+    }
+    SourceLoc loc(const toml::node& node) const { return loc(node.source()); }
+    SourceLoc loc(const toml::key& key) const { return loc(key.source()); }
+    SourceLoc file_start() const { return {m_file, 1, 1}; }
+
+    void report(SourceLoc where, std::string message) {
+        m_problems.push_back({std::move(where), std::move(message)});
+    }
+    std::vector<Problem>& problems() { return m_problems; }
+
+    bool expect(const toml::node& n, NodeType type, std::string_view name, const char* what) {
+        if (n.type() == type) return true;
+        report(loc(n), fmt::format("'{}' must be {}, not {}", name, what, type_name(n.type())));
+        return false;
+    }
+
+    std::optional<std::string> string(const toml::node& n, std::string_view name) {
+        if (!expect(n, NodeType::string, name, "a string")) return std::nullopt;
+        return n.as_string()->get();
+    }
+
+    std::optional<Text> text(const toml::node& n, std::string_view name) {
+        auto s = string(n, name);
+        if (!s) return std::nullopt;
+        return Text{std::move(*s), loc(n)};
+    }
+
+    std::optional<bool> boolean(const toml::node& n, std::string_view name) {
+        if (!expect(n, NodeType::boolean, name, "a boolean")) return std::nullopt;
+        return n.as_boolean()->get();
+    }
+
+    /// An integer >= `min` that fits an int.
+    std::optional<int> integer(const toml::node& n, std::string_view name, int64_t min) {
+        if (!expect(n, NodeType::integer, name, "an integer")) return std::nullopt;
+        int64_t v = n.as_integer()->get();
+        if (v < min) {
+            report(loc(n), fmt::format("'{}' must be at least {}, not {}", name, min, v));
+            return std::nullopt;
+        }
+        if (v > INT_MAX) {
+            report(loc(n), fmt::format("'{}' is too large ({})", name, v));
+            return std::nullopt;
+        }
+        return static_cast<int>(v);
+    }
+
+    /// A number (integer or float) greater than 0.
+    std::optional<double> positive_number(const toml::node& n, std::string_view name) {
+        if (!n.is_number()) {
+            expect(n, NodeType::floating_point, name, "a number");
+            return std::nullopt;
+        }
+        double v = n.is_integer() ? static_cast<double>(n.as_integer()->get())
+                                  : n.as_floating_point()->get();
+        if (!(v > 0)) {
+            report(loc(n), fmt::format("'{}' must be greater than 0, not {}", name, v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    /// An array of strings; with `single`, one string also stands for a one-element array.
+    std::vector<Text> texts(const toml::node& n, std::string_view name, bool single = false) {
+        if (single && n.is_string()) return {*text(n, name)};
+        std::vector<Text> out;
+        const auto* arr = n.as_array();
+        if (!arr) {
+            expect(n, NodeType::array, name,
+                   single ? "a string or an array of strings" : "an array of strings");
+            return out;
+        }
+        for (size_t i = 0; i < arr->size(); ++i)
+            if (auto t = text((*arr)[i], fmt::format("{}[{}]", name, i))) out.push_back(*t);
+        return out;
+    }
+
+    std::vector<std::string> strings(const toml::node& n, std::string_view name) {
+        std::vector<std::string> out;
+        for (auto& t : texts(n, name)) out.push_back(std::move(t.value));
+        return out;
+    }
+
+    /// An array of strings that must not be empty.
+    std::vector<Text> nonempty_texts(const toml::node& n, std::string_view name) {
+        if (const auto* arr = n.as_array(); arr && arr->empty())
+            report(loc(n), fmt::format("'{}' must not be empty", name));
+        return texts(n, name);
+    }
+
+    /// Environment variable names (env_unset, [env] unset).
+    std::vector<std::string> env_names(const toml::node& n, std::string_view name) {
+        std::vector<std::string> out;
+        for (auto& t : texts(n, name)) {
+            if (!detail::is_env_name(t.value))
+                report(t.loc,
+                       fmt::format("'{}' is not a valid environment variable name", t.value));
+            out.push_back(std::move(t.value));
+        }
+        return out;
+    }
+
+    /// A table of environment variables to set: valid names, string values.
+    std::map<std::string, Text> env_table(const toml::node& n, std::string_view name) {
+        std::map<std::string, Text> out;
+        if (!expect(n, NodeType::table, name, "a table of strings")) return out;
+        for (auto&& [key, value] : *n.as_table()) {
+            std::string var(key.str());
+            if (!detail::is_env_name(var))
+                report(loc(key), fmt::format("'{}' is not a valid environment variable name", var));
+            if (auto t = text(value, fmt::format("{}.{}", name, var))) out.emplace(var, *t);
+        }
+        return out;
+    }
+
+    /// Report a key that is not in `known`, with the nearest known key as a suggestion;
+    /// returns the suggestion ("" when none).
+    std::string unknown_key(const toml::key& key, const std::vector<std::string>& known,
+                            std::string_view where) {
+        std::string near = core::closest_match(key.str(), known);
+        report(loc(key),
+               fmt::format("unknown key '{}'{}{}", key.str(), where,
+                           near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+        return near;
+    }
+
+    /// Report every key of `table` not in `known`; returns the suggestions made.
+    std::vector<std::string> unknown_keys(const toml::table& table,
+                                          const std::vector<std::string>& known,
+                                          std::string_view where) {
+        std::vector<std::string> suggested;
+        for (auto&& [key, value] : table)
+            if (!contains(known, key.str())) suggested.push_back(unknown_key(key, known, where));
+        return suggested;
+    }
+
+    /// The table under `name`, or null after reporting a value of another type.
+    const toml::table* section(const toml::table& parent, std::string_view name) {
+        const toml::node* n = parent.get(name);
+        if (!n || !expect(*n, NodeType::table, name, "a table")) return nullptr;
+        return n->as_table();
+    }
+
+private:
+    std::string m_file;
+    std::vector<Problem> m_problems;
+};
+
+// ---- steps ----------------------------------------------------------------------------------
+
+constexpr unsigned bit(StepKind kind) { return 1u << static_cast<unsigned>(kind); }
+constexpr unsigned k_every_kind = 0x1f;
+constexpr unsigned k_install = bit(StepKind::install);
+constexpr unsigned k_sync = bit(StepKind::sync);
+constexpr unsigned k_run = bit(StepKind::run);
+
+using StepField = void (*)(Reader&, const toml::node&, Step&);
+
+struct StepKey {
+    std::string_view name;
+    unsigned kinds;  // bit(kind) for each kind the key is valid on
+    StepField read;  // null for id/kind, which are read first
+};
+
+void read_verify(Reader& rd, const toml::node& n, Step& step);
+
+// Reads one key of a step: `r` is the Reader, `n` the value node, `s` the Step.
+#define BS_STEP_FIELD(assignment) [](Reader& r, const toml::node& n, Step& s) { assignment; }
+
+const StepKey k_step_keys[] = {
+    {"id", k_every_kind, nullptr},
+    {"kind", k_every_kind, nullptr},
+    {"env", k_every_kind, BS_STEP_FIELD(s.env = r.env_table(n, "env"))},
+    {"env_unset", k_every_kind, BS_STEP_FIELD(s.env_unset = r.env_names(n, "env_unset"))},
+    {"timeout", k_every_kind, BS_STEP_FIELD(s.timeout = r.positive_number(n, "timeout"))},
+    {"attempts", k_every_kind, BS_STEP_FIELD(s.attempts = r.integer(n, "attempts", 1))},
+    {"optional", k_every_kind,
+     BS_STEP_FIELD(s.optional = r.boolean(n, "optional").value_or(false))},
+    {"verify", k_every_kind, read_verify},
+    {"packages", k_install, BS_STEP_FIELD(s.packages = r.nonempty_texts(n, "packages"))},
+    {"index_url", k_install, BS_STEP_FIELD(s.index_url = r.text(n, "index_url"))},
+    {"extra_index_urls", k_install,
+     BS_STEP_FIELD(s.extra_index_urls = r.texts(n, "extra_index_urls", true))},
+    {"find_links", k_install, BS_STEP_FIELD(s.find_links = r.texts(n, "find_links", true))},
+    {"upgrade", k_install, BS_STEP_FIELD(s.upgrade = r.boolean(n, "upgrade").value_or(false))},
+    {"reinstall", k_install,
+     BS_STEP_FIELD(s.reinstall = r.boolean(n, "reinstall").value_or(false))},
+    {"no_deps", k_install, BS_STEP_FIELD(s.no_deps = r.boolean(n, "no_deps").value_or(false))},
+    {"pre", k_install, BS_STEP_FIELD(s.pre = r.boolean(n, "pre").value_or(false))},
+    {"allow_conflicts", k_install,
+     BS_STEP_FIELD(s.allow_conflicts = r.strings(n, "allow_conflicts"))},
+    {"project", k_sync, BS_STEP_FIELD(s.project = r.text(n, "project"))},
+    {"args", k_sync, BS_STEP_FIELD(s.args = r.texts(n, "args"))},
+    {"argv", k_run, BS_STEP_FIELD(s.argv = r.nonempty_texts(n, "argv"))},
+    {"cwd", k_run, BS_STEP_FIELD(s.cwd = r.text(n, "cwd"))},
+    {"creates", k_run, BS_STEP_FIELD(s.creates = r.text(n, "creates"))},
+    {"unless", k_run, BS_STEP_FIELD(s.unless = r.nonempty_texts(n, "unless"))},
+};
+
+#undef BS_STEP_FIELD
+
+/// Keys each kind cannot do without (check's "at least one verify clause" is separate).
+const std::pair<StepKind, std::string_view> k_required[] = {
+    {StepKind::install, "packages"}, {StepKind::sync, "project"}, {StepKind::run, "argv"}};
+
+/// Kinds and verify clauses of later schema releases: named as unsupported, not as typos.
+const std::vector<std::string> k_future_kinds{"build",    "pybind11", "fetch", "patch",
+                                              "download", "cmake",    "wheel"};
+const std::vector<std::string> k_future_verify{"elf_symbol", "cuda_arch", "command", "library"};
+
+std::vector<std::string> step_keys(unsigned kinds) {
+    std::vector<std::string> out;
+    for (const auto& k : k_step_keys)
+        if (k.kinds & kinds) out.emplace_back(k.name);
+    return out;
+}
+
+std::optional<StepKind> parse_kind(std::string_view name) {
+    for (auto kind :
+         {StepKind::venv, StepKind::install, StepKind::sync, StepKind::run, StepKind::check})
+        if (name == to_string(kind)) return kind;
+    return std::nullopt;
+}
+
+void read_verify_clause(Reader& rd, const toml::table& t, const std::string& name, Step& step) {
+    VerifyClause clause;
+    clause.loc = rd.loc(t);
+    const toml::node* import = t.get("import");
+    const toml::node* file = t.get("file");
+    if (!import && !file) {
+        for (auto&& [key, value] : t) {
+            if (contains(k_future_verify, key.str())) {
+                rd.report(clause.loc, fmt::format("verify clause '{}' is not supported by this "
+                                                  "version of bootstrap",
+                                                  key.str()));
+                return;
+            }
+        }
+    }
+    auto suggested = rd.unknown_keys(t, {"import", "attr", "file"}, " in verify clause");
+    if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
+        rd.report(clause.loc, "a verify clause needs 'import' or 'file'");
+    if (import && file) {
+        rd.report(clause.loc, "a verify clause takes 'import' or 'file', not both");
+        return;
+    }
+    if (const toml::node* attr = t.get("attr")) {
+        if (file)
+            rd.report(rd.loc(*attr), "'attr' is valid only with 'import' in a verify clause");
+        else
+            clause.attr = rd.text(*attr, name + ".attr");
+    }
+    if (!import && !file) return;
+    clause.kind = import ? VerifyClause::Kind::import_module : VerifyClause::Kind::file;
+    auto target = rd.text(import ? *import : *file, name + (import ? ".import" : ".file"));
+    if (!target) return;
+    clause.target = std::move(*target);
+    step.verify.push_back(std::move(clause));
+}
+
+void read_verify(Reader& rd, const toml::node& n, Step& step) {
+    if (!rd.expect(n, NodeType::array, "verify", "an array of tables")) return;
+    const auto& arr = *n.as_array();
+    for (size_t i = 0; i < arr.size(); ++i) {
+        std::string name = fmt::format("verify[{}]", i);
+        if (rd.expect(arr[i], NodeType::table, name, "a table"))
+            read_verify_clause(rd, *arr[i].as_table(), name, step);
+    }
+}
+
+/// The step's id, checked for form and uniqueness; `label` becomes "step 'id'" when valid.
+void read_step_id(Reader& rd, const toml::table& t, Step& step, std::string& label,
+                  std::map<std::string, SourceLoc>& ids) {
+    const toml::node* n = t.get("id");
+    if (!n) {
+        rd.report(step.loc, fmt::format("{} is missing required key 'id'", label));
+        return;
+    }
+    auto id = rd.string(*n, "id");
+    if (!id) return;
+    step.id = *id;
+    if (!detail::is_step_id(*id)) {
+        rd.report(rd.loc(*n), fmt::format("step id '{}' may contain only letters, digits, '_', "
+                                          "'.' and '-'",
+                                          *id));
+        return;
+    }
+    label = fmt::format("step '{}'", *id);
+    auto [first, fresh] = ids.emplace(*id, rd.loc(*n));
+    if (!fresh)
+        rd.report(rd.loc(*n), fmt::format("duplicate step id '{}' (first defined at {})", *id,
+                                          first->second.str()));
+}
+
+std::optional<StepKind> read_step_kind(Reader& rd, const toml::table& t, const Step& step,
+                                       const std::string& label) {
+    const toml::node* n = t.get("kind");
+    if (!n) {
+        rd.report(step.loc, fmt::format("{} is missing required key 'kind'", label));
+        return std::nullopt;
+    }
+    auto name = rd.string(*n, "kind");
+    if (!name) return std::nullopt;
+    if (auto kind = parse_kind(*name)) return kind;
+    if (contains(k_future_kinds, *name)) {
+        rd.report(rd.loc(*n), fmt::format("step kind '{}' is not supported by this version of "
+                                          "bootstrap",
+                                          *name));
+        return std::nullopt;
+    }
+    std::string near = core::closest_match(*name, {"venv", "install", "sync", "run", "check"});
+    rd.report(rd.loc(*n),
+              near.empty()
+                  ? fmt::format("unknown step kind '{}' (expected one of venv, "
+                                "install, sync, run, check)",
+                                *name)
+                  : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
+    return std::nullopt;
+}
+
+std::optional<Step> read_step(Reader& rd, const toml::table& t, size_t index,
+                              std::map<std::string, SourceLoc>& ids) {
+    Step step;
+    step.loc = rd.loc(t);
+    std::string label = fmt::format("step #{}", index + 1);
+    read_step_id(rd, t, step, label, ids);
+    // Without a kind the valid keys are unknown; a later-release kind's keys would be noise.
+    auto kind = read_step_kind(rd, t, step, label);
+    if (!kind) return std::nullopt;
+    step.kind = *kind;
+
+    std::vector<std::string> suggested;  // a typo of a required key already says it is missing
+    for (auto&& [key, value] : t) {
+        auto spec = std::find_if(std::begin(k_step_keys), std::end(k_step_keys),
+                                 [&](const StepKey& k) { return k.name == key.str(); });
+        if (spec == std::end(k_step_keys)) {
+            auto known = step_keys(bit(*kind));
+            if (core::closest_match(key.str(), known).empty()) known = step_keys(k_every_kind);
+            suggested.push_back(rd.unknown_key(key, known, " in " + label));
+        } else if (!(spec->kinds & bit(*kind))) {
+            rd.report(rd.loc(key), fmt::format("key '{}' is not valid for a step of kind '{}'",
+                                               key.str(), to_string(*kind)));
+        } else if (spec->read) {
+            spec->read(rd, value, step);
+        }
+    }
+    for (const auto& [kind_needing, key] : k_required)
+        if (kind_needing == *kind && !t.contains(key) && !contains(suggested, key))
+            rd.report(step.loc, fmt::format("{} (kind {}) is missing required key '{}'", label,
+                                            to_string(*kind), key));
+    const auto* verify = t.get("verify");
+    if (*kind == StepKind::check && !contains(suggested, "verify") &&
+        (!verify || (verify->is_array() && verify->as_array()->empty())))
+        rd.report(step.loc, fmt::format("{} (kind check) needs at least one verify clause", label));
+    return step;
+}
+
+void read_steps(Reader& rd, const toml::node& n, Recipe& out) {
+    if (n.is_table()) {
+        rd.report(rd.loc(n), "'step' must be an array of tables (write [[step]]), not a table");
+        return;
+    }
+    if (!rd.expect(n, NodeType::array, "step", "an array of tables")) return;
+    std::map<std::string, SourceLoc> ids;
+    const auto& arr = *n.as_array();
+    for (size_t i = 0; i < arr.size(); ++i) {
+        if (!rd.expect(arr[i], NodeType::table, fmt::format("step[{}]", i), "a table")) continue;
+        if (auto step = read_step(rd, *arr[i].as_table(), i, ids))
+            out.steps.push_back(std::move(*step));
+    }
+}
+
+// ---- sections -------------------------------------------------------------------------------
+
+void read_vars(Reader& rd, const toml::node& n, Recipe& out) {
+    if (!rd.expect(n, NodeType::table, "vars", "a table of strings")) return;
+    for (auto&& [key, value] : *n.as_table()) {
+        std::string name(key.str());
+        if (!detail::is_var_name(name))
+            rd.report(rd.loc(key), fmt::format("variable name '{}' may contain only letters, "
+                                               "digits, '_' and '-'",
+                                               name));
+        if (auto text = rd.text(value, "vars." + name)) out.vars.emplace_back(name, *text);
+    }
+    // toml++ keeps tables sorted by key; a variable may use only those written before it.
+    std::stable_sort(out.vars.begin(), out.vars.end(), [](const auto& a, const auto& b) {
+        return std::pair(a.second.loc.line, a.second.loc.column) <
+               std::pair(b.second.loc.line, b.second.loc.column);
+    });
+}
+
+void read_venv(Reader& rd, const toml::node& n, Recipe& out) {
+    if (!rd.expect(n, NodeType::table, "venv", "a table")) return;
+    const toml::table* t = n.as_table();
+    out.venv.loc = rd.loc(*t);
+    auto suggested = rd.unknown_keys(*t, {"path", "python", "installer"}, " in [venv]");
+    for (std::string_view key : {"path", "python"})
+        if (!t->contains(key) && !contains(suggested, key))
+            rd.report(out.venv.loc, fmt::format("[venv] is missing required key '{}'", key));
+    if (const auto* n = t->get("path"))
+        if (auto path = rd.text(*n, "venv.path")) out.venv.path = *path;
+    if (const auto* n = t->get("python")) {
+        if (auto python = rd.string(*n, "venv.python")) {
+            if (!detail::is_python_version(*python))
+                rd.report(rd.loc(*n), fmt::format("'venv.python' must be a Python version like "
+                                                  "\"3.12\", not \"{}\"",
+                                                  *python));
+            out.venv.python = *python;
+        }
+    }
+    if (const auto* n = t->get("installer")) {
+        if (auto installer = rd.string(*n, "venv.installer")) {
+            if (*installer == "uv")
+                out.venv.installer = InstallerKind::uv;
+            else if (*installer == "pip")
+                out.venv.installer = InstallerKind::pip;
+            else
+                rd.report(rd.loc(*n), fmt::format("'venv.installer' must be \"uv\" or \"pip\", "
+                                                  "not \"{}\"",
+                                                  *installer));
+        }
+    }
+}
+
+void read_network(Reader& rd, const toml::table& t, NetworkSection& out) {
+    rd.unknown_keys(t, {"timeout", "retries", "attempts"}, " in [network]");
+    if (const auto* n = t.get("timeout"))
+        out.timeout = rd.integer(*n, "network.timeout", 1).value_or(out.timeout);
+    if (const auto* n = t.get("retries"))
+        out.retries = rd.integer(*n, "network.retries", 0).value_or(out.retries);
+    if (const auto* n = t.get("attempts"))
+        out.attempts = rd.integer(*n, "network.attempts", 1).value_or(out.attempts);
+}
+
+void read_env(Reader& rd, const toml::table& t, Recipe& out) {
+    rd.unknown_keys(t, {"set", "unset"}, " in [env]");
+    if (const auto* n = t.get("set")) out.env_set = rd.env_table(*n, "env.set");
+    if (const auto* n = t.get("unset")) out.env_unset = rd.env_names(*n, "env.unset");
+}
+
+void read_device(Reader& rd, const toml::table& t, Recipe& out) {
+    static const std::vector<std::string> k_probes{"torch", "driver", "nvml", "nvidia-smi"};
+    rd.unknown_keys(t, {"probes", "fallback_arch"}, " in [device]");
+    if (const auto* n = t.get("probes")) {
+        for (auto& probe : rd.texts(*n, "device.probes")) {
+            if (contains(k_probes, probe.value)) {
+                out.device_probes.push_back(probe.value);
+                continue;
+            }
+            std::string near = core::closest_match(probe.value, k_probes);
+            rd.report(probe.loc, near.empty()
+                                     ? fmt::format("unknown device probe '{}' (expected one of "
+                                                   "torch, driver, nvml, nvidia-smi)",
+                                                   probe.value)
+                                     : fmt::format("unknown device probe '{}' (did you mean "
+                                                   "'{}'?)",
+                                                   probe.value, near));
+        }
+    }
+    if (const auto* n = t.get("fallback_arch")) {
+        if (auto arch = rd.string(*n, "device.fallback_arch")) {
+            if (!detail::is_arch(*arch))
+                rd.report(rd.loc(*n), fmt::format("'device.fallback_arch' must be a compute "
+                                                  "capability like \"9.0\", not \"{}\"",
+                                                  *arch));
+            out.device_fallback_arch = *arch;
+        }
+    }
+}
+
+/// Read the whole document; false when the schema is one this version does not read, in
+/// which case nothing else is checked (its keys would only be noise).
+bool read_document(Reader& rd, const toml::table& root, Recipe& out) {
+    const toml::node* schema = root.get("schema");
+    if (!schema) {
+        rd.report(rd.file_start(), "missing required key 'schema' (this bootstrap reads schema 1)");
+    } else if (schema->is_integer() && schema->as_integer()->get() != 1) {
+        rd.report(rd.loc(*schema), fmt::format("unsupported schema version {} (this bootstrap "
+                                               "reads schema 1)",
+                                               schema->as_integer()->get()));
+        return false;
+    } else {
+        out.schema = rd.integer(*schema, "schema", 1).value_or(1);
+    }
+    auto suggested = rd.unknown_keys(
+        root, {"schema", "name", "summary", "vars", "venv", "network", "env", "device", "step"},
+        " at top level");
+    if (const auto* n = root.get("name")) {
+        out.name = rd.string(*n, "name").value_or("");
+        if (n->is_string() && out.name.empty()) rd.report(rd.loc(*n), "'name' must not be empty");
+    } else if (!contains(suggested, "name")) {
+        rd.report(rd.file_start(), "missing required key 'name'");
+    }
+    if (const auto* n = root.get("summary")) out.summary = rd.string(*n, "summary").value_or("");
+    if (const auto* n = root.get("vars")) read_vars(rd, *n, out);
+    if (root.contains("venv"))
+        read_venv(rd, *root.get("venv"), out);
+    else if (!contains(suggested, "venv"))
+        rd.report(rd.file_start(), "missing required table [venv]");
+    if (const auto* t = rd.section(root, "network")) read_network(rd, *t, out.network);
+    if (const auto* t = rd.section(root, "env")) read_env(rd, *t, out);
+    if (const auto* t = rd.section(root, "device")) read_device(rd, *t, out);
+    if (const auto* n = root.get("step")) read_steps(rd, *n, out);
+    return true;
+}
+
+Result<Recipe> parse_named(std::string_view text, const std::string& name) {
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(name));
+    } catch (const toml::parse_error& e) {
+        SourceLoc where{name, static_cast<int>(e.source().begin.line),
+                        static_cast<int>(e.source().begin.column)};
+        return tl::unexpected(detail::make_recipe_error({{where, std::string(e.description())}}));
+    }
+    Reader rd(name);
+    Recipe out;
+    if (read_document(rd, root, out)) detail::check_placeholders(out, rd.problems());
+    if (!rd.problems().empty()) return tl::unexpected(detail::make_recipe_error(rd.problems()));
+    out.source_digest = core::sha256_hex(text);
+    return out;
+}
+
+}  // namespace
+
+Result<Recipe> load_recipe(const std::filesystem::path& file) {
+    auto bytes = core::read_file(file);
+    if (!bytes) return fail(ErrorCode::io, bytes.error().message, bytes.error().detail);
+    BS_TRY(Recipe recipe, parse_named(*bytes, file.string()));
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(file, ec);
+    recipe.file = ec ? file : absolute.lexically_normal();
+    return recipe;
+}
+
+Result<Recipe> parse_recipe(std::string_view text, const std::string& name) {
+    BS_TRY(Recipe recipe, parse_named(text, name));
+    recipe.file = name;
+    return recipe;
+}
+
+}  // namespace bootstrap::recipe

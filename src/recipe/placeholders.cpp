@@ -1,0 +1,138 @@
+#include "recipe/placeholders.hpp"
+
+#include <cctype>
+#include <utility>
+
+namespace bootstrap::recipe {
+
+namespace {
+
+bool is_ident(std::string_view s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+}
+
+bool is_name(std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+    return true;
+}
+
+/// A piece of a text: literal characters (braces already unescaped) or one placeholder.
+struct Segment {
+    std::string literal;
+    std::optional<Placeholder> placeholder;
+};
+
+/// `body` is what stands between '{' and '}': "ns.name" or "ns.name:-default".
+Result<Placeholder> parse_body(std::string_view body, size_t offset) {
+    Placeholder p;
+    p.offset = offset;
+    std::string_view ref = body;
+    if (size_t colon = body.find(":-"); colon != std::string_view::npos) {
+        ref = body.substr(0, colon);
+        p.default_value = std::string(body.substr(colon + 2));
+    }
+    size_t dot = ref.find('.');
+    if (dot == std::string_view::npos || !is_ident(ref.substr(0, dot)) ||
+        !is_name(ref.substr(dot + 1)))
+        return fail(ErrorCode::invalid_recipe,
+                    "'{" + std::string(body) +
+                        "}' is not a valid placeholder (expected '{namespace.name}'; write '{{' "
+                        "and '}}' for literal braces)");
+    p.ns = std::string(ref.substr(0, dot));
+    p.name = std::string(ref.substr(dot + 1));
+    return p;
+}
+
+Result<std::vector<Segment>> scan(std::string_view text) {
+    std::vector<Segment> out;
+    std::string literal;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        bool doubled = i + 1 < text.size() && text[i + 1] == c;
+        if (c == '}') {
+            if (!doubled)
+                return fail(ErrorCode::invalid_recipe,
+                            "unmatched '}' (write '}}' for a literal '}')");
+            literal += '}';
+            ++i;
+            continue;
+        }
+        if (c != '{') {
+            literal += c;
+            continue;
+        }
+        if (doubled) {
+            literal += '{';
+            ++i;
+            continue;
+        }
+        size_t end = text.find_first_of("{}", i + 1);
+        if (end == std::string_view::npos || text[end] == '{') {
+            std::string_view open = text.substr(i, end == std::string_view::npos ? end : end - i);
+            return fail(ErrorCode::invalid_recipe, "unterminated placeholder '" +
+                                                       std::string(open) +
+                                                       "' (write '{{' for a literal '{')");
+        }
+        BS_TRY(Placeholder p, parse_body(text.substr(i + 1, end - i - 1), i));
+        if (!literal.empty()) out.push_back({std::exchange(literal, {}), std::nullopt});
+        out.push_back({{}, std::move(p)});
+        i = end;
+    }
+    if (!literal.empty()) out.push_back({std::move(literal), std::nullopt});
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<Placeholder>> find_placeholders(std::string_view text) {
+    BS_TRY(auto segments, scan(text));
+    std::vector<Placeholder> out;
+    for (auto& s : segments)
+        if (s.placeholder) out.push_back(std::move(*s.placeholder));
+    return out;
+}
+
+const std::vector<std::string>& known_placeholders() {
+    static const std::vector<std::string> k_known{"venv.path", "venv.python", "python.version",
+                                                  "python.ext_suffix", "host.cpus"};
+    return k_known;
+}
+
+std::string to_string(const Placeholder& p) {
+    std::string out = "{" + p.ns + "." + p.name;
+    if (p.default_value) out += ":-" + *p.default_value;
+    return out + "}";
+}
+
+Result<Expanded> expand(const Text& text, const PlaceholderResolver& resolve) {
+    auto located = [&](Error e) {
+        e.message = text.loc.str() + ": " + e.message;
+        return tl::unexpected<Error>(std::move(e));
+    };
+    auto segments = scan(text.value);
+    if (!segments) return located(std::move(segments.error()));
+    Expanded out;
+    for (const auto& s : *segments) {
+        if (!s.placeholder) {
+            out.value += s.literal;
+            continue;
+        }
+        auto value = resolve(*s.placeholder);
+        if (!value) return located(std::move(value.error()));
+        if (*value) {
+            out.value += **value;
+        } else {
+            out.complete = false;
+            out.value += "<" + s.placeholder->ns + "." + s.placeholder->name +
+                         ": known after the venv exists>";
+        }
+    }
+    return out;
+}
+
+}  // namespace bootstrap::recipe

@@ -1,0 +1,39 @@
+#pragma once
+// One executor per step kind. Executors run what the plan resolved; deciding whether a step
+// needs to run at all (journal, satisfied requirements) is the engine's job.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "exec/process.hpp"
+#include "steps/resolved_step.hpp"
+
+namespace bootstrap::steps {
+
+/// The seam to the outside world: tests may replace `run` with a fake.
+struct StepContext {
+    fs::path venv;
+    fs::path log_path;  // this step's log; every child's output is appended to it
+    std::function<Result<exec::ProcessResult>(const exec::ProcessSpec&)> run = exec::run_process;
+    std::function<void(std::string_view)> on_output;  // live output (may be empty)
+};
+
+enum class Outcome { ran, skipped_creates, skipped_unless, kept };
+
+/// Run the step's action (not its verify clauses). A child that fails, times out or is
+/// interrupted becomes an Error (step_failed / timeout / interrupted) whose message names the
+/// step, the argv and what happened, and whose detail holds the log tail and the log path.
+[[nodiscard]] Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx);
+
+/// Run every verify clause; each import in its own interpreter. The error shows the real
+/// exception the import raised.
+[[nodiscard]] Status verify(const ResolvedStep& step, StepContext& ctx);
+
+/// The Error for a child that did not succeed (shared by executors and verify).
+[[nodiscard]] Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
+                                  const exec::ProcessResult& result, const fs::path& log_path);
+
+}  // namespace bootstrap::steps

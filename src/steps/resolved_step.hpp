@@ -1,0 +1,57 @@
+#pragma once
+// A step after placeholder expansion: exactly what will run, where, with which environment.
+// Built by engine/plan; executed by the executors in this module.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/environment.hpp"
+#include "pyenv/installer.hpp"
+#include "pyenv/requirement.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::steps {
+
+namespace fs = std::filesystem;
+
+struct ResolvedVerify {
+    recipe::VerifyClause::Kind kind;
+    std::string target;  // module or file path
+    std::string attr;    // import only, may be empty
+    [[nodiscard]] std::string describe() const;  // "import transformers.AutoTokenizer", "file /x"
+};
+
+struct ResolvedStep {
+    const recipe::Step* source = nullptr;  // the recipe step (for ids, locations, flags)
+    std::string id;
+    recipe::StepKind kind = recipe::StepKind::run;
+    size_t index = 0;                      // 0-based position in the recipe
+
+    std::vector<std::string> argv;         // empty for check (and for venv when kept)
+    fs::path cwd;
+    exec::EnvMap env_set;                  // everything set on top of the pass-through env
+    std::vector<std::string> env_unset;
+    exec::EnvMap child_env;                // the complete environment the child gets
+
+    std::vector<pyenv::Requirement> requirements;  // install
+    bool upgrade = false;
+    bool reinstall = false;
+    bool pre = false;
+    std::string creates;                   // run
+    std::vector<std::string> unless;       // run
+    std::vector<ResolvedVerify> verify;
+    double timeout = 0;                    // seconds, 0 = none
+    int attempts = 1;
+    bool optional = false;
+    bool recreate = false;  // venv: replace an existing venv (its .bootstrap state is kept)
+    bool keep_venv = false; // venv: it exists with the right Python; nothing to run
+
+    bool complete = true;   // false when some value is only known after an earlier step
+    std::string note;       // shown in the plan: "venv exists (Python 3.11.7): kept", ...
+    std::string key;
+    std::string key_explain;
+};
+
+}  // namespace bootstrap::steps

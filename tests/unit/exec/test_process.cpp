@@ -1,0 +1,339 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fs.hpp"
+#include "core/interrupt.hpp"
+#include "core/strings.hpp"
+#include "exec/process.hpp"
+
+using namespace std::chrono_literals;
+using bootstrap::ErrorCode;
+using bootstrap::core::read_file;
+using bootstrap::core::TempDir;
+using bootstrap::exec::find_program;
+using bootstrap::exec::ProcessResult;
+using bootstrap::exec::ProcessSpec;
+using bootstrap::exec::run_process;
+
+namespace {
+
+ProcessSpec shell(const std::string& script) {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.capture = true;
+    return spec;
+}
+
+ProcessResult run_ok(const ProcessSpec& spec) {
+    auto result = run_process(spec);
+    if (!result) FAIL(result.error().message);
+    return *result;
+}
+
+// Gone, or a zombie waiting for init: either way it no longer runs.
+bool process_gone(pid_t pid) {
+    auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (true) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        if (!stat || !std::getline(stat, line)) return true;
+        auto paren = line.rfind(')');
+        if (paren != std::string::npos && paren + 2 < line.size() &&
+            (line[paren + 2] == 'Z' || line[paren + 2] == 'X'))
+            return true;
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+pid_t read_pid(const std::filesystem::path& file) {
+    auto text = read_file(file);
+    REQUIRE(text);
+    return static_cast<pid_t>(std::stol(*text));
+}
+
+}  // namespace
+
+TEST_CASE("exit codes are reported") {
+    auto ok = run_ok(shell("exit 0"));
+    CHECK(ok.ok());
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.signal == 0);
+
+    auto three = run_ok(shell("exit 3"));
+    CHECK_FALSE(three.ok());
+    CHECK(three.exit_code == 3);
+    CHECK(three.describe() == "exit code 3");
+    CHECK(three.seconds >= 0);
+    CHECK(three.seconds < 5);
+}
+
+TEST_CASE("a child killed by a signal reports it") {
+    auto result = run_ok(shell("kill -9 $$"));
+    CHECK_FALSE(result.ok());
+    CHECK(result.signal == SIGKILL);
+    CHECK(result.describe() == "killed by signal 9 (SIGKILL)");
+}
+
+TEST_CASE("stdout and stderr are captured and logged through one pipe") {
+    TempDir dir("bs-exec");
+    auto spec = shell("echo out; echo err >&2; echo more");
+    spec.log_path = dir.path() / "logs" / "nested" / "step.log";
+
+    auto first = run_ok(spec);
+    CHECK(first.output == "out\nerr\nmore\n");
+    CHECK(read_file(spec.log_path).value() == "out\nerr\nmore\n");
+
+    SECTION("append_log appends") {
+        run_ok(spec);
+        CHECK(read_file(spec.log_path).value() == "out\nerr\nmore\nout\nerr\nmore\n");
+    }
+    SECTION("append_log=false truncates") {
+        spec.append_log = false;
+        spec.argv = {"/bin/sh", "-c", "echo fresh"};
+        run_ok(spec);
+        CHECK(read_file(spec.log_path).value() == "fresh\n");
+    }
+}
+
+TEST_CASE("output is not kept unless capture is set, and on_output sees every chunk") {
+    auto spec = shell("echo hello; echo world >&2");
+    spec.capture = false;
+    std::string seen;
+    int calls = 0;
+    spec.on_output = [&](std::string_view chunk) {
+        seen.append(chunk);
+        ++calls;
+    };
+    auto result = run_ok(spec);
+    CHECK(result.output.empty());
+    CHECK(seen == "hello\nworld\n");
+    CHECK(calls >= 1);
+}
+
+TEST_CASE("large output is read completely") {
+    auto result = run_ok(shell("head -c 1000000 /dev/zero; echo end"));
+    CHECK(result.ok());
+    CHECK(result.output.size() == 1000004);
+}
+
+TEST_CASE("the child's environment is exactly spec.env") {
+    REQUIRE(::setenv("BS_PARENT_ONLY", "leak", 1) == 0);
+    ProcessSpec spec;
+    spec.argv = {"/usr/bin/env"};
+    spec.env = {{"A", "1"}, {"B", "x y"}, {"EMPTY", ""}};
+    spec.capture = true;
+    auto result = run_ok(spec);
+    ::unsetenv("BS_PARENT_ONLY");
+    CHECK(result.ok());
+    CHECK(result.output == "A=1\nB=x y\nEMPTY=\n");
+}
+
+TEST_CASE("cwd is honoured") {
+    TempDir dir("bs-exec");
+    ProcessSpec spec;
+    spec.argv = {"/bin/pwd"};
+    spec.cwd = dir.path();
+    spec.capture = true;
+    auto result = run_ok(spec);
+    CHECK(result.output == std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST_CASE("a missing cwd is a start failure naming it") {
+    auto spec = shell("true");
+    spec.cwd = "/nonexistent/bs-dir";
+    auto result = run_process(spec);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == ErrorCode::process);
+    CHECK(result.error().message.find("/nonexistent/bs-dir") != std::string::npos);
+}
+
+TEST_CASE("stdin is /dev/null") {
+    auto spec = shell("cat; readlink /proc/self/fd/0");
+    spec.timeout = 5000ms;
+    auto result = run_ok(spec);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.ok());
+    CHECK(result.output == "/dev/null\n");
+}
+
+TEST_CASE("the child runs in its own process group and inherits no stray fds") {
+    int stray = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+    REQUIRE(stray >= 0);
+    auto result = run_ok(shell("read -r pid comm state ppid pgid rest < /proc/$$/stat; "
+                               "echo \"$pid $pgid\"; ls /proc/$$/fd"));
+    ::close(stray);
+    std::string pid = result.output.substr(0, result.output.find(' '));
+    CHECK(result.output == pid + " " + pid + "\n0\n1\n2\n");
+    CHECK(pid != std::to_string(::getpgrp()));
+}
+
+TEST_CASE("the child does not inherit ignored signal dispositions") {
+    auto old_pipe = std::signal(SIGPIPE, SIG_IGN);
+    auto old_int = std::signal(SIGINT, SIG_IGN);
+    auto result = run_ok(shell("grep SigIgn /proc/$$/status"));
+    std::signal(SIGPIPE, old_pipe);
+    std::signal(SIGINT, old_int);
+    REQUIRE(bootstrap::core::starts_with(result.output, "SigIgn:\t"));
+    auto ignored = std::stoull(result.output.substr(8), nullptr, 16);
+    // Only the classic signals 1..31: glibc's posix_spawn ignores its internal RT signals.
+    CHECK((ignored & 0x7fffffffULL) == 0);
+    CHECK((ignored & (1ULL << (SIGPIPE - 1))) == 0);
+}
+
+TEST_CASE("a timeout kills the child and its grandchildren") {
+    TempDir dir("bs-exec");
+    auto pid_file = dir.path() / "grandchild.pid";
+    auto spec = shell("sleep 30 & echo $! > '" + pid_file.string() + "'; sleep 30");
+    spec.timeout = 300ms;
+    spec.kill_grace = 2000ms;
+    auto result = run_ok(spec);
+    CHECK(result.timed_out);
+    CHECK_FALSE(result.ok());
+    CHECK(result.signal == SIGTERM);
+    CHECK(result.seconds < 2.0);
+    CHECK(result.describe() == "timed out after 0.3s (killed)");
+    CHECK(process_gone(read_pid(pid_file)));
+}
+
+TEST_CASE("a child ignoring SIGTERM gets SIGKILL after kill_grace") {
+    auto spec = shell("trap '' TERM; sleep 30");
+    spec.timeout = 200ms;
+    spec.kill_grace = 300ms;
+    auto result = run_ok(spec);
+    CHECK(result.timed_out);
+    CHECK(result.signal == SIGKILL);
+    CHECK(result.seconds >= 0.45);
+    CHECK(result.seconds < 2.5);
+}
+
+TEST_CASE("an interrupt kills the child and is reported") {
+    TempDir dir("bs-exec");
+    auto pid_file = dir.path() / "grandchild.pid";
+    // Short sleeps so that a broken interrupt path fails in seconds rather than hanging.
+    auto spec = shell("sleep 5 & echo $! > '" + pid_file.string() + "'; sleep 5");
+    std::thread interrupter([] {
+        std::this_thread::sleep_for(200ms);
+        bootstrap::core::set_interrupt_signal(SIGINT);
+    });
+    auto result = run_process(spec);
+    interrupter.join();
+    bootstrap::core::set_interrupt_signal(0);
+    REQUIRE(result);
+    CHECK(result->interrupted);
+    CHECK(result->interrupt_signal == SIGINT);
+    CHECK_FALSE(result->timed_out);
+    CHECK_FALSE(result->ok());
+    CHECK(result->seconds < 2.0);
+    CHECK(result->describe() == "interrupted by SIGINT");
+    CHECK(process_gone(read_pid(pid_file)));
+}
+
+TEST_CASE("nothing is started while an interrupt is pending") {
+    TempDir dir("bs-exec");
+    auto marker = dir.path() / "ran";
+    bootstrap::core::set_interrupt_signal(SIGTERM);
+    auto result = run_process(shell("touch '" + marker.string() + "'"));
+    bootstrap::core::set_interrupt_signal(0);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == ErrorCode::interrupted);
+    CHECK_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_CASE("a background grandchild holding the pipe does not hang the run") {
+    TempDir dir("bs-exec");
+    auto pid_file = dir.path() / "grandchild.pid";
+    auto spec = shell("sleep 30 & echo $! > '" + pid_file.string() + "'; echo started; exit 4");
+    spec.orphan_grace = 300ms;
+    auto result = run_ok(spec);
+    CHECK(result.exit_code == 4);
+    CHECK_FALSE(result.timed_out);
+    CHECK(result.output == "started\n");
+    CHECK(result.seconds < 2.0);
+    CHECK(process_gone(read_pid(pid_file)));
+}
+
+TEST_CASE("argv[0] is looked up on the child's PATH, not the parent's") {
+    SECTION("not found names the program and the PATH searched") {
+        ProcessSpec spec;
+        spec.argv = {"bs-no-such-program"};
+        spec.env = {{"PATH", "/usr/bin:/bin"}};
+        auto result = run_process(spec);
+        REQUIRE_FALSE(result);
+        CHECK(result.error().code == ErrorCode::not_found);
+        CHECK(result.error().message ==
+              "cannot run 'bs-no-such-program': not found on PATH (/usr/bin:/bin)");
+    }
+    SECTION("the parent's PATH is not used") {
+        ProcessSpec spec;
+        spec.argv = {"sh", "-c", "true"};
+        spec.env = {{"PATH", "/nonexistent"}};
+        auto result = run_process(spec);
+        REQUIRE_FALSE(result);
+        CHECK(result.error().code == ErrorCode::not_found);
+    }
+    SECTION("found on the child's PATH") {
+        ProcessSpec spec;
+        spec.argv = {"sh", "-c", "exit 7"};
+        spec.env = {{"PATH", "/nonexistent:/bin"}};
+        auto result = run_process(spec);
+        REQUIRE(result);
+        CHECK(result->exit_code == 7);
+    }
+}
+
+TEST_CASE("a program that cannot be executed is a process error naming it") {
+    TempDir dir("bs-exec");
+    auto script = dir.path() / "not-executable";
+    REQUIRE(bootstrap::core::write_file_atomic(script, "#!/bin/sh\nexit 0\n"));
+    ::chmod(script.c_str(), 0644);
+    ProcessSpec spec;
+    spec.argv = {script.string()};
+    auto result = run_process(spec);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == ErrorCode::process);
+    CHECK(result.error().message.find(script.string()) != std::string::npos);
+    CHECK(result.error().message.find("Permission denied") != std::string::npos);
+}
+
+TEST_CASE("find_program returns the first executable regular file") {
+    TempDir dir("bs-exec");
+    auto a = dir.path() / "a";
+    auto b = dir.path() / "b";
+    std::filesystem::create_directories(a / "tool");  // a directory named like the program
+    REQUIRE(bootstrap::core::write_file_atomic(b / "tool", "x"));
+    ::chmod((b / "tool").c_str(), 0644);  // not executable
+    std::string path = ":" + a.string() + ":" + b.string() + ":/bin";
+    CHECK(find_program("tool", path).empty());
+    ::chmod((b / "tool").c_str(), 0755);
+    CHECK(find_program("tool", path) == b / "tool");
+    CHECK(find_program("sh", path) == "/bin/sh");
+    CHECK(find_program("sh", "").empty());
+    CHECK(find_program("/bin/sh", "").string() == "/bin/sh");
+}
+
+TEST_CASE("describe: timeout and interrupt take precedence over the raw status") {
+    ProcessResult r;
+    r.exit_code = 0;
+    CHECK(r.describe() == "exit code 0");
+    r.signal = SIGTERM;
+    CHECK(r.describe() == "killed by signal 15 (SIGTERM)");
+    r.timed_out = true;
+    r.timeout_seconds = 5;
+    CHECK(r.describe() == "timed out after 5s (killed)");
+    r.timed_out = false;
+    r.interrupted = true;
+    CHECK(r.describe() == "interrupted");
+    r.interrupt_signal = SIGINT;
+    CHECK(r.describe() == "interrupted by SIGINT");
+}

@@ -1,0 +1,150 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pyenv/marker.hpp"
+
+using bootstrap::pyenv::Marker;
+using bootstrap::pyenv::MarkerEnv;
+
+namespace {
+
+MarkerEnv linux_env() {
+    return MarkerEnv{
+        {"python_version", "3.12"},
+        {"python_full_version", "3.12.3"},
+        {"os_name", "posix"},
+        {"sys_platform", "linux"},
+        {"platform_machine", "x86_64"},
+        {"platform_system", "Linux"},
+        {"platform_release", "6.8.0-45-generic"},
+        {"platform_python_implementation", "CPython"},
+        {"implementation_name", "cpython"},
+        {"implementation_version", "3.12.3"},
+    };
+}
+
+bool eval(const std::string& text, const MarkerEnv& env) {
+    auto marker = Marker::parse(text);
+    INFO(text);
+    REQUIRE(marker.has_value());
+    return marker->evaluate(env);
+}
+
+}  // namespace
+
+TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
+    const std::vector<std::pair<std::string, bool>> cases{
+        {"python_version >= \"3.8\"", true},
+        {"python_version > '3.9'", true},  // a version compare: as strings "3.12" < "3.9"
+        {"python_version < \"3.10\"", false},
+        {"'3.9' < python_version", true},
+        {"python_version == '3.12'", true},
+        {"python_version == '3.12.0'", true},
+        {"python_full_version == '3.12.*'", true},
+        {"python_full_version != '3.12.*'", false},
+        {"python_version ~= '3.10'", true},
+        {"python_full_version >= '3.12.4'", false},
+        {"sys_platform == \"win32\"", false},
+        {"sys_platform != 'win32'", true},
+        {"sys_platform=='linux'", true},
+        {"platform_machine in \"x86_64 aarch64\"", true},
+        {"'arm' in platform_machine", false},
+        {"platform_machine not in 'arm64 aarch64'", true},
+        {"'x86' not in platform_machine", false},
+        {"platform_release >= '6'", true},  // not a version: string compare
+        {"platform_release < '10'", false},
+        {"implementation_name === 'cpython'", true},
+        {"platform_python_implementation == 'CPython'", true},
+        {"os.name == 'posix'", true},  // legacy spelling
+        {"sys.platform == 'linux'", true},
+        {"platform_version == ''", true},  // missing from env: reads as ""
+        {"os_name == 'posix' and (sys_platform == 'darwin' or platform_machine == 'x86_64')",
+         true},
+        {"(os_name == 'posix' and sys_platform == 'darwin') or platform_machine == 'x86_64'",
+         true},
+        {"os_name == 'posix' and sys_platform == 'darwin' or platform_machine == 'arm64'", false},
+        // "and" binds tighter than "or"
+        {"os_name == 'posix' or sys_platform == 'x' and os_name == 'nt'", true},
+        {"sys_platform == 'darwin' or python_version >= '3' and os_name == 'nt'", false},
+        {"((python_version >= '3.8'))", true},
+        {"extra == 'cuda'", false},  // no extra requested
+    };
+    MarkerEnv env = linux_env();
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        CHECK(eval(text, env) == expected);
+    }
+}
+
+TEST_CASE("Marker compares extras by normalised name") {
+    MarkerEnv env = linux_env();
+    env["extra"] = "foo-bar";
+    CHECK(eval("extra == 'Foo_Bar'", env));
+    CHECK(eval("extra == \"foo.bar\"", env));
+    CHECK_FALSE(eval("extra == 'foo'", env));
+    CHECK(eval("extra != 'foo'", env));
+    env["extra"] = "Foo__Bar";
+    CHECK(eval("extra == 'foo-bar'", env));
+    env["extra"] = "";
+    CHECK_FALSE(eval("extra == 'foo-bar'", env));
+    // An extra that looks like a version is still compared by name.
+    env["extra"] = "1.0";
+    CHECK_FALSE(eval("extra == '1'", env));
+}
+
+TEST_CASE("Marker::str is canonical") {
+    auto m = Marker::parse(
+        "python_version>='3.8'  and(os_name==\"nt\" or extra=='x')and os.name  not  in 'a'");
+    REQUIRE(m);
+    CHECK(m->str() ==
+          "python_version >= \"3.8\" and (os_name == \"nt\" or extra == \"x\") and "
+          "os_name not in \"a\"");
+    auto q = Marker::parse("platform_version == 'say \"hi\"'");
+    REQUIRE(q);
+    CHECK(q->str() == "platform_version == 'say \"hi\"'");
+    // The canonical form parses back to itself.
+    auto again = Marker::parse(m->str());
+    REQUIRE(again);
+    CHECK(again->str() == m->str());
+}
+
+TEST_CASE("Marker parse errors say what and where") {
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"python_version >= ",
+         "invalid marker 'python_version >= ': expected a marker variable or a quoted string "
+         "at column 19"},
+        {"python_version >= \"3.8",
+         "invalid marker 'python_version >= \"3.8': unterminated string at column 19"},
+        {"pyton_version == '3'",
+         "invalid marker 'pyton_version == '3'': unknown marker variable 'pyton_version' at "
+         "column 1"},
+        {"python_version = '3'",
+         "invalid marker 'python_version = '3'': expected a comparison operator (==, !=, <, <=, "
+         ">, >=, ~=, ===, in, not in) at column 16"},
+        {"(os_name == 'nt'",
+         "invalid marker '(os_name == 'nt'': expected ')' to close the parenthesis at column "
+         "17"},
+        {"os_name == 'nt' xor 'a'",
+         "invalid marker 'os_name == 'nt' xor 'a'': expected 'and', 'or' or the end of the "
+         "marker, got 'xor 'a'' at column 17"},
+        {"os_name == 'nt' and",
+         "invalid marker 'os_name == 'nt' and': expected a marker variable or a quoted string "
+         "at column 20"},
+        {"os_name == 'nt' andos_name == 'x'",
+         "invalid marker 'os_name == 'nt' andos_name == 'x'': expected 'and', 'or' or the end "
+         "of the marker, got 'andos_name == 'x'' at column 17"},
+        {"", "invalid marker '': expected a marker variable or a quoted string at column 1"},
+        {"os_name not 'x'",
+         "invalid marker 'os_name not 'x'': expected a comparison operator (==, !=, <, <=, >, "
+         ">=, ~=, ===, in, not in) at column 9"},
+    };
+    for (const auto& [text, message] : cases) {
+        INFO(text);
+        auto r = Marker::parse(text);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().message == message);
+    }
+}

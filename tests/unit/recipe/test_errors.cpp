@@ -1,0 +1,231 @@
+// Golden recipe error text: every message a user can see, pinned exactly, with its location.
+#include <catch2/catch.hpp>
+
+#include "recipe/recipe.hpp"
+
+using namespace bootstrap;
+using namespace bootstrap::recipe;
+
+namespace {
+
+// Lines 1-5; the recipe text under test starts on line 6.
+const std::string k_head =
+    "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
+
+/// The full problem list of an invalid recipe; the first line must be Error::message.
+std::string problems(const std::string& text) {
+    auto r = parse_recipe(text, "r.toml");
+    if (r) return "<valid>";
+    CHECK(r.error().code == ErrorCode::invalid_recipe);
+    CHECK(r.error().detail.substr(0, r.error().message.size()) == r.error().message);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+    return r.error().detail;
+}
+
+}  // namespace
+
+TEST_CASE("golden: a typo of a key gets a suggestion, not a missing-key error") {
+    CHECK(problems(k_head +
+                   "[[step]]\nid = \"torch\"\nkind = \"install\"\npakages = [\"torch\"]\n") ==
+          "r.toml:9:1: unknown key 'pakages' in step 'torch' (did you mean 'packages'?)");
+}
+
+TEST_CASE("golden: wrong type") {
+    CHECK(problems(k_head + "[[step]]\nid = \"torch\"\nkind = \"install\"\n"
+                            "packages = [\"torch\"]\nupgrade = \"yes\"\n") ==
+          "r.toml:10:11: 'upgrade' must be a boolean, not a string");
+    CHECK(problems(k_head + "[network]\ntimeout = \"600\"\nretries = 1.5\n") ==
+          "r.toml:7:11: 'network.timeout' must be an integer, not a string\n"
+          "r.toml:8:11: 'network.retries' must be an integer, not a float");
+    CHECK(problems(k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\nargv = [\"a\", 2]\n") ==
+          "r.toml:9:14: 'argv[1]' must be a string, not an integer");
+}
+
+TEST_CASE("golden: missing required key") {
+    CHECK(problems(k_head + "[[step]]\nid = \"torch\"\nkind = \"install\"\n") ==
+          "r.toml:6:1: step 'torch' (kind install) is missing required key 'packages'");
+    CHECK(problems(k_head + "[[step]]\nkind = \"run\"\nargv = [\"true\"]\n") ==
+          "r.toml:6:1: step #1 is missing required key 'id'");
+    CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n") ==
+          "r.toml:6:1: step 'c' (kind check) needs at least one verify clause");
+    CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npython = \"3.12\"\n") ==
+          "r.toml:3:1: [venv] is missing required key 'path'");
+    CHECK(problems("schema = 1\n") == "r.toml:1:1: missing required key 'name'\n"
+                                      "r.toml:1:1: missing required table [venv]");
+}
+
+TEST_CASE("golden: duplicate step id") {
+    CHECK(problems(k_head + "[[step]]\nid = \"torch\"\nkind = \"venv\"\n"
+                            "[[step]]\nid = \"torch\"\nkind = \"venv\"\n") ==
+          "r.toml:10:6: duplicate step id 'torch' (first defined at r.toml:7:6)");
+}
+
+TEST_CASE("golden: unknown placeholder with a suggestion") {
+    CHECK(problems(k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\n"
+                            "argv = [\"python{pyhton.version}\"]\n") ==
+          "r.toml:9:9: unknown placeholder '{pyhton.version}' (did you mean '{python.version}'?)");
+    CHECK(problems(k_head + "[env]\nset = { A = \"{foo.bar}\" }\n") ==
+          "r.toml:7:13: unknown placeholder '{foo.bar}' (known: {env.NAME}, {vars.NAME}, "
+          "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {host.cpus})");
+}
+
+TEST_CASE("golden: unsupported schema stops before anything else") {
+    CHECK(problems("schema = 2\nname = \"t\"\nfrobnicate = true\n") ==
+          "r.toml:1:10: unsupported schema version 2 (this bootstrap reads schema 1)");
+    CHECK(problems("name = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.12\"\n") ==
+          "r.toml:1:1: missing required key 'schema' (this bootstrap reads schema 1)");
+}
+
+TEST_CASE("golden: step kinds from later releases and typos of kinds") {
+    CHECK(problems(k_head + "[[step]]\nid = \"apex\"\nkind = \"build\"\nno_build_isolation = true\n"
+                            "source = { git = \"https://github.com/NVIDIA/apex.git\" }\n") ==
+          "r.toml:8:8: step kind 'build' is not supported by this version of bootstrap");
+    CHECK(problems(k_head + "[[step]]\nid = \"x\"\nkind = \"instal\"\n") ==
+          "r.toml:8:8: unknown step kind 'instal' (did you mean 'install'?)");
+    CHECK(problems(k_head + "[[step]]\nid = \"x\"\nkind = \"compile\"\n") ==
+          "r.toml:8:8: unknown step kind 'compile' (expected one of venv, install, sync, run, "
+          "check)");
+}
+
+TEST_CASE("golden: TOML syntax error") {
+    CHECK(problems("schema = 1\nname = \"t\nx = 1\n") ==
+          "r.toml:2:10: Error while parsing string: unescaped control characters other than TAB "
+          "(U+0009) are explicitly prohibited");
+    CHECK(problems("schema = 1\nschema = 1\n") ==
+          "r.toml:2:10: Error while parsing key-value pair: cannot redefine existing integer "
+          "'schema'");
+}
+
+TEST_CASE("golden: a key valid for another kind") {
+    CHECK(problems(k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\nargv = [\"true\"]\n"
+                            "packages = [\"torch\"]\n") ==
+          "r.toml:10:1: key 'packages' is not valid for a step of kind 'run'");
+}
+
+TEST_CASE("golden: verify clauses") {
+    CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                            "verify = [\"torch\", { imprt = \"torch\" }, { file = \"/x\", attr = "
+                            "\"y\" },\n  { import = \"a\", file = \"b\" },\n"
+                            "  { elf_symbol = \"f\", library = \"libx.so\" },\n"
+                            "  { module = \"m\" }]\n") ==
+          "r.toml:9:11: 'verify[0]' must be a table, not a string\n"
+          "r.toml:9:22: unknown key 'imprt' in verify clause (did you mean 'import'?)\n"
+          "r.toml:9:63: 'attr' is valid only with 'import' in a verify clause\n"
+          "r.toml:10:3: a verify clause takes 'import' or 'file', not both\n"
+          "r.toml:11:3: verify clause 'elf_symbol' is not supported by this version of "
+          "bootstrap\n"
+          "r.toml:12:3: a verify clause needs 'import' or 'file'\n"
+          "r.toml:12:5: unknown key 'module' in verify clause");
+}
+
+TEST_CASE("golden: variables may use only variables defined before them") {
+    CHECK(problems("schema = 1\nname = \"t\"\n[vars]\nb = \"{vars.a}/x\"\na = \"{vars.a}\"\n"
+                   "c = \"{vars.megatorn}\"\n[venv]\npath = \"/v\"\npython = \"3.12\"\n") ==
+          "r.toml:4:5: '{vars.a}' refers to a variable defined later in [vars] (a variable may "
+          "use only those defined before it)\n"
+          "r.toml:5:5: variable 'a' refers to itself\n"
+          "r.toml:6:5: unknown variable '{vars.megatorn}' (not defined in [vars])");
+    CHECK(problems("schema = 1\nname = \"t\"\n[vars]\nmegatron = \"/m\"\n[venv]\n"
+                   "path = \"{vars.megatorn}/v\"\npython = \"3.12\"\n") ==
+          "r.toml:6:8: unknown variable '{vars.megatorn}' (did you mean '{vars.megatron}'?)");
+}
+
+TEST_CASE("golden: venv.path may not depend on the venv") {
+    CHECK(problems("schema = 1\nname = \"t\"\n[vars]\nsite = \"{venv.path}/lib\"\n[venv]\n"
+                   "path = \"/v/{python.version}/{vars.site}\"\npython = \"3.12\"\n") ==
+          "r.toml:6:8: 'venv.path' may not use '{python.version}' (circular: the venv's path "
+          "cannot depend on the venv)\n"
+          "r.toml:6:8: 'venv.path' may not use '{vars.site}', which uses '{venv.path}' "
+          "(circular: the venv's path cannot depend on the venv)");
+}
+
+TEST_CASE("golden: placeholder forms") {
+    CHECK(problems(k_head + "[env]\nset = { A = \"{env.1X}\", B = \"{vars.x:-y}\", C = \"{a,b}\" "
+                            "}\n") ==
+          "r.toml:7:13: invalid environment variable name in '{env.1X}'\n"
+          "r.toml:7:29: a default (':-') is allowed only in '{env.NAME:-default}', not in "
+          "'{vars.x:-y}'\n"
+          "r.toml:7:48: '{a,b}' is not a valid placeholder (expected '{namespace.name}'; write "
+          "'{{' and '}}' for literal braces)");
+}
+
+TEST_CASE("golden: section values") {
+    CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"python3\"\n"
+                   "installer = \"conda\"\n[network]\nattempts = 0\n[device]\n"
+                   "probes = [\"torch\", \"nvml2\", \"lspci\"]\nfallback_arch = \"sm_90\"\n"
+                   "[env]\nunset = [\"A B\"]\nset = { \"X-Y\" = \"1\" }\n") ==
+          "r.toml:5:10: 'venv.python' must be a Python version like \"3.12\", not \"python3\"\n"
+          "r.toml:6:13: 'venv.installer' must be \"uv\" or \"pip\", not \"conda\"\n"
+          "r.toml:8:12: 'network.attempts' must be at least 1, not 0\n"
+          "r.toml:10:20: unknown device probe 'nvml2' (did you mean 'nvml'?)\n"
+          "r.toml:10:29: unknown device probe 'lspci' (expected one of torch, driver, nvml, "
+          "nvidia-smi)\n"
+          "r.toml:11:17: 'device.fallback_arch' must be a compute capability like \"9.0\", not "
+          "\"sm_90\"\n"
+          "r.toml:13:10: 'A B' is not a valid environment variable name\n"
+          "r.toml:14:9: 'X-Y' is not a valid environment variable name");
+}
+
+TEST_CASE("golden: multiple problems are reported together, in file order") {
+    std::string text = "schema = 1\n"
+                       "nmae = \"t\"\n"
+                       "[venv]\n"
+                       "path = \"/v\"\n"
+                       "pyton = \"3.12\"\n"
+                       "[[step]]\n"
+                       "id = \"torch\"\n"
+                       "kind = \"install\"\n"
+                       "packages = [\"torch{venv.pth}\"]\n"
+                       "upgrade = 1\n"
+                       "[[step]]\n"
+                       "id = \"torch\"\n"
+                       "kind = \"run\"\n"
+                       "timeout = 0\n";
+    auto r = parse_recipe(text, "r.toml");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::invalid_recipe);
+    CHECK(r.error().message ==
+          "r.toml:2:1: unknown key 'nmae' at top level (did you mean 'name'?)");
+    CHECK(r.error().detail ==
+          "r.toml:2:1: unknown key 'nmae' at top level (did you mean 'name'?)\n"
+          "r.toml:5:1: unknown key 'pyton' in [venv] (did you mean 'python'?)\n"
+          "r.toml:9:13: unknown placeholder '{venv.pth}' (did you mean '{venv.path}'?)\n"
+          "r.toml:10:11: 'upgrade' must be a boolean, not an integer\n"
+          "r.toml:11:1: step 'torch' (kind run) is missing required key 'argv'\n"
+          "r.toml:12:6: duplicate step id 'torch' (first defined at r.toml:7:6)\n"
+          "r.toml:14:11: 'timeout' must be greater than 0, not 0");
+}
+
+TEST_CASE("golden: 'step' must be an array of tables") {
+    CHECK(problems(k_head + "[step]\nid = \"x\"\n") ==
+          "r.toml:6:1: 'step' must be an array of tables (write [[step]]), not a table");
+}
+
+TEST_CASE("placeholders in every string field are checked") {
+    for (std::string field :
+         {"packages = [\"{x.y}\"]", "index_url = \"{x.y}\"", "extra_index_urls = [\"{x.y}\"]",
+          "find_links = [\"{x.y}\"]", "env = { A = \"{x.y}\" }",
+          "verify = [{ import = \"{x.y}\" }]", "verify = [{ import = \"m\", attr = \"{x.y}\" }]"}) {
+        INFO(field);
+        std::string text = k_head + "[[step]]\nid = \"s\"\nkind = \"install\"\n" +
+                           (field.starts_with("packages") ? "" : "packages = [\"p\"]\n") + field +
+                           "\n";
+        CHECK(problems(text).find("unknown placeholder '{x.y}'") != std::string::npos);
+    }
+    for (std::string field :
+         {"argv = [\"{x.y}\"]", "cwd = \"{x.y}\"", "creates = \"{x.y}\"", "unless = [\"{x.y}\"]"}) {
+        INFO(field);
+        std::string text = k_head + "[[step]]\nid = \"s\"\nkind = \"run\"\n" +
+                           (field.starts_with("argv") ? "" : "argv = [\"p\"]\n") + field + "\n";
+        CHECK(problems(text).find("unknown placeholder '{x.y}'") != std::string::npos);
+    }
+    for (std::string field : {"project = \"{x.y}\"", "args = [\"{x.y}\"]"}) {
+        INFO(field);
+        std::string text = k_head + "[[step]]\nid = \"s\"\nkind = \"sync\"\n" +
+                           (field.starts_with("project") ? "" : "project = \"p\"\n") + field + "\n";
+        CHECK(problems(text).find("unknown placeholder '{x.y}'") != std::string::npos);
+    }
+    CHECK(problems("schema = 1\nname = \"t\"\n[vars]\na = \"{x.y}\"\n[venv]\npath = \"/v\"\n"
+                   "python = \"3.12\"\n")
+              .find("unknown placeholder '{x.y}'") != std::string::npos);
+}

@@ -1,0 +1,255 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "core/fs.hpp"
+#include "core/sha256.hpp"
+#include "recipe/recipe.hpp"
+
+using namespace bootstrap;
+using namespace bootstrap::recipe;
+
+namespace {
+
+// The DESIGN.md sketch, restricted to the step kinds this version supports. Line numbers
+// matter: the location checks below count them.
+constexpr const char* k_full_recipe = R"(schema = 1
+name = "h200-te214"
+summary = "Megatron-LM + TE 2.14 + mHC on H200, torch 2.11 cu130, Python 3.12"
+
+[vars]
+megatron = "{env.MEGATRON_DIR}"
+checkout = "{vars.megatron}/src"
+cache = "{env.XDG_CACHE_HOME:-/tmp/cache}/bootstrap"
+
+[venv]
+path = "{vars.megatron}/.venv-megatron"
+python = "3.12"
+installer = "uv"                 # or "pip"
+
+[network]
+timeout = 600
+retries = 5
+attempts = 3
+
+[env]
+set = { PIP_NO_INPUT = "1", CC = "gcc-12" }
+unset = ["UV_PROJECT_ENVIRONMENT", "MCORE_DPA_USE_SDPA"]
+
+[device]
+probes = ["torch", "driver", "nvidia-smi"]
+fallback_arch = "9.0"
+
+[[step]]
+id = "venv"
+kind = "venv"
+
+[[step]]
+id = "torch"
+kind = "install"
+packages = ["torch==2.11.0+cu130"]
+index_url = "https://download.pytorch.org/whl/cu130"
+extra_index_urls = ["https://pypi.nvidia.com"]
+verify = [{ import = "torch", attr = "cuda" }]
+
+[[step]]
+id = "cublas"
+kind = "install"
+packages = ["nvidia-cublas>=13.4.1.1", "nvidia-cuda-runtime"]
+upgrade = true
+no_deps = true
+allow_conflicts = ["torch"]
+find_links = "{vars.cache}/wheels"
+timeout = 1800
+attempts = 2
+
+[[step]]
+id = "megatron"
+kind = "sync"
+project = "{vars.checkout}"
+args = ["--no-dev"]
+env = { MAX_JOBS = "{host.cpus}" }
+
+[[step]]
+id = "mhc"
+kind = "run"
+argv = ["python", "setup.py", "build_ext", "--inplace"]
+cwd = "{vars.checkout}/mhc"
+creates = "{vars.checkout}/mhc/mhc{python.ext_suffix}"
+unless = ["test", "-e", "{venv.path}/done"]
+env_unset = ["CFLAGS"]
+optional = true
+timeout = 90.5
+
+[[step]]
+id = "smoke"
+kind = "check"
+verify = [
+    { import = "transformer_engine.pytorch" },
+    { file = "{venv.path}/bin/python{python.version}" },
+]
+)";
+
+Recipe parse_ok(std::string_view text) {
+    auto r = parse_recipe(text, "full.toml");
+    INFO((r ? std::string() : r.error().detail));
+    REQUIRE(r);
+    return *r;
+}
+
+}  // namespace
+
+TEST_CASE("a full recipe parses into its structs") {
+    Recipe r = parse_ok(k_full_recipe);
+    CHECK(r.file == "full.toml");
+    CHECK(r.schema == 1);
+    CHECK(r.name == "h200-te214");
+    CHECK(r.summary == "Megatron-LM + TE 2.14 + mHC on H200, torch 2.11 cu130, Python 3.12");
+    CHECK(r.source_digest == core::sha256_hex(k_full_recipe));
+
+    CHECK(r.venv.path.value == "{vars.megatron}/.venv-megatron");
+    CHECK(r.venv.path.loc.str() == "full.toml:11:8");
+    CHECK(r.venv.python == "3.12");
+    CHECK(r.venv.installer == InstallerKind::uv);
+    CHECK(r.venv.loc.line == 10);
+
+    CHECK(r.network.timeout == 600);
+    CHECK(r.network.retries == 5);
+    CHECK(r.network.attempts == 3);
+
+    REQUIRE(r.env_set.size() == 2);
+    CHECK(r.env_set.at("CC").value == "gcc-12");
+    CHECK(r.env_set.at("PIP_NO_INPUT").value == "1");
+    CHECK(r.env_unset == std::vector<std::string>{"UV_PROJECT_ENVIRONMENT", "MCORE_DPA_USE_SDPA"});
+    CHECK(r.device_probes == std::vector<std::string>{"torch", "driver", "nvidia-smi"});
+    CHECK(r.device_fallback_arch == "9.0");
+
+    REQUIRE(r.steps.size() == 6);
+    CHECK(r.steps[0].id == "venv");
+    CHECK(r.steps[0].kind == StepKind::venv);
+    CHECK(r.steps[0].loc.str() == "full.toml:28:1");
+}
+
+TEST_CASE("vars keep file order, not toml++'s sorted order") {
+    Recipe r = parse_ok(k_full_recipe);
+    REQUIRE(r.vars.size() == 3);
+    CHECK(r.vars[0].first == "megatron");
+    CHECK(r.vars[1].first == "checkout");
+    CHECK(r.vars[2].first == "cache");
+    CHECK(r.vars[0].second.value == "{env.MEGATRON_DIR}");
+    CHECK(r.vars[1].second.loc.str() == "full.toml:7:12");
+    CHECK(r.vars[2].second.value == "{env.XDG_CACHE_HOME:-/tmp/cache}/bootstrap");
+}
+
+TEST_CASE("install steps carry packages, indexes and flags") {
+    Recipe r = parse_ok(k_full_recipe);
+    const Step& torch = r.steps[1];
+    CHECK(torch.kind == StepKind::install);
+    CHECK(torch.loc.line == 32);
+    REQUIRE(torch.packages.size() == 1);
+    CHECK(torch.packages[0].value == "torch==2.11.0+cu130");
+    CHECK(torch.packages[0].loc.str() == "full.toml:35:13");
+    REQUIRE(torch.index_url);
+    CHECK(torch.index_url->value == "https://download.pytorch.org/whl/cu130");
+    REQUIRE(torch.extra_index_urls.size() == 1);
+    CHECK(torch.extra_index_urls[0].value == "https://pypi.nvidia.com");
+    CHECK_FALSE(torch.upgrade);
+    CHECK_FALSE(torch.timeout);
+    CHECK_FALSE(torch.attempts);
+    REQUIRE(torch.verify.size() == 1);
+    CHECK(torch.verify[0].kind == VerifyClause::Kind::import_module);
+    CHECK(torch.verify[0].target.value == "torch");
+    REQUIRE(torch.verify[0].attr);
+    CHECK(torch.verify[0].attr->value == "cuda");
+    CHECK(torch.verify[0].loc.str() == "full.toml:38:11");
+
+    const Step& cublas = r.steps[2];
+    CHECK(cublas.packages.size() == 2);
+    CHECK(cublas.upgrade);
+    CHECK(cublas.no_deps);
+    CHECK_FALSE(cublas.reinstall);
+    CHECK_FALSE(cublas.pre);
+    CHECK(cublas.allow_conflicts == std::vector<std::string>{"torch"});
+    REQUIRE(cublas.find_links.size() == 1);  // a single string stands for a one-element list
+    CHECK(cublas.find_links[0].value == "{vars.cache}/wheels");
+    CHECK(cublas.timeout == 1800.0);
+    CHECK(cublas.attempts == 2);
+}
+
+TEST_CASE("sync, run and check steps carry their keys") {
+    Recipe r = parse_ok(k_full_recipe);
+    const Step& sync = r.steps[3];
+    CHECK(sync.kind == StepKind::sync);
+    REQUIRE(sync.project);
+    CHECK(sync.project->value == "{vars.checkout}");
+    CHECK(sync.args.size() == 1);
+    REQUIRE(sync.env.count("MAX_JOBS") == 1);
+    CHECK(sync.env.at("MAX_JOBS").value == "{host.cpus}");
+
+    const Step& run = r.steps[4];
+    CHECK(run.kind == StepKind::run);
+    CHECK(run.argv.size() == 4);
+    CHECK(run.argv[3].value == "--inplace");
+    REQUIRE(run.cwd);
+    CHECK(run.cwd->value == "{vars.checkout}/mhc");
+    REQUIRE(run.creates);
+    CHECK(run.unless.size() == 3);
+    CHECK(run.env_unset == std::vector<std::string>{"CFLAGS"});
+    CHECK(run.optional);
+    CHECK(run.timeout == 90.5);
+
+    const Step& check = r.steps[5];
+    CHECK(check.kind == StepKind::check);
+    REQUIRE(check.verify.size() == 2);
+    CHECK(check.verify[0].target.value == "transformer_engine.pytorch");
+    CHECK_FALSE(check.verify[0].attr);
+    CHECK(check.verify[1].kind == VerifyClause::Kind::file);
+    CHECK(check.verify[1].target.value == "{venv.path}/bin/python{python.version}");
+}
+
+TEST_CASE("defaults apply when optional sections are absent") {
+    Recipe r = parse_ok("schema = 1\nname = \"min\"\n[venv]\npath = \"/v\"\npython = \"3.11\"\n"
+                        "installer = \"pip\"\n");
+    CHECK(r.venv.installer == InstallerKind::pip);
+    CHECK(r.network.timeout == 30);
+    CHECK(r.network.retries == 3);
+    CHECK(r.network.attempts == 1);
+    CHECK(r.steps.empty());
+    CHECK(r.vars.empty());
+    CHECK_FALSE(r.device_fallback_arch);
+}
+
+TEST_CASE("load_recipe reads a file, records its absolute path and digest") {
+    core::TempDir dir("recipe-test");
+    auto file = dir.path() / "r.toml";
+    REQUIRE(core::write_file_atomic(file, k_full_recipe));
+    auto r = load_recipe(file);
+    REQUIRE(r);
+    CHECK(r->file == file);
+    CHECK(r->file.is_absolute());
+    CHECK(r->source_digest == core::sha256_hex(k_full_recipe));
+    CHECK(r->steps.size() == 6);
+}
+
+TEST_CASE("load_recipe names the path in messages and reports unreadable files as io") {
+    core::TempDir dir("recipe-test");
+    auto file = dir.path() / "bad.toml";
+    REQUIRE(core::write_file_atomic(file, "schema = 1\nname = \"x\"\n"));
+    auto r = load_recipe(file);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::invalid_recipe);
+    CHECK(r.error().message == file.string() + ":1:1: missing required table [venv]");
+
+    auto missing = load_recipe(dir.path() / "nope.toml");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == ErrorCode::io);
+    CHECK(missing.error().message.find((dir.path() / "nope.toml").string()) != std::string::npos);
+}
+
+TEST_CASE("to_string names kinds as the recipe spells them") {
+    CHECK(std::string(to_string(StepKind::install)) == "install");
+    CHECK(std::string(to_string(StepKind::check)) == "check");
+    CHECK(std::string(to_string(InstallerKind::pip)) == "pip");
+    CHECK(SourceLoc{"a.toml", 3, 7}.str() == "a.toml:3:7");
+    CHECK(SourceLoc{"a.toml", 0, 0}.str() == "a.toml");
+}
