@@ -44,8 +44,9 @@ Result<Installed> scan_installed(const Facts& facts) {
     return dists;
 }
 
-/// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing.
-bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why) {
+/// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
+/// stamp that changed while the digest did not is refreshed (and `*refreshed` set).
+bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why, bool* refreshed) {
     for (auto& [name, rec] : entry.dists) {
         auto it = installed.find(name);
         if (it == installed.end()) {
@@ -63,6 +64,7 @@ bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string*
             return false;
         }
         rec.stamp = it->second.record_stamp;
+        *refreshed = true;
     }
     return true;
 }
@@ -168,13 +170,21 @@ private:
         return true;
     }
 
-    /// Why the step can be skipped without running anything, or "" when it must run.
-    std::string skip_reason(const steps::ResolvedStep& step) {
-        if (m_options.force) return {};
+    /// Why the step can be skipped without running anything, or "" when it must run; then
+    /// `why_run` says what made it run.
+    std::string skip_reason(const steps::ResolvedStep& step, std::string& why_run) {
+        if (m_options.force) {
+            why_run = "forced";
+            return {};
+        }
         auto it = m_journal.steps.find(step.id);
-        std::string why;
-        if (it != m_journal.steps.end() && it->second.status == StepStatus::ok && it->second.key == step.key &&
-            outcome_holds(it->second, m_installed, &why))
+        if (it == m_journal.steps.end())
+            why_run = "first run";
+        else if (it->second.status != StepStatus::ok)
+            why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
+        else if (it->second.key != step.key)
+            why_run = "step changed";
+        else if (outcome_holds(it->second, m_installed, &why_run, &m_journal_dirty))
             return "up to date";
         if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
             !m_installed.empty()) {
@@ -195,7 +205,8 @@ private:
         m_observer.step_started(i, total, step);
         const auto start = Clock::now();
 
-        std::string reason = skip_reason(step);
+        std::string why_run;
+        std::string reason = skip_reason(step, why_run);
         const bool skip = !reason.empty();
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
@@ -208,6 +219,7 @@ private:
 
         Status status;
         if (!skip) {
+            report.reason = why_run;
             status = run_attempts(step, ctx, report);
         } else {
             report.reason = reason;
@@ -283,7 +295,9 @@ private:
     Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged) {
         JournalEntry& entry = m_journal.steps[step.id];
         if (unchanged && entry.key == step.key) {
-            // Only refreshed stamps may differ; keep the rest as recorded.
+            // A no-op must stay cheap: write only when refreshed stamps need keeping.
+            if (!m_journal_dirty) return {};
+            m_journal_dirty = false;
             return m_journal.save(m_plan.venv);
         }
         Installed before = std::move(m_installed);
@@ -299,9 +313,14 @@ private:
         }
         for (const auto& [name, d] : before)
             if (!m_installed.count(name)) changed.insert(name);
-        for (auto& [id, other] : m_journal.steps)
-            if (id != step.id)
-                for (const auto& name : changed) other.dists.erase(name);
+        // Ownership moves forward only: what an earlier step installed and this one changed now
+        // belongs to this step. A later step's record is left alone, so that if this step undid
+        // its work (torch re-pinning cublas), the later step no longer holds and runs again.
+        for (size_t j = 0; j < step.index; ++j) {
+            auto it = m_journal.steps.find(m_plan.steps[j].id);
+            if (it == m_journal.steps.end()) continue;
+            for (const auto& name : changed) it->second.dists.erase(name);
+        }
 
         std::set<std::string> owned;
         for (const auto& name : changed)
@@ -331,6 +350,7 @@ private:
     Journal m_journal;
     Installed m_installed;
     RunReport m_report;
+    bool m_journal_dirty = false;
 };
 
 }  // namespace

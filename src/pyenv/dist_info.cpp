@@ -60,8 +60,10 @@ public:
             char chunk[8192];
             ssize_t n = ::read(m_fd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) m_eof = true;
-            else m_buf.append(chunk, static_cast<size_t>(n));
+            if (n <= 0)
+                m_eof = true;
+            else
+                m_buf.append(chunk, static_cast<size_t>(n));
         }
     }
 
@@ -93,8 +95,7 @@ std::string read_small_file(int dir_fd, const char* name) {
 }
 
 /// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one.
-bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer,
-                    Distribution& dist) {
+bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
     Fd dir(::openat(site_fd, std::string(entry).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir.ok()) return false;
     Fd metadata(::openat(dir.get(), "METADATA", O_RDONLY | O_CLOEXEC));
@@ -103,7 +104,7 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer,
     HeaderReader headers(metadata.get(), buffer);
     std::string_view line, value;
     bool have_name = false, have_version = false;
-    while (headers.next(line)) { if (have_name && have_version) continue;
+    while ((!have_name || !have_version) && headers.next(line)) {
         if (!have_name && header_value(line, "name", value)) {
             dist.name = std::string(value);
             have_name = true;
@@ -144,13 +145,13 @@ bool newer(const Distribution& a, const Distribution& b) {
 
 }  // namespace
 
-Result<std::map<std::string, Distribution>> scan_site_packages(
-    const std::filesystem::path& site_packages) {
+Result<std::map<std::string, Distribution>>
+scan_site_packages(const std::filesystem::path& site_packages) {
     DIR* dir = ::opendir(site_packages.c_str());
     if (dir == nullptr)
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
-                    fmt::format("cannot list installed packages in {}: {}",
-                                site_packages.string(), std::strerror(errno)));
+                    fmt::format("cannot list installed packages in {}: {}", site_packages.string(),
+                                std::strerror(errno)));
     std::map<std::string, Distribution> out;
     std::string buffer;
     buffer.reserve(16384);

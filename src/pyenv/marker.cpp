@@ -54,13 +54,13 @@ constexpr std::array<VariableName, 18> k_variables{{
     {"python_implementation", "platform_python_implementation"},
 }};
 
-constexpr std::array<std::string_view, 8> k_comparisons{"===", "==", "!=", "<=",
-                                                        ">=",  "~=", "<",  ">"};
+constexpr std::array<std::string_view, 8> k_comparisons{
+    "===", "==", "!=", "<=", ">=", "~=", "<", ">"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_ident_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
 }
 
 /// Recursive descent over the PEP 508 marker grammar:
@@ -159,8 +159,7 @@ private:
 
     tl::expected<Node::Operand, SyntaxError> parse_value() {
         skip_space();
-        if (m_pos >= m_s.size())
-            return error("expected a marker variable or a quoted string");
+        if (m_pos >= m_s.size()) return error("expected a marker variable or a quoted string");
         char c = m_s[m_pos];
         if (c == '\'' || c == '"') {
             size_t close = m_s.find(c, m_pos + 1);
@@ -244,8 +243,8 @@ bool compare(std::string lhs, const std::string& op, std::string rhs, bool is_ex
     if (op == "not in") return rhs.find(lhs) == std::string::npos;
     // Cheap pre-check: most string comparisons (sys_platform == "linux") are not versions, and
     // skipping the parse attempts keeps evaluation free of error-message formatting.
-    bool may_be_version = !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' ||
-                                           lhs[0] == 'V');
+    bool may_be_version =
+        !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' || lhs[0] == 'V');
     if (!is_extra && may_be_version) {
         auto version = Version::parse(lhs);
         auto spec = version ? Specifier::parse(op + rhs) : Result<Specifier>();

@@ -30,8 +30,7 @@ std::string normalize_name(std::string_view name) {
 }
 
 bool is_valid_name(std::string_view name) {
-    if (name.empty() || !is_ascii_alnum(name.front()) || !is_ascii_alnum(name.back()))
-        return false;
+    if (name.empty() || !is_ascii_alnum(name.front()) || !is_ascii_alnum(name.back())) return false;
     for (char c : name)
         if (!is_ascii_alnum(c) && !is_name_separator(c)) return false;
     return true;

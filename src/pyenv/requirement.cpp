@@ -13,8 +13,8 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
 }
 
 /// The PEP 508 grammar, left to right:
@@ -41,8 +41,7 @@ public:
             if (auto ok = parse_marker(req); !ok) return tl::unexpected(ok.error());
         }
         skip_space();
-        if (m_pos < m_s.size())
-            return error(fmt::format("unexpected '{}'", m_s.substr(m_pos)));
+        if (m_pos < m_s.size()) return error(fmt::format("unexpected '{}'", m_s.substr(m_pos)));
         return req;
     }
 
@@ -170,8 +169,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
     auto req = RequirementParser(text).parse();
     if (!req)
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid requirement '{}': {} at column {}", text,
-                                req.error().what, req.error().offset + 1));
+                    fmt::format("invalid requirement '{}': {} at column {}", text, req.error().what,
+                                req.error().offset + 1));
     return *req;
 }
 

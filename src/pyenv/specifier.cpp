@@ -12,8 +12,8 @@ namespace bootstrap::pyenv {
 namespace {
 
 // Longest first, so "===" is not read as "==" followed by "=1.0".
-constexpr std::array<std::string_view, 8> k_operators{"===", "~=", "==", "!=",
-                                                      "<=",  ">=", "<",  ">"};
+constexpr std::array<std::string_view, 8> k_operators{
+    "===", "~=", "==", "!=", "<=", ">=", "<", ">"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -62,8 +62,8 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
         }
     }
     if (op.empty())
-        return tl::unexpected(SyntaxError{
-            "expected a comparison operator (==, !=, <=, >=, <, >, ~=, ===)", 0});
+        return tl::unexpected(
+            SyntaxError{"expected a comparison operator (==, !=, <=, >=, <, >, ~=, ===)", 0});
     pos = op.size();
     while (pos < item.size() && is_space(item[pos])) ++pos;
     size_t version_start = pos;
@@ -75,8 +75,8 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     if (pos < item.size()) {
         size_t junk = pos;
         while (junk < item.size() && is_space(item[junk])) ++junk;
-        return tl::unexpected(SyntaxError{
-            fmt::format("unexpected '{}' after the version", item.substr(junk)), junk});
+        return tl::unexpected(
+            SyntaxError{fmt::format("unexpected '{}' after the version", item.substr(junk)), junk});
     }
 
     auto bad = [&](std::string why) {
@@ -103,10 +103,10 @@ Result<Specifier> Specifier::parse(std::string_view text) {
     std::string_view item = core::trim(text);
     auto spec = parse_item(item);
     if (!spec)
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid specifier '{}': {} at column {}", text, spec.error().what,
-                                spec.error().offset + 1 +
-                                    static_cast<size_t>(item.data() - text.data())));
+        return fail(
+            ErrorCode::invalid_recipe,
+            fmt::format("invalid specifier '{}': {} at column {}", text, spec.error().what,
+                        spec.error().offset + 1 + static_cast<size_t>(item.data() - text.data())));
     return *spec;
 }
 
@@ -120,9 +120,12 @@ bool Specifier::contains(const Version& v) const {
 
     if (op == "==" || op == "!=") {
         bool equal = false;
-        if (wildcard) equal = prefix_match(v.public_version(), *spec);
-        else if (spec->local().empty()) equal = v.public_version() == *spec;  // ==1.0 takes 1.0+x
-        else equal = v == *spec;
+        if (wildcard)
+            equal = prefix_match(v.public_version(), *spec);
+        else if (spec->local().empty())
+            equal = v.public_version() == *spec;  // ==1.0 takes 1.0+x
+        else
+            equal = v == *spec;
         return op == "==" ? equal : !equal;
     }
     if (op == "~=") {
@@ -142,8 +145,7 @@ bool Specifier::contains(const Version& v) const {
     if (op == "<") {
         if (!(v < *spec)) return false;
         // "<1.7" must not admit 1.7's own pre-releases (1.7.dev0, 1.7rc1) unless it names one.
-        if (!spec->is_prerelease() && v.is_prerelease() &&
-            v.base_version() == spec->base_version())
+        if (!spec->is_prerelease() && v.is_prerelease() && v.base_version() == spec->base_version())
             return false;
         return true;
     }
@@ -179,8 +181,8 @@ tl::expected<SpecifierSet, SyntaxError> SpecifierSet::parse_detailed(std::string
         size_t item_offset =
             item.empty() ? end : start + static_cast<size_t>(item.data() - raw.data());
         if (item.empty())
-            return tl::unexpected(SyntaxError{"expected a version specifier such as '>=1.0'",
-                                              item_offset});
+            return tl::unexpected(
+                SyntaxError{"expected a version specifier such as '>=1.0'", item_offset});
         auto spec = parse_item(item);
         if (!spec) {
             SyntaxError error = spec.error();

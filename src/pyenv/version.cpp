@@ -54,8 +54,10 @@ public:
         long value = 0;
         while (is_digit(peek())) {
             int d = m_s[m_pos++] - '0';
-            if (value > (std::numeric_limits<long>::max() - d) / 10) overflow = true;
-            else value = value * 10 + d;
+            if (value > (std::numeric_limits<long>::max() - d) / 10)
+                overflow = true;
+            else
+                value = value * 10 + d;
         }
         out = value;
         return true;
@@ -120,9 +122,12 @@ std::strong_ordering compare_local(std::string_view a, std::string_view b) {
         std::string_view sa = a.substr(0, ea), sb = b.substr(0, eb);
         bool na = all_digits(sa), nb = all_digits(sb);
         std::strong_ordering c = std::strong_ordering::equal;
-        if (na && nb) c = compare_numeric_strings(sa, sb);
-        else if (na != nb) c = na <=> nb;  // alpha (false) < numeric (true)
-        else c = sa.compare(sb) <=> 0;
+        if (na && nb)
+            c = compare_numeric_strings(sa, sb);
+        else if (na != nb)
+            c = na <=> nb;  // alpha (false) < numeric (true)
+        else
+            c = sa.compare(sb) <=> 0;
         if (c != 0) return c;
         a.remove_prefix(std::min(ea + 1, a.size()));
         b.remove_prefix(std::min(eb + 1, b.size()));

@@ -251,3 +251,89 @@ def run_bootstrap(bootstrap_bin):
                               stdin=subprocess.DEVNULL, capture_output=True, text=True)
 
     return run
+
+
+# --------------------------------------------------------------------------- bootstrap runs
+
+class World:
+    """One test's sandbox for running bootstrap: its own directory (recipe files, the venv),
+    a fresh UV_CACHE_DIR, the index, and an environment where `uv` is on PATH first."""
+
+    def __init__(self, root: Path, index: IndexServer, uv: Path, bootstrap: Path,
+                 uv_cache: Path):
+        self.root = root
+        self.index = index
+        self.uv = uv
+        self.bootstrap = bootstrap
+        self.uv_cache = uv_cache
+        self.venv = root / "venv"
+        self.env = {
+            "UV_CACHE_DIR": str(uv_cache),
+            "UV_PYTHON_DOWNLOADS": "never",
+            "PATH": f"{uv.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "BOOTSTRAP_BACKOFF_BASE": "0.1",
+            "NO_COLOR": "1",
+        }
+
+    def full_env(self, extra: dict | None = None) -> dict:
+        return hermetic_env({**self.env, **(extra or {})})
+
+    def cmd(self, args) -> list[str]:
+        return [str(self.bootstrap), *[str(a) for a in args]]
+
+    def run(self, args, env: dict | None = None, timeout: float = 120,
+            cwd=None) -> subprocess.CompletedProcess:
+        """Run bootstrap (never raises on a non-zero exit)."""
+        return subprocess.run(self.cmd(args), env=self.full_env(env), cwd=cwd or self.root,
+                              timeout=timeout, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True)
+
+    def popen(self, args, env: dict | None = None, **kw) -> subprocess.Popen:
+        return subprocess.Popen(self.cmd(args), env=self.full_env(env), cwd=self.root,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **kw)
+
+    def run_json(self, args, **kw) -> tuple[subprocess.CompletedProcess, dict]:
+        proc = self.run([*args, "--json"], **kw)
+        try:
+            doc = json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError(f"stdout is not JSON (rc={proc.returncode}):\n{proc.stdout}\n"
+                                 f"stderr:\n{proc.stderr}")
+        return proc, doc
+
+    def python(self, code: str, venv: Path | None = None) -> subprocess.CompletedProcess:
+        py = (venv or self.venv) / "bin" / "python"
+        return subprocess.run([str(py), "-c", code], env=self.full_env(), capture_output=True,
+                              text=True, timeout=60)
+
+    def version_of(self, dist: str, venv: Path | None = None) -> str | None:
+        r = self.python("import importlib.metadata as m, sys\n"
+                        "try: print(m.version(sys.argv[1]))\n"
+                        "except m.PackageNotFoundError: print('-')\n".replace(
+                            "sys.argv[1]", repr(dist)), venv)
+        assert r.returncode == 0, r.stderr
+        v = r.stdout.strip()
+        return None if v == "-" else v
+
+    def uv_pip(self, *args, venv: Path | None = None) -> subprocess.CompletedProcess:
+        py = (venv or self.venv) / "bin" / "python"
+        r = subprocess.run([str(self.uv), "pip", *args[:1], "--python", str(py), *args[1:]],
+                           env=self.full_env(), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    def journal(self, venv: Path | None = None) -> dict:
+        return json.loads(((venv or self.venv) / ".bootstrap" / "journal.json").read_text())
+
+
+@pytest.fixture
+def world(tmp_path, index, uv_bin, bootstrap_bin, uv_cache) -> World:
+    root = tmp_path / "w"
+    root.mkdir()
+    return World(root, index, uv_bin, bootstrap_bin, uv_cache)
+
+
+def steps_by_id(doc: dict) -> dict:
+    """{step id: step} of a `run --json` document."""
+    return {s["id"]: s for s in doc["steps"]}

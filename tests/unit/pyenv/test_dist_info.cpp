@@ -61,8 +61,10 @@ Requirement req(const std::string& text) {
 }
 
 MarkerEnv linux_env() {
-    return MarkerEnv{{"python_version", "3.12"},  {"python_full_version", "3.12.3"},
-                     {"sys_platform", "linux"},   {"os_name", "posix"},
+    return MarkerEnv{{"python_version", "3.12"},
+                     {"python_full_version", "3.12.3"},
+                     {"sys_platform", "linux"},
+                     {"os_name", "posix"},
                      {"platform_machine", "x86_64"}};
 }
 
@@ -125,8 +127,8 @@ TEST_CASE("scan_site_packages handles odd METADATA and duplicate dist-infos") {
     std::string metadata = "Metadata-Version: 2.1\r\n";
     for (int i = 0; i < 400; ++i) metadata += "Classifier: Programming Language :: Python\r\n";
     metadata += "name: crlf-pkg\r\nversion: 3.0\r\n\r\nbody\r\n";
-    REQUIRE(bootstrap::core::write_file_atomic(site / "crlf_pkg-3.0.dist-info" / "METADATA",
-                                               metadata));
+    REQUIRE(
+        bootstrap::core::write_file_atomic(site / "crlf_pkg-3.0.dist-info" / "METADATA", metadata));
     // No Name/Version headers: fall back to the directory name.
     REQUIRE(bootstrap::core::write_file_atomic(site / "nameless-2.5.dist-info" / "METADATA",
                                                "Metadata-Version: 2.1\n\n"));
@@ -151,10 +153,10 @@ TEST_CASE("scan_site_packages reports a missing directory") {
 
 TEST_CASE("read_requires_dist parses the headers only") {
     TempDir tmp("bs-pyenv");
-    write_dist(tmp.path(), {"transformers",
-                            "4.57.1",
-                            {"regex!=2019.12.17", "numpy>=1.17",
-                             "torch>=2.2; extra == \"torch\""}});
+    write_dist(tmp.path(),
+               {"transformers",
+                "4.57.1",
+                {"regex!=2019.12.17", "numpy>=1.17", "torch>=2.2; extra == \"torch\""}});
     auto installed = scan(tmp.path());
     auto reqs = bootstrap::pyenv::read_requires_dist(installed.at("transformers"));
     REQUIRE(reqs);
@@ -192,10 +194,11 @@ TEST_CASE("is_satisfied checks the requirement and what it pulls in") {
     fs::path site = tmp.path();
     write_dist(site, {"numpy", "1.26.4"});
     write_dist(site, {"pandas", "2.2.0", {"numpy>=2; python_version >= '3.9'"}});
-    write_dist(site, {"transformers", "4.57.1",
+    write_dist(site, {"transformers",
+                      "4.57.1",
                       {"numpy>=1.17", "regex!=2019.12.17", "tqdm>=4.27 ; extra == 'progress'"}});
-    write_dist(site, {"scipy", "1.14.0", {"numpy<2.3,>=1.23.5",
-                                          "pywin32 ; sys_platform == 'win32'"}});
+    write_dist(site,
+               {"scipy", "1.14.0", {"numpy<2.3,>=1.23.5", "pywin32 ; sys_platform == 'win32'"}});
     auto installed = scan(site);
     MarkerEnv env = linux_env();
     auto check = [&](const std::string& text, bool prereleases = false) {
@@ -243,7 +246,8 @@ TEST_CASE("is_satisfied checks the requirement and what it pulls in") {
 TEST_CASE("is_satisfied follows extras, normalised") {
     TempDir tmp("bs-pyenv");
     fs::path site = tmp.path();
-    write_dist(site, {"accelerate", "1.0.0",
+    write_dist(site, {"accelerate",
+                      "1.0.0",
                       {"numpy>=1.17", "deepspeed ; extra == 'Deep_Speed'",
                        "rich ; extra == 'rich' and python_version >= '3.8'"}});
     write_dist(site, {"numpy", "2.1.0"});
@@ -320,8 +324,8 @@ TEST_CASE("is_satisfied: local versions, pre-releases, URLs") {
                                                installed, env, false, &why));
     CHECK(why == "torch @ https://example.org/torch.whl is a direct URL requirement, which "
                  "cannot be checked against the installed torch 2.11.0+cu130");
-    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("absent @ https://example.org/a.whl"),
-                                               installed, env, false, &why));
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("absent @ https://example.org/a.whl"), installed,
+                                               env, false, &why));
     CHECK(why == "absent is not installed");
 
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("bad-deps"), installed, env, false, &why));

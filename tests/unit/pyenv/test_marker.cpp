@@ -61,10 +61,8 @@ TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
         {"os.name == 'posix'", true},  // legacy spelling
         {"sys.platform == 'linux'", true},
         {"platform_version == ''", true},  // missing from env: reads as ""
-        {"os_name == 'posix' and (sys_platform == 'darwin' or platform_machine == 'x86_64')",
-         true},
-        {"(os_name == 'posix' and sys_platform == 'darwin') or platform_machine == 'x86_64'",
-         true},
+        {"os_name == 'posix' and (sys_platform == 'darwin' or platform_machine == 'x86_64')", true},
+        {"(os_name == 'posix' and sys_platform == 'darwin') or platform_machine == 'x86_64'", true},
         {"os_name == 'posix' and sys_platform == 'darwin' or platform_machine == 'arm64'", false},
         // "and" binds tighter than "or"
         {"os_name == 'posix' or sys_platform == 'x' and os_name == 'nt'", true},
@@ -99,9 +97,8 @@ TEST_CASE("Marker::str is canonical") {
     auto m = Marker::parse(
         "python_version>='3.8'  and(os_name==\"nt\" or extra=='x')and os.name  not  in 'a'");
     REQUIRE(m);
-    CHECK(m->str() ==
-          "python_version >= \"3.8\" and (os_name == \"nt\" or extra == \"x\") and "
-          "os_name not in \"a\"");
+    CHECK(m->str() == "python_version >= \"3.8\" and (os_name == \"nt\" or extra == \"x\") and "
+                      "os_name not in \"a\"");
     auto q = Marker::parse("platform_version == 'say \"hi\"'");
     REQUIRE(q);
     CHECK(q->str() == "platform_version == 'say \"hi\"'");

@@ -97,9 +97,8 @@ TEST_CASE("Requirement parse errors quote the text and the column") {
         {"foo==", "invalid requirement 'foo==': expected a version after '==' at column 6"},
         {"", "invalid requirement '': expected a package name at column 1"},
         {">=1.0", "invalid requirement '>=1.0': expected a package name at column 1"},
-        {"-foo",
-         "invalid requirement '-foo': '-foo' is not a valid package name (letters, digits, "
-         "'-', '_', '.'; starting and ending with a letter or digit) at column 1"},
+        {"-foo", "invalid requirement '-foo': '-foo' is not a valid package name (letters, digits, "
+                 "'-', '_', '.'; starting and ending with a letter or digit) at column 1"},
         {"foo[bar", "invalid requirement 'foo[bar': expected ']' to close the extras at column 8"},
         {"foo[bar baz]",
          "invalid requirement 'foo[bar baz]': expected ',' or ']' in the extras at column 9"},
@@ -123,8 +122,7 @@ TEST_CASE("Requirement parse errors quote the text and the column") {
         {"foo>=1.0,", "invalid requirement 'foo>=1.0,': expected a version specifier such as "
                       "'>=1.0' at column 10"},
         {"foo (>=1.0) bar", "invalid requirement 'foo (>=1.0) bar': unexpected 'bar' at column 13"},
-        {"foo==1.0x",
-         "invalid requirement 'foo==1.0x': '1.0x' is not a valid version at column 6"},
+        {"foo==1.0x", "invalid requirement 'foo==1.0x': '1.0x' is not a valid version at column 6"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);

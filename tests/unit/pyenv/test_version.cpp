@@ -98,11 +98,24 @@ TEST_CASE("Version normalises every PEP 440 spelling") {
 }
 
 TEST_CASE("Version rejects what PEP 440 rejects") {
-    const std::vector<std::string> bad{"",      "french toast", "1.0x",        "1..0",
-                                       "1.0-",  "1!",           "!1.0",        "1.0.*",
-                                       "1.0+",  "1.0+abc.",     "1.0+abc+def", "1.0 a1",
-                                       "v",     "1.0a1a2",      "1.0.post1.post2",
-                                       "1.0dev1.post1", "1.0+ab_",  "99999999999999999999"};
+    const std::vector<std::string> bad{"",
+                                       "french toast",
+                                       "1.0x",
+                                       "1..0",
+                                       "1.0-",
+                                       "1!",
+                                       "!1.0",
+                                       "1.0.*",
+                                       "1.0+",
+                                       "1.0+abc.",
+                                       "1.0+abc+def",
+                                       "1.0 a1",
+                                       "v",
+                                       "1.0a1a2",
+                                       "1.0.post1.post2",
+                                       "1.0dev1.post1",
+                                       "1.0+ab_",
+                                       "99999999999999999999"};
     for (const auto& input : bad) {
         INFO(input);
         CHECK_FALSE(Version::parse(input).has_value());
@@ -118,7 +131,8 @@ TEST_CASE("Version parse errors quote the text and the column") {
     CHECK(r.error().message == "invalid version 'abc': expected a release number at column 1");
     r = Version::parse("1.0+");
     REQUIRE_FALSE(r);
-    CHECK(r.error().message == "invalid version '1.0+': expected a local version label at column 5");
+    CHECK(r.error().message ==
+          "invalid version '1.0+': expected a local version label at column 5");
 }
 
 TEST_CASE("Version accessors") {
@@ -142,13 +156,13 @@ TEST_CASE("Version accessors") {
 TEST_CASE("Version ordering follows the PEP 440 example list") {
     // Strictly increasing (PEP 440's ordering example, plus local labels and epochs).
     const std::vector<std::string> ordered{
-        "1.0.dev456",    "1.0a1",       "1.0a2.dev456",      "1.0a12.dev456",
-        "1.0a12",        "1.0b1.dev456", "1.0b2",            "1.0b2.post345.dev456",
-        "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",          "1.0",
-        "1.0+abc",       "1.0+abc.5",   "1.0+abc.7",         "1.0+abc.10",
-        "1.0+5",         "1.0+5.abc",   "1.0+6",             "1.0.post456.dev34",
-        "1.0.post456",   "1.0.15",      "1.1.dev1",          "1.1",
-        "2.0",           "10.0",        "1!0.1",             "1!1.0"};
+        "1.0.dev456",    "1.0a1",         "1.0a2.dev456", "1.0a12.dev456",
+        "1.0a12",        "1.0b1.dev456",  "1.0b2",        "1.0b2.post345.dev456",
+        "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",       "1.0",
+        "1.0+abc",       "1.0+abc.5",     "1.0+abc.7",    "1.0+abc.10",
+        "1.0+5",         "1.0+5.abc",     "1.0+6",        "1.0.post456.dev34",
+        "1.0.post456",   "1.0.15",        "1.1.dev1",     "1.1",
+        "2.0",           "10.0",          "1!0.1",        "1!1.0"};
     for (size_t i = 0; i < ordered.size(); ++i) {
         for (size_t j = 0; j < ordered.size(); ++j) {
             INFO(ordered[i] << " vs " << ordered[j]);

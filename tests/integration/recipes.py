@@ -1,0 +1,103 @@
+"""Write bootstrap recipe files for the integration tests.
+
+    write_recipe(dir, steps=[venv(), install("core", ["demo-core"], index_url=URL)], ...)
+
+Steps are plain dicts (key order kept); `toml_value` renders str/bool/int/float, lists and
+inline tables, so a recipe file reads like a hand-written one. Helpers return the path written
+and, through `line_of`, let tests compute the exact line:col the binary must report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string is JSON-compatible for our texts
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"cannot render {v!r} as TOML")
+
+
+def render_recipe(*, steps: list[dict], name: str = "itest", venv_path: str = "venv",
+                  python: str = "3.11", installer: str = "uv", network: dict | None = None,
+                  vars: dict | None = None, env: dict | None = None, header: str = "") -> str:
+    lines = ["schema = 1", f"name = {toml_value(name)}"]
+    if header:
+        lines.append(header.rstrip("\n"))
+    if vars:
+        lines.append("")
+        lines.append("[vars]")
+        lines += [f"{k} = {toml_value(v)}" for k, v in vars.items()]
+    lines += ["", "[venv]", f"path = {toml_value(venv_path)}", f"python = {toml_value(python)}",
+              f"installer = {toml_value(installer)}"]
+    net = {"timeout": 10, "retries": 1, "attempts": 1}
+    if network is not None:
+        net.update(network)
+    lines += ["", "[network]"] + [f"{k} = {toml_value(v)}" for k, v in net.items()]
+    if env:
+        lines += ["", "[env]"] + [f"{k} = {toml_value(v)}" for k, v in env.items()]
+    for step in steps:
+        lines += ["", "[[step]]"] + [f"{k} = {toml_value(v)}" for k, v in step.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_recipe(directory: Path, filename: str = "recipe.toml", **kwargs) -> Path:
+    path = Path(directory) / filename
+    path.write_text(render_recipe(**kwargs))
+    return path
+
+
+def line_of(path: Path, needle: str, occurrence: int = 1) -> tuple[int, int]:
+    """1-based (line, column) of the `occurrence`-th line containing `needle`, column of
+    the needle's first character."""
+    seen = 0
+    for i, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        col = line.find(needle)
+        if col >= 0:
+            seen += 1
+            if seen == occurrence:
+                return i, col + 1
+    raise AssertionError(f"{needle!r} not found in {path}")
+
+
+# ---------------------------------------------------------------------------- step builders
+
+def venv(id: str = "venv", **extra) -> dict:
+    return {"id": id, "kind": "venv", **extra}
+
+
+def install(id: str, packages: list[str], index_url: str | None = None, **extra) -> dict:
+    step = {"id": id, "kind": "install", "packages": list(packages)}
+    if index_url is not None:
+        step["index_url"] = index_url
+    step.update(extra)
+    return step
+
+
+def run(id: str, argv: list[str], **extra) -> dict:
+    return {"id": id, "kind": "run", "argv": list(argv), **extra}
+
+
+def check(id: str, verify: list[dict], **extra) -> dict:
+    return {"id": id, "kind": "check", "verify": verify, **extra}
+
+
+def sync(id: str, project: str, **extra) -> dict:
+    return {"id": id, "kind": "sync", "project": project, **extra}
+
+
+def imp(module: str, attr: str | None = None) -> dict:
+    return {"import": module} if attr is None else {"import": module, "attr": attr}
+
+
+def file(path: str) -> dict:
+    return {"file": path}
