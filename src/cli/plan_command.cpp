@@ -26,7 +26,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
         fmt::print("venv: {} (exists, Python {})\n", plan.venv.string(), facts.python->version);
     else
         fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
-    fmt::print("installer: {}\n", plan.installer->identity());
+    fmt::print("installer: {} ({})\n", plan.installer->name(), plan.installer->program().string());
     for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
     for (const auto& s : plan.steps) {
         fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
@@ -61,7 +61,7 @@ int execute_plan(const PlanArgs& args) {
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
     options.recreate = args.recreate;
-    options.update_caches = false;
+    options.dry_run = true;
     auto pre = engine::gather_facts({}, false);
     if (!pre) return fail_with(pre.error());
     auto venv = engine::resolve_venv_path(*loaded, options, *pre);

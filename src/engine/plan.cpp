@@ -40,7 +40,7 @@ public:
     void set_venv(const fs::path& venv) { m_venv = venv; }
 
     Result<recipe::Expanded> expand(const recipe::Text& text) {
-        return recipe::expand(text, [this, &text](const recipe::Placeholder& p) { return answer(p, text); });
+        return recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
     }
 
     /// Expand and require a complete value (for things needed before anything runs).
@@ -58,15 +58,15 @@ public:
     }
 
 private:
-    Result<std::optional<std::string>> answer(const recipe::Placeholder& p, const recipe::Text& text) {
+    Result<std::optional<std::string>> answer(const recipe::Placeholder& p) {
         if (p.ns == "env") {
             auto it = m_facts.env.find(p.name);
             if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
             if (p.default_value) return std::optional<std::string>(*p.default_value);
             return fail(ErrorCode::invalid_recipe,
-                        fmt::format("environment variable {} is not set (used as {{env.{}}} at {}); "
+                        fmt::format("environment variable {} is not set (used as {{env.{}}}); "
                                     "set it, or give a default: {{env.{}:-VALUE}}",
-                                    p.name, p.name, text.loc.str(), p.name));
+                                    p.name, p.name, p.name));
         }
         if (p.ns == "vars") {
             auto it = m_vars.find(p.name);
@@ -178,10 +178,12 @@ struct StepBuilder {
     }
 
     Status sync_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
-        BS_TRY(auto uv, pyenv::find_uv(plan.base_env.count("PATH") ? plan.base_env.at("PATH") : ""));
+        auto uv = pyenv::find_uv(plan.base_env.count("PATH") ? plan.base_env.at("PATH") : "");
+        if (!uv && options.dry_run) uv = fs::path("uv");  // `plan` shows it by name
+        if (!uv) return tl::unexpected(uv.error());
         BS_TRY(auto project, text(*s.project, out));
         BS_TRY(auto args, texts(s.args, out));
-        cmd = pyenv::uv_sync(uv, local_path(project), plan.venv, args, plan.net);
+        cmd = pyenv::uv_sync(*uv, local_path(project), plan.venv, args, plan.net);
         bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
         bool after_install = std::any_of(plan.steps.begin(), plan.steps.end(),
                                          [](const auto& st) { return st.kind == recipe::StepKind::install; });
@@ -360,8 +362,11 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     auto path_it = plan.base_env.find("PATH");
     BS_TRY(auto installer, pyenv::make_installer(recipe::to_string(recipe.venv.installer),
                                                  path_it == plan.base_env.end() ? "" : path_it->second,
-                                                 recipe.venv.python));
+                                                 recipe.venv.python, options.dry_run));
     plan.installer = std::move(installer);
+    if (options.dry_run && plan.installer->identity().ends_with(" missing"))
+        plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",
+                                         plan.installer->name()));
 
     StepBuilder builder{recipe, options, facts, plan, ex};
     std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);

@@ -29,7 +29,7 @@ struct Facts {
 struct PlanOptions {
     std::optional<fs::path> venv;  // --venv: overrides [venv] path
     bool recreate = false;         // --recreate: replace a venv made with another Python
-    bool update_caches = true;     // false for `plan`: write nothing to disk
+    bool dry_run = false;          // `plan`: write nothing; show a missing installer by name
 };
 
 struct Plan {

@@ -165,7 +165,9 @@ scan_site_packages(const std::filesystem::path& site_packages) {
         Distribution dist;
         if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;
         dist.dist_info = site_packages / name;
-        auto [it, inserted] = out.try_emplace(dist.normalized_name, dist);
+        std::string key = dist.normalized_name;
+        // try_emplace leaves `dist` untouched when the key is taken, so it can still compete.
+        auto [it, inserted] = out.try_emplace(key, std::move(dist));
         if (!inserted && newer(dist, it->second)) it->second = std::move(dist);
     }
     ::closedir(dir);

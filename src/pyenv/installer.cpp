@@ -31,6 +31,7 @@ public:
     explicit UvInstaller(fs::path uv) : m_uv(std::move(uv)) {}
     std::string name() const override { return "uv"; }
     std::string identity() const override { return "uv " + file_identity(m_uv); }
+    fs::path program() const override { return m_uv; }
 
     Command create_venv(const fs::path& venv, const std::string& python) const override {
         // --allow-existing: the venv directory may already hold bootstrap's own state dir.
@@ -71,6 +72,7 @@ public:
     // The pip that runs lives in the venv; its identity is the venv's interpreter plus the
     // interpreter that creates venvs.
     std::string identity() const override { return "pip " + file_identity(m_base_python); }
+    fs::path program() const override { return m_base_python; }
 
     Command create_venv(const fs::path& venv, const std::string&) const override {
         return {{m_base_python.string(), "-m", "venv", venv.string()}, {}, {}};
@@ -116,16 +118,21 @@ Result<fs::path> find_uv(const std::string& path_var) {
 
 Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
                                                   const std::string& path_var,
-                                                  const std::string& python_request) {
+                                                  const std::string& python_request,
+                                                  bool allow_missing) {
     if (name == "uv") {
-        BS_TRY(auto uv, find_uv(path_var));
-        return std::unique_ptr<Installer>(std::make_unique<UvInstaller>(uv));
+        auto uv = find_uv(path_var);
+        if (!uv && allow_missing) uv = fs::path("uv");
+        if (!uv) return tl::unexpected(uv.error());
+        return std::unique_ptr<Installer>(std::make_unique<UvInstaller>(*uv));
     }
     if (name == "pip") {
         for (const std::string& candidate : {"python" + python_request, std::string("python3")}) {
             auto p = exec::find_program(candidate, path_var);
             if (!p.empty()) return std::unique_ptr<Installer>(std::make_unique<PipInstaller>(p));
         }
+        if (allow_missing)
+            return std::unique_ptr<Installer>(std::make_unique<PipInstaller>("python" + python_request));
         return fail(ErrorCode::not_found,
                     fmt::format("no python{} (or python3) on PATH to create the venv with", python_request));
     }

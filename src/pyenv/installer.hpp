@@ -45,6 +45,8 @@ public:
     [[nodiscard]] virtual std::string name() const = 0;  // "uv" / "pip"
     /// What identifies this installer in step keys: program path, size and mtime (no subprocess).
     [[nodiscard]] virtual std::string identity() const = 0;
+    /// The program that runs (uv, or the interpreter that creates pip venvs).
+    [[nodiscard]] virtual fs::path program() const = 0;
     [[nodiscard]] virtual Command create_venv(const fs::path& venv, const std::string& python) const = 0;
     [[nodiscard]] virtual Command install(const fs::path& venv, const InstallRequest& request,
                                           const NetworkOptions& net) const = 0;
@@ -54,10 +56,12 @@ public:
 [[nodiscard]] Result<fs::path> find_uv(const std::string& path_var);
 
 /// The backend by name ("uv" or "pip"). uv must be found on `path_var`; pip's interpreter for
-/// venv creation is `python<X.Y>` (then `python3`) from `path_var`.
+/// venv creation is `python<X.Y>` (then `python3`) from `path_var`. With `allow_missing` (for
+/// `plan`), a program that is not found is kept by its bare name instead of failing.
 [[nodiscard]] Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
                                                                 const std::string& path_var,
-                                                                const std::string& python_request);
+                                                                const std::string& python_request,
+                                                                bool allow_missing = false);
 
 /// `uv sync` of a project into `venv` (UV_PROJECT_ENVIRONMENT names the venv explicitly).
 [[nodiscard]] Command uv_sync(const fs::path& uv, const fs::path& project, const fs::path& venv,

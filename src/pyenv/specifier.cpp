@@ -21,9 +21,9 @@ bool is_wildcard(std::string_view version) {
     return version.size() >= 2 && version.substr(version.size() - 2) == ".*";
 }
 
-/// PEP 440 prefix matching as packaging does it: both versions become
-/// [epoch, release..., pre, post, dev] with the release parts zero-padded to the same length;
-/// the candidate matches when its list starts with the spec's.
+/// PEP 440 prefix matching as packaging does it: a version becomes
+/// [epoch, release..., pre, post, dev], its release zero-padded to `release_len`; the candidate
+/// matches when its list starts with the prefix's.
 std::vector<std::string> prefix_components(const Version& v, size_t release_len) {
     std::vector<std::string> out;
     out.push_back(std::to_string(v.epoch()));

@@ -333,7 +333,3 @@ def world(tmp_path, index, uv_bin, bootstrap_bin, uv_cache) -> World:
     root.mkdir()
     return World(root, index, uv_bin, bootstrap_bin, uv_cache)
 
-
-def steps_by_id(doc: dict) -> dict:
-    """{step id: step} of a `run --json` document."""
-    return {s["id"]: s for s in doc["steps"]}

@@ -101,3 +101,36 @@ def imp(module: str, attr: str | None = None) -> dict:
 
 def file(path: str) -> dict:
     return {"file": path}
+
+
+def steps_by_id(doc: dict) -> dict:
+    """{step id: step} of a `run --json` document."""
+    return {s["id"]: s for s in doc["steps"]}
+
+
+STAMP = "{venv.path}/helpers{python.ext_suffix}.stamp"
+
+
+def pipeline(index) -> list[dict]:
+    """The demo pipeline's shape (venv, torch from the cu130 index, a knowing cublas upgrade
+    over torch's pin, a reinstall with import checks, a build-like run step, a final check)."""
+    return [
+        venv(),
+        install("torch", ["demo-torch==2.11.0+cu130"], index_url=index.url("main"),
+                extra_index_urls=[index.url("cu130")], verify=[imp("demo_torch")]),
+        install("cublas", ["nvidia-cublas>=13.4.1.1"], index_url=index.url("main"),
+                upgrade=True, allow_conflicts=["demo-torch"],
+                verify=[imp("nvidia_cublas", "HAS_GROUPED_GEMM")]),
+        install("transformers", ["transformers", "wandb"], index_url=index.url("main"),
+                reinstall=True, verify=[imp("transformers", "AutoTokenizer"), imp("wandb")]),
+        run("helpers", ["{venv.python}", "-c",
+                        "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text('built\\n')",
+                        STAMP], creates=STAMP),
+        check("check", [imp("demo_torch"), file(STAMP)]),
+    ]
+
+
+PIPELINE_IDS = ["venv", "torch", "cublas", "transformers", "helpers", "check"]
+PIPELINE_VERSIONS = {"demo-torch": "2.11.0+cu130", "nvidia-cublas": "13.4.1.1",
+                     "transformers": "4.57.1", "regex": "2024.1.0", "wandb": "0.22.0",
+                     "click": "8.1.7", "platformdirs": "4.3.6", "demo-requests": "2.32.3"}

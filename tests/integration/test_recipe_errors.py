@@ -1,0 +1,184 @@
+"""Invalid recipes: exact messages with file:line:col, exit code 2, nothing touched on disk."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HEAD = """\
+schema = 1
+name = "errs"
+
+[venv]
+path = "venv"
+python = "3.11"
+
+[[step]]
+id = "venv"
+kind = "venv"
+"""
+# HEAD is 10 lines; the text appended below starts at line 11.
+
+
+def write(world, body: str, head: str = HEAD) -> Path:
+    path = world.root / "recipe.toml"
+    path.write_text(head + textwrap.dedent(body))
+    return path
+
+
+def assert_recipe_error(world, recipe: Path, *expected: tuple[int, int, str]):
+    """Run and plan both fail with exit 2; the first problem is the error message, every
+    problem is listed (in file order) in the detail."""
+    lines = [f"{recipe}:{line}:{col}: {msg}" for line, col, msg in expected]
+    for args in ([recipe], ["plan", recipe]):
+        proc = world.run(args)
+        assert proc.returncode == 2, f"{args}: rc={proc.returncode}\n{proc.stderr}"
+        assert proc.stdout == ""
+        assert proc.stderr.startswith(f"error: {lines[0]}\n"), proc.stderr
+        assert "\n".join(lines) in proc.stderr, proc.stderr
+    proc = world.run([recipe, "--json"])
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc == {"schema": 1, "ok": False,
+                   "error": {"message": lines[0], "detail": "\n".join(lines), "exit_code": 2}}
+    assert not (world.root / "venv").exists()
+    assert world.index.stats() == {}
+
+
+def test_typo_key(world):
+    recipe = write(world, """
+        [[step]]
+        id = "core"
+        kind = "install"
+        pakages = ["demo-core"]
+        """)
+    # The typo of a required key is reported once, as a typo (not also as "missing 'packages'").
+    assert_recipe_error(world, recipe,
+                        (15, 1, "unknown key 'pakages' in step 'core' (did you mean 'packages'?)"))
+
+
+def test_typo_key_in_section(world):
+    head = HEAD.replace('python = "3.11"', 'pyhton = "3.11"')
+    recipe = write(world, "", head=head)
+    assert_recipe_error(world, recipe, (6, 1, "unknown key 'pyhton' in [venv] (did you mean 'python'?)"))
+
+
+def test_wrong_type(world):
+    recipe = write(world, """
+        [[step]]
+        id = "core"
+        kind = "install"
+        packages = ["demo-core"]
+        upgrade = "yes"
+        """)
+    assert_recipe_error(world, recipe, (16, 11, "'upgrade' must be a boolean, not a string"))
+
+
+def test_wrong_type_in_network(world):
+    recipe = write(world, """
+        [network]
+        timeout = "30"
+        retries = -1
+        """)
+    # [network] comes after the steps in the file: lines 12-13.
+    assert_recipe_error(world, recipe,
+                        (13, 11, "'network.timeout' must be an integer, not a string"),
+                        (14, 11, "'network.retries' must be at least 0, not -1"))
+
+
+def test_unknown_placeholder(world):
+    recipe = write(world, """
+        [[step]]
+        id = "hello"
+        kind = "run"
+        argv = ["{venv.pyhton}", "-V"]
+        """)
+    assert_recipe_error(world, recipe,
+                        (15, 9, "unknown placeholder '{venv.pyhton}' (did you mean '{venv.python}'?)"))
+
+
+def test_unknown_variable(world):
+    recipe = write(world, """
+        [[step]]
+        id = "hello"
+        kind = "run"
+        argv = ["echo", "{vars.missing}"]
+        """)
+    assert_recipe_error(world, recipe,
+                        (15, 17, "unknown variable '{vars.missing}' (not defined in [vars])"))
+
+
+def test_duplicate_id(world):
+    recipe = write(world, """
+        [[step]]
+        id = "core"
+        kind = "install"
+        packages = ["demo-core"]
+
+        [[step]]
+        id = "core"
+        kind = "install"
+        packages = ["click"]
+        """)
+    assert_recipe_error(world, recipe,
+                        (18, 6, f"duplicate step id 'core' (first defined at {world.root / 'recipe.toml'}:13:6)"))
+
+
+def test_unknown_kind(world):
+    recipe = write(world, """
+        [[step]]
+        id = "core"
+        kind = "instal"
+        packages = ["demo-core"]
+        """)
+    assert_recipe_error(world, recipe, (14, 8, "unknown step kind 'instal' (did you mean 'install'?)"))
+
+
+def test_every_problem_is_reported_in_file_order(world):
+    recipe = write(world, """
+        [[step]]
+        id = "a"
+        kind = "run"
+        argv = ["{venv.pyhton}"]
+        tiemout = 5
+
+        [[step]]
+        id = "a"
+        kind = "check"
+        """)
+    assert_recipe_error(
+        world, recipe,
+        (15, 9, "unknown placeholder '{venv.pyhton}' (did you mean '{venv.python}'?)"),
+        (16, 1, "unknown key 'tiemout' in step 'a' (did you mean 'timeout'?)"),
+        (18, 1, "step 'a' (kind check) needs at least one verify clause"),
+        (19, 6, f"duplicate step id 'a' (first defined at {recipe}:13:6)"),
+    )
+
+
+def test_unsupported_schema(world):
+    recipe = write(world, "", head=HEAD.replace("schema = 1", "schema = 2"))
+    assert_recipe_error(world, recipe, (1, 10, "unsupported schema version 2 (this bootstrap reads schema 1)"))
+
+
+def test_recipe_error_relative_path_is_shown_as_given(world):
+    write(world, """
+        [[step]]
+        id = "core"
+        kind = "install"
+        pakages = ["demo-core"]
+        """)
+    proc = world.run(["recipe.toml"])  # cwd is the recipe's directory
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "error: recipe.toml:15:1: unknown key 'pakages' in step 'core' (did you mean 'packages'?)\n")
+
+
+def test_usage_errors_exit_2(world):
+    proc = world.run(["run"])
+    assert proc.returncode == 2
+    proc = world.run(["run", "recipe.toml", "--no-such-flag"])
+    assert proc.returncode == 2
+    assert "--no-such-flag" in proc.stderr
