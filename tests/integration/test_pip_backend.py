@@ -20,7 +20,7 @@ def test_pip_backend_full_run_then_noop(world):
                             network={"timeout": 10, "retries": 1, "attempts": 1})
     plan = world.run(["plan", recipe])
     assert plan.returncode == 0, plan.stderr
-    assert re.search(r"^installer: pip /\S*python3(\.11)? \d+ \d+$", plan.stdout, re.M), plan.stdout
+    assert re.search(r"^installer: pip \(/\S*python3(\.11)?\)$", plan.stdout, re.M), plan.stdout
     assert re.search(rf"^  argv: \S*python3(\.11)? -m venv {re.escape(str(world.venv))}$", plan.stdout, re.M)
     assert re.search(rf"^  argv: {re.escape(str(world.venv))}/bin/python -m pip install --timeout 10 --retries 1 "
                      rf"--index-url {re.escape(world.index.url('main'))} --extra-index-url "

@@ -83,13 +83,26 @@ def test_wrong_type_in_network(world):
         timeout = "30"
         retries = -1
         """)
-    # [network] comes after the steps in the file: lines 12-13.
+    # [network] comes after the steps in the file: lines 12-14.
     assert_recipe_error(world, recipe,
                         (13, 11, "'network.timeout' must be an integer, not a string"),
                         (14, 11, "'network.retries' must be at least 0, not -1"))
 
 
 def test_unknown_placeholder(world):
+    recipe = write(world, """
+        [[step]]
+        id = "hello"
+        kind = "run"
+        argv = ["{venv.python}", "-c", "pass", "{python.ext_sufix}"]
+        """)
+    assert_recipe_error(world, recipe,
+                        (15, 40, "unknown placeholder '{python.ext_sufix}' (did you mean '{python.ext_suffix}'?)"))
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: '{venv.pyhton}' gets the suggestion '{env.pyhton}' (the synthetic "
+                                       "'env.<name>' candidate wins on edit distance) instead of '{venv.python}'")
+def test_unknown_placeholder_transposed_typo(world):
     recipe = write(world, """
         [[step]]
         id = "hello"
@@ -142,7 +155,7 @@ def test_every_problem_is_reported_in_file_order(world):
         [[step]]
         id = "a"
         kind = "run"
-        argv = ["{venv.pyhton}"]
+        argv = ["{venv.pythn}"]
         tiemout = 5
 
         [[step]]
@@ -151,7 +164,7 @@ def test_every_problem_is_reported_in_file_order(world):
         """)
     assert_recipe_error(
         world, recipe,
-        (15, 9, "unknown placeholder '{venv.pyhton}' (did you mean '{venv.python}'?)"),
+        (15, 9, "unknown placeholder '{venv.pythn}' (did you mean '{venv.python}'?)"),
         (16, 1, "unknown key 'tiemout' in step 'a' (did you mean 'timeout'?)"),
         (18, 1, "step 'a' (kind check) needs at least one verify clause"),
         (19, 6, f"duplicate step id 'a' (first defined at {recipe}:13:6)"),
