@@ -113,7 +113,7 @@ def test_sigint_during_install_is_interrupted(world):
 
 def test_concurrent_runs_lock_timeout_names_holder(world):
     started, pidfile = world.root / "started", world.root / "child.pid"
-    recipe = R.write_recipe(world.root, steps=[R.venv(), slow_step(world, started, pidfile, 8)])
+    recipe = R.write_recipe(world.root, steps=[R.venv(), slow_step(world, started, pidfile, 4)])
     first = world.popen([recipe])
     try:
         wait_for(started, first)

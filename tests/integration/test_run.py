@@ -193,6 +193,7 @@ def test_dist_changed_behind_our_back_reruns_owner(world):
     steps = steps_by_id(doc)
     assert steps["venv"]["result"] == "skipped"
     assert steps["core"]["result"] == "ran", steps["core"]
+    assert steps["core"]["reason"] == "demo-core is now 1.0.0 (was 2.0.0)"
     assert steps["click"]["result"] == "skipped" and steps["click"]["reason"] == "up to date"
     assert world.version_of("demo-core") == "2.0.0"
 
@@ -205,6 +206,7 @@ def test_removed_dist_reruns_owner(world):
     proc, doc = world.run_json([recipe])
     ok(proc)
     assert steps_by_id(doc)["core"]["result"] == "ran"
+    assert steps_by_id(doc)["core"]["reason"] == "demo-core is no longer installed"
     assert world.version_of("demo-core") == "1.1.0"
 
 
@@ -586,3 +588,116 @@ def test_sync_without_inexact_warns(world):
     plan = ok(world.run(["plan", recipe]))
     assert ("warning: step 'sync': `uv sync` is exact and removes packages installed by earlier "
             "install steps; add \"--inexact\" to its args") in plan.stdout
+
+
+# --------------------------------------------------------------------------- more
+
+def test_later_step_reruns_when_earlier_step_undoes_its_work(world):
+    """Ownership moves forward only: re-running torch re-pins nvidia-cublas to 13.1.0.3, so the
+    cublas upgrade step no longer holds and runs again."""
+    recipe = write(world, R.pipeline(world.index)[:3])
+    ok(world.run([recipe]))
+    assert world.version_of("nvidia-cublas") == "13.4.1.1"
+    world.uv_pip("install", "--index-url", world.index.url(), "nvidia-cublas==13.1.0.3")
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    steps = steps_by_id(doc)
+    assert steps["torch"]["result"] == "skipped"
+    assert steps["cublas"]["result"] == "ran"
+    assert steps["cublas"]["reason"] == "nvidia-cublas is now 13.1.0.3 (was 13.4.1.1)"
+    assert world.version_of("nvidia-cublas") == "13.4.1.1"
+
+
+def test_verify_flag_rechecks_up_to_date_steps(world):
+    recipe = write(world, [R.venv(),
+                           R.install("tf", ["transformers"], index_url=world.index.url(),
+                                     verify=[R.imp("transformers", "AutoTokenizer")])])
+    ok(world.run([recipe]))
+    # Break regex without touching any RECORD: the journal still holds.
+    r = world.python("import regex, pathlib; pathlib.Path(regex.__file__).write_text('raise ImportError(\"regex is broken\")')")
+    assert r.returncode == 0, r.stderr
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert steps_by_id(doc)["tf"]["reason"] == "up to date"
+    proc, doc = world.run_json([recipe, "--verify"])
+    assert proc.returncode == 1, proc.stderr
+    tf = steps_by_id(doc)["tf"]
+    assert tf["result"] == "failed"
+    assert doc["error"]["message"] == ("step 'tf': verify failed: import transformers failed: "
+                                       "ImportError: regex is broken")
+
+
+def test_failed_step_resumes_with_reason(world):
+    flag = world.root / "flag"
+    recipe = write(world, [R.run("maybe", ["test", "-e", str(flag)]), R.run("next", ["true"])])
+    proc, doc = world.run_json([recipe])
+    assert proc.returncode == 1
+    assert doc["error"]["message"] == "step 'maybe' (run) failed: test exit code 1"
+    flag.write_text("")
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert {s["id"]: s["reason"] for s in doc["steps"]} == {
+        "maybe": "resuming: last run failed", "next": "first run"}
+
+
+def test_relative_paths_are_relative_to_the_recipe(world, tmp_path):
+    # The local-version torch is only on the cu130 index: here it comes from find_links.
+    (world.root / "links").mkdir()
+    src = world.index.root / "cu130" / "demo_torch-2.11.0+cu130-py3-none-any.whl"
+    shutil.copy(src, world.root / "links" / src.name)
+    recipe = write(world, [R.venv(), R.install("torch", ["demo-torch==2.11.0+cu130"], find_links=["links"],
+                                               index_url=world.index.url("main"))],
+                   venv_path="envs/here")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc, doc = world.run_json([Path("..") / "w" / "recipe.toml"], cwd=elsewhere)
+    ok(proc)
+    assert doc["venv"] == str(world.root / "envs" / "here")
+    assert world.version_of("demo-torch", venv=world.root / "envs" / "here") == "2.11.0+cu130"
+    assert world.index.count(r"^/cu130/") == 0
+    assert not list(elsewhere.iterdir())
+
+    # --venv is relative to the current directory.
+    proc, doc = world.run_json([recipe, "--venv", "v2"], cwd=elsewhere)
+    ok(proc)
+    assert doc["venv"] == str(elsewhere / "v2")
+    assert world.version_of("demo-torch", venv=elsewhere / "v2") == "2.11.0+cu130"
+
+
+def test_plan_keys_known_once_the_venv_exists(world):
+    recipe = write(world, R.pipeline(world.index))
+    plan = json.loads(ok(world.run(["plan", recipe, "--json"])).stdout)
+    keys = {s["id"]: s["key"] for s in plan["steps"]}
+    assert all(keys[i] for i in ("venv", "torch", "cublas", "transformers"))
+    # {python.ext_suffix} is known only once the venv exists; keys are chained.
+    assert keys["helpers"] is None and keys["check"] is None
+    helpers = plan["steps"][4]
+    assert helpers["complete"] is False
+    assert "<python.ext_suffix: known after the venv exists>" in helpers["creates"]
+    text = ok(world.run(["plan", recipe])).stdout
+    assert text.count("  key: known once the venv exists\n") == 2
+
+    ok(world.run([recipe]))
+    plan2 = json.loads(ok(world.run(["plan", recipe, "--json"])).stdout)
+    journal = world.journal()["steps"]
+    for s in plan2["steps"]:
+        assert s["key"] == journal[s["id"]]["key"], s["id"]
+    assert plan2["steps"][4]["creates"].endswith(".stamp") and "<" not in plan2["steps"][4]["creates"]
+
+
+def test_embedded_demo(world):
+    demo_dir = world.root / "demo"
+    env = {"BOOTSTRAP_DEMO_INDEX": world.index.base_url, "BOOTSTRAP_DEMO_DIR": str(demo_dir)}
+    proc = world.run(["demo", "--json"], env=env)
+    ok(proc)
+    doc = json.loads(proc.stdout)
+    assert doc["recipe"] == "demo" and doc["venv"] == str(demo_dir / "venv")
+    assert [s["id"] for s in doc["steps"]] == R.PIPELINE_IDS
+    assert all(s["result"] == "ran" for s in doc["steps"])
+    assert world.version_of("demo-torch", venv=demo_dir / "venv") == "2.11.0+cu130"
+    assert world.version_of("nvidia-cublas", venv=demo_dir / "venv") == "13.4.1.1"
+    t0 = time.monotonic()
+    proc2 = world.run(["demo", "--json"], env=env)
+    assert time.monotonic() - t0 < 1.0
+    ok(proc2)
+    assert [s["reason"] for s in json.loads(proc2.stdout)["steps"]] == ["up to date"] * 6

@@ -1,0 +1,162 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <sys/stat.h>
+
+#include "core/fs.hpp"
+#include "engine/plan.hpp"
+#include "recipe/recipe.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A world with a fake `uv` on PATH (never run: planning only resolves and stats it).
+struct World {
+    core::TempDir dir{"bs-plan"};
+    fs::path bin = dir.path() / "bin";
+    World() {
+        fs::create_directories(bin);
+        std::ofstream(bin / "uv") << "#!/bin/sh\n";
+        fs::permissions(bin / "uv", fs::perms::owner_all);
+        std::ofstream(bin / "python3.11") << "#!/bin/sh\n";
+        fs::permissions(bin / "python3.11", fs::perms::owner_all);
+    }
+    engine::Facts facts(exec::EnvMap extra = {}) const {
+        engine::Facts f;
+        f.env = {{"PATH", bin.string()}, {"HOME", "/root"}};
+        for (auto& [k, v] : extra) f.env[k] = v;
+        f.cpus = 4;
+        return f;
+    }
+    recipe::Recipe recipe(const std::string& steps, const std::string& installer = "uv") const {
+        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
+                           "\"\npython = \"3.11\"\ninstaller = \"" + installer + "\"\n" + steps;
+        auto r = recipe::parse_recipe(text, "t.toml");
+        REQUIRE(r);
+        return *r;
+    }
+};
+
+const std::string k_steps = R"(
+[[step]]
+id = "venv"
+kind = "venv"
+[[step]]
+id = "torch"
+kind = "install"
+packages = ["torch==2.11.0+cu130"]
+index_url = "http://127.0.0.1:1/simple"
+[[step]]
+id = "stamp"
+kind = "run"
+argv = ["touch", "{venv.path}/x{python.ext_suffix}"]
+)";
+
+}  // namespace
+
+TEST_CASE("plan expands argv, env and keys, and changes nothing on disk") {
+    World w;
+    auto r = w.recipe(k_steps);
+    engine::PlanOptions opts;
+    opts.dry_run = true;
+    auto plan = engine::make_plan(r, opts, w.facts());
+    REQUIRE(plan);
+    REQUIRE(plan->steps.size() == 3);
+    const auto& torch = plan->steps[1];
+    CHECK(torch.argv == std::vector<std::string>{(w.bin / "uv").string(), "pip", "install", "--python",
+                                                 (w.dir.path() / "venv/bin/python").string(), "--index-url",
+                                                 "http://127.0.0.1:1/simple", "torch==2.11.0+cu130"});
+    CHECK(torch.cwd == "/");
+    CHECK(torch.env_set.at("UV_HTTP_TIMEOUT") == "30");
+    CHECK(torch.key.size() == 64);
+    // {python.ext_suffix} is only known once the venv exists: no key yet, value shown as such.
+    const auto& stamp = plan->steps[2];
+    CHECK_FALSE(stamp.complete);
+    CHECK(stamp.key.empty());
+    CHECK(stamp.argv[1].find("<python.ext_suffix: known after the venv exists>") != std::string::npos);
+    CHECK_FALSE(fs::exists(w.dir.path() / "venv"));
+}
+
+TEST_CASE("step keys are stable, chained, and ignore volatile variables") {
+    World w;
+    auto r = w.recipe(k_steps);
+    auto a = engine::make_plan(r, {}, w.facts());
+    auto b = engine::make_plan(r, {}, w.facts({{"TERM", "xterm"}, {"LANG", "C.UTF-8"}}));
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->steps[1].key == b->steps[1].key);
+
+    // An inherited variable the child can see (UV_INDEX_STRATEGY) changes the key.
+    auto c = engine::make_plan(r, {}, w.facts({{"UV_INDEX_STRATEGY", "unsafe-best-match"}}));
+    REQUIRE(c);
+    CHECK(c->steps[1].key != a->steps[1].key);
+
+    // Changing the venv step changes every later key (the chain), not only its own.
+    auto r2 = w.recipe(std::string(k_steps).replace(k_steps.find("kind = \"venv\""), 13,
+                                                    "kind = \"venv\"\nenv = { X = \"1\" }"));
+    auto d = engine::make_plan(r2, {}, w.facts());
+    REQUIRE(d);
+    CHECK(d->steps[0].key != a->steps[0].key);
+    CHECK(d->steps[1].key != a->steps[1].key);
+}
+
+TEST_CASE("key explain lists every input in order") {
+    World w;
+    auto r = w.recipe(k_steps);
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE(plan);
+    std::string explain = plan->steps[1].key_explain;
+    std::string uv = (w.bin / "uv").string();
+    for (const char* field : {"scheme: bootstrap-step-v1\n", "previous: ", "id: torch\n", "kind: install\n",
+                              "argv: [", "cwd: /\n", "env.set: [UV_HTTP_RETRIES=3, UV_HTTP_TIMEOUT=30, UV_NO_PROGRESS=1]\n",
+                              "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
+        CHECK(explain.find(field) != std::string::npos);
+    CHECK(explain.find("HOME=") == std::string::npos);
+}
+
+TEST_CASE("an unset environment variable without default names it") {
+    World w;
+    auto r = w.recipe(R"(
+[[step]]
+id = "x"
+kind = "run"
+argv = ["echo", "{env.MEGATRON_DIR}"]
+)");
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::invalid_recipe);
+    CHECK(plan.error().message.find("environment variable MEGATRON_DIR is not set") != std::string::npos);
+    CHECK(plan.error().message.find("t.toml:") == 0);
+}
+
+TEST_CASE("uv missing: run fails with how to get it, plan shows it by name") {
+    World w;
+    fs::remove(w.bin / "uv");
+    auto r = w.recipe(k_steps);
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().message == "the recipe's installer is uv, but uv is not on PATH");
+    CHECK(plan.error().detail.find("pip install uv") != std::string::npos);
+    engine::PlanOptions dry;
+    dry.dry_run = true;
+    auto shown = engine::make_plan(r, dry, w.facts());
+    REQUIRE(shown);
+    CHECK(shown->steps[1].argv[0] == "uv");
+}
+
+TEST_CASE("pip backend: venv module and python -m pip with timeout and retries") {
+    World w;
+    auto r = w.recipe(k_steps, "pip");
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE(plan);
+    CHECK(plan->steps[0].argv == std::vector<std::string>{(w.bin / "python3.11").string(), "-m", "venv",
+                                                          (w.dir.path() / "venv").string()});
+    const auto& argv = plan->steps[1].argv;
+    REQUIRE(argv.size() >= 8);
+    CHECK(argv[0] == (w.dir.path() / "venv/bin/python").string());
+    CHECK(std::vector<std::string>(argv.begin() + 1, argv.begin() + 8) ==
+          std::vector<std::string>{"-m", "pip", "install", "--timeout", "30", "--retries", "3"});
+}
