@@ -14,6 +14,7 @@
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/name.hpp"
 #include "steps/executor.hpp"
 
 namespace bootstrap::engine {
@@ -137,6 +138,7 @@ private:
     Status replan(const fs::path& venv) {
         BS_TRY(m_facts, gather_facts(venv, true));
         BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
+        m_allowed_conflicts.reset();
         return {};
     }
 
@@ -190,11 +192,26 @@ private:
             !m_installed.empty()) {
             for (const auto& req : step.requirements) {
                 std::string reason;
-                if (!pyenv::is_satisfied(req, m_installed, m_facts.python->markers, step.pre, &reason)) return {};
+                if (!pyenv::is_satisfied(req, m_installed, m_facts.python->markers, step.pre, &reason,
+                                         allowed_conflicts()))
+                    return {};
             }
             return "requirements already satisfied";
         }
         return {};
+    }
+
+    /// {dependent, dependency} pins that the recipe overrides: a step installing `dependency`
+    /// with `allow_conflicts = ["dependent"]` (cublas over torch's pin, SEED-NOTES P10).
+    const std::set<std::pair<std::string, std::string>>& allowed_conflicts() {
+        if (!m_allowed_conflicts) {
+            m_allowed_conflicts.emplace();
+            for (const auto& st : m_plan.steps)
+                for (const auto& dependent : st.source->allow_conflicts)
+                    for (const auto& req : st.requirements)
+                        m_allowed_conflicts->insert({pyenv::normalize_name(dependent), req.normalized_name});
+        }
+        return *m_allowed_conflicts;
     }
 
     /// Run step i; an error return stops the run.
@@ -351,6 +368,7 @@ private:
     Installed m_installed;
     RunReport m_report;
     bool m_journal_dirty = false;
+    std::optional<std::set<std::pair<std::string, std::string>>> m_allowed_conflicts;
 };
 
 }  // namespace

@@ -215,8 +215,9 @@ namespace {
 /// The walk behind is_satisfied: one requirement, then what the installed dist requires.
 class SatisfactionCheck {
 public:
-    SatisfactionCheck(const std::map<std::string, Distribution>& installed, std::string* why_not)
-        : m_installed(installed), m_why_not(why_not) {}
+    SatisfactionCheck(const std::map<std::string, Distribution>& installed, std::string* why_not,
+                      const std::set<std::pair<std::string, std::string>>& allowed_conflicts)
+        : m_installed(installed), m_why_not(why_not), m_allowed(allowed_conflicts) {}
 
     /// `required_by` is "" for the top-level requirement, else "transformers 4.57.1".
     bool check(const Requirement& req, MarkerEnv& env, bool prereleases,
@@ -263,10 +264,12 @@ public:
             for (const Requirement& dep : *deps) {
                 // Dependencies were chosen by a resolver; accept installed pre-releases there,
                 // as `pip check` does.
-                if (!check(dep, env, true, installed)) {
-                    ok = false;
-                    break;
-                }
+                if (check(dep, env, true, installed)) continue;
+                if (m_allowed.count({dist.normalized_name, dep.normalized_name}) &&
+                    m_installed.count(dep.normalized_name))
+                    continue;  // the recipe overrides this pin on purpose
+                ok = false;
+                break;
             }
             env["extra"] = saved;
             if (!ok) return false;
@@ -282,16 +285,18 @@ private:
 
     const std::map<std::string, Distribution>& m_installed;
     std::string* m_why_not;
+    const std::set<std::pair<std::string, std::string>>& m_allowed;
     std::set<std::string> m_visited;  // "name[extra]" already walked: stops cycles
 };
 
 }  // namespace
 
 bool is_satisfied(const Requirement& req, const std::map<std::string, Distribution>& installed,
-                  const MarkerEnv& env, bool prereleases, std::string* why_not) {
+                  const MarkerEnv& env, bool prereleases, std::string* why_not,
+                  const std::set<std::pair<std::string, std::string>>& allowed_conflicts) {
     MarkerEnv walk_env = env;
     if (!walk_env.count("extra")) walk_env["extra"] = "";
-    return SatisfactionCheck(installed, why_not).check(req, walk_env, prereleases, "");
+    return SatisfactionCheck(installed, why_not, allowed_conflicts).check(req, walk_env, prereleases, "");
 }
 
 }  // namespace bootstrap::pyenv

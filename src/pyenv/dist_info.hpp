@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,12 @@ struct Distribution {
 /// accepts whatever is installed). Transitive dependencies accept installed pre-releases, as
 /// `pip check` does: a resolver already chose them. A `name @ url` requirement is never
 /// satisfied, since the installed files cannot be tied to the URL.
+/// `allowed_conflicts` holds {dependent, dependency} pairs of normalised names whose pin the
+/// recipe overrides on purpose (a step's `allow_conflicts`): that dependency only needs to be
+/// installed, at any version.
 [[nodiscard]] bool is_satisfied(const Requirement& req,
                                 const std::map<std::string, Distribution>& installed,
-                                const MarkerEnv& env, bool prereleases, std::string* why_not);
+                                const MarkerEnv& env, bool prereleases, std::string* why_not,
+                                const std::set<std::pair<std::string, std::string>>& allowed_conflicts = {});
 
 }  // namespace bootstrap::pyenv

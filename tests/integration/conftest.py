@@ -274,6 +274,10 @@ class World:
             "BOOTSTRAP_BACKOFF_BASE": "0.1",
             "NO_COLOR": "1",
         }
+        # Offline for real: anything but loopback (exempt through NO_PROXY) goes to a dead
+        # proxy, so a test that would reach PyPI by mistake fails instead of passing online.
+        for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            self.env[var] = "http://127.0.0.1:9"
 
     def full_env(self, extra: dict | None = None) -> dict:
         return hermetic_env({**self.env, **(extra or {})})

@@ -331,3 +331,22 @@ TEST_CASE("is_satisfied: local versions, pre-releases, URLs") {
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("bad-deps"), installed, env, false, &why));
     CHECK(why.find("bad Requires-Dist") != std::string::npos);
 }
+
+TEST_CASE("is_satisfied accepts a pin the recipe overrides on purpose") {
+    TempDir tmp("bs-pyenv");
+    fs::path site = tmp.path();
+    write_dist(site, {"torch", "2.11.0+cu130", {"nvidia-cublas==13.1.0.3"}});
+    write_dist(site, {"nvidia-cublas", "13.4.1.1"});
+    auto installed = scan(site);
+    MarkerEnv env = linux_env();
+    std::string why;
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), installed, env, false, &why));
+    CHECK(why == "nvidia-cublas 13.4.1.1 does not satisfy nvidia-cublas==13.1.0.3 (required by torch "
+                 "2.11.0+cu130)");
+    std::set<std::pair<std::string, std::string>> allowed{{"torch", "nvidia-cublas"}};
+    CHECK(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), installed, env, false, &why, allowed));
+    // The override is about the version only: the dependency must still be there.
+    fs::remove_all(site / "nvidia-cublas-13.4.1.1.dist-info");
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), scan(site), env, false, &why,
+                                               allowed));
+}
