@@ -1,0 +1,42 @@
+#pragma once
+// Comparing two manifests: what was added, removed, upgraded, downgraded or reinstalled (same
+// version, different files), plus changes of the interpreter, torch and host facts.
+
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.hpp"
+
+namespace bootstrap::manifest {
+
+struct PackageChange {
+    enum class Kind { added, removed, upgraded, downgraded, reinstalled };
+    Kind kind;
+    std::string name;
+    std::string from;  // version before ("" when added)
+    std::string to;    // version after ("" when removed)
+};
+[[nodiscard]] const char* to_string(PackageChange::Kind kind);
+
+struct FactChange {
+    std::string field;  // "python.version", "torch.cuda", "host.nvcc", "build_env.MAX_JOBS", ...
+    std::string from;
+    std::string to;
+};
+
+struct ManifestDiff {
+    std::vector<PackageChange> packages;  // sorted by name
+    std::vector<FactChange> facts;
+    [[nodiscard]] bool empty() const { return packages.empty() && facts.empty(); }
+    /// "2 added, 1 upgraded, 1 reinstalled" (or "no change").
+    [[nodiscard]] std::string summary() const;
+};
+
+[[nodiscard]] ManifestDiff diff(const Manifest& before, const Manifest& after);
+
+/// Human-readable lines: "+ regex 2024.1.0", "- foo 1.0", "↑ demo-core 1.0.0 → 2.0.0", ...
+[[nodiscard]] std::string format_diff(const ManifestDiff& d);
+/// JSON document for `diff --json`.
+[[nodiscard]] std::string diff_json(const ManifestDiff& d);
+
+}  // namespace bootstrap::manifest
