@@ -25,3 +25,5 @@ echo "== bootstrap demo (fixture index at $BOOTSTRAP_DEMO_INDEX)" >&2
 build/bootstrap demo "$@"
 echo "== again: everything is up to date, nothing runs" >&2
 build/bootstrap demo "$@"
+echo "== a second venv from the committed lockfile (pinned versions, sha256-checked wheels)" >&2
+build/bootstrap recipes/demo.toml --locked --venv "$DEMO/locked-venv" "$@"

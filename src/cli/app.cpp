@@ -15,7 +15,10 @@ namespace bootstrap::cli {
 
 namespace {
 bool is_subcommand(std::string_view word) {
-    return word == "run" || word == "plan" || word == "demo" || word == "help";
+    for (const char* known : {"run", "plan", "demo", "snapshot", "history", "diff", "rollback", "lock",
+                              "device", "inspect", "explain", "lint", "perf", "help"})
+        if (word == known) return true;
+    return false;
 }
 }  // namespace
 
@@ -37,6 +40,16 @@ int run_cli(int argc, char** argv) {
     set_run_command(app, outcome);
     set_plan_command(app, outcome);
     set_demo_command(app, outcome);
+    set_snapshot_command(app, outcome);
+    set_history_command(app, outcome);
+    set_diff_command(app, outcome);
+    set_rollback_command(app, outcome);
+    set_lock_command(app, outcome);
+    set_device_command(app, outcome);
+    set_inspect_command(app, outcome);
+    set_explain_command(app, outcome);
+    set_lint_command(app, outcome);
+    set_perf_command(app, outcome);
     try {
         app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {

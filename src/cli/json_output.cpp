@@ -27,6 +27,11 @@ std::string run_report_json(const engine::RunReport& report, const std::string& 
         j["steps"].push_back(std::move(js));
     }
     if (report.error) j["error"] = error_value(*report.error);
+    j["history"] = {{"before", report.history_before ? nlohmann::json(*report.history_before) : nlohmann::json()},
+                    {"after", report.history_after ? nlohmann::json(*report.history_after) : nlohmann::json()}};
+    j["changes"] = report.changes_summary;
+    j["rolled_back"] = report.rolled_back;
+    j["warnings"] = report.warnings;
     return j.dump(2) + "\n";
 }
 

@@ -6,9 +6,15 @@
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
+#include "core/fs.hpp"
+#include "doctor/knowledge.hpp"
+#include "engine/locking.hpp"
+#include "manifest/lockfile.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -22,6 +28,9 @@ struct RunArgs {
     bool verify = false;
     bool recreate = false;
     bool json = false;
+    bool locked = false;
+    std::string lockfile;
+    bool rollback_on_failure = false;
     double lock_timeout = 600;
 };
 
@@ -37,6 +46,27 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
                    "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
+    cmd.add_flag("--locked", args.locked,
+                 "Install exactly the lockfile's pins with hash checking (default lockfile: "
+                 "<recipe dir>/lockfiles/<name>.lock.json) and fail on any drift");
+    cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
+    cmd.add_flag("--rollback-on-failure", args.rollback_on_failure,
+                 "When a step fails, restore the venv to its snapshot from before the run");
+}
+
+/// Under a failed step's log tail: the known faults (recipe [[fault]]s, then the built-ins)
+/// that its log matches, each with an explanation and a fix.
+void print_known_faults(const engine::RunReport& report, const recipe::Recipe& recipe) {
+    for (const auto& step : report.steps) {
+        if (step.log.empty() || (step.result != engine::StepResult::failed &&
+                                 step.result != engine::StepResult::optional_failed))
+            continue;
+        auto text = core::read_file(step.log);
+        if (!text) continue;
+        auto faults = doctor::knowledge_for(recipe);
+        auto matches = doctor::match_log(*text, faults);
+        if (!matches.empty()) fmt::print(stderr, "{}", doctor::format_matches(matches, step.log));
+    }
 }
 
 int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
@@ -57,11 +87,21 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     options.skip = args.skip;
     options.lock_timeout = args.lock_timeout;
     if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE")) options.backoff_base = std::atof(b);
+    options.rollback_on_failure = args.rollback_on_failure;
+    if (args.locked || !args.lockfile.empty()) {
+        auto path = args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : fs::path(args.lockfile);
+        auto lock = manifest::load_lockfile(path);
+        if (!lock) return report_error(lock.error());
+        options.plan.locked = std::move(*lock);
+    }
 
     auto report = engine::run_recipe(*loaded, options, status);
     if (!report) return report_error(report.error());
     status.summary(*report);
-    if (report->error) status.error(*report->error);
+    if (report->error) {
+        status.error(*report->error);
+        print_known_faults(*report, *loaded);
+    }
     if (args.json) fmt::print("{}", run_report_json(*report, loaded->name));
     return report->error ? exit_code_for(*report->error) : 0;
 }

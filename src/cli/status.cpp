@@ -120,6 +120,13 @@ void TerminalStatus::summary(const engine::RunReport& report) {
                    paint(res, color_for(s.result)), core::format_duration(s.seconds),
                    s.reason.empty() ? "" : "  " + s.reason);
     }
+    if (report.history_after) {
+        fmt::print(stderr, "\nchanges: {} (history #{} -> #{})\n", report.changes_summary,
+                   report.history_before ? std::to_string(*report.history_before) : "-", *report.history_after);
+        if (!report.changes.empty()) fmt::print(stderr, "{}", report.changes);
+    }
+    if (report.rolled_back) fmt::print(stderr, "rolled back: the venv is as it was before this run\n");
+    for (const auto& w : report.warnings) fmt::print(stderr, "{} {}\n", paint("warning:", k_yellow), w);
     fmt::print(stderr, "{} in {} (venv {})\n",
                report.ok() ? paint("done", k_green) : paint("failed", k_red),
                core::format_duration(report.seconds), report.venv.string());
@@ -131,7 +138,11 @@ void TerminalStatus::error(const Error& error) {
     m_running = false;
     clear_live_locked();
     fmt::print(stderr, "{} {}\n", paint("error:", k_red), error.message);
-    if (!error.detail.empty()) fmt::print(stderr, "{}\n", error.detail);
+    // A recipe error's detail lists every problem, the first of which is the message itself.
+    std::string_view detail = error.detail;
+    if (detail.starts_with(error.message)) detail.remove_prefix(error.message.size());
+    while (!detail.empty() && detail.front() == '\n') detail.remove_prefix(1);
+    if (!detail.empty()) fmt::print(stderr, "{}\n", detail);
     std::fflush(stderr);
 }
 

@@ -9,6 +9,7 @@
 #include "core/key.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
+#include "manifest/artifacts.hpp"
 #include "recipe/placeholders.hpp"
 
 namespace bootstrap::engine {
@@ -173,8 +174,38 @@ struct StepBuilder {
         req.reinstall = out.reinstall = s.reinstall;
         req.pre = out.pre = s.pre;
         req.no_deps = s.no_deps;
+        if (options.locked) {
+            lock_install(s, out, req);
+            cmd = plan.installer->install(plan.venv, req, plan.net);
+            // uv and pip spell these the same: every pin comes from the file, with its hash.
+            cmd.argv.insert(cmd.argv.end(), {"-r", out.requirements_file.string(), "--require-hashes"});
+            return {};
+        }
         cmd = plan.installer->install(plan.venv, req, plan.net);
         return {};
+    }
+
+    /// --locked: the step installs exactly the locked packages it owned when the lock was
+    /// made (pinned, hashed, no dependency resolution); local ones from the artifact store.
+    void lock_install(const recipe::Step& s, steps::ResolvedStep& out, pyenv::InstallRequest& req) {
+        const auto& lock = *options.locked;
+        manifest::ArtifactStore store(manifest::bootstrap_home(facts.env) / "artifacts");
+        std::vector<const manifest::LockedPackage*> owned;
+        std::map<std::string, fs::path> artifacts;
+        out.requirements.clear();
+        for (const auto& [name, p] : lock.packages) {
+            if (p.origin.step != s.id) continue;
+            owned.push_back(&p);
+            if (!p.origin.artifact_sha256.empty())
+                if (auto stored = store.find(p.origin.artifact_sha256)) artifacts[name] = *stored;
+            if (auto r = pyenv::Requirement::parse(name + "==" + p.version)) out.requirements.push_back(*r);
+        }
+        req.requirements.clear();
+        req.no_deps = true;
+        req.upgrade = req.reinstall = false;
+        out.upgrade = out.reinstall = false;
+        out.requirements_file = plan.venv / ".bootstrap" / "locked" / (s.id + ".txt");
+        out.requirements_text = manifest::locked_requirements(owned, artifacts);
     }
 
     Status sync_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
@@ -183,6 +214,8 @@ struct StepBuilder {
         if (!uv) return tl::unexpected(uv.error());
         BS_TRY(auto project, text(*s.project, out));
         BS_TRY(auto args, texts(s.args, out));
+        if (options.locked && std::find(args.begin(), args.end(), "--locked") == args.end())
+            args.push_back("--locked");  // uv.lock is the sync step's own lockfile
         cmd = pyenv::uv_sync(*uv, local_path(project), plan.venv, args, plan.net);
         bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
         bool after_install = std::any_of(plan.steps.begin(), plan.steps.end(),
@@ -300,6 +333,7 @@ struct StepBuilder {
             key.add("creates", out.creates);
             key.add("unless", out.unless);
         }
+        if (!out.requirements_file.empty()) key.add("locked", out.requirements_text);
         std::vector<std::string> verify;
         for (const auto& v : out.verify) verify.push_back(v.describe());
         key.add("verify", verify);

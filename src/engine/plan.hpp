@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "exec/environment.hpp"
+#include "manifest/lockfile.hpp"
 #include "pyenv/installer.hpp"
 #include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
@@ -30,6 +31,8 @@ struct PlanOptions {
     std::optional<fs::path> venv;  // --venv: overrides [venv] path
     bool recreate = false;         // --recreate: replace a venv made with another Python
     bool dry_run = false;          // `plan`: write nothing; show a missing installer by name
+    /// `run --locked`: install steps install exactly the lock's pins for them, with hashes.
+    std::optional<manifest::Lockfile> locked;
 };
 
 struct Plan {

@@ -13,6 +13,8 @@
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
+#include "engine/rollback.hpp"
+#include "engine/run_manifests.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "steps/executor.hpp"
@@ -100,6 +102,10 @@ public:
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
         BS_CHECK(check_selection());
+        if (const auto& lock = m_options.plan.locked; lock && lock->recipe_digest != m_recipe.source_digest)
+            return fail(ErrorCode::usage,
+                        fmt::format("the recipe {} changed since its lockfile was written", m_recipe.file.string()),
+                        "run `bootstrap lock` again after a successful run, or run without --locked");
 
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
             m_observer.message(fmt::format("waiting for the venv lock held by pid {} (up to {:.0f}s)", pid,
@@ -130,6 +136,9 @@ public:
                 break;
             }
         }
+        finish_manifests();
+        if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
+            restore_before();
         m_report.seconds = since(start);
         return m_report;
     }
@@ -172,6 +181,20 @@ private:
         return true;
     }
 
+    /// Files a step promises (`creates`, `file` verify clauses) still exist: a stat each.
+    static bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
+        std::vector<std::string> paths;
+        if (!step.creates.empty()) paths.push_back(step.creates);
+        for (const auto& v : step.verify)
+            if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
+        for (const auto& p : paths)
+            if (!fs::exists(p)) {
+                *why = p + " no longer exists";
+                return false;
+            }
+        return true;
+    }
+
     /// Why the step can be skipped without running anything, or "" when it must run; then
     /// `why_run` says what made it run.
     std::string skip_reason(const steps::ResolvedStep& step, std::string& why_run) {
@@ -186,7 +209,7 @@ private:
             why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
         else if (it->second.key != step.key)
             why_run = "step changed";
-        else if (outcome_holds(it->second, m_installed, &why_run, &m_journal_dirty))
+        else if (outputs_exist(step, &why_run) && outcome_holds(it->second, m_installed, &why_run, &m_journal_dirty))
             return "up to date";
         if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
             !m_installed.empty()) {
@@ -237,6 +260,7 @@ private:
         Status status;
         if (!skip) {
             report.reason = why_run;
+            BS_CHECK(ensure_before_snapshot());
             status = run_attempts(step, ctx, report);
         } else {
             report.reason = reason;
@@ -261,6 +285,105 @@ private:
             BS_TRY(m_installed, scan_installed(m_facts));
         }
         return {};
+    }
+
+    /// The newest history entry, once (origins of unchanged packages carry over from it).
+    const manifest::Manifest* previous_manifest() {
+        if (!m_previous_loaded) {
+            m_previous_loaded = true;
+            auto entries = manifest::list_history(m_plan.venv);
+            if (entries && !entries->empty()) {
+                auto m = manifest::load_manifest(entries->back().file);
+                if (m) m_previous = std::move(*m);
+                else m_report.warnings.push_back(m.error().message);
+            }
+        }
+        return m_previous ? &*m_previous : nullptr;
+    }
+
+    /// Taken lazily, right before the first step that changes something: a run in which every
+    /// step is up to date takes no snapshot and writes no history.
+    Status ensure_before_snapshot() {
+        if (m_before_taken) return {};
+        m_before_taken = true;
+        if (!m_facts.python) return {};  // no venv yet: "before" is empty
+        BS_TRY(auto before, snapshot_for_run(m_plan, m_facts, m_report.run_id, "before", true));
+        auto warnings = annotate_origins(before, previous_manifest(), m_journal, m_plan, m_store);
+        m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
+        BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
+        m_report.history_before = entry.number;
+        m_before = std::move(before);
+        return {};
+    }
+
+    /// After the last step: snapshot, annotate, keep in history, and describe the change.
+    void finish_manifests() {
+        if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
+        if (!m_before_taken || !m_facts.python) return;
+        auto after = snapshot_for_run(m_plan, m_facts, m_report.run_id, "after", m_report.ok());
+        if (!after) {
+            m_report.warnings.push_back("cannot snapshot the venv after the run: " + after.error().message);
+            return;
+        }
+        const manifest::Manifest* previous = m_before ? &*m_before : previous_manifest();
+        auto warnings = annotate_origins(*after, previous, m_journal, m_plan, m_store);
+        m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
+        m_after = *after;
+        if (auto entry = manifest::append_history(m_plan.venv, *after))
+            m_report.history_after = entry->number;
+        else
+            m_report.warnings.push_back(entry.error().message);
+        manifest::Manifest fresh = *after;  // a new venv: only its packages are news
+        fresh.packages.clear();
+        auto d = manifest::diff(m_before ? *m_before : fresh, *after);
+        m_report.changes = manifest::format_diff(d);
+        m_report.changes_summary = d.summary();
+    }
+
+    /// --locked: the venv must hold exactly the lock's versions.
+    void check_drift() {
+        auto now = snapshot_for_run(m_plan, m_facts, m_report.run_id, "locked", true);
+        if (!now) {
+            m_report.error = now.error();
+            return;
+        }
+        auto drift = manifest::lock_drift(*m_options.plan.locked, *now);
+        if (!drift.empty())
+            m_report.error = Error{ErrorCode::step_failed,
+                                   fmt::format("the venv differs from the lockfile in {} package(s)", drift.size()),
+                                   core::join(drift, "\n")};
+    }
+
+    /// --rollback-on-failure: put the venv back as the before-snapshot recorded it (a venv this
+    /// run created goes back to holding no packages).
+    void restore_before() {
+        if (!m_before_taken || !m_facts.python) return;
+        manifest::Manifest target;
+        if (m_before) {
+            target = *m_before;
+        } else if (m_after) {
+            target = *m_after;
+            target.packages.clear();
+        } else {
+            return;
+        }
+        RollbackOptions options;
+        options.run_id = m_report.run_id;
+        options.net = m_plan.net;
+        options.installer = m_plan.installer->name();
+        RollbackObserver observer;
+        observer.on_message = [this](std::string_view text) { m_observer.message(text); };
+        m_observer.message(fmt::format("step failed: rolling the venv back to {}",
+                                       m_report.history_before
+                                           ? fmt::format("history #{}", *m_report.history_before)
+                                           : std::string("its state before the run (no packages)")));
+        auto rolled = rollback_to(m_plan.venv, target, options, observer);
+        if (!rolled) {
+            m_report.warnings.push_back("rollback after the failure did not complete: " + rolled.error().message);
+            if (!rolled.error().detail.empty()) m_report.warnings.push_back(rolled.error().detail);
+            return;
+        }
+        m_report.rolled_back = true;
     }
 
     Status run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
@@ -368,6 +491,12 @@ private:
     Installed m_installed;
     RunReport m_report;
     bool m_journal_dirty = false;
+    manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
+    bool m_before_taken = false;
+    std::optional<manifest::Manifest> m_before;
+    std::optional<manifest::Manifest> m_after;
+    bool m_previous_loaded = false;
+    std::optional<manifest::Manifest> m_previous;
     std::optional<std::set<std::pair<std::string, std::string>>> m_allowed_conflicts;
 };
 

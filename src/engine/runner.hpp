@@ -5,6 +5,7 @@
 // interrupted so the next run resumes there.
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@ struct RunOptions {
     std::vector<std::string> skip;
     double lock_timeout = 600;      // seconds
     double backoff_base = 2;        // seconds before the 2nd attempt; doubles each time
+    bool rollback_on_failure = false;  // restore the before-snapshot when a step fails
 };
 
 enum class StepResult { ran, skipped, failed, optional_failed, interrupted, not_selected, not_reached };
@@ -47,6 +49,12 @@ struct RunReport {
     std::vector<StepReport> steps;
     double seconds = 0;
     std::optional<Error> error;  // what stopped the run
+    std::optional<int> history_before;  // history entries written by this run
+    std::optional<int> history_after;
+    std::string changes;                // before -> after, one line per change ("" when none)
+    std::string changes_summary;        // "2 added, 1 upgraded" / "no change"
+    bool rolled_back = false;           // --rollback-on-failure restored the before-snapshot
+    std::vector<std::string> warnings;
     [[nodiscard]] bool ok() const { return !error.has_value(); }
 };
 

@@ -28,13 +28,15 @@ struct ManifestDiff {
     std::vector<PackageChange> packages;  // sorted by name
     std::vector<FactChange> facts;
     [[nodiscard]] bool empty() const { return packages.empty() && facts.empty(); }
-    /// "2 added, 1 upgraded, 1 reinstalled" (or "no change").
+    /// "2 added, 1 upgraded, 1 reinstalled, 1 fact changed" (or "no change").
     [[nodiscard]] std::string summary() const;
 };
 
 [[nodiscard]] ManifestDiff diff(const Manifest& before, const Manifest& after);
 
-/// Human-readable lines: "+ regex 2024.1.0", "- foo 1.0", "↑ demo-core 1.0.0 → 2.0.0", ...
+/// Human-readable lines, ASCII markers: "+ regex 2024.1.0" (added), "- foo 1.0" (removed),
+/// "^ demo-core 1.0.0 -> 2.0.0" (upgraded), "v demo-core 2.0.0 -> 1.0.0" (downgraded),
+/// "~ torch 2.11.0 (reinstalled: files differ)", then facts: "python.version: 3.11.7 -> 3.12.1".
 [[nodiscard]] std::string format_diff(const ManifestDiff& d);
 /// JSON document for `diff --json`.
 [[nodiscard]] std::string diff_json(const ManifestDiff& d);

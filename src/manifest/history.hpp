@@ -1,9 +1,15 @@
 #pragma once
 // Numbered history of manifests in `<venv>/.bootstrap/history/NNNN-<label>.json`.
+//
+// Appending is safe without the venv lock: a number is taken by creating a `.NNNN.claim` file
+// with O_EXCL, checking that no entry with that number appeared meanwhile, writing the entry
+// atomically (temp + rename) and removing the claim. A claim left by a crash only skips its
+// number.
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -19,14 +25,36 @@ struct HistoryEntry {
 
 [[nodiscard]] fs::path history_dir(const fs::path& venv);
 
+/// A label as it appears in a file name: characters outside [A-Za-z0-9_.-] become '-';
+/// "" becomes "snapshot".
+[[nodiscard]] std::string sanitize_label(std::string_view label);
+
 /// Entries sorted by number (reads only file names).
 [[nodiscard]] Result<std::vector<HistoryEntry>> list_history(const fs::path& venv);
 
-/// Append a manifest as the next number; returns the entry.
+/// Append a manifest as the next number (file label: the manifest's label, sanitised);
+/// returns the entry.
 [[nodiscard]] Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m);
 
-/// Resolve a user reference: a history number ("3"), "last"/"--last" style handled by the
-/// caller, or a file path. The error lists what exists.
+/// Resolve a user reference to a file: a history number ("3"), "last" (the newest entry),
+/// "last~N" (N before the newest), or a manifest file path. The error says what exists. History
+/// references need `venv` (empty: a usage error saying so).
+[[nodiscard]] Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref);
+
+/// resolve_reference, then load_manifest.
 [[nodiscard]] Result<Manifest> load_reference(const fs::path& venv, const std::string& ref);
+
+/// One line of `bootstrap history`.
+struct HistoryRow {
+    HistoryEntry entry;
+    std::string time;          // the run block's time, else the file's mtime (ISO 8601 UTC)
+    size_t package_count = 0;
+    std::string changes;       // diff summary against the previous readable entry; "" for the first
+    std::string error;         // the entry could not be read (then only `entry` and `time` are set)
+};
+
+/// Every entry with its time, package count and what changed since the one before. An unreadable
+/// entry is reported in its row rather than failing the listing.
+[[nodiscard]] Result<std::vector<HistoryRow>> describe_history(const fs::path& venv);
 
 }  // namespace bootstrap::manifest

@@ -27,6 +27,7 @@ struct Origin {
     std::vector<std::string> index_urls;  // index origins: --index-url first, then extras
     std::string step;              // id of the recipe step that installed it, if known
     std::string artifact_sha256;   // wheel kept in the artifact store (local/built packages)
+    std::string archive_hash;      // direct_url.json archive_info hash, "sha256=<hex>", if given
     friend bool operator==(const Origin&, const Origin&) = default;
 };
 
@@ -95,7 +96,8 @@ struct Manifest {
 [[nodiscard]] std::string to_json(const Manifest& m);
 
 /// Parse; `source` (a path) names the file in errors. A newer schema or a corrupt file is a
-/// clear error.
+/// clear error: "SOURCE: manifest schema 2 is newer than this bootstrap understands (1); upgrade
+/// bootstrap" / "SOURCE: not a valid manifest: <what>".
 [[nodiscard]] Result<Manifest> from_json(std::string_view text, const std::string& source);
 
 /// Load a manifest file.

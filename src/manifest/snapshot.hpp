@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "exec/environment.hpp"
@@ -20,14 +23,27 @@ struct SnapshotRequest {
     std::string label;
     std::string recipe_name;
     std::string recipe_digest;
+    /// Host facts to record as given instead of probing (tests, or a caller that has them).
+    std::optional<Host> host;
 };
 
 /// The build-relevant environment variables recorded in manifests (TORCH_CUDA_ARCH_LIST,
 /// NVTE_CUDA_ARCHS, CMAKE_CUDA_ARCHITECTURES, MAX_JOBS, CUDA_HOME, CC, CXX, ...).
 [[nodiscard]] const std::vector<std::string>& build_env_names();
 
+/// The origin a dist-info states: `direct_url_json` is the content of its PEP 610
+/// `direct_url.json` ("" when there is none), `installer` its INSTALLER. Without the file a
+/// uv/pip install is "index" (the engine adds which index), anything else "unknown".
+[[nodiscard]] Origin parse_origin(std::string_view direct_url_json, std::string_view installer);
+
+/// torch's version, CUDA version and C++ ABI flag, read from the files of the `torch` package
+/// under `site_packages` without importing it.
+[[nodiscard]] Torch read_torch(const fs::path& site_packages);
+
 /// Snapshot the venv. Host facts that need a subprocess (gcc, nvcc) are cached under
-/// `<venv>/.bootstrap/host.facts`, keyed on the tools' stat, so repeated snapshots stay fast.
+/// `<venv>/.bootstrap/host.facts`, keyed on the tools' stat, and each package's RECORD digest,
+/// WHEEL tags and origin under `<venv>/.bootstrap/packages.cache`, keyed on its RECORD's stat,
+/// so a repeated snapshot spawns nothing and reads little. Starts no Python.
 [[nodiscard]] Result<Manifest> take_snapshot(const SnapshotRequest& request);
 
 }  // namespace bootstrap::manifest

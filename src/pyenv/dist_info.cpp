@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "pyenv/name.hpp"
@@ -206,8 +207,27 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     return out;
 }
 
+std::string record_text_digest(std::string_view record_text) {
+    if (record_text.find("/uv_cache.json,") == std::string_view::npos) return core::sha256_hex(record_text);
+    std::string kept;
+    kept.reserve(record_text.size());
+    size_t start = 0;
+    while (start < record_text.size()) {
+        size_t end = record_text.find('\n', start);
+        end = end == std::string_view::npos ? record_text.size() : end + 1;
+        std::string_view row = record_text.substr(start, end - start);
+        auto comma = row.find(',');
+        std::string_view path = row.substr(0, comma);
+        if (!(path.ends_with("/uv_cache.json") && path.find(".dist-info/") != std::string_view::npos))
+            kept.append(row);
+        start = end;
+    }
+    return core::sha256_hex(kept);
+}
+
 Result<std::string> record_digest(const Distribution& dist) {
-    return core::sha256_file(dist.dist_info / "RECORD");
+    BS_TRY(auto text, core::read_file(dist.dist_info / "RECORD"));
+    return record_text_digest(text);
 }
 
 namespace {

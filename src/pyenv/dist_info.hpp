@@ -41,8 +41,13 @@ struct Distribution {
 /// The Requires-Dist lines of an installed distribution, parsed.
 [[nodiscard]] Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist);
 
-/// SHA-256 of the distribution's RECORD file (which itself lists a hash of every file).
+/// SHA-256 of the distribution's RECORD file (which itself lists a hash of every file), less
+/// the rows of installer bookkeeping that changes with how, not what, was installed: uv's
+/// `*.dist-info/uv_cache.json` holds the source wheel's ctime, so a copy never matches.
 [[nodiscard]] Result<std::string> record_digest(const Distribution& dist);
+
+/// The same digest, of RECORD text already in memory.
+[[nodiscard]] std::string record_text_digest(std::string_view record_text);
 
 /// Does the installed set satisfy `req` (and, transitively, the requirements of what satisfies
 /// it, with markers evaluated in `env` and extras followed)? `why_not` gets a one-line reason.

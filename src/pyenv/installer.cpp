@@ -24,6 +24,8 @@ void add_sources(std::vector<std::string>& argv, const InstallRequest& r) {
         argv.push_back("--find-links");
         argv.push_back(f);
     }
+    if (r.no_index) argv.push_back("--no-index");
+    if (r.dry_run) argv.push_back("--dry-run");
 }
 
 class UvInstaller final : public Installer {
@@ -52,6 +54,14 @@ public:
         if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
         c.env_set = network_env(net);
+        return c;
+    }
+
+    Command uninstall(const fs::path& venv, const std::vector<std::string>& names) const override {
+        Command c;
+        c.argv = {m_uv.string(), "pip", "uninstall", "--python", venv_python(venv).string()};
+        c.argv.insert(c.argv.end(), names.begin(), names.end());
+        c.env_set = {{"UV_NO_PROGRESS", "1"}};
         return c;
     }
 
@@ -89,6 +99,14 @@ public:
         if (r.no_deps) c.argv.push_back("--no-deps");
         if (r.pre) c.argv.push_back("--pre");
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
+        return c;
+    }
+
+    Command uninstall(const fs::path& venv, const std::vector<std::string>& names) const override {
+        Command c;
+        c.argv = {venv_python(venv).string(), "-m", "pip", "uninstall", "-y"};
+        c.argv.insert(c.argv.end(), names.begin(), names.end());
         c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
         return c;
     }

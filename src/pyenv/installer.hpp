@@ -25,6 +25,8 @@ struct InstallRequest {
     bool reinstall = false;
     bool no_deps = false;
     bool pre = false;
+    bool no_index = false;  // only find_links (offline restores)
+    bool dry_run = false;   // resolve and report, change nothing (uv; pip >= 22.2)
 };
 
 struct NetworkOptions {
@@ -50,6 +52,9 @@ public:
     [[nodiscard]] virtual Command create_venv(const fs::path& venv, const std::string& python) const = 0;
     [[nodiscard]] virtual Command install(const fs::path& venv, const InstallRequest& request,
                                           const NetworkOptions& net) const = 0;
+    /// Remove distributions (by name) from the venv without asking.
+    [[nodiscard]] virtual Command uninstall(const fs::path& venv,
+                                            const std::vector<std::string>& names) const = 0;
 };
 
 /// `uv` resolved on `path_var`; the error tells how to install it.

@@ -89,6 +89,47 @@ struct NetworkSection {
     int attempts = 1;     // whole-step attempts for install/sync steps
 };
 
+/// How much a lint finding matters: only `error` makes `bootstrap lint` exit 3.
+enum class Severity { error, warning, info };
+[[nodiscard]] const char* to_string(Severity severity);
+
+/// One `[[lint]]` rule over training flags. Conditions: every `when` entry holds ("--flag"
+/// present, or "--flag=value") and, with `unless_import`, that module fails to import in the
+/// venv. Checks (at least one): `forbid`/`require` ("--flag" or "--flag=value"), `allowed`
+/// values of one flag, `forbid_env` variables that must not be set.
+struct LintRule {
+    std::string id;
+    SourceLoc loc;
+    std::vector<Text> when;
+    std::optional<Text> unless_import;
+    std::vector<Text> forbid;
+    std::vector<Text> require;
+    std::optional<Text> allowed_flag;    // allowed = { flag = "--x", values = [...] }
+    std::vector<Text> allowed_values;
+    std::vector<Text> forbid_env;
+    std::string explain;
+    std::string fix;
+    Severity severity = Severity::error;
+};
+
+/// One `[[fault]]` entry: a regex (ECMAScript, matched per log line) and what it means.
+struct FaultEntry {
+    std::string id;
+    SourceLoc loc;
+    Text match;
+    std::string explain;
+    std::string fix;
+    std::optional<Text> step;  // the step whose failure this explains, when it is one step's
+};
+
+/// `[perf] baseline = { tflops = 450.0, tolerance = 0.05, note = "..." }`.
+struct PerfBaseline {
+    double tflops = 0;        // TFLOP/s per GPU, as Megatron logs it
+    double tolerance = 0.05;  // a fraction: a run below tflops * (1 - tolerance) is a drop
+    std::string note;         // where the number came from
+    SourceLoc loc;
+};
+
 struct Recipe {
     std::filesystem::path file;         // absolute path of the recipe
     std::string source_digest;          // sha256 of the file's bytes
@@ -103,6 +144,11 @@ struct Recipe {
     std::vector<std::string> device_probes;       // [device] (used by later issues)
     std::optional<std::string> device_fallback_arch;
     std::vector<Step> steps;
+    std::vector<LintRule> lint_rules;    // [[lint]]
+    std::vector<FaultEntry> faults;      // [[fault]]
+    /// [flag_aliases]: canonical flag -> its other spellings across Megatron branches.
+    std::map<std::string, std::vector<std::string>> flag_aliases;
+    std::optional<PerfBaseline> perf_baseline;  // [perf] baseline
 };
 
 /// Parse and validate a recipe file completely. All problems found are reported at once:

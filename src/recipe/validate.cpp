@@ -77,9 +77,18 @@ public:
 
 private:
     void report_unknown(const Placeholder& p, const SourceLoc& loc) {
-        std::vector<std::string> candidates = known_placeholders();
-        candidates.push_back("env." + p.name);
-        for (const auto& [name, late] : m_vars) candidates.push_back("vars." + name);
+        // A known namespace with a misspelt name is compared within that namespace only, so
+        // `{venv.pyhton}` suggests `{venv.python}`, not an environment variable.
+        std::vector<std::string> candidates;
+        for (const auto& k : known_placeholders())
+            if (core::starts_with(k, p.ns + ".")) candidates.push_back(k);
+        if (p.ns == "vars")
+            for (const auto& [name, late] : m_vars) candidates.push_back("vars." + name);
+        if (candidates.empty()) {
+            candidates = known_placeholders();
+            candidates.push_back("env." + p.name);
+            for (const auto& [name, late] : m_vars) candidates.push_back("vars." + name);
+        }
         std::string near = core::closest_match(p.ns + "." + p.name, candidates);
         if (!near.empty()) {
             report(loc, fmt::format("unknown placeholder '{}' (did you mean '{{{}}}'?)",

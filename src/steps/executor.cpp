@@ -115,6 +115,12 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
             BS_CHECK(run_child(step, ctx, step.argv));
             return Outcome::ran;
         case recipe::StepKind::install:
+            if (!step.requirements_file.empty()) {
+                if (step.requirements_text.empty()) return Outcome::ran;  // the lock gives it nothing
+                BS_CHECK(core::write_file_atomic(step.requirements_file, step.requirements_text));
+            }
+            BS_CHECK(run_child(step, ctx, step.argv));
+            return Outcome::ran;
         case recipe::StepKind::sync:
             BS_CHECK(run_child(step, ctx, step.argv));
             return Outcome::ran;

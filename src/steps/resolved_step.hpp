@@ -36,6 +36,8 @@ struct ResolvedStep {
     exec::EnvMap child_env;                // the complete environment the child gets
 
     std::vector<pyenv::Requirement> requirements;  // install
+    fs::path requirements_file;            // install --locked: written before the step runs
+    std::string requirements_text;         //   (pinned lines with --hash)
     bool upgrade = false;
     bool reinstall = false;
     bool pre = false;

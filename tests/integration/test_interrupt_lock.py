@@ -88,7 +88,8 @@ def test_sigint_mid_step_then_resume(world):
     res2 = {s["id"]: (s["result"], s["reason"]) for s in doc2["steps"]}
     assert res2["venv"] == ("skipped", "up to date")
     assert res2["core"] == ("skipped", "up to date")
-    assert res2["slow"][0] == "ran" and res2["after"][0] == "ran"
+    assert res2["slow"] == ("ran", "resuming: last run interrupted")
+    assert res2["after"] == ("ran", "first run")
     assert after.exists()
     assert world.index.stats() == {}
 
@@ -113,7 +114,7 @@ def test_sigint_during_install_is_interrupted(world):
 
 def test_concurrent_runs_lock_timeout_names_holder(world):
     started, pidfile = world.root / "started", world.root / "child.pid"
-    recipe = R.write_recipe(world.root, steps=[R.venv(), slow_step(world, started, pidfile, 4)])
+    recipe = R.write_recipe(world.root, steps=[R.venv(), slow_step(world, started, pidfile, 6)])
     first = world.popen([recipe])
     try:
         wait_for(started, first)
@@ -130,6 +131,16 @@ def test_concurrent_runs_lock_timeout_names_holder(world):
         doc = json.loads(second.stdout)
         assert doc["ok"] is False and doc["error"]["message"] == msg and doc["error"]["exit_code"] == 1
         assert first.poll() is None  # the holder was not disturbed
+
+        # A waiter can be interrupted while it waits.
+        third = world.popen([recipe, "--lock-timeout", "60"])
+        time.sleep(0.8)
+        third.send_signal(signal.SIGINT)
+        _, err3 = third.communicate(timeout=10)
+        assert third.returncode == 130, err3
+        assert f"waiting for the venv lock held by pid {first.pid} (up to 60s)" in err3
+        assert "error: interrupted while waiting for the venv lock" in err3
+        assert first.poll() is None
     finally:
         out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
@@ -152,3 +163,29 @@ def test_concurrent_run_waits_then_proceeds(world):
     doc = json.loads(second.stdout)
     # It re-read the journal after getting the lock: the winner's work is up to date.
     assert {s["id"]: s["reason"] for s in doc["steps"]} == {"venv": "up to date", "slow": "up to date"}
+
+
+def test_sigint_during_retry_backoff(world):
+    """The wait between whole-step attempts is interruptible."""
+    log_glob = "logs/*/01-flaky.log"
+    recipe = R.write_recipe(world.root, steps=[R.run("flaky", ["false"], attempts=3)],
+                            venv_path="venv")
+    proc = world.popen([recipe, "--json"], env={"BOOTSTRAP_BACKOFF_BASE": "30"})
+    deadline = time.monotonic() + 30
+    state = world.venv / ".bootstrap"
+    while not any("$ " in p.read_text() for p in state.glob(log_glob)):
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)  # now in the 30 s backoff
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - t0 < 5
+    assert proc.returncode == 130, err
+    assert "step 'flaky': attempt 1/3 failed (step 'flaky' (run) failed: false exit code 1); retrying in 30s" in err
+    doc = json.loads(out)
+    flaky = steps_by_id(doc)["flaky"]
+    assert flaky["result"] == "interrupted" and flaky["attempts"] == 1
+    assert doc["error"]["message"] == "step 'flaky' interrupted"
+    assert world.journal()["steps"]["flaky"]["status"] == "interrupted"

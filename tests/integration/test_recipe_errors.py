@@ -100,8 +100,6 @@ def test_unknown_placeholder(world):
                         (15, 40, "unknown placeholder '{python.ext_sufix}' (did you mean '{python.ext_suffix}'?)"))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: '{venv.pyhton}' gets the suggestion '{env.pyhton}' (the synthetic "
-                                       "'env.<name>' candidate wins on edit distance) instead of '{venv.python}'")
 def test_unknown_placeholder_transposed_typo(world):
     recipe = write(world, """
         [[step]]
@@ -195,3 +193,31 @@ def test_usage_errors_exit_2(world):
     proc = world.run(["run", "recipe.toml", "--no-such-flag"])
     assert proc.returncode == 2
     assert "--no-such-flag" in proc.stderr
+
+
+def test_invalid_requirement(world):
+    recipe = write(world, """
+        [[step]]
+        id = "core"
+        kind = "install"
+        packages = ["click", "demo-core=="]
+        """)
+    # Found when the plan is made: still an invalid recipe (exit 2) with its location.
+    for args in ([recipe], ["plan", recipe]):
+        proc = world.run(args)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"error: {recipe}:15:22: invalid requirement 'demo-core==': "), proc.stderr
+    assert not (world.root / "venv").exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name,env", [("demo.toml", {}),
+                                      ("h200-te214.toml", {"MEGATRON_DIR": "/nonexistent/megatron"})])
+def test_shipped_recipes_are_valid(world, name, env):
+    proc = world.run(["plan", REPO / "recipes" / name, "--venv", world.root / "v", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["venv_exists"] is False and plan["steps"]
+    assert not (world.root / "v").exists()

@@ -492,12 +492,50 @@ def test_run_step_unless_is_idempotent(world):
 
 def test_run_step_cwd_and_env(world):
     (world.root / "sub").mkdir()
-    recipe = write(world, [R.run("show", ["sh", "-c", 'pwd > where.txt; echo "$ITEST_A|${{ITEST_B-unset}}" > env.txt'],
-                                 cwd="sub", env={"ITEST_A": "a-{host.cpus}"}, env_unset=["ITEST_B"])])
-    proc = world.run([recipe], env={"ITEST_B": "leaked"})
+    script = ('pwd > where.txt; echo "$ITEST_A|${{BOOTSTRAP_ITEST_B-unset}}|${{BOOTSTRAP_ITEST_C-unset}}|'
+              '${{ITEST_D-unset}}|$UV_CACHE_DIR" > env.txt')
+    recipe = write(world, [R.run("show", ["sh", "-c", script], cwd="sub", env={"ITEST_A": "a-{host.cpus}"},
+                                 env_unset=["BOOTSTRAP_ITEST_B"])])
+    proc = world.run([recipe], env={"BOOTSTRAP_ITEST_B": "b", "BOOTSTRAP_ITEST_C": "c", "ITEST_D": "d"})
     ok(proc)
     assert (world.root / "sub" / "where.txt").read_text().strip() == str(world.root / "sub")
-    assert re.fullmatch(r"a-\d+\|unset\n", (world.root / "sub" / "env.txt").read_text())
+    # step env set; env_unset removes a pass-through variable; variables outside the
+    # allowlist never reach a child; UV_* does.
+    assert re.fullmatch(rf"a-\d+\|unset\|c\|unset\|{re.escape(str(world.uv_cache))}\n",
+                        (world.root / "sub" / "env.txt").read_text())
+
+
+def test_deleted_output_makes_its_step_run_again(world):
+    """A run step's `creates` file and `file` verify clauses are part of its outcome: when one
+    is gone, the step runs again (a stat each, no subprocess)."""
+    recipe = write(world, R.pipeline(world.index))
+    ok(world.run([recipe]))
+    stamp = next(world.venv.glob("helpers*.stamp"))
+    stamp.unlink()
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    by = steps_by_id(doc)
+    assert by["helpers"]["result"] == "ran"
+    assert by["helpers"]["reason"] == f"{stamp} no longer exists"
+    assert stamp.exists()
+    assert by["check"]["result"] == "skipped"
+    assert by["torch"]["reason"] == "up to date"
+
+
+def test_verify_flag_rechecks_up_to_date_steps(world):
+    """A plain re-run trusts the journal (dist-info RECORD digests unchanged); --verify re-runs
+    the verify clauses of up-to-date steps and catches a broken import."""
+    recipe = write(world, R.pipeline(world.index))
+    ok(world.run([recipe]))
+    init = next(world.venv.glob("lib/python3*/site-packages/demo_torch/__init__.py"))
+    init.write_text("raise ImportError('damaged on purpose')\n")
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert steps_by_id(doc)["torch"]["reason"] == "up to date"
+    proc, doc = world.run_json([recipe, "--verify"])
+    assert proc.returncode == 1
+    assert "import demo_torch failed: ImportError: damaged on purpose" in doc["error"]["message"]
+    assert steps_by_id(doc)["torch"]["result"] == "failed"
 
 
 # --------------------------------------------------------------------------- venv python
@@ -701,3 +739,23 @@ def test_embedded_demo(world):
     assert time.monotonic() - t0 < 1.0
     ok(proc2)
     assert [s["reason"] for s in json.loads(proc2.stdout)["steps"]] == ["up to date"] * 6
+
+
+def test_check_step_missing_file(world):
+    recipe = write(world, [R.check("check", [R.file("missing.txt")])])
+    proc, doc = world.run_json([recipe])
+    assert proc.returncode == 1
+    assert doc["error"]["message"] == f"step 'check': verify failed: {world.root / 'missing.txt'} does not exist"
+    (world.root / "missing.txt").write_text("")
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert steps_by_id(doc)["check"]["reason"] == "resuming: last run failed"
+
+
+def test_optional_failure_then_required_failure_exits_1(world):
+    recipe = write(world, [R.run("opt", ["false"], optional=True), R.run("req", ["false"]),
+                           R.run("never", ["true"])])
+    proc, doc = world.run_json([recipe])
+    assert proc.returncode == 1
+    assert [s["result"] for s in doc["steps"]] == ["failed (optional)", "failed", "not reached"]
+    assert doc["error"]["message"] == "step 'req' (run) failed: false exit code 1"

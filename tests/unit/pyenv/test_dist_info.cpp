@@ -350,3 +350,14 @@ TEST_CASE("is_satisfied accepts a pin the recipe overrides on purpose") {
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), scan(site), env, false, &why,
                                                allowed));
 }
+
+TEST_CASE("record digests leave out uv's uv_cache.json row only") {
+    const std::string base = "foo-1.0.dist-info/RECORD,,\nfoo/__init__.py,sha256=abc,6\n";
+    const std::string with_stamp =
+        "foo-1.0.dist-info/RECORD,,\nfoo-1.0.dist-info/uv_cache.json,sha256=zz,15\nfoo/__init__.py,sha256=abc,6\n";
+    CHECK(bootstrap::pyenv::record_text_digest(base) == bootstrap::core::sha256_hex(base));
+    CHECK(bootstrap::pyenv::record_text_digest(with_stamp) == bootstrap::pyenv::record_text_digest(base));
+    // A package's own file that happens to be called uv_cache.json still counts.
+    const std::string own = base + "foo/uv_cache.json,sha256=yy,3\n";
+    CHECK(bootstrap::pyenv::record_text_digest(own) != bootstrap::pyenv::record_text_digest(base));
+}

@@ -1,0 +1,57 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/status.hpp"
+#include "engine/locking.hpp"
+#include "net/http.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::cli {
+
+namespace {
+
+struct LockArgs {
+    std::string recipe;
+    std::string venv;
+    std::string output;
+};
+
+int execute_lock(const LockArgs& args) {
+    TerminalStatus status;
+    auto fail_with = [&](const Error& e) {
+        status.error(e);
+        return exit_code_for(e);
+    };
+    auto loaded = recipe::load_recipe(args.recipe);
+    if (!loaded) return fail_with(loaded.error());
+    engine::PlanOptions options;
+    if (!args.venv.empty()) options.venv = args.venv;
+    auto fetch = [](const std::string& url) -> Result<std::string> {
+        net::Request request;
+        request.url = url;
+        request.headers["Accept"] = "text/html";
+        BS_TRY(auto response, net::get(request));
+        return response.body;
+    };
+    auto lock = engine::make_lockfile(*loaded, options, fetch);
+    if (!lock) return fail_with(lock.error());
+    auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
+    if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
+    fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name, path.string());
+    return 0;
+}
+
+}  // namespace
+
+void set_lock_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<LockArgs>();
+    auto* cmd = app.add_subcommand(
+        "lock", "Write a lockfile (exact versions, wheel sha256, origins) from the venv a successful run left");
+    cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
+    cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
+    cmd->add_option("-o,--output", args->output, "Lockfile path (default: <recipe dir>/lockfiles/<name>.lock.json)");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_lock(*args); });
+}
+
+}  // namespace bootstrap::cli

@@ -1,0 +1,221 @@
+// `snapshot`, `history` and `diff`: manifests of what a venv holds.
+#include <cstdio>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/json_output.hpp"
+#include "cli/status.hpp"
+#include "core/fs.hpp"
+#include "exec/environment.hpp"
+#include "manifest/diff.hpp"
+#include "manifest/history.hpp"
+#include "manifest/snapshot.hpp"
+#include "pyenv/interpreter.hpp"
+
+namespace bootstrap::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int report(const Error& e, bool json) {
+    TerminalStatus status;
+    status.error(e);
+    if (json)
+        fmt::print("{}", error_json(e));
+    return exit_code_for(e);
+}
+
+/// `--venv DIR`, else the activated venv ($VIRTUAL_ENV); empty when neither is given.
+std::string venv_or_active(const std::string& venv) {
+    if (!venv.empty())
+        return venv;
+    const char* active = std::getenv("VIRTUAL_ENV");
+    return active ? active : "";
+}
+
+/// The venv to work on, which must be one (has pyvenv.cfg).
+Result<std::string> required_venv(const std::string& venv) {
+    std::string v = venv_or_active(venv);
+    if (v.empty())
+        return fail(ErrorCode::usage,
+                    "no venv given: pass --venv DIR or activate one (VIRTUAL_ENV)");
+    BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(v));
+    (void)cfg;
+    return v;
+}
+
+/// A device or pipe (`-o /dev/null`, `-o /dev/stderr`) is written in place: a temp file and
+/// rename would replace it.
+Status write_special(const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f && std::fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        return fail(ErrorCode::io, fmt::format("cannot write the manifest to {}", path));
+    return {};
+}
+
+// ---- snapshot --------------------------------------------------------------------------------
+
+struct SnapshotArgs {
+    std::string venv;
+    std::string label;
+    std::string output;
+    bool save = false;
+};
+
+Result<void> snapshot(const SnapshotArgs& args) {
+    BS_TRY(std::string venv, required_venv(args.venv));
+    const exec::EnvMap env = exec::current_environment();
+    // Reads `<venv>/.bootstrap/python.facts`; Python runs only when that cache is stale.
+    BS_TRY(auto python, pyenv::venv_facts(venv, exec::compose_environment(env, {}, {})));
+    manifest::SnapshotRequest request;
+    request.venv = venv;
+    request.python = std::move(python);
+    request.env = env;
+    request.label = args.label;
+    BS_TRY(auto m, manifest::take_snapshot(request));
+    std::error_code ec;
+    if (args.output.empty() || args.output == "-")
+        fmt::print("{}", manifest::to_json(m));
+    else if (fs::exists(args.output, ec) && !fs::is_regular_file(args.output, ec))
+        BS_CHECK(write_special(args.output, manifest::to_json(m)));
+    else
+        BS_CHECK(manifest::save_manifest(args.output, m));
+    if (args.save) {
+        BS_TRY(auto entry, manifest::append_history(venv, m));
+        fmt::print(stderr, "saved as history entry {} ({})\n", entry.number, entry.file.string());
+    }
+    return {};
+}
+
+// ---- history ---------------------------------------------------------------------------------
+
+struct HistoryArgs {
+    std::string venv;
+    bool json = false;
+};
+
+Result<void> history(const HistoryArgs& args) {
+    BS_TRY(std::string venv, required_venv(args.venv));
+    BS_TRY(auto rows, manifest::describe_history(venv));
+    if (args.json) {
+        nlohmann::json entries = nlohmann::json::array();
+        for (const auto& r : rows) {
+            nlohmann::json j{{"number", r.entry.number},
+                             {"file", r.entry.file.string()},
+                             {"label", r.entry.label},
+                             {"time", r.time}};
+            if (r.error.empty()) {
+                j["packages"] = r.package_count;
+                j["changes"] = r.changes;
+            } else {
+                j["error"] = r.error;
+            }
+            entries.push_back(std::move(j));
+        }
+        nlohmann::json doc{{"schema", 1}, {"venv", venv}, {"entries", std::move(entries)}};
+        fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        return {};
+    }
+    if (rows.empty()) {
+        fmt::print("no history for {} yet (`bootstrap snapshot --save` or `bootstrap run` "
+                   "records entries)\n",
+                   venv);
+        return {};
+    }
+    size_t label_width = 5;
+    for (const auto& r : rows)
+        label_width = std::max(label_width, r.entry.label.size());
+    fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  {}\n", "#", "time", "label", label_width, "packages",
+               "changes");
+    for (const auto& r : rows) {
+        if (!r.error.empty()) {
+            fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  error: {}\n", r.entry.number, r.time,
+                       r.entry.label, label_width, "?", r.error);
+            continue;
+        }
+        fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  {}\n", r.entry.number, r.time, r.entry.label,
+                   label_width, r.package_count, r.changes.empty() ? "(first)" : r.changes);
+    }
+    return {};
+}
+
+// ---- diff ------------------------------------------------------------------------------------
+
+struct DiffArgs {
+    std::string a;
+    std::string b;
+    std::string venv;
+    bool json = false;
+    bool exit_code = false;
+};
+
+Result<bool> diff(const DiffArgs& args) {
+    // History references need a venv; two files do not.
+    const fs::path venv = venv_or_active(args.venv);
+    BS_TRY(auto before, manifest::load_reference(venv, args.a));
+    BS_TRY(auto after, manifest::load_reference(venv, args.b));
+    const auto d = manifest::diff(before, after);
+    if (args.json)
+        fmt::print("{}", manifest::diff_json(d));
+    else if (d.empty())
+        fmt::print("no change\n");
+    else
+        fmt::print("{}", manifest::format_diff(d));
+    return !d.empty();
+}
+
+} // namespace
+
+void set_snapshot_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<SnapshotArgs>();
+    auto* cmd = app.add_subcommand(
+        "snapshot", "Write a manifest of a venv: packages, origins, interpreter, torch, host");
+    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    cmd->add_option("--label", args->label, "Label recorded in the manifest and history file name");
+    cmd->add_option("-o,--output", args->output, "Write the manifest to FILE instead of stdout");
+    cmd->add_flag("--save", args->save, "Also append it to the venv's history");
+    cmd->callback([args, &outcome] {
+        auto r = snapshot(*args);
+        outcome.exit_code = r ? 0 : report(r.error(), false);
+    });
+}
+
+void set_history_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<HistoryArgs>();
+    auto* cmd = app.add_subcommand("history", "List a venv's manifest history");
+    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    cmd->add_flag("--json", args->json, "Print the history as JSON");
+    cmd->callback([args, &outcome] {
+        auto r = history(*args);
+        outcome.exit_code = r ? 0 : report(r.error(), args->json);
+    });
+}
+
+void set_diff_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<DiffArgs>();
+    auto* cmd = app.add_subcommand(
+        "diff", "Compare two manifests: history numbers, `last`, `last~N` or files");
+    cmd->add_option("a", args->a, "The older manifest")->required();
+    cmd->add_option("b", args->b, "The newer manifest")->required();
+    cmd->add_option("--venv", args->venv,
+                    "The venv whose history numbers refer to (default: $VIRTUAL_ENV)");
+    cmd->add_flag("--json", args->json, "Print the differences as JSON");
+    cmd->add_flag("--exit-code", args->exit_code, "Exit with 1 when the manifests differ");
+    cmd->callback([args, &outcome] {
+        auto r = diff(*args);
+        if (!r)
+            outcome.exit_code = report(r.error(), args->json);
+        else
+            outcome.exit_code = *r && args->exit_code ? 1 : 0;
+    });
+}
+
+} // namespace bootstrap::cli

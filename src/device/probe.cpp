@@ -1,0 +1,307 @@
+// The probes that run a program (nvidia-smi, the venv's python) and `detect`, which runs them
+// all and decides which answer counts. The dlopen probes are in probe_native.cpp.
+
+#include "device/probe.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/interrupt.hpp"
+#include "core/strings.hpp"
+#include "exec/process.hpp"
+
+namespace bootstrap::device {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Printed as key=value lines so a torch that lacks one attribute still answers the others.
+// `device=` lines: index|major|minor|name (the name last: it may contain anything but newlines).
+constexpr const char* k_torch_script = R"PY(
+import sys
+def out(key, value):
+    print(key + "=" + str(value).replace("\n", " "))
+try:
+    import torch
+except BaseException as e:
+    out("import_error", type(e).__name__ + ": " + str(e))
+    sys.exit(0)
+out("torch_version", getattr(torch, "__version__", ""))
+out("cuda_version", getattr(getattr(torch, "version", None), "cuda", None) or "")
+try:
+    out("arch_flags", torch._C._cuda_getArchFlags() or "")
+except BaseException as e:
+    out("arch_flags_error", type(e).__name__ + ": " + str(e))
+try:
+    if torch.cuda.is_available():
+        n = torch.cuda.device_count()
+        out("device_count", n)
+        for i in range(n):
+            p = torch.cuda.get_device_properties(i)
+            out("device", "%d|%d|%d|%s" % (i, p.major, p.minor, p.name))
+    else:
+        out("cuda_available", "False")
+except BaseException as e:
+    out("cuda_error", type(e).__name__ + ": " + str(e))
+)PY";
+
+ProbeAnswer unavailable(ProbeAnswer answer, std::string reason) {
+    answer.available = false;
+    answer.unavailable_reason = std::move(reason);
+    answer.gpus.clear();
+    return answer;
+}
+
+std::optional<int> to_int(std::string_view s) {
+    s = core::trim(s);
+    if (s.empty() || s.size() > 6) return std::nullopt;
+    int v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+std::string first_line(std::string_view text) {
+    std::string_view t = core::trim(text);
+    return std::string(t.substr(0, t.find('\n')));
+}
+
+std::string describe_gpus(const std::vector<GpuInfo>& gpus) {
+    if (gpus.empty()) return "no GPU";
+    std::vector<std::string> parts;
+    for (const auto& g : gpus)
+        parts.push_back(fmt::format("GPU {}{} {}.{}", g.index, g.name.empty() ? "" : " " + g.name,
+                                    g.major, g.minor));
+    return fmt::format("{} GPU{}: {}", gpus.size(), gpus.size() == 1 ? "" : "s",
+                       core::join(parts, ", "));
+}
+
+std::vector<std::pair<int, int>> sorted_caps(const std::vector<GpuInfo>& gpus) {
+    std::vector<std::pair<int, int>> caps;
+    for (const auto& g : gpus) caps.emplace_back(g.major, g.minor);
+    std::sort(caps.begin(), caps.end());
+    return caps;
+}
+
+ProbeAnswer run_probe(const std::string& name, const fs::path& venv, const exec::EnvMap& env) {
+    if (name == "driver") return probe_driver(libcuda_path(env));
+    if (name == "nvml") return probe_nvml(libnvml_path(env));
+    if (name == "nvidia-smi") return probe_nvidia_smi(env);
+    ProbeAnswer answer;
+    answer.probe = "torch";
+    if (venv.empty()) return unavailable(answer, "no venv given (--venv), so no torch to ask");
+    return probe_torch(venv / "bin" / "python", env);
+}
+
+} // namespace
+
+const std::vector<std::string>& known_probes() {
+    static const std::vector<std::string> k_probes{"torch", "driver", "nvml", "nvidia-smi"};
+    return k_probes;
+}
+
+ProbeAnswer parse_nvidia_smi(std::string_view output, int exit_code) {
+    ProbeAnswer answer;
+    answer.probe = "nvidia-smi";
+    answer.library = "nvidia-smi";
+    // Drivers before compute_cap existed (R510) reject the field; that is "unknown", not a fault.
+    if (output.find("not a valid field") != std::string_view::npos)
+        return unavailable(answer, "this nvidia-smi does not know the compute_cap field (driver "
+                                   "older than R510): compute capability unknown");
+    if (exit_code == 2)
+        return unavailable(
+            answer, fmt::format("nvidia-smi rejected the query (exit code 2: "
+                                "invalid argument): compute capability unknown{}",
+                                first_line(output).empty() ? "" : " (" + first_line(output) + ")"));
+    if (exit_code != 0)
+        return unavailable(answer, fmt::format("nvidia-smi failed with exit code {}: {}", exit_code,
+                                               first_line(output)));
+    int index = 0;
+    for (const auto& raw : core::split(output, '\n')) {
+        std::string_view line = core::trim(raw);
+        if (line.empty()) continue;
+        // name, compute_cap, driver_version: split from the right, the name is the rest.
+        auto last = line.rfind(',');
+        auto middle = last == std::string_view::npos || last == 0 ? std::string_view::npos
+                                                                  : line.rfind(',', last - 1);
+        if (middle == std::string_view::npos)
+            return unavailable(answer, fmt::format("unexpected nvidia-smi line '{}'", line));
+        GpuInfo gpu;
+        gpu.index = index++;
+        gpu.name = std::string(core::trim(line.substr(0, middle)));
+        std::string_view cap = core::trim(line.substr(middle + 1, last - middle - 1));
+        answer.driver_version = std::string(core::trim(line.substr(last + 1)));
+        auto parsed = parse_arch(cap);
+        if (!parsed || cap.find('.') == std::string_view::npos)
+            return unavailable(answer, fmt::format("nvidia-smi gives compute_cap '{}' for GPU {}: "
+                                                   "compute capability unknown",
+                                                   cap, gpu.index));
+        gpu.major = parsed->major;
+        gpu.minor = parsed->minor;
+        answer.gpus.push_back(std::move(gpu));
+    }
+    answer.available = true;
+    if (answer.gpus.empty()) answer.notes.push_back("nvidia-smi lists no GPU");
+    return answer;
+}
+
+ProbeAnswer probe_nvidia_smi(const exec::EnvMap& env) {
+    ProbeAnswer answer;
+    answer.probe = "nvidia-smi";
+    auto path_it = env.find("PATH");
+    fs::path program =
+        exec::find_program("nvidia-smi", path_it == env.end() ? "" : path_it->second);
+    if (program.empty()) return unavailable(answer, "nvidia-smi not found on PATH");
+    exec::ProcessSpec spec;
+    spec.argv = {program.string(), "--query-gpu=name,compute_cap,driver_version",
+                 "--format=csv,noheader"};
+    spec.env = env;
+    spec.capture = true;
+    spec.timeout = 60s;
+    auto result = exec::run_process(spec);
+    if (!result) return unavailable(answer, result.error().message);
+    if (result->signal != 0 || result->timed_out || result->interrupted)
+        return unavailable(answer, fmt::format("nvidia-smi {}", result->describe()));
+    answer = parse_nvidia_smi(result->output, result->exit_code);
+    answer.library = program.string();
+    return answer;
+}
+
+ProbeAnswer parse_torch_probe(std::string_view output) {
+    ProbeAnswer answer;
+    answer.probe = "torch";
+    bool cuda_unavailable = false;
+    for (const auto& raw : core::split(output, '\n')) {
+        auto eq = raw.find('=');
+        if (eq == std::string::npos) continue;
+        std::string key = raw.substr(0, eq);
+        std::string value(core::trim(std::string_view(raw).substr(eq + 1)));
+        if (key == "import_error") {
+            return unavailable(answer, "cannot import torch: " + value);
+        } else if (key == "torch_version") {
+            answer.torch_version = value;
+        } else if (key == "cuda_version") {
+            answer.cuda_version = value;
+        } else if (key == "arch_flags") {
+            for (const auto& t : parse_arch_flags(value))
+                answer.torch_arch_flags.push_back(t.text());
+        } else if (key == "arch_flags_error") {
+            answer.notes.push_back("torch._C._cuda_getArchFlags() failed: " + value);
+        } else if (key == "cuda_available") {
+            cuda_unavailable = true;
+        } else if (key == "cuda_error") {
+            answer.notes.push_back("torch.cuda failed: " + value);
+        } else if (key == "device") {
+            // index|major|minor|name
+            auto fields = core::split(value, '|');
+            if (fields.size() < 4) continue;
+            auto index = to_int(fields[0]);
+            auto major = to_int(fields[1]);
+            auto minor = to_int(fields[2]);
+            if (!index || !major || !minor) continue;
+            std::string name =
+                value.substr(fields[0].size() + fields[1].size() + fields[2].size() + 3);
+            answer.gpus.push_back(GpuInfo{*index, name, *major, *minor});
+        }
+    }
+    if (answer.torch_version.empty())
+        return unavailable(answer, "the torch probe printed nothing usable");
+    answer.available = true;
+    if (answer.cuda_version.empty())
+        answer.notes.push_back("a CPU-only torch (torch.version.cuda is None)");
+    if (cuda_unavailable) answer.notes.push_back("torch.cuda.is_available() is False");
+    return answer;
+}
+
+ProbeAnswer probe_torch(const fs::path& python, const exec::EnvMap& env) {
+    ProbeAnswer answer;
+    answer.probe = "torch";
+    answer.library = python.string();
+    std::error_code ec;
+    if (!fs::exists(python, ec))
+        return unavailable(answer, fmt::format("no interpreter at {}", python.string()));
+    exec::ProcessSpec spec;
+    spec.argv = {python.string(), "-c", k_torch_script};
+    spec.env = env;
+    spec.capture = true;
+    spec.timeout = 180s; // importing torch from a cold page cache takes a while
+    auto result = exec::run_process(spec);
+    if (!result) return unavailable(answer, result.error().message);
+    if (!result->ok())
+        return unavailable(answer,
+                           fmt::format("{} (torch probe) {}: {}", python.string(),
+                                       result->describe(), core::last_lines(result->output, 3)));
+    answer = parse_torch_probe(result->output);
+    answer.library = python.string();
+    return answer;
+}
+
+const ProbeAnswer* DeviceReport::find(std::string_view probe) const {
+    for (const auto& a : answers)
+        if (a.probe == probe) return &a;
+    return nullptr;
+}
+
+std::vector<Arch> DeviceReport::archs() const {
+    std::vector<Arch> out;
+    if (const auto* answer = chosen_answer())
+        for (const auto& g : answer->gpus) out.push_back(g.arch());
+    return out;
+}
+
+std::vector<std::string> disagreements(const std::vector<ProbeAnswer>& answers, size_t chosen) {
+    std::vector<std::string> out;
+    const ProbeAnswer& base = answers.at(chosen);
+    for (size_t i = 0; i < answers.size(); ++i) {
+        const ProbeAnswer& other = answers[i];
+        if (i == chosen || !other.available) continue;
+        if (other.gpus.size() == base.gpus.size() &&
+            sorted_caps(other.gpus) == sorted_caps(base.gpus))
+            continue;
+        out.push_back(fmt::format("probes disagree: {} reports {}; {} (used) reports {}",
+                                  other.probe, describe_gpus(other.gpus), base.probe,
+                                  describe_gpus(base.gpus)));
+    }
+    return out;
+}
+
+Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::path& venv,
+                            const exec::EnvMap& env) {
+    DeviceReport report;
+    report.order = order.empty() ? known_probes() : order;
+    for (const auto& name : report.order) {
+        if (std::find(known_probes().begin(), known_probes().end(), name) != known_probes().end())
+            continue;
+        std::string near = core::closest_match(name, known_probes());
+        return fail(ErrorCode::usage,
+                    fmt::format("unknown device probe '{}' (known: {}){}", name,
+                                core::join(known_probes(), ", "),
+                                near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
+    }
+    std::vector<std::string> all = report.order;
+    for (const auto& name : known_probes())
+        if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+    for (const auto& name : all) {
+        if (int sig = core::interrupt_signal())
+            return fail(
+                ErrorCode::interrupted,
+                fmt::format("interrupted by {} while probing devices", exec::signal_name(sig)));
+        report.answers.push_back(run_probe(name, venv, env));
+    }
+    for (size_t i = 0; i < report.order.size(); ++i) {
+        const auto& a = report.answers[i];
+        if (a.available && !a.gpus.empty()) {
+            report.chosen = i;
+            break;
+        }
+    }
+    if (report.chosen) report.warnings = disagreements(report.answers, *report.chosen);
+    return report;
+}
+
+} // namespace bootstrap::device

@@ -1,0 +1,182 @@
+#include "engine/rollback_fixup.hpp"
+
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/sha256.hpp"
+#include "pyenv/dist_info.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+std::string hex_to_bytes(const std::string& hex) {
+    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
+    return out;
+}
+
+std::string base64url_nopad(const std::string& bytes) {
+    static const char* k_alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                     (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                     static_cast<unsigned char>(bytes[i + 2]);
+        for (int s = 18; s >= 0; s -= 6) out += k_alphabet[(v >> s) & 63];
+    }
+    if (size_t rest = bytes.size() - i; rest > 0) {
+        unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+        if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+        out += k_alphabet[(v >> 18) & 63];
+        out += k_alphabet[(v >> 12) & 63];
+        if (rest == 2) out += k_alphabet[(v >> 6) & 63];
+    }
+    return out;
+}
+
+/// The path column of a RECORD row (CSV: quoted when it holds a comma or a quote).
+std::string row_path(const std::string& row) {
+    if (row.empty() || row[0] != '"') return row.substr(0, row.find(','));
+    std::string out;
+    for (size_t i = 1; i < row.size(); ++i) {
+        if (row[i] == '"') {
+            if (i + 1 < row.size() && row[i + 1] == '"') {
+                out += '"';
+                ++i;
+                continue;
+            }
+            break;
+        }
+        out += row[i];
+    }
+    return out;
+}
+
+struct Record {
+    std::vector<std::string> rows;
+    std::string eol = "\n";
+
+    static Record parse(const std::string& text) {
+        Record r;
+        if (text.find("\r\n") != std::string::npos) r.eol = "\r\n";
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find(r.eol, start);
+            if (end == std::string::npos) end = text.size();
+            r.rows.push_back(text.substr(start, end - start));
+            start = end + r.eol.size();
+        }
+        return r;
+    }
+    [[nodiscard]] std::string text() const {
+        std::string out;
+        for (const auto& row : rows) out += row + eol;
+        return out;
+    }
+    [[nodiscard]] std::optional<size_t> find(const std::string& path) const {
+        for (size_t i = 0; i < rows.size(); ++i)
+            if (row_path(rows[i]) == path) return i;
+        return std::nullopt;
+    }
+    void erase(const std::string& path) {
+        if (auto i = find(path)) rows.erase(rows.begin() + static_cast<long>(*i));
+    }
+    /// Replace the row for `path`, or insert it where sorted order puts it (pip and uv both
+    /// write RECORD sorted by path).
+    void put(const std::string& path, const std::string& content) {
+        std::string row = fmt::format("{},{},{}", path, record_hash(content), content.size());
+        if (auto i = find(path)) {
+            rows[*i] = row;
+            return;
+        }
+        auto it = rows.begin();
+        while (it != rows.end() && row_path(*it) < path) ++it;
+        rows.insert(it, row);
+    }
+};
+
+/// `text` with the string value of its first "url" key replaced by `url` (JSON-escaped), or
+/// nullopt when there is no such value. Textual, so the installer's formatting is kept.
+std::optional<std::string> replace_url(const std::string& text, const std::string& url) {
+    size_t key = text.find("\"url\"");
+    if (key == std::string::npos) return std::nullopt;
+    size_t open = text.find('"', text.find(':', key + 5));
+    if (open == std::string::npos) return std::nullopt;
+    size_t close = open + 1;
+    while (close < text.size() && text[close] != '"') close += text[close] == '\\' ? 2 : 1;
+    if (close >= text.size()) return std::nullopt;
+    std::string escaped;
+    for (char c : url) {
+        if (c == '"' || c == '\\') escaped += '\\';
+        escaped += c;
+    }
+    return text.substr(0, open + 1) + escaped + text.substr(close);
+}
+
+struct Variant {
+    bool requested = false;
+    bool relocate = false;
+};
+
+}  // namespace
+
+std::string record_hash(std::string_view data) {
+    return "sha256=" + base64url_nopad(hex_to_bytes(core::sha256_hex(data)));
+}
+
+Result<bool> match_record(const fs::path& dist_info, const manifest::Package& target) {
+    if (target.record_sha256.empty()) return false;
+    BS_TRY(auto record_text, core::read_file(dist_info / "RECORD"));
+    if (pyenv::record_text_digest(record_text) == target.record_sha256) return true;
+
+    const std::string prefix = dist_info.filename().string() + "/";
+    const std::string requested_path = prefix + "REQUESTED";
+    const std::string direct_url_path = prefix + "direct_url.json";
+    const Record base = Record::parse(record_text);
+    const bool has_requested = base.find(requested_path).has_value();
+
+    std::optional<std::string> relocated;
+    if (!target.origin.url.empty() && base.find(direct_url_path)) {
+        if (auto text = core::read_file(dist_info / "direct_url.json"))
+            if (auto moved = replace_url(*text, target.origin.url); moved && *moved != *text)
+                relocated = moved;
+    }
+
+    auto render = [&](const Variant& v) {
+        Record r = base;
+        if (v.requested && !has_requested) r.put(requested_path, "");
+        if (!v.requested) r.erase(requested_path);
+        if (v.relocate) r.put(direct_url_path, *relocated);
+        return r.text();
+    };
+
+    for (bool requested : {has_requested, !has_requested}) {
+        for (bool relocate : {false, true}) {
+            if (relocate && !relocated) continue;
+            Variant v{requested, relocate};
+            std::string text = render(v);
+            if (pyenv::record_text_digest(text) != target.record_sha256) continue;
+            // Apply: the files first, RECORD last, so an interrupt leaves a RECORD that
+            // still does not match and a re-run reinstalls.
+            std::error_code ec;
+            if (v.requested && !has_requested)
+                BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
+            if (!v.requested && has_requested) fs::remove(dist_info / "REQUESTED", ec);
+            if (v.relocate)
+                BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated));
+            BS_CHECK(core::write_file_atomic(dist_info / "RECORD", text));
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace bootstrap::engine

@@ -1,0 +1,217 @@
+#include "manifest/host_facts.hpp"
+
+#include <link.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <gnu/libc-version.h>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/strings.hpp"
+#include "exec/process.hpp"
+#include "pyenv/installer.hpp"
+
+namespace bootstrap::manifest {
+
+namespace {
+
+// Bump when the cache's content or the way a value is derived changes.
+constexpr std::string_view k_cache_scheme = "host-facts-v1";
+
+/// The libstdc++ this process loaded (bootstrap links it dynamically), found among the loaded
+/// objects: it is the library whose GLIBCXX level an extension built here would require.
+fs::path loaded_libstdcxx() {
+    fs::path found;
+    ::dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            if (info->dlpi_name && std::strstr(info->dlpi_name, "libstdc++.so")) {
+                *static_cast<fs::path*>(data) = info->dlpi_name;
+                return 1;
+            }
+            return 0;
+        },
+        &found);
+    return found;
+}
+
+std::vector<long> version_parts(std::string_view v) {
+    std::vector<long> parts;
+    for (const auto& p : core::split(v, '.'))
+        parts.push_back(std::atol(p.c_str()));
+    return parts;
+}
+
+/// The tools behind the cached facts; their identities make the cache's stamp.
+struct Tools {
+    fs::path gcc;
+    fs::path nvcc;
+    fs::path libstdcxx;
+
+    std::string stamp() const {
+        auto id = [](const char* what, const fs::path& p) {
+            return p.empty() ? std::string(what) + " none" : pyenv::file_identity(p);
+        };
+        return fmt::format("stamp={} | {} | {} | {}", k_cache_scheme, id("gcc", gcc),
+                           id("nvcc", nvcc), id("libstdc++", libstdcxx));
+    }
+};
+
+Tools find_tools(const exec::EnvMap& env) {
+    auto get = [&](const char* name) {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second;
+    };
+    Tools t;
+    const std::string path = get("PATH");
+    t.gcc = exec::find_program("gcc", path);
+    t.nvcc = exec::find_program("nvcc", path);
+    if (t.nvcc.empty() && !get("CUDA_HOME").empty())
+        t.nvcc = exec::find_program("nvcc", (fs::path(get("CUDA_HOME")) / "bin").string());
+    if (t.nvcc.empty())
+        t.nvcc = exec::find_program("nvcc", "/usr/local/cuda/bin");
+    t.libstdcxx = loaded_libstdcxx();
+    return t;
+}
+
+/// Run `argv` and return its output; "" when it cannot start or fails (the fact is then
+/// unknown, which a manifest records as ""). Only an interrupt is an error.
+Result<std::string> tool_output(const std::vector<std::string>& argv, const exec::EnvMap& env) {
+    exec::ProcessSpec spec;
+    spec.argv = argv;
+    spec.env = exec::compose_environment(env, {}, {});
+    spec.timeout = std::chrono::seconds(30);
+    spec.capture = true;
+    auto result = exec::run_process(spec);
+    if (!result) {
+        if (result.error().code == ErrorCode::interrupted)
+            return tl::unexpected(result.error());
+        return std::string();
+    }
+    if (result->interrupted)
+        return fail(ErrorCode::interrupted, fmt::format("interrupted while running {}", argv[0]));
+    return result->ok() ? result->output : std::string();
+}
+
+struct CachedFacts {
+    std::string gcc, nvcc, glibcxx;
+};
+
+Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
+    CachedFacts f;
+    if (!t.gcc.empty()) {
+        BS_TRY(std::string out, tool_output({t.gcc.string(), "-dumpfullversion"}, env));
+        f.gcc = std::string(core::trim(out.substr(0, out.find('\n'))));
+    }
+    if (!t.nvcc.empty()) {
+        BS_TRY(std::string out, tool_output({t.nvcc.string(), "--version"}, env));
+        f.nvcc = parse_nvcc_version(out);
+    }
+    if (!t.libstdcxx.empty())
+        if (auto bytes = core::read_file(t.libstdcxx))
+            f.glibcxx = highest_glibcxx(*bytes);
+    return f;
+}
+
+std::string render_cache(const std::string& stamp, const CachedFacts& f) {
+    return fmt::format("{}\ngcc={}\nnvcc={}\nglibcxx={}\n", stamp, f.gcc, f.nvcc, f.glibcxx);
+}
+
+std::optional<CachedFacts> parse_cache(std::string_view text, const std::string& stamp) {
+    if (!core::starts_with(text, stamp + "\n"))
+        return std::nullopt;
+    std::map<std::string, std::string> kv;
+    for (const auto& line : core::split(text, '\n')) {
+        auto eq = line.find('=');
+        if (eq != std::string::npos)
+            kv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return CachedFacts{kv["gcc"], kv["nvcc"], kv["glibcxx"]};
+}
+
+} // namespace
+
+std::string parse_nvcc_version(std::string_view output) {
+    constexpr std::string_view k_release = "release ";
+    size_t at = output.find(k_release);
+    if (at == std::string_view::npos)
+        return {};
+    std::string_view rest = output.substr(at + k_release.size());
+    size_t end = 0;
+    while (end < rest.size() &&
+           (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
+        ++end;
+    return std::string(rest.substr(0, end));
+}
+
+std::string parse_driver_version(std::string_view text) {
+    std::string_view line = text.substr(0, text.find('\n'));
+    // The first token shaped like "N.N[.N]" after the "Kernel Module" words.
+    size_t from = line.find("Kernel Module");
+    if (from == std::string_view::npos)
+        from = 0;
+    for (const auto& token : core::split(line.substr(from), ' ')) {
+        if (token.empty() || !std::isdigit(static_cast<unsigned char>(token[0])))
+            continue;
+        if (token.find('.') != std::string::npos &&
+            token.find_first_not_of("0123456789.") == std::string::npos)
+            return token;
+    }
+    return {};
+}
+
+std::string highest_glibcxx(std::string_view bytes) {
+    constexpr std::string_view k_prefix = "GLIBCXX_";
+    std::string best;
+    std::vector<long> best_parts;
+    for (size_t at = bytes.find(k_prefix); at != std::string_view::npos;
+         at = bytes.find(k_prefix, at + 1)) {
+        size_t start = at + k_prefix.size(), end = start;
+        while (end < bytes.size() &&
+               (std::isdigit(static_cast<unsigned char>(bytes[end])) || bytes[end] == '.'))
+            ++end;
+        // A version string is NUL-terminated in .dynstr; "GLIBCXX_TUNABLES" and the like are not
+        // versions at all.
+        if (end == start || end >= bytes.size() || bytes[end] != '\0')
+            continue;
+        std::string_view v = bytes.substr(start, end - start);
+        if (v.front() == '.' || v.back() == '.')
+            continue;
+        auto parts = version_parts(v);
+        if (best.empty() || parts > best_parts) {
+            best = std::string(v);
+            best_parts = std::move(parts);
+        }
+    }
+    return best;
+}
+
+Result<Host> probe_host(const exec::EnvMap& env, const fs::path& cache_file) {
+    Host host;
+    host.glibc = ::gnu_get_libc_version();
+    if (auto text = core::read_file("/proc/driver/nvidia/version"))
+        host.driver = parse_driver_version(*text);
+
+    const Tools tools = find_tools(env);
+    const std::string stamp = tools.stamp();
+    std::optional<CachedFacts> cached;
+    if (!cache_file.empty())
+        if (auto text = core::read_file(cache_file))
+            cached = parse_cache(*text, stamp);
+    if (!cached) {
+        BS_TRY(cached, probe_tools(tools, env));
+        // The cache lives in the venv's own state dir; failing to write it only costs speed.
+        if (!cache_file.empty())
+            (void)core::write_file_atomic(cache_file, render_cache(stamp, *cached));
+    }
+    host.gcc = cached->gcc;
+    host.nvcc = cached->nvcc;
+    host.glibcxx = cached->glibcxx;
+    return host;
+}
+
+} // namespace bootstrap::manifest

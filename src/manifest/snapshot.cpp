@@ -1,0 +1,230 @@
+#include "manifest/snapshot.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/fs.hpp"
+#include "core/strings.hpp"
+#include "manifest/host_facts.hpp"
+#include "manifest/package_cache.hpp"
+#include "pyenv/dist_info.hpp"
+
+namespace bootstrap::manifest {
+
+namespace {
+
+/// A file that may legitimately be absent: "" then; other read errors propagate.
+Result<std::string> read_optional(const fs::path& file) {
+    auto text = core::read_file(file);
+    if (!text && text.error().code == ErrorCode::not_found)
+        return std::string();
+    return text;
+}
+
+/// WHEEL's "Tag:" lines, in file order, joined with ",".
+std::string wheel_tags(std::string_view wheel) {
+    std::vector<std::string> tags;
+    for (const auto& line : core::split(wheel, '\n')) {
+        std::string_view l = core::trim(line);
+        if (core::starts_with(l, "Tag:"))
+            tags.emplace_back(core::trim(l.substr(4)));
+    }
+    return core::join(tags, ",");
+}
+
+/// The facts of one dist-info beyond the scan: from the cache while its RECORD is unchanged.
+Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
+                                              PackageCache& cache) {
+    if (const auto* cached = cache.find(dist))
+        return *cached;
+    CachedPackageFacts f;
+    BS_TRY(std::string wheel, read_optional(dist.dist_info / "WHEEL"));
+    f.wheel_tag = wheel_tags(wheel);
+    // A RECORD-less install (old distutils) has no digest (scan_site_packages could not stat
+    // it: the stamp is all zero); an unreadable one is an error.
+    if (dist.record_stamp != pyenv::FileStamp{}) {
+        BS_TRY(f.record_sha256, pyenv::record_digest(dist));
+    }
+    BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
+    f.origin = parse_origin(direct_url, dist.installer);
+    cache.put(dist, f);
+    return f;
+}
+
+Package to_package(const pyenv::Distribution& dist, CachedPackageFacts facts) {
+    Package p;
+    p.name = dist.normalized_name;
+    p.display_name = dist.name;
+    p.version = dist.version;
+    p.installer = dist.installer;
+    p.requested = dist.requested;
+    p.wheel_tag = std::move(facts.wheel_tag);
+    p.record_sha256 = std::move(facts.record_sha256);
+    p.origin = std::move(facts.origin);
+    return p;
+}
+
+/// `name: Optional[str] = '12.4'` or `__version__ = '2.5.1'` → the quoted value; "" for None.
+std::string python_assignment(std::string_view text, std::string_view name) {
+    for (const auto& raw : core::split(text, '\n')) {
+        std::string_view line = core::trim(raw);
+        if (!core::starts_with(line, name))
+            continue;
+        std::string_view rest = core::trim(line.substr(name.size()));
+        if (rest.empty() || (rest.front() != '=' && rest.front() != ':'))
+            continue;
+        size_t eq = rest.find('=');
+        if (eq == std::string_view::npos)
+            continue;
+        std::string_view value = core::trim(rest.substr(eq + 1));
+        if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
+            value.back() == value.front())
+            return std::string(value.substr(1, value.size() - 2));
+        return {}; // None, or an expression we do not evaluate
+    }
+    return {};
+}
+
+std::string path_without_trailing_slash(const fs::path& p) {
+    std::string s = fs::absolute(p).lexically_normal().string();
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s;
+}
+
+} // namespace
+
+const std::vector<std::string>& build_env_names() {
+    static const std::vector<std::string> names = {
+        "APEX_CPP_EXT",
+        "APEX_CUDA_EXT",
+        "APEX_PARALLEL_BUILD",
+        "CC",
+        "CFLAGS",
+        "CMAKE_CUDA_ARCHITECTURES",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CXX",
+        "CXXFLAGS",
+        "LDFLAGS",
+        "MAX_JOBS",
+        "NVCC_THREADS",
+        "NVTE_CUDA_ARCHS",
+        "NVTE_FRAMEWORK",
+        "TORCH_CUDA_ARCH_LIST",
+    };
+    return names;
+}
+
+Origin parse_origin(std::string_view direct_url_json, std::string_view installer) {
+    Origin o;
+    if (core::trim(direct_url_json).empty()) {
+        o.kind = installer == "uv" || installer == "pip" ? "index" : "unknown";
+        return o;
+    }
+    // PEP 610: exactly one of dir_info, archive_info, vcs_info next to "url".
+    auto j = nlohmann::json::parse(direct_url_json, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("url") || !j["url"].is_string())
+        return o; // unknown
+    o.url = j["url"].get<std::string>();
+    const bool file_url = core::starts_with(o.url, "file:");
+    auto object = [&](const char* key) -> const nlohmann::json* {
+        auto it = j.find(key);
+        return it != j.end() && it->is_object() ? &*it : nullptr;
+    };
+    auto string_at = [](const nlohmann::json& obj, const char* key) {
+        auto it = obj.find(key);
+        return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (const auto* vcs = object("vcs_info")) {
+        o.kind = "vcs";
+        o.vcs = string_at(*vcs, "vcs");
+        o.commit = string_at(*vcs, "commit_id");
+    } else if (const auto* dir = object("dir_info")) {
+        auto editable = dir->find("editable");
+        o.kind = editable != dir->end() && editable->is_boolean() && editable->get<bool>()
+                     ? "editable"
+                     : "local";
+    } else if (const auto* archive = object("archive_info")) {
+        o.kind = file_url ? "local" : "url";
+        // `hashes` (a dict) supersedes the deprecated single `hash` ("sha256=<hex>").
+        auto hashes = archive->find("hashes");
+        if (hashes != archive->end() && hashes->is_object() && hashes->contains("sha256") &&
+            (*hashes)["sha256"].is_string())
+            o.archive_hash = "sha256=" + (*hashes)["sha256"].get<std::string>();
+        else
+            o.archive_hash = string_at(*archive, "hash");
+    } else {
+        o.kind = file_url ? "local" : "url";
+    }
+    return o;
+}
+
+Torch read_torch(const fs::path& site_packages) {
+    Torch t;
+    const fs::path dir = site_packages / "torch";
+    if (auto text = core::read_file(dir / "version.py")) {
+        t.version = python_assignment(*text, "__version__");
+        t.cuda = python_assignment(*text, "cuda");
+    }
+    // The ABI flag lives in compiled code (torch._C._GLIBCXX_USE_CXX11_ABI), which cannot be
+    // read without importing torch; the CMake config shipped in the wheel states the same flag
+    // for extensions ("-D_GLIBCXX_USE_CXX11_ABI=1"). Without that file the flag stays "".
+    if (auto cmake = core::read_file(dir / "share/cmake/Torch/TorchConfig.cmake")) {
+        constexpr std::string_view k_flag = "_GLIBCXX_USE_CXX11_ABI=";
+        size_t at = cmake->find(k_flag);
+        if (at != std::string::npos && at + k_flag.size() < cmake->size()) {
+            char c = (*cmake)[at + k_flag.size()];
+            if (c == '0' || c == '1')
+                t.cxx11_abi = std::string(1, c);
+        }
+    }
+    return t;
+}
+
+Result<Manifest> take_snapshot(const SnapshotRequest& request) {
+    Manifest m;
+    m.label = request.label;
+    m.venv = path_without_trailing_slash(request.venv);
+    const auto& py = request.python;
+    m.python = {py.version, py.implementation, py.ext_suffix, py.soabi, py.platform};
+
+    std::vector<fs::path> sites;
+    if (!py.purelib.empty())
+        sites.push_back(py.purelib);
+    if (!py.platlib.empty() && py.platlib != py.purelib)
+        sites.push_back(py.platlib);
+    if (sites.empty())
+        return fail(ErrorCode::internal,
+                    fmt::format("no site-packages known for {}", request.venv.string()));
+    PackageCache cache = PackageCache::load(request.venv / ".bootstrap" / "packages.cache");
+    for (const auto& site : sites) {
+        // platlib may not exist when it differs from purelib (lib64 layouts).
+        if (site != sites.front() && !fs::exists(site))
+            continue;
+        BS_TRY(auto dists, pyenv::scan_site_packages(site));
+        for (const auto& [name, dist] : dists) {
+            if (m.packages.count(name))
+                continue; // purelib first, as sys.path has it
+            BS_TRY(auto facts, read_package_facts(dist, cache));
+            if (name == "torch")
+                m.torch = read_torch(site);
+            m.packages.emplace(name, to_package(dist, std::move(facts)));
+        }
+    }
+    cache.save();
+
+    if (request.host) {
+        m.host = *request.host;
+    } else {
+        BS_TRY(m.host, probe_host(request.env, request.venv / ".bootstrap" / "host.facts"));
+    }
+    for (const auto& name : build_env_names())
+        if (auto it = request.env.find(name); it != request.env.end())
+            m.build_env[name] = it->second;
+    m.recipe_name = request.recipe_name;
+    m.recipe_digest = request.recipe_digest;
+    return m;
+}
+
+} // namespace bootstrap::manifest

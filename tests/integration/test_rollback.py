@@ -1,0 +1,348 @@
+"""`bootstrap rollback`: make a venv match a manifest exactly (names, versions, RECORD digests).
+
+Each scenario builds a venv directly with uv or pip (a pip venv comes from `python -m venv`),
+takes S0 with `bootstrap snapshot`, changes the venv behind bootstrap's back (upgrade,
+downgrade, a reinstall from a different wheel of the same version, an add, a remove, and a
+locally built wheel replaced by another), rolls back and compares a new snapshot with S0.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MAKE_WHEELS
+
+LOCAL_DATA = '''
+[[package]]
+name = "mylocal"
+versions = ["1.0", "2.0"]
+module = """
+BUILT_HERE = True
+"""
+
+[[package]]
+name = "regex"
+versions = ["2024.1.0"]
+module = """
+REBUILT = "not the index's regex"
+"""
+'''
+
+S0_REQUIREMENTS = ["demo-core==1.0.0", "demo-utils==1.0.0", "transformers", "click"]
+
+
+@pytest.fixture(scope="session")
+def local_builds(tmp_path_factory) -> Path:
+    """mylocal 1.0/2.0 and a regex 2024.1.0 whose bytes differ from the index's."""
+    out = tmp_path_factory.mktemp("local-builds")
+    data = out / "local.toml"
+    data.write_text(LOCAL_DATA)
+    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), str(out / "w"), "--data", str(data)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return out / "w" / "main"
+
+
+class Scenario:
+    """One venv, built with `kind` ("uv" or "pip"), and the paths of its local wheels."""
+
+    def __init__(self, world, kind: str, local_builds: Path):
+        self.world = world
+        self.kind = kind
+        self.venv = world.venv
+        self.py = self.venv / "bin" / "python"
+        self.dist = world.root / "dist"  # where "the build" put its wheels
+        self.alt = world.root / "alt"    # another build of regex 2024.1.0
+        self.dist.mkdir()
+        self.alt.mkdir()
+        for v in ("1.0", "2.0"):
+            shutil.copy2(local_builds / f"mylocal-{v}-py3-none-any.whl", self.dist)
+        shutil.copy2(local_builds / "regex-2024.1.0-py3-none-any.whl", self.alt)
+        self.index_url = world.index.url()
+        if kind == "uv":
+            self.cmd([str(world.uv), "venv", "-q", "--python", sys.executable, str(self.venv)])
+        else:
+            self.cmd([sys.executable, "-m", "venv", str(self.venv)])
+
+    def cmd(self, argv) -> subprocess.CompletedProcess:
+        r = subprocess.run([str(a) for a in argv], env=self.world.full_env(), capture_output=True,
+                           text=True, timeout=180)
+        assert r.returncode == 0, f"{argv}:\n{r.stdout}\n{r.stderr}"
+        return r
+
+    def install(self, *args):
+        if self.kind == "uv":
+            return self.cmd([self.world.uv, "pip", "install", "-q", "--python", self.py, *args])
+        return self.cmd([self.py, "-m", "pip", "install", "-q", *args])
+
+    def reinstall(self, *args):
+        return self.install("--reinstall" if self.kind == "uv" else "--force-reinstall", "--no-deps", *args)
+
+    def uninstall(self, *names):
+        if self.kind == "uv":
+            return self.cmd([self.world.uv, "pip", "uninstall", "-q", "--python", self.py, *names])
+        return self.cmd([self.py, "-m", "pip", "uninstall", "-y", "-q", *names])
+
+    def build_s0(self) -> Path:
+        self.install("--index-url", self.index_url, *S0_REQUIREMENTS)
+        self.install("--no-deps", self.dist / "mylocal-1.0-py3-none-any.whl")
+        return self.snapshot("s0.json")
+
+    def change_everything(self):
+        self.install("--index-url", self.index_url, "demo-core==2.0.0")          # upgrade
+        self.install("--index-url", self.index_url, "--no-deps", "demo-utils==0.9.0")  # downgrade
+        self.reinstall(self.alt / "regex-2024.1.0-py3-none-any.whl")              # other bytes
+        self.install("--index-url", self.index_url, "wandb")                     # add (+ deps)
+        self.uninstall("transformers")                                           # remove
+        self.install("--no-deps", self.dist / "mylocal-2.0-py3-none-any.whl")    # local rebuild
+
+    def snapshot(self, name: str) -> Path:
+        out = self.world.root / name
+        proc = self.world.run(["snapshot", "--venv", self.venv, "-o", out])
+        assert proc.returncode == 0, proc.stderr
+        return out
+
+    def rollback(self, *args, env=None) -> subprocess.CompletedProcess:
+        return self.world.run(["rollback", "--venv", self.venv, *args], env=env, timeout=300)
+
+
+def packages(manifest: Path) -> dict:
+    """name -> (version, record_sha256): what 'equal' means for a rollback."""
+    doc = json.loads(manifest.read_text())
+    return {n: (p["version"], p["record_sha256"]) for n, p in doc["packages"].items()}
+
+
+@pytest.fixture(params=["uv", "pip"])
+def scenario(request, world, local_builds) -> Scenario:
+    return Scenario(world, request.param, local_builds)
+
+
+def test_rollback_to_s0_restores_names_versions_and_records(scenario):
+    s0 = scenario.build_s0()
+    scenario.change_everything()
+    changed = packages(scenario.snapshot("changed.json"))
+    assert changed != packages(s0)
+
+    proc = scenario.rollback("--to", s0, "--index-url", scenario.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "3 to remove, 5 to install" in out
+    for line in ["  - wandb 0.22.0 (remove)", "  - demo-requests 2.32.3 (remove)",
+                 "  - platformdirs 4.3.6 (remove)",
+                 "  ~ demo-core 1.0.0 (2.0.0 -> 1.0.0) from index",
+                 "  ~ demo-utils 1.0.0 (0.9.0 -> 1.0.0) from index",
+                 "  ~ regex 2024.1.0 (reinstall: RECORD differs) from index",
+                 "  + transformers 4.57.1 (missing) from index",
+                 f"  ~ mylocal 1.0 (2.0 -> 1.0) from local wheel {scenario.dist}/mylocal-1.0-py3-none-any.whl"]:
+        assert line in out, out
+    assert "rolled back" in proc.stderr
+
+    after = packages(scenario.snapshot("after.json"))
+    assert after == packages(s0)
+    history = sorted((scenario.venv / ".bootstrap" / "history").glob("*-rollback.json"))
+    assert len(history) == 1
+    assert json.loads(history[0].read_text())["run"]["phase"] == "rollback"
+    logs = list((scenario.venv / ".bootstrap" / "logs").glob("*/rollback.log"))
+    assert logs and "--no-deps" in logs[0].read_text()
+
+    # Idempotent: a second rollback has nothing to do.
+    again = scenario.rollback("--to", s0, "--index-url", scenario.index_url)
+    assert again.returncode == 0, again.stderr
+    assert "nothing to do" in again.stdout
+    assert "already matches" in again.stderr
+
+
+def test_offline_rollback_from_find_links(scenario, wheelhouse):
+    s0 = scenario.build_s0()
+    scenario.change_everything()
+    scenario.world.index.stop()
+    proc = scenario.rollback("--to", s0, "--find-links", wheelhouse / "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "from find-links" in proc.stdout
+    assert packages(scenario.snapshot("after.json")) == packages(s0)
+
+
+def store_entry(home: Path, wheel: Path) -> str:
+    """Keep `wheel` in the artifact store the way the engine does (content address, mtime)."""
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    d = home / "artifacts" / "sha256" / sha[:2] / sha
+    d.mkdir(parents=True)
+    shutil.copy2(wheel, d / wheel.name)
+    return sha
+
+
+def with_artifact(s0: Path, sha: str) -> None:
+    doc = json.loads(s0.read_text())
+    doc["packages"]["mylocal"]["origin"]["artifact_sha256"] = sha
+    s0.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def test_offline_rollback_from_the_artifact_store(scenario, wheelhouse, tmp_path):
+    s0 = scenario.build_s0()
+    home = tmp_path / "home"
+    built = scenario.dist / "mylocal-1.0-py3-none-any.whl"
+    with_artifact(s0, store_entry(home, built))
+    scenario.change_everything()
+    built.unlink()  # the build directory was cleaned
+    scenario.world.index.stop()
+    proc = scenario.rollback("--to", s0, "--find-links", wheelhouse / "main",
+                             env={"BOOTSTRAP_HOME": home})
+    assert f"  ~ mylocal 1.0 (2.0 -> 1.0) from artifact store {home}/artifacts/sha256/" in proc.stdout
+    after = scenario.snapshot("after.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Restored from the store, the package still records where it was built from.
+    assert packages(after) == packages(s0)
+    direct_url = next((scenario.venv / "lib").glob("python*/site-packages/mylocal-1.0.dist-info"))
+    assert str(built) in (direct_url / "direct_url.json").read_text()
+
+
+def test_refusal_when_an_artifact_is_missing_changes_nothing(scenario, wheelhouse, tmp_path):
+    s0 = scenario.build_s0()
+    built = scenario.dist / "mylocal-1.0-py3-none-any.whl"
+    sha = hashlib.sha256(built.read_bytes()).hexdigest()
+    with_artifact(s0, sha)
+    scenario.change_everything()
+    built.unlink()
+    before = packages(scenario.snapshot("before.json"))
+    home = tmp_path / "empty-home"
+    proc = scenario.rollback("--to", s0, "--find-links", wheelhouse / "main",
+                             env={"BOOTSTRAP_HOME": home})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "refused: 1 package(s) cannot be restored" in proc.stderr
+    why = (f"mylocal 1.0: {built} no longer exists; artifact sha256:{sha[:12]} is not in the "
+           f"store {home}/artifacts")
+    assert why in proc.stderr
+    assert "nothing was changed" in proc.stderr
+    assert "  ! mylocal 1.0: cannot be restored:" in proc.stdout
+    assert packages(scenario.snapshot("after.json")) == before
+
+
+def test_dry_run_changes_nothing(scenario):
+    s0 = scenario.build_s0()
+    scenario.change_everything()
+    before = packages(scenario.snapshot("before.json"))
+    proc = scenario.rollback("--to", s0, "--index-url", scenario.index_url, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 to remove, 5 to install" in proc.stdout
+    assert "dry run: nothing was changed" in proc.stderr
+    assert packages(scenario.snapshot("after.json")) == before
+    assert not list((scenario.venv / ".bootstrap" / "history").glob("*-rollback.json"))
+
+
+def test_version_gone_from_the_index_is_refused_before_any_change(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    sc.change_everything()
+    before = packages(sc.snapshot("before.json"))
+    world.index.set_faults([{"match": "/simple/demo-utils/", "kind": "status", "status": 404}])
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "refused: 1 package(s) failed the reachability check" in proc.stderr
+    assert f"demo-utils 1.0.0: not available from index {sc.index_url}" in proc.stderr
+    assert packages(sc.snapshot("after.json")) == before
+
+
+def test_failed_rollback_can_be_rerun_to_completion(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    sc.change_everything()
+    # The dry run only needs metadata (PEP 658); the real install then cannot get the wheel.
+    world.index.set_faults([{"match": r"transformers-.*\.whl$", "kind": "status", "status": 404}])
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "failed" in proc.stderr
+    assert "run the same rollback again to finish it" in proc.stderr
+    world.index.clear_faults()
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert packages(sc.snapshot("after.json")) == packages(s0)
+
+
+def test_rollback_last_and_history_numbers(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    sc.build_s0()
+    proc = world.run(["snapshot", "--venv", sc.venv, "--save", "--label", "good"])
+    assert proc.returncode == 0, proc.stderr
+    good = packages(next((sc.venv / ".bootstrap" / "history").glob("*-good.json")))
+    sc.change_everything()
+    proc = sc.rollback("--last", "--index-url", sc.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert packages(sc.snapshot("after.json")) == good
+    # By number too (entry 1 is "good"): nothing left to do.
+    proc = sc.rollback("--to", "1", "--index-url", sc.index_url)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to do" in proc.stdout
+
+
+def test_rollback_usage_errors(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    proc = world.run(["rollback", "--venv", sc.venv])
+    assert proc.returncode == 2
+    assert "give exactly one of --to N|FILE and --last" in proc.stderr
+    proc = world.run(["rollback", "--to", "1"], env={"VIRTUAL_ENV": None})
+    assert proc.returncode == 2
+    assert "no venv given" in proc.stderr
+    proc = world.run(["rollback", "--to", world.root / "missing.json", "--venv", sc.venv])
+    assert proc.returncode != 0
+
+
+def test_rollback_takes_the_venv_lock(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    lock = sc.venv / ".bootstrap" / "lock"
+    lock.parent.mkdir(exist_ok=True)
+    with open(lock, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        proc = sc.rollback("--to", s0, "--lock-timeout", "0.5")
+    assert proc.returncode != 0
+    assert f"held by pid {os.getpid()}" in proc.stderr
+
+
+def test_engine_keeps_local_wheels_for_rollback(world, local_builds, tmp_path):
+    """A recipe step installs a local wheel; the run keeps it in the store, so a rollback
+    restores it after the wheel is gone and with the index stopped."""
+    sc = Scenario(world, "uv", local_builds)
+    home = tmp_path / "home"
+    wheel = sc.dist / "mylocal-1.0-py3-none-any.whl"
+    recipe = world.root / "r.toml"
+    recipe.write_text(f'''schema = 1
+name = "keep"
+[venv]
+path = "{sc.venv}"
+python = "3.11"
+[[step]]
+id = "venv"
+kind = "venv"
+[[step]]
+id = "local"
+kind = "install"
+packages = ["mylocal==1.0"]
+index_url = "{world.index.url()}"
+find_links = ["{sc.dist}"]
+''')
+    proc = world.run([recipe], env={"BOOTSTRAP_HOME": home})
+    assert proc.returncode == 0, proc.stderr
+    entries = sorted((sc.venv / ".bootstrap" / "history").glob("*.json"))
+    target = entries[-1]
+    assert json.loads(target.read_text())["packages"]["mylocal"]["origin"]["artifact_sha256"]
+    sc.install("--no-deps", sc.dist / "mylocal-2.0-py3-none-any.whl")
+    wheel.unlink()
+    world.index.stop()
+    proc = sc.rollback("--to", target, env={"BOOTSTRAP_HOME": home})
+    assert "from artifact store" in proc.stdout, proc.stdout + proc.stderr
+    after = sc.snapshot("after.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert packages(after) == packages(target)

@@ -1,0 +1,142 @@
+#include <catch2/catch.hpp>
+
+#include "core/fs.hpp"
+#include "fixture.hpp"
+#include "manifest/history.hpp"
+
+namespace fs = std::filesystem;
+using namespace bootstrap::manifest;
+using bootstrap::ErrorCode;
+using bootstrap::core::TempDir;
+using bs_test::pkg;
+
+namespace {
+
+Manifest with(std::initializer_list<Package> packages, std::string label = "") {
+    Manifest m;
+    m.label = std::move(label);
+    for (const auto& p : packages)
+        m.packages[p.name] = p;
+    return m;
+}
+
+std::vector<std::string> names(const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir))
+        out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("sanitize_label") {
+    CHECK(sanitize_label("") == "snapshot");
+    CHECK(sanitize_label("after-run_1.2") == "after-run_1.2");
+    CHECK(sanitize_label("my label/../x") == "my-label-..-x");
+    CHECK(sanitize_label(".hidden") == "-hidden");
+}
+
+TEST_CASE("append_history numbers entries and list_history reads them back") {
+    TempDir tmp("bs-history");
+    fs::path venv = tmp.path();
+    auto empty = list_history(venv);
+    REQUIRE(empty.has_value());
+    CHECK(empty->empty());
+
+    auto e1 = append_history(venv, with({pkg("a", "1")}));
+    REQUIRE(e1.has_value());
+    CHECK(e1->number == 1);
+    CHECK(e1->label == "snapshot");
+    CHECK(e1->file == history_dir(venv) / "0001-snapshot.json");
+    auto e2 = append_history(venv, with({pkg("a", "2")}, "after run"));
+    REQUIRE(e2.has_value());
+    CHECK(e2->file.filename() == "0002-after-run.json");
+    // Junk in the directory is ignored; a stale claim skips its number.
+    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / "notes.txt", "x"));
+    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / "abc-x.json", "x"));
+    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / ".0003.claim", ""));
+    auto e4 = append_history(venv, with({pkg("a", "2"), pkg("b", "1")}, "x"));
+    REQUIRE(e4.has_value());
+    CHECK(e4->number == 4);
+
+    auto listed = list_history(venv);
+    REQUIRE(listed.has_value());
+    REQUIRE(listed->size() == 3);
+    CHECK((*listed)[0].number == 1);
+    CHECK((*listed)[1].label == "after-run");
+    CHECK((*listed)[2].number == 4);
+    CHECK(names(history_dir(venv)) == std::vector<std::string>{".0003.claim", "0001-snapshot.json",
+                                                               "0002-after-run.json", "0004-x.json",
+                                                               "abc-x.json", "notes.txt"});
+    auto back = load_manifest(e2->file);
+    REQUIRE(back.has_value());
+    CHECK(back->packages.at("a").version == "2");
+}
+
+TEST_CASE("references: numbers, last, last~N and files") {
+    TempDir tmp("bs-history");
+    fs::path venv = tmp.path() / "venv";
+    for (const char* v : {"1", "2", "3"})
+        REQUIRE(append_history(venv, with({pkg("a", v)})));
+
+    auto version_of = [&](const std::string& ref) {
+        auto m = load_reference(venv, ref);
+        REQUIRE(m.has_value());
+        return m->packages.at("a").version;
+    };
+    CHECK(version_of("1") == "1");
+    CHECK(version_of("0002") == "2");
+    CHECK(version_of("last") == "3");
+    CHECK(version_of("last~1") == "2");
+    CHECK(version_of("last~2") == "1");
+    CHECK(version_of((history_dir(venv) / "0001-snapshot.json").string()) == "1");
+
+    auto missing = load_reference(venv, "7");
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == ErrorCode::not_found);
+    CHECK(missing.error().message == "no history entry 7 in " + history_dir(venv).string() +
+                                         ": the history holds entries 1 to 3");
+    auto too_far = load_reference(venv, "last~3");
+    REQUIRE_FALSE(too_far.has_value());
+    CHECK(too_far.error().message == "no history entry `last~3` in " + history_dir(venv).string() +
+                                         ": the history holds entries 1 to 3");
+    auto nofile = load_reference(venv, "nope.json");
+    REQUIRE_FALSE(nofile.has_value());
+    CHECK(nofile.error().message ==
+          "nope.json: no such manifest file, and not a history reference (a number, `last` or "
+          "`last~N`)");
+    auto no_venv = load_reference("", "last");
+    REQUIRE_FALSE(no_venv.has_value());
+    CHECK(no_venv.error().code == ErrorCode::usage);
+    auto empty = load_reference(tmp.path() / "other", "last");
+    REQUIRE_FALSE(empty.has_value());
+    CHECK_THAT(empty.error().message, Catch::EndsWith(": the history is empty"));
+}
+
+TEST_CASE("describe_history summarises each entry against the one before") {
+    TempDir tmp("bs-history");
+    fs::path venv = tmp.path();
+    REQUIRE(append_history(venv, with({pkg("a", "1")}, "first")));
+    Manifest second = with({pkg("a", "2"), pkg("b", "1")}, "second");
+    second.run = RunInfo{"r1", "after", "2025-01-02T03:04:05Z", true};
+    REQUIRE(append_history(venv, second));
+    auto corrupt = append_history(venv, with({}));
+    REQUIRE(corrupt.has_value());
+    REQUIRE(bootstrap::core::write_file_atomic(corrupt->file, "{\"schema\": 1, \"packages\": ["));
+    REQUIRE(append_history(venv, with({pkg("a", "2")}, "fourth")));
+
+    auto rows = describe_history(venv);
+    REQUIRE(rows.has_value());
+    REQUIRE(rows->size() == 4);
+    const auto& r = *rows;
+    CHECK(r[0].entry.label == "first");
+    CHECK(r[0].package_count == 1);
+    CHECK(r[0].changes.empty());
+    CHECK(r[0].time.size() == 20); // file mtime, "YYYY-MM-DDTHH:MM:SSZ"
+    CHECK(r[1].time == "2025-01-02T03:04:05Z");
+    CHECK(r[1].changes == "1 added, 1 upgraded");
+    CHECK(r[1].package_count == 2);
+    CHECK_THAT(r[2].error, Catch::StartsWith(corrupt->file.string() + ": not a valid manifest: "));
+    CHECK(r[3].changes == "1 removed"); // against the last readable entry
+}

@@ -1,0 +1,307 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/fs.hpp"
+#include "core/sha256.hpp"
+#include "fixture.hpp"
+#include "manifest/host_facts.hpp"
+#include "manifest/snapshot.hpp"
+
+namespace fs = std::filesystem;
+using namespace bootstrap::manifest;
+using bootstrap::core::TempDir;
+using bs_test::DistSpec;
+using bs_test::write_dist;
+
+namespace {
+
+/// The golden fixture: one package of every origin kind, torch with its version file and CMake
+/// config, and a distutils-era install without RECORD.
+fs::path make_fixture_venv(const fs::path& root) {
+    fs::path venv = root / "venv";
+    fs::path site = bs_test::site_packages(venv);
+    REQUIRE(bootstrap::core::write_file_atomic(venv / "pyvenv.cfg", "version = 3.11.7\n"));
+    write_dist(site, {"demo_core", "1.0.0", "uv\n", true});
+    DistSpec foo{"Foo.Bar", "2.0", "pip\n"};
+    foo.tags = {"cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64"};
+    write_dist(site, foo);
+    DistSpec editable{"mylib", "0.1.dev0", "uv\n", true};
+    editable.direct_url = R"({"url": "file:///src/mylib", "dir_info": {"editable": true}})";
+    write_dist(site, editable);
+    DistSpec localdir{"localdir", "0.3"};
+    localdir.direct_url = R"({"url": "file:///src/localdir", "dir_info": {}})";
+    write_dist(site, localdir);
+    DistSpec wheel{"localwheel", "1.2"};
+    wheel.direct_url = R"({"url": "file:///wheels/localwheel-1.2-py3-none-any.whl",
+        "archive_info": {"hash": "sha256=00", "hashes": {"sha256": "ff"}}})";
+    write_dist(site, wheel);
+    DistSpec remote{"remote", "3.0", "pip\n"};
+    remote.direct_url = R"({"url": "https://example.org/remote-3.0.tar.gz",
+        "archive_info": {"hash": "sha256=aa"}})";
+    write_dist(site, remote);
+    DistSpec vcs{"vcspkg", "0.5"};
+    vcs.direct_url = R"({"url": "https://github.com/x/vcspkg", "vcs_info": {"vcs": "git",
+        "commit_id": "0123456789abcdef", "requested_revision": "main"}})";
+    write_dist(site, vcs);
+    DistSpec legacy{"legacy", "1.0", "conda\n"};
+    legacy.record.reset();
+    legacy.tags.clear();
+    write_dist(site, legacy);
+    DistSpec torch{"torch", "2.5.1+cu124", "uv\n", true};
+    torch.tags = {"cp311-cp311-linux_x86_64"};
+    write_dist(site, torch);
+    REQUIRE(bootstrap::core::write_file_atomic(site / "torch" / "version.py",
+                                               "from typing import Optional\n\n"
+                                               "__all__ = ['__version__', 'debug', 'cuda']\n"
+                                               "__version__ = '2.5.1+cu124'\n"
+                                               "debug = False\n"
+                                               "cuda: Optional[str] = '12.4'\n"
+                                               "git_version = 'abc'\n"
+                                               "hip: Optional[str] = None\n"));
+    REQUIRE(bootstrap::core::write_file_atomic(
+        site / "torch/share/cmake/Torch/TorchConfig.cmake",
+        "if(CMAKE_SYSTEM_NAME STREQUAL \"Linux\")\n"
+        "  set(TORCH_CXX_FLAGS \"-D_GLIBCXX_USE_CXX11_ABI=1\")\nendif()\n"));
+    return venv;
+}
+
+SnapshotRequest fixture_request(const fs::path& venv) {
+    SnapshotRequest r;
+    r.venv = venv;
+    r.python = bs_test::fake_python(venv);
+    r.env = {{"PATH", "/usr/bin"},
+             {"HOME", "/root"},
+             {"TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX"},
+             {"MAX_JOBS", "4"},
+             {"CC", "gcc-12"}};
+    r.label = "fixture";
+    r.recipe_name = "demo";
+    r.recipe_digest = "0f0f";
+    r.host = bs_test::fake_host();
+    return r;
+}
+
+} // namespace
+
+// After an intended format change, regenerate with BS_UPDATE_GOLDEN=1 and review the diff.
+TEST_CASE("snapshot of the fixture venv matches the golden manifest") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = make_fixture_venv(tmp.path());
+    auto m = take_snapshot(fixture_request(venv));
+    REQUIRE(m.has_value());
+    CHECK(m->venv == fs::absolute(venv).lexically_normal().string());
+    m->venv = "/fixture/venv"; // the only machine-dependent value
+    std::string text = to_json(*m);
+
+    const fs::path golden = fs::path(BS_TEST_DATA) / "manifest" / "fixture_manifest.json";
+    if (std::getenv("BS_UPDATE_GOLDEN"))
+        REQUIRE(bootstrap::core::write_file_atomic(golden, text));
+    auto expected = bootstrap::core::read_file(golden);
+    REQUIRE(expected.has_value());
+    CHECK(text == *expected);
+
+    // And byte-identical on a second snapshot.
+    auto again = take_snapshot(fixture_request(venv));
+    REQUIRE(again.has_value());
+    again->venv = "/fixture/venv";
+    CHECK(to_json(*again) == text);
+}
+
+TEST_CASE("snapshot reads each package from its dist-info") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = make_fixture_venv(tmp.path());
+    auto m = take_snapshot(fixture_request(venv));
+    REQUIRE(m.has_value());
+    REQUIRE(m->packages.size() == 9);
+
+    const Package& foo = m->packages.at("foo-bar");
+    CHECK(foo.display_name == "Foo.Bar");
+    CHECK(foo.installer == "pip");
+    CHECK_FALSE(foo.requested);
+    CHECK(foo.wheel_tag == "cp311-cp311-manylinux_2_17_x86_64,cp311-cp311-manylinux2014_x86_64");
+    CHECK(foo.origin.kind == "index");
+    CHECK(foo.record_sha256 == bootstrap::core::sha256_hex("Foo.Bar/__init__.py,sha256=abc,10\n"));
+
+    CHECK(m->packages.at("demo-core").requested);
+    CHECK(m->packages.at("mylib").origin.kind == "editable");
+    CHECK(m->packages.at("localdir").origin.kind == "local");
+    CHECK(m->packages.at("localwheel").origin.kind == "local");
+    CHECK(m->packages.at("localwheel").origin.archive_hash == "sha256=ff");
+    CHECK(m->packages.at("remote").origin.kind == "url");
+    CHECK(m->packages.at("remote").origin.archive_hash == "sha256=aa");
+    CHECK(m->packages.at("vcspkg").origin.commit == "0123456789abcdef");
+    CHECK(m->packages.at("legacy").origin.kind == "unknown");
+    CHECK(m->packages.at("legacy").record_sha256.empty());
+    CHECK(m->packages.at("legacy").wheel_tag.empty());
+
+    REQUIRE(m->torch.has_value());
+    CHECK(*m->torch == Torch{"2.5.1+cu124", "12.4", "1"});
+    CHECK(m->build_env ==
+          std::map<std::string, std::string>{
+              {"CC", "gcc-12"}, {"MAX_JOBS", "4"}, {"TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX"}});
+    CHECK(m->python.version == "3.11.7");
+    CHECK(m->host == bs_test::fake_host());
+    CHECK_FALSE(m->run.has_value());
+
+    SECTION("a reinstall changes the record digest") {
+        auto dist = bs_test::site_packages(venv) / "demo_core-1.0.0.dist-info";
+        REQUIRE(bootstrap::core::write_file_atomic(dist / "RECORD", "other,sha256=x,1\n"));
+        auto m2 = take_snapshot(fixture_request(venv));
+        REQUIRE(m2.has_value());
+        CHECK(m2->packages.at("demo-core").record_sha256 !=
+              m->packages.at("demo-core").record_sha256);
+    }
+}
+
+TEST_CASE("snapshot without torch records null, and a missing site-packages is an error") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = tmp.path() / "venv";
+    write_dist(bs_test::site_packages(venv), {"a", "1"});
+    auto m = take_snapshot(fixture_request(venv));
+    REQUIRE(m.has_value());
+    CHECK_FALSE(m->torch.has_value());
+    CHECK(to_json(*m).find("\"torch\": null") != std::string::npos);
+
+    auto request = fixture_request(tmp.path() / "nothing");
+    auto missing = take_snapshot(request);
+    CHECK_FALSE(missing.has_value());
+}
+
+TEST_CASE("parse_origin follows PEP 610") {
+    CHECK(parse_origin("", "uv").kind == "index");
+    CHECK(parse_origin("", "pip").kind == "index");
+    CHECK(parse_origin("", "conda").kind == "unknown");
+    CHECK(parse_origin("", "").kind == "unknown");
+    CHECK(parse_origin("not json", "uv").kind == "unknown");
+    Origin vcs = parse_origin(
+        R"({"url": "https://g/x", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})", "uv");
+    CHECK(vcs == Origin{"vcs", "https://g/x", "git", "c0ffee", {}, "", "", ""});
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": false}})", "uv").kind ==
+          "local");
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind ==
+          "editable");
+    Origin archive = parse_origin(R"({"url": "https://h/x.whl", "archive_info": {}})", "uv");
+    CHECK(archive.kind == "url");
+    CHECK(archive.archive_hash.empty());
+}
+
+TEST_CASE("read_torch copes with missing files") {
+    TempDir tmp("bs-torch");
+    CHECK(read_torch(tmp.path()) == Torch{});
+    REQUIRE(bootstrap::core::write_file_atomic(tmp.path() / "torch" / "version.py",
+                                               "__version__ = \"2.11.0\"\ncuda = None\n"));
+    CHECK(read_torch(tmp.path()) == Torch{"2.11.0", "", ""});
+}
+
+TEST_CASE("host fact parsers") {
+    CHECK(parse_nvcc_version("nvcc: NVIDIA (R) Cuda compiler driver\n"
+                             "Cuda compilation tools, release 13.0, V13.0.48\n") == "13.0");
+    CHECK(parse_nvcc_version("garbage") == "");
+    CHECK(parse_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                               "580.65.06  Release Build  (dvs-builder@U16)  Sun Jul 27\n"
+                               "GCC version:  gcc version 12.2.0\n") == "580.65.06");
+    CHECK(parse_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar "
+                               "5 22:23:56 UTC 2024\n") == "550.54.15");
+    CHECK(parse_driver_version("") == "");
+    using namespace std::string_literals;
+    std::string lib = "xxGLIBCXX_3.4\0GLIBCXX_3.4.9\0GLIBCXX_3.4.30\0GLIBCXX_3.4.29\0"
+                      "GLIBCXX_TUNABLES\0GLIBCXX_DEBUG_MESSAGE_LENGTH\0GLIBCXX_3.4.31x"s;
+    CHECK(highest_glibcxx(lib) == "3.4.30");
+    CHECK(highest_glibcxx("nothing") == "");
+}
+
+TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
+    TempDir tmp("bs-host");
+    fs::path bin = tmp.path() / "bin";
+    fs::path counter = tmp.path() / "calls";
+    auto write_tool = [&](const std::string& name, const std::string& answer) {
+        REQUIRE(bootstrap::core::write_file_atomic(
+            bin / name, "#!/bin/sh\necho " + name + " >> '" + counter.string() + "'\n" + answer));
+        ::chmod((bin / name).c_str(), 0755);
+    };
+    write_tool("gcc", "echo 99.1.0\n");
+    write_tool("nvcc", "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
+    const bootstrap::exec::EnvMap env{{"PATH", bin.string() + ":/usr/bin:/bin"}};
+    const fs::path cache = tmp.path() / "venv" / ".bootstrap" / "host.facts";
+    auto calls = [&] {
+        auto text = bootstrap::core::read_file(counter);
+        return text ? std::count(text->begin(), text->end(), '\n') : 0;
+    };
+
+    auto first = probe_host(env, cache);
+    REQUIRE(first.has_value());
+    CHECK(first->gcc == "99.1.0");
+    CHECK(first->nvcc == "12.8");
+    CHECK_FALSE(first->glibc.empty());
+    CHECK_THAT(first->glibcxx, Catch::StartsWith("3.4."));
+    CHECK(calls() == 2);
+    CHECK(fs::exists(cache));
+
+    auto second = probe_host(env, cache);
+    REQUIRE(second.has_value());
+    CHECK(*second == *first);
+    CHECK(calls() == 2); // nothing spawned
+
+    // A changed tool (size differs) invalidates the cache.
+    write_tool("gcc", "echo 100.0.0.1\n");
+    auto third = probe_host(env, cache);
+    REQUIRE(third.has_value());
+    CHECK(third->gcc == "100.0.0.1");
+    CHECK(calls() == 4);
+
+    // No tools on PATH: empty facts, not an error.
+    auto none = probe_host({{"PATH", (tmp.path() / "empty").string()}}, "");
+    REQUIRE(none.has_value());
+    CHECK(none->gcc.empty());
+}
+
+TEST_CASE("build_env_names lists the build-relevant variables") {
+    const auto& names = build_env_names();
+    for (const char* n : {"TORCH_CUDA_ARCH_LIST", "NVTE_CUDA_ARCHS", "CMAKE_CUDA_ARCHITECTURES",
+                          "MAX_JOBS", "CUDA_HOME", "CXXFLAGS", "NVTE_FRAMEWORK"})
+        CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    CHECK(std::is_sorted(names.begin(), names.end()));
+}
+
+TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = make_fixture_venv(tmp.path());
+    const fs::path cache = venv / ".bootstrap" / "packages.cache";
+    auto first = take_snapshot(fixture_request(venv));
+    REQUIRE(first.has_value());
+    REQUIRE(fs::exists(cache));
+
+    // WHEEL changes behind an unchanged RECORD: the cached tag is what a snapshot reports.
+    fs::path dist = bs_test::site_packages(venv) / "remote-3.0.dist-info";
+    REQUIRE(bootstrap::core::write_file_atomic(dist / "WHEEL", "Tag: cp311-none-any\n"));
+    auto second = take_snapshot(fixture_request(venv));
+    REQUIRE(second.has_value());
+    CHECK(second->packages.at("remote").wheel_tag == "py3-none-any");
+    CHECK(to_json(*second) == to_json(*first));
+
+    // A reinstall rewrites RECORD: everything is read again.
+    REQUIRE(bootstrap::core::write_file_atomic(dist / "RECORD", "remote/__init__.py,,\n"));
+    auto third = take_snapshot(fixture_request(venv));
+    REQUIRE(third.has_value());
+    CHECK(third->packages.at("remote").wheel_tag == "cp311-none-any");
+    CHECK(third->packages.at("remote").record_sha256 != first->packages.at("remote").record_sha256);
+    CHECK(third->packages.at("remote").origin == first->packages.at("remote").origin);
+
+    // An uninstalled package drops out of the cache; a damaged cache is only a miss.
+    fs::remove_all(bs_test::site_packages(venv) / "vcspkg-0.5.dist-info");
+    REQUIRE(take_snapshot(fixture_request(venv)).has_value());
+    auto text = bootstrap::core::read_file(cache);
+    REQUIRE(text.has_value());
+    CHECK(text->find("vcspkg") == std::string::npos);
+    CHECK(text->find("remote-3.0.dist-info") != std::string::npos);
+    REQUIRE(
+        bootstrap::core::write_file_atomic(cache, "bootstrap-packages-cache-v1\nx\ty\n" + *text));
+    auto fourth = take_snapshot(fixture_request(venv));
+    REQUIRE(fourth.has_value());
+    CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
+    CHECK(fourth->packages.size() == 8);
+}
