@@ -2,23 +2,12 @@
 # bench/snapshot: `bootstrap snapshot` of a venv with ~300 installed packages, against
 # `uv pip freeze` and `pip freeze` of the same venv, measured in one hyperfine run.
 # Usage: bench/snapshot.sh [FILLER_PACKAGES=300]
-# Env: BOOTSTRAP=path/to/bootstrap (default build/bootstrap, built by scripts/setup.sh);
-#      BENCH_NO_SETUP=1 skips scripts/setup.sh (the binary and tools are already there).
+# BOOTSTRAP_BIN=path uses that binary (and skips scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -n "${BENCH_NO_SETUP:-}" ] || bash scripts/setup.sh >/dev/null
-export PATH="$PWD/.tools/venv/bin:$PATH"
-BS=${BOOTSTRAP:-build/bootstrap}
+source bench/lib.sh
 N=${1:-300}
-W=$(mktemp -d /tmp/bootstrap-bench-snapshot.XXXXXX)
-trap 'kill $server 2>/dev/null || true; rm -rf "$W"' EXIT
-
-python3 testworld/make_wheels.py --filler "$N" "$W/wheels" >/dev/null
-python3 testworld/index_server.py --root "$W/wheels" --port 0 --port-file "$W/port" >"$W/index.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.1; done
-INDEX="http://127.0.0.1:$(cat "$W/port")/main/simple"
-export UV_CACHE_DIR="$W/uv-cache"
+bench_setup snapshot "$N"
 
 # `python3 -m venv` so that pip is in the venv (for `pip freeze`); the packages go in with uv.
 python3 -m venv "$W/venv"
@@ -37,11 +26,4 @@ hyperfine -N --warmup 5 --runs 30 --export-json "$W/snapshot.json" \
   -n "uv pip freeze" "uv pip freeze --python $W/venv/bin/python" \
   -n "pip freeze" "$W/venv/bin/python -m pip freeze"
 
-python3 - "$W/snapshot.json" <<'PY'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-b, u, p = r["bootstrap snapshot"], r["uv pip freeze"], r["pip freeze"]
-ms = lambda x: f"{x['mean']*1000:.1f} ms ± {x['stddev']*1000:.1f}"
-print(f"bootstrap snapshot: {ms(b)}; uv pip freeze: {ms(u)}; pip freeze: {ms(p)}")
-print(f"ratio bootstrap/uv = {b['mean']/u['mean']:.2f}; bootstrap/pip = {b['mean']/p['mean']:.3f}")
-PY
+bench_ratios "$W/snapshot.json"

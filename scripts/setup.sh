@@ -9,7 +9,8 @@ UV_VERSION=0.13.9
 PYTEST_VERSION=8.3.5
 DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
-  libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine)
+  libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine
+  pybind11-dev python3-dev)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

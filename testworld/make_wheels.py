@@ -20,7 +20,9 @@ import hashlib
 import io
 import os
 import re
+import subprocess
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -29,7 +31,7 @@ GENERATOR = "bootstrap-testworld 1"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 DEFAULT_DATA = Path(__file__).resolve().parent / "packages.toml"
 RELEASE_REPLACES = ("requires", "extras", "requires_python", "scripts",
-                    "entry_points", "groups")
+                    "entry_points", "groups", "native")
 _NAME_OK = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.I)
 _VERSION_OK = re.compile(r"^[0-9][0-9A-Za-z.!+_-]*$")
 
@@ -87,6 +89,7 @@ def load_releases(data_path: Path, filler: int = 0) -> list[dict]:
             "entry_points": {g: dict(v) for g, v in pkg.get("entry_points", {}).items()},
             "module": pkg.get("module", ""),
             "files": dict(pkg.get("files", {})),
+            "native": dict(pkg.get("native", {})),
         }
         rel_specs = [{"version": v} for v in pkg.get("versions", [])]
         rel_specs += list(pkg.get("release", []))
@@ -112,7 +115,7 @@ def load_releases(data_path: Path, filler: int = 0) -> list[dict]:
         releases.append({
             "name": name, "import_name": default_import_name(name), "version": "1.0.0",
             "groups": ["main"], "requires": [], "extras": {}, "requires_python": None,
-            "scripts": {}, "entry_points": {}, "module": "", "files": {},
+            "scripts": {}, "entry_points": {}, "module": "", "files": {}, "native": {},
         })
     seen = set()
     for rel in releases:
@@ -188,12 +191,41 @@ def init_text(rel: dict) -> str:
     return head + body
 
 
+def build_native_library(spec: dict) -> bytes:
+    """A shared library defining spec["symbols"] (each `int NAME(void)`) in version
+    spec["soname"], built with `cc`. Deterministic on one toolchain: fixed file names in a
+    scratch directory mapped away, no build id, stripped."""
+    soname = spec.get("soname")
+    symbols = list(spec.get("symbols", []))
+    if not soname or not all(re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", s) for s in symbols):
+        raise DataError(f"native library needs a soname and C identifiers: {spec!r}")
+    body = "".join(f"int {sym}(void) {{ return {i + 1}; }}\n" for i, sym in enumerate(symbols))
+    body += "int bootstrap_testworld_marker(void) { return 0; }\n"
+    exports = "".join(f" {sym};" for sym in symbols) + " bootstrap_testworld_marker;"
+    with tempfile.TemporaryDirectory(prefix="make_wheels-") as tmp:
+        src, script, out = (Path(tmp) / n for n in ("lib.c", "lib.map", "lib.so"))
+        src.write_text(body)
+        script.write_text(f"{soname} {{ global:{exports} local: *; }};\n")
+        cmd = ["cc", "-shared", "-fPIC", "-O1", "-s", f"-ffile-prefix-map={tmp}=.",
+               "-Wl,--build-id=none", f"-Wl,-soname,{soname}",
+               f"-Wl,--version-script={script}", "-o", str(out), str(src)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=60)
+        except FileNotFoundError:
+            raise DataError("native libraries need a C compiler (cc) on PATH")
+        if proc.returncode != 0:
+            raise DataError(f"cc failed for {soname}: {proc.stderr.strip()}")
+        return out.read_bytes()
+
+
 def wheel_contents(rel: dict) -> list[tuple[str, bytes]]:
     """Ordered (arcname, bytes) list, RECORD last."""
     dist_info = f"{wheel_name_part(rel['name'])}-{wheel_version_part(rel['version'])}.dist-info"
     pkg_files = {f"{rel['import_name']}/__init__.py": init_text(rel).encode()}
     for path, text in rel["files"].items():
         pkg_files[path.lstrip("/")] = text.encode()
+    for path, spec in rel.get("native", {}).items():
+        pkg_files[path.lstrip("/")] = build_native_library(spec)
     meta_files = {
         f"{dist_info}/METADATA": metadata_text(rel).encode(),
         f"{dist_info}/WHEEL": wheel_text().encode(),

@@ -16,7 +16,8 @@ namespace bootstrap::cli {
 namespace {
 bool is_subcommand(std::string_view word) {
     for (const char* known : {"run", "plan", "demo", "snapshot", "history", "diff", "rollback", "lock",
-                              "device", "inspect", "explain", "lint", "perf", "help"})
+                              "device", "inspect", "explain", "lint", "perf", "doctor", "relocate",
+                              "launch", "help"})
         if (word == known) return true;
     return false;
 }
@@ -35,7 +36,8 @@ int run_cli(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer(
         "bootstrap RECIPE is short for bootstrap run RECIPE.\n"
-        "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 130 interrupted.");
+        "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 3 doctor/lint found errors,\n"
+        "130 interrupted.");
     Outcome outcome;
     set_run_command(app, outcome);
     set_plan_command(app, outcome);
@@ -50,6 +52,9 @@ int run_cli(int argc, char** argv) {
     set_explain_command(app, outcome);
     set_lint_command(app, outcome);
     set_perf_command(app, outcome);
+    set_doctor_command(app, outcome);
+    set_relocate_command(app, outcome);
+    set_launch_command(app, outcome);
     try {
         app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {

@@ -28,6 +28,9 @@ void set_inspect_command(CLI::App& app, Outcome& outcome);   // device_commands.
 void set_explain_command(CLI::App& app, Outcome& outcome);   // doctor_commands.cpp
 void set_lint_command(CLI::App& app, Outcome& outcome);      // doctor_commands.cpp
 void set_perf_command(CLI::App& app, Outcome& outcome);      // doctor_commands.cpp
+void set_doctor_command(CLI::App& app, Outcome& outcome);    // doctor_commands.cpp
+void set_relocate_command(CLI::App& app, Outcome& outcome);  // doctor_commands.cpp
+void set_launch_command(CLI::App& app, Outcome& outcome);    // doctor_commands.cpp
 
 /// Entry point used by main(): parse argv, dispatch, return the process exit code.
 int run_cli(int argc, char** argv);

@@ -1,10 +1,17 @@
 // `bootstrap explain LOG`: known faults in any log. `bootstrap lint CONFIG`: training flags
 // against a recipe's [[lint]] rules. `bootstrap perf LOG`: MFU from Megatron's throughput lines.
+// `bootstrap doctor`: what is wrong with a venv. `bootstrap relocate`: fix a copied venv's
+// paths. `bootstrap launch RECIPE -- CMD`: doctor + lint, then exec CMD in the venv.
 //
 // Exit codes: explain 0 whether or not a fault matched (1 unreadable log, 2 invalid recipe);
-// lint 3 when a finding has severity error; perf 0 (a drop below the baseline is reported, not
-// an exit code); 2 for usage and invalid input, 1 for other runtime failures.
+// lint, doctor and launch 3 when a finding has severity error; perf 0 (a drop below the
+// baseline is reported, not an exit code); launch otherwise exits with the command's own code
+// (it execs it); 2 for usage and invalid input, 1 for other runtime failures.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -17,11 +24,14 @@
 #include "cli/status.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
+#include "doctor/checks.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/knowledge.hpp"
 #include "doctor/lint.hpp"
 #include "doctor/perf.hpp"
+#include "engine/plan.hpp"
 #include "exec/environment.hpp"
+#include "exec/process.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::cli {
@@ -249,6 +259,238 @@ int execute_perf(const PerfArgs& args) {
     return 0;
 }
 
+// ---------------------------------------------------------------- doctor
+
+struct DoctorArgs {
+    std::string venv;
+    std::string recipe;
+    std::string config;
+    std::string arch;
+    std::string megatron;
+    std::vector<std::string> symbols;
+    std::vector<std::string> libraries;
+    std::vector<std::string> imports;
+    bool json = false;
+};
+
+/// The venv: --venv, else the recipe's [venv] path. Error (usage) when neither is given.
+Result<std::filesystem::path> doctor_venv(const std::string& venv,
+                                          const std::optional<recipe::Recipe>& loaded) {
+    if (!venv.empty()) return std::filesystem::absolute(venv);
+    if (!loaded)
+        return fail(ErrorCode::usage, "give --venv DIR or --recipe R (for its [venv] path)");
+    BS_TRY(auto pre, engine::gather_facts({}, false));
+    return engine::resolve_venv_path(*loaded, engine::PlanOptions{}, pre);
+}
+
+/// Does the config choose a non-TE transformer implementation (`--transformer-impl local`)?
+bool uses_te_path(const doctor::TrainingConfig& config) {
+    bool te = true;
+    for (const auto& flag : config.flags)
+        if (doctor::normalize_flag(flag.name) == "--transformer-impl" && !flag.values.empty())
+            te = flag.values.back() == "transformer_engine";
+    return te;
+}
+
+std::string doctor_summary(const std::string& what, const std::vector<doctor::Finding>& findings) {
+    auto n = [&](recipe::Severity s) { return doctor::count_severity(findings, s); };
+    return fmt::format("{}: {} error(s), {} warning(s), {} info\n", what,
+                       n(recipe::Severity::error),
+                       n(recipe::Severity::warning), n(recipe::Severity::info));
+}
+
+struct DoctorRun {
+    std::filesystem::path venv;
+    std::vector<doctor::Finding> findings;  // doctor's, then lint's
+    std::string config_file;
+};
+
+Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
+                                      const std::optional<recipe::Recipe>& loaded,
+                                      const exec::EnvMap& environment,
+                                      const std::optional<doctor::TrainingConfig>& given_config) {
+    DoctorRun run;
+    BS_TRY(run.venv, doctor_venv(args.venv, loaded));
+    if (args.symbols.size() != args.libraries.size())
+        return fail(ErrorCode::usage, "every --symbol needs a --library GLOB (in the same order)");
+    doctor::DoctorOptions options;
+    options.venv = run.venv;
+    options.recipe = loaded ? &*loaded : nullptr;
+    options.extra_modules = args.imports;
+    for (size_t i = 0; i < args.symbols.size(); ++i)
+        options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});
+    if (!args.arch.empty()) options.arch = args.arch;
+    options.environment = environment;
+    if (!args.megatron.empty()) options.megatron_dir = args.megatron;
+    else if (auto it = environment.find("MEGATRON_DIR");
+             it != environment.end() && !it->second.empty())
+        options.megatron_dir = it->second;
+    std::optional<doctor::TrainingConfig> config = given_config;
+    if (!config && !args.config.empty()) {
+        BS_TRY(auto read, doctor::read_config(args.config));
+        config = std::move(read);
+    }
+    if (config) options.te_path = uses_te_path(*config);
+    run.findings = doctor::run_doctor(options);
+    if (config && loaded) {
+        run.config_file = config->file;
+        doctor::VenvImportProbe probe(run.venv);
+        for (auto& f : doctor::lint_config(*config, *loaded, probe, environment))
+            run.findings.push_back(std::move(f));
+    }
+    return run;
+}
+
+int execute_doctor(const DoctorArgs& args) {
+    if (!args.config.empty() && args.recipe.empty())
+        return report_error(Error{ErrorCode::usage, "--config needs --recipe (the lint rules come "
+                                  "from the recipe)", ""}, args.json);
+    std::optional<recipe::Recipe> loaded;
+    if (!args.recipe.empty()) {
+        auto r = recipe::load_recipe(args.recipe);
+        if (!r) return report_error(r.error(), args.json);
+        loaded = std::move(*r);
+    }
+    auto run = run_doctor_and_lint(args, loaded, exec::current_environment(), std::nullopt);
+    if (!run) return report_error(run.error(), args.json);
+    size_t errors = doctor::count_severity(run->findings, recipe::Severity::error);
+    if (args.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& f : run->findings) list.push_back(finding_json(f));
+        nlohmann::json j{{"schema", 1},
+                         {"ok", errors == 0},
+                         {"venv", run->venv.string()},
+                         {"recipe", loaded ? loaded->file.string() : ""},
+                         {"config", run->config_file},
+                         {"findings", list}};
+        fmt::print("{}\n", j.dump(2));
+    } else {
+        fmt::print("{}", doctor::format_findings(run->findings));
+        fmt::print("{}", doctor_summary("doctor " + run->venv.string(), run->findings));
+    }
+    return errors > 0 ? k_exit_lint_errors : 0;
+}
+
+// ---------------------------------------------------------------- relocate
+
+struct RelocateArgs {
+    std::string venv;
+    std::string from;
+    bool json = false;
+};
+
+int execute_relocate(const RelocateArgs& args) {
+    auto report = doctor::relocate_venv(args.venv, args.from);
+    if (!report) return report_error(report.error(), args.json);
+    if (args.json) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& f : report->rewritten) files.push_back(f.string());
+        nlohmann::json j{{"schema", 1},
+                         {"ok", true},
+                         {"venv", std::filesystem::absolute(args.venv).string()},
+                         {"from", report->old_prefix.string()},
+                         {"rewritten", files}};
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    for (const auto& f : report->rewritten) fmt::print("rewrote {}\n", f.string());
+    fmt::print("relocated {} from {}: {} file(s) rewritten\n", args.venv,
+               report->old_prefix.string(), report->rewritten.size());
+    return 0;
+}
+
+// ---------------------------------------------------------------- launch
+
+struct LaunchArgs {
+    DoctorArgs doctor;
+    std::vector<std::string> command;
+    bool force = false;
+};
+
+/// The training flags of a launch command: the `--yaml-cfg FILE` it names, else its own args.
+Result<doctor::TrainingConfig> launch_config(const std::vector<std::string>& command) {
+    for (size_t i = 0; i < command.size(); ++i) {
+        if (command[i] == "--yaml-cfg" && i + 1 < command.size())
+            return doctor::read_config(command[i + 1]);
+        if (core::starts_with(command[i], "--yaml-cfg="))
+            return doctor::read_config(command[i].substr(std::string("--yaml-cfg=").size()));
+    }
+    std::string text;
+    for (const auto& word : command) text += core::shell_quote(word) + " ";
+    return doctor::parse_args(text, "command line");
+}
+
+int execute_launch(const LaunchArgs& args) {
+    std::optional<recipe::Recipe> loaded;
+    if (auto r = recipe::load_recipe(args.doctor.recipe); r) loaded = std::move(*r);
+    else return report_error(r.error(), false);
+    auto venv = doctor_venv(args.doctor.venv, loaded);
+    if (!venv) return report_error(venv.error(), false);
+    // The command's environment: the caller's, less the recipe's [env] unset, with the venv's.
+    exec::EnvMap env = exec::current_environment();
+    for (const auto& name : loaded->env_unset) env.erase(name);
+    auto old_path = env.find("PATH");
+    env["PATH"] = (*venv / "bin").string() +
+                  (old_path == env.end() || old_path->second.empty() ? "" : ":" + old_path->second);
+    env["VIRTUAL_ENV"] = venv->string();
+    env["VENV"] = venv->string();
+    env.erase("PYTHONHOME");
+
+    auto config = launch_config(args.command);
+    if (!config) return report_error(config.error(), false);
+    DoctorArgs doctor_args = args.doctor;
+    doctor_args.venv = venv->string();
+    auto run = run_doctor_and_lint(doctor_args, loaded, env, *config);
+    if (!run) return report_error(run.error(), false);
+    size_t errors = doctor::count_severity(run->findings, recipe::Severity::error);
+    std::vector<doctor::Finding> shown;
+    for (const auto& f : run->findings)
+        if (f.severity != recipe::Severity::info) shown.push_back(f);
+    fmt::print(stderr, "{}", doctor::format_findings(shown));
+    fmt::print(stderr, "{}", doctor_summary("launch preflight", run->findings));
+    if (errors > 0 && !args.force) {
+        fmt::print(stderr, "launch refused: {} error(s); fix them or pass --force\n", errors);
+        return k_exit_lint_errors;
+    }
+    if (errors > 0) fmt::print(stderr, "launching anyway (--force)\n");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::vector<std::string> entries;
+    for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
+    std::vector<char*> envp, argv;
+    for (auto& e : entries) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> words = args.command;
+    auto program = exec::find_program(words[0], env["PATH"]);
+    if (program.empty())
+        return report_error(Error{ErrorCode::not_found,
+                                  fmt::format("launch: {} not found on PATH {}", words[0],
+                                              env["PATH"]),
+                                  ""},
+                            false);
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ::execve(program.c_str(), argv.data(), envp.data());
+    return report_error(Error{ErrorCode::process,
+                              fmt::format("launch: cannot exec {}: {}", program.string(),
+                                          std::strerror(errno)),
+                              ""},
+                        false);
+}
+
+/// Options doctor and launch share.
+void add_doctor_options(CLI::App* cmd, DoctorArgs& args) {
+    cmd->add_option("--arch", args.arch, "Device arch (\"9.0\") to check built CUDA code against");
+    cmd->add_option("--megatron", args.megatron,
+                    "Megatron-LM checkout, for helpers_cpp (default: $MEGATRON_DIR)");
+    cmd->add_option("--symbol", args.symbols,
+                    "Also check that this dynamic symbol is defined (with --library)");
+    cmd->add_option("--library", args.libraries,
+                    "Library glob for --symbol, under site-packages (\"nvidia/**/libX.so.13\"); "
+                    "its file name is looked up on the system when the venv has none");
+    cmd->add_option("--import", args.imports, "Also check that this module imports");
+}
+
 }  // namespace
 
 void set_explain_command(CLI::App& app, Outcome& outcome) {
@@ -297,6 +539,48 @@ void set_perf_command(CLI::App& app, Outcome& outcome) {
     cmd->footer("Exit codes: 0 (also on a drop below the baseline), 1 unreadable log, 2 usage or "
                 "a log without throughput lines.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_perf(*args); });
+}
+
+void set_doctor_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<DoctorArgs>();
+    auto* cmd = app.add_subcommand(
+        "doctor", "Check a venv: imports, dependencies, symbols, CUDA code, paths, packages");
+    cmd->add_option("--venv", args->venv, "The venv (default: the recipe's [venv] path)");
+    cmd->add_option("--recipe", args->recipe,
+                    "Recipe: its verify imports, allow_conflicts, installer and [[lint]] rules");
+    cmd->add_option("--config", args->config, "Training flags to lint as well (needs --recipe)");
+    add_doctor_options(cmd, *args);
+    cmd->add_flag("--json", args->json, "Print the findings as JSON");
+    cmd->footer("Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_doctor(*args); });
+}
+
+void set_relocate_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<RelocateArgs>();
+    auto* cmd = app.add_subcommand(
+        "relocate", "Rewrite a moved or copied venv's bin/ shebangs and activate scripts");
+    cmd->add_option("--venv", args->venv, "The venv, at its new place")->required();
+    cmd->add_option("--from", args->from,
+                    "The old path (default: read from bin/activate's VIRTUAL_ENV= line)");
+    cmd->add_flag("--json", args->json, "Print what was rewritten as JSON");
+    cmd->footer(
+        "Each file is rewritten atomically with its mode kept. Exit codes: 0 ok, 1 failure.");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_relocate(*args); });
+}
+
+void set_launch_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<LaunchArgs>();
+    auto* cmd = app.add_subcommand(
+        "launch", "Run doctor and lint, then exec CMD with the venv's environment");
+    cmd->add_option("recipe", args->doctor.recipe, "Recipe (venv, [[lint]] rules)")->required();
+    cmd->add_option("command", args->command, "The training command, after --")->required();
+    cmd->add_option("--venv", args->doctor.venv, "The venv (default: the recipe's [venv] path)");
+    add_doctor_options(cmd, args->doctor);
+    cmd->add_flag("--force", args->force, "Launch even when doctor or lint report errors");
+    cmd->footer("The flags linted are those of the --yaml-cfg FILE in CMD, else CMD's own.\n"
+                "CMD gets VENV, VIRTUAL_ENV and PATH (venv's bin first), less the recipe's "
+                "[env] unset.\nExit codes: CMD's own, 3 refused, 2 usage, 1 CMD not found.");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_launch(*args); });
 }
 
 }  // namespace bootstrap::cli

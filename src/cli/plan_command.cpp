@@ -18,6 +18,8 @@ struct PlanArgs {
     bool json = false;
     bool explain = false;
     bool recreate = false;
+    std::string arch;
+    bool no_device = false;
 };
 
 void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool explain) {
@@ -27,6 +29,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
     else
         fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
     fmt::print("installer: {} ({})\n", plan.installer->name(), plan.installer->program().string());
+    if (!plan.device_origin.empty()) fmt::print("cuda archs: {}\n", plan.device_origin);
     for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
     for (const auto& s : plan.steps) {
         fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
@@ -61,6 +64,8 @@ int execute_plan(const PlanArgs& args) {
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
     options.recreate = args.recreate;
+    if (!args.arch.empty()) options.arch = args.arch;
+    options.no_device = args.no_device;
     options.dry_run = true;
     auto pre = engine::gather_facts({}, false);
     if (!pre) return fail_with(pre.error());
@@ -85,6 +90,10 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_flag("--recreate", args->recreate, "Plan as `run --recreate` would");
+    cmd->add_option("--arch", args->arch,
+                    "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); wins over detection");
+    cmd->add_flag("--no-device", args->no_device,
+                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
     cmd->add_flag("--explain", args->explain, "Print every input of each step key");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });

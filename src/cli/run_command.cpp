@@ -32,6 +32,8 @@ struct RunArgs {
     std::string lockfile;
     bool rollback_on_failure = false;
     double lock_timeout = 600;
+    std::string arch;
+    bool no_device = false;
 };
 
 void add_run_options(CLI::App& cmd, RunArgs& args) {
@@ -45,6 +47,10 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
     cmd.add_option("--lock-timeout", args.lock_timeout,
                    "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
+    cmd.add_option("--arch", args.arch,
+                   "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); wins over detection");
+    cmd.add_flag("--no-device", args.no_device,
+                 "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
@@ -80,6 +86,8 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     engine::RunOptions options;
     if (!args.venv.empty()) options.plan.venv = args.venv;
     options.plan.recreate = args.recreate;
+    if (!args.arch.empty()) options.plan.arch = args.arch;
+    options.plan.no_device = args.no_device;
     options.force = args.force;
     options.verify = args.verify;
     if (!args.from.empty()) options.from = args.from;

@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include "core/key.hpp"
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
+#include "device/arch.hpp"
+#include "device/probe.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "recipe/placeholders.hpp"
@@ -39,6 +42,15 @@ public:
     Expander(const recipe::Recipe& r, const Facts& f) : m_recipe(r), m_facts(f) {}
 
     void set_venv(const fs::path& venv) { m_venv = venv; }
+
+    /// Enables `{device.*}`: the request from the options, and where the notices go.
+    void set_device(const PlanOptions& options, Plan* plan) {
+        m_device_request.given = options.arch;
+        m_device_request.no_device = options.no_device;
+        m_device_request.fallback_arch = m_recipe.device_fallback_arch;
+        m_device_request.ptx = m_recipe.device_ptx;
+        m_plan = plan;
+    }
 
     Result<recipe::Expanded> expand(const recipe::Text& text) {
         return recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
@@ -87,13 +99,56 @@ private:
             if (p.name == "ext_suffix") return std::optional<std::string>(m_facts.python->ext_suffix);
         }
         if (p.ns == "host" && p.name == "cpus") return std::optional<std::string>(std::to_string(m_facts.cpus));
+        if (p.ns == "device") {
+            // resolve_venv_path expands [vars] without a plan: a device value is "not known
+            // yet" there, so the venv path alone never probes devices.
+            if (!m_plan) return std::optional<std::string>();
+            BS_TRY(const device::ArchChoice* choice, device_choice());
+            const auto& d = choice->derived;
+            if (p.name == "arch") return std::optional<std::string>(d.arch);
+            if (p.name == "torch_arch_list") return std::optional<std::string>(d.torch_arch_list);
+            if (p.name == "nvte_archs") return std::optional<std::string>(d.nvte_archs);
+            if (p.name == "cmake_archs") return std::optional<std::string>(d.cmake_archs);
+        }
         return fail(ErrorCode::invalid_recipe, fmt::format("unknown placeholder {{{}.{}}}", p.ns, p.name));
+    }
+
+    /// The target arches, decided the first time a `{device.*}` placeholder is expanded: the
+    /// probes run at most once per plan, and never for a recipe that uses none.
+    Result<const device::ArchChoice*> device_choice() {
+        if (!m_device) m_device = choose_device();
+        if (!*m_device) return tl::unexpected(m_device->error());
+        return &**m_device;
+    }
+
+    Result<device::ArchChoice> choose_device() {
+        std::vector<device::Arch> detected;
+        std::string detected_by;
+        // --no-device probes nothing; --arch still probes, to say what it overrides.
+        if (!m_device_request.no_device || m_device_request.given) {
+            fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg") ? m_venv : fs::path();
+            BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env));
+            detected = report.archs();
+            if (const auto* chosen = report.chosen_answer()) detected_by = chosen->probe;
+            for (const auto& w : report.warnings) m_plan->notes.push_back("device: " + w);
+        }
+        auto choice = device::choose_archs(detected, detected_by, m_device_request);
+        if (!choice) return tl::unexpected(choice.error());
+        for (const auto& n : choice->notices) {
+            m_plan->notes.push_back(n);
+            m_plan->device_notices.push_back(n);
+        }
+        m_plan->device_origin = fmt::format("{} ({})", choice->derived.torch_arch_list, choice->origin);
+        return choice;
     }
 
     const recipe::Recipe& m_recipe;
     const Facts& m_facts;
     fs::path m_venv;
     std::map<std::string, recipe::Expanded> m_vars;
+    device::ArchRequest m_device_request;
+    Plan* m_plan = nullptr;
+    std::optional<Result<device::ArchChoice>> m_device;
 };
 
 struct StepBuilder {
@@ -241,6 +296,59 @@ struct StepBuilder {
         return {};
     }
 
+    /// One C++ source -> <output_dir>/<module><EXT_SUFFIX>, with the venv's own Python headers
+    /// (no python3-config) and pybind11's; verified by importing the module from output_dir.
+    Status pybind11_step(const recipe::Step& s, steps::ResolvedStep& out) {
+        BS_TRY(auto source_text, text(*s.source, out));
+        std::string source = local_path(source_text);
+        BS_TRY(auto module, text(*s.module, out));
+        std::string output_dir = fs::path(source).parent_path().string();
+        if (s.output_dir) {
+            BS_TRY(auto dir, text(*s.output_dir, out));
+            output_dir = local_path(dir);
+        }
+        std::string cxx = "c++";
+        if (s.cxx) {
+            BS_TRY(cxx, text(*s.cxx, out));
+        }
+        std::string include_dir = "<python include dir: known after the venv exists>";
+        std::string ext_suffix = "<python.ext_suffix: known after the venv exists>";
+        if (facts.python) {
+            include_dir = facts.python->include_dir;
+            ext_suffix = facts.python->ext_suffix;
+        } else {
+            out.complete = false;
+        }
+        out.output = (fs::path(output_dir) / (module + ext_suffix)).string();
+        out.argv = {cxx, "-O3", "-shared", "-std=c++17", "-fPIC", "-I" + include_dir};
+        if (s.pybind11_include) {
+            BS_TRY(auto inc, text(*s.pybind11_include, out));
+            out.argv.push_back("-I" + local_path(inc));
+        } else {
+            out.pybind11_includes = {plan.venv_python.string(), "-m", "pybind11", "--includes"};
+            out.includes_at = out.argv.size();
+            out.note = "pybind11's include flags: `" + core::format_argv(out.pybind11_includes) +
+                       "` when the step runs (or set pybind11_include)";
+        }
+        BS_TRY(auto extra, texts(s.extra_args, out));
+        out.argv.insert(out.argv.end(), extra.begin(), extra.end());
+        out.argv.insert(out.argv.end(), {source, "-o", out.output});
+        auto digest = core::sha256_file(source);
+        out.source_digest = digest ? *digest : "missing";
+        out.verify.push_back({recipe::VerifyClause::Kind::import_module, module, {}, {}, false, output_dir});
+        return {};
+    }
+
+    /// The compiler as a file: canonical path, size and mtime (ccache's compiler_check=mtime).
+    static std::string file_identity(const std::string& program) {
+        std::error_code ec;
+        fs::path real = fs::canonical(program, ec);
+        if (ec) return program + " (not found)";
+        auto size = fs::file_size(real, ec);
+        auto mtime = fs::last_write_time(real, ec).time_since_epoch().count();
+        return fmt::format("{} size={} mtime={}", real.string(), size, mtime);
+    }
+
     // The program a child runs is resolved now, on the child's PATH, so that the plan shows
     // (and the key hashes) the exact file that will run.
     void resolve_program(std::vector<std::string>& argv, const exec::EnvMap& env) {
@@ -269,6 +377,7 @@ struct StepBuilder {
             case recipe::StepKind::sync: BS_CHECK(sync_step(s, out, cmd)); break;
             case recipe::StepKind::run: BS_CHECK(run_step(s, out)); break;
             case recipe::StepKind::check: break;
+            case recipe::StepKind::pybind11: BS_CHECK(pybind11_step(s, out)); break;
         }
         if (!cmd.argv.empty()) out.argv = cmd.argv;
 
@@ -294,12 +403,20 @@ struct StepBuilder {
         resolve_program(out.unless, out.child_env);
 
         for (const auto& clause : s.verify) {
-            steps::ResolvedVerify v{clause.kind, {}, {}};
+            steps::ResolvedVerify v{clause.kind, {}, {}, {}, false, {}};
             BS_TRY(v.target, text(clause.target, out));
             if (clause.attr) {
                 BS_TRY(v.attr, text(*clause.attr, out));
             }
             if (v.kind == recipe::VerifyClause::Kind::file) v.target = local_path(v.target);
+            if (clause.library) {
+                BS_TRY(v.library, text(*clause.library, out));
+                v.library_is_module = clause.library_is_module;
+                // A library path is taken from the venv (lib/python3.12/site-packages/...).
+                if (!v.library_is_module && !v.library.empty() && v.library.front() != '<' &&
+                    fs::path(v.library).is_relative())
+                    v.library = (plan.venv / v.library).lexically_normal().string();
+            }
             out.verify.push_back(std::move(v));
         }
         compute_key(out, prev_key);
@@ -326,8 +443,14 @@ struct StepBuilder {
         for (const auto& [k, v] : out.child_env)
             if (!is_volatile(k) && !out.env_set.count(k)) inherited.push_back(k + "=" + v);
         key.add("env.inherited", inherited);
-        if (out.kind != recipe::StepKind::run && out.kind != recipe::StepKind::check)
+        if (out.kind != recipe::StepKind::run && out.kind != recipe::StepKind::check &&
+            out.kind != recipe::StepKind::pybind11)
             key.add("installer", plan.installer->identity());
+        if (out.kind == recipe::StepKind::pybind11) {
+            key.add("source.sha256", out.source_digest);
+            key.add("compiler", out.argv.empty() ? "" : file_identity(out.argv[0]));
+            key.add("pybind11.includes", out.pybind11_includes);
+        }
         if (out.kind == recipe::StepKind::venv) key.add("python", recipe.venv.python);
         if (out.kind == recipe::StepKind::run) {
             key.add("creates", out.creates);
@@ -385,6 +508,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
 
     Expander ex(recipe, facts);
     ex.set_venv(plan.venv);
+    ex.set_device(options, &plan);
     BS_CHECK(ex.resolve_vars());
 
     exec::EnvMap recipe_set;

@@ -33,6 +33,10 @@ struct PlanOptions {
     bool dry_run = false;          // `plan`: write nothing; show a missing installer by name
     /// `run --locked`: install steps install exactly the lock's pins for them, with hashes.
     std::optional<manifest::Lockfile> locked;
+    /// `--arch 9.0`: the CUDA arch `{device.*}` placeholders stand for (wins over detection).
+    std::optional<std::string> arch;
+    /// `--no-device`: probe nothing; `{device.*}` uses the recipe's [device] fallback_arch.
+    bool no_device = false;
 };
 
 struct Plan {
@@ -44,6 +48,10 @@ struct Plan {
     exec::EnvMap base_env;  // pass-through env with [env] set/unset applied
     std::vector<steps::ResolvedStep> steps;
     std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
+    /// The arches `{device.*}` stood for and why ("probe 'driver'", "--arch 9.0"); empty when
+    /// no step uses a device placeholder (then nothing was probed).
+    std::string device_origin;
+    std::vector<std::string> device_notices;  // the loud ones among `notes` (`run` shows them)
 };
 
 /// Gather facts: environment, cpus, and the venv interpreter when `venv` holds one.
@@ -56,7 +64,9 @@ struct Plan {
 
 /// Build the whole plan. Errors: an env var without value or default (invalid_recipe, naming
 /// the variable and the location), a missing installer (not_found), a venv with the wrong
-/// Python without --recreate (usage).
+/// Python without --recreate (usage), a `{device.*}` placeholder with no arch to build for
+/// (not_found, naming --arch and --no-device). Devices are probed only when (and the first
+/// time) a `{device.*}` placeholder is expanded.
 [[nodiscard]] Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
                                      const Facts& facts);
 

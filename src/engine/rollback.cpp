@@ -1,14 +1,12 @@
 #include "engine/rollback.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <ctime>
 #include <fstream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/strings.hpp"
 #include "engine/lock.hpp"
 #include "engine/plan.hpp"
@@ -28,15 +26,6 @@ using manifest::InstallSource;
 using manifest::RollbackInstall;
 
 constexpr size_t k_tail_lines = 30;
-
-std::string utc_now(const char* format) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, format, &tm);
-    return buf;
-}
 
 /// One installer command: packages that share an installer and a kind of source.
 struct Group {
@@ -74,9 +63,7 @@ public:
         const auto start = Clock::now();
         m_report.venv = m_venv;
         m_report.dry_run = m_options.dry_run;
-        m_report.run_id = m_options.run_id.empty()
-                              ? utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(::getpid())
-                              : m_options.run_id;
+        m_report.run_id = m_options.run_id.empty() ? core::new_run_id() : m_options.run_id;
         m_log = m_venv / ".bootstrap" / "logs" / m_report.run_id / "rollback.log";
         BS_TRY(m_facts, gather_facts(m_venv, true));
         if (!m_facts.python)
@@ -349,11 +336,7 @@ private:
 
     /// Bring installer-written metadata in line with the recorded RECORDs (rollback_fixup.hpp).
     Status match_records() {
-        BS_TRY(auto installed, pyenv::scan_site_packages(m_facts.python->purelib));
-        if (m_facts.python->platlib != m_facts.python->purelib && fs::exists(m_facts.python->platlib)) {
-            BS_TRY(auto more, pyenv::scan_site_packages(m_facts.python->platlib));
-            installed.merge(more);
-        }
+        BS_TRY(auto installed, pyenv::scan_venv_packages(*m_facts.python));
         for (const auto& i : m_report.plan.install) {
             auto it = installed.find(i.name);
             if (it == installed.end() || i.target.record_sha256.empty()) continue;
@@ -370,7 +353,7 @@ private:
         auto mismatches = manifest::package_mismatches(m_target, after);
         if (m_options.write_history) {
             after.run = manifest::RunInfo{m_report.run_id, "rollback",
-                                          utc_now("%Y-%m-%dT%H:%M:%SZ"), mismatches.empty()};
+                                          core::utc_iso8601(), mismatches.empty()};
             BS_TRY(m_report.history, manifest::append_history(m_venv, after));
         }
         if (mismatches.empty()) return {};

@@ -1,9 +1,8 @@
 #include "engine/run_manifests.hpp"
 
-#include <ctime>
-
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/strings.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
@@ -11,15 +10,6 @@
 namespace bootstrap::engine {
 
 namespace {
-
-std::string iso_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 /// The value of a flag in an installer argv ("--index-url X"), in order of appearance.
 std::vector<std::string> flag_values(const std::vector<std::string>& argv, std::string_view flag) {
@@ -68,7 +58,7 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
     request.recipe_name = plan.recipe->name;
     request.recipe_digest = plan.recipe->source_digest;
     BS_TRY(auto m, manifest::take_snapshot(request));
-    m.run = manifest::RunInfo{run_id, phase, iso_now(), ok};
+    m.run = manifest::RunInfo{run_id, phase, core::utc_iso8601(), ok};
     return m;
 }
 

@@ -1,14 +1,12 @@
 #include "engine/runner.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <ctime>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/interrupt.hpp"
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
@@ -28,23 +26,10 @@ using Installed = std::map<std::string, pyenv::Distribution>;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string utc_now(const char* format) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, format, &tm);
-    return buf;
-}
 
 Result<Installed> scan_installed(const Facts& facts) {
     if (!facts.python) return Installed{};
-    BS_TRY(auto dists, pyenv::scan_site_packages(facts.python->purelib));
-    if (facts.python->platlib != facts.python->purelib && std::filesystem::exists(facts.python->platlib)) {
-        BS_TRY(auto more, pyenv::scan_site_packages(facts.python->platlib));
-        dists.merge(more);
-    }
-    return dists;
+    return pyenv::scan_venv_packages(*facts.python);
 }
 
 /// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
@@ -101,6 +86,8 @@ public:
         BS_TRY(auto venv_facts_pre, gather_facts({}, true));
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
+        // Building for an arch nothing confirmed (--arch, --no-device) is said before anything runs.
+        for (const auto& notice : m_plan.device_notices) m_observer.message("warning: " + notice);
         BS_CHECK(check_selection());
         if (const auto& lock = m_options.plan.locked; lock && lock->recipe_digest != m_recipe.source_digest)
             return fail(ErrorCode::usage,
@@ -117,7 +104,7 @@ public:
         m_journal.recipe = m_recipe.name;
         BS_TRY(m_installed, scan_installed(m_facts));
 
-        m_report.run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(::getpid());
+        m_report.run_id = core::new_run_id();
         m_report.venv = venv;
         m_report.steps.resize(m_plan.steps.size());
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
@@ -181,10 +168,12 @@ private:
         return true;
     }
 
-    /// Files a step promises (`creates`, `file` verify clauses) still exist: a stat each.
+    /// Files a step promises (`creates`, a pybind11 output, `file` verify clauses) still exist:
+    /// a stat each.
     static bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
         std::vector<std::string> paths;
         if (!step.creates.empty()) paths.push_back(step.creates);
+        if (!step.output.empty()) paths.push_back(step.output);
         for (const auto& v : step.verify)
             if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
         for (const auto& p : paths)
@@ -419,7 +408,7 @@ private:
         entry.key = step.key;
         entry.status = interrupted ? StepStatus::interrupted : StepStatus::failed;
         entry.run_id = m_report.run_id;
-        entry.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+        entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;
         entry.log = report.log;
         entry.dists.clear();
@@ -476,7 +465,7 @@ private:
         entry.key = step.key;
         entry.status = StepStatus::ok;
         entry.run_id = m_report.run_id;
-        entry.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+        entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;
         entry.log = report.log;
         return m_journal.save(m_plan.venv);

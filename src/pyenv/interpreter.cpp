@@ -157,4 +157,13 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
     return facts;
 }
 
+Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts) {
+    BS_TRY(auto dists, scan_site_packages(facts.purelib));
+    if (!facts.platlib.empty() && facts.platlib != facts.purelib && fs::exists(facts.platlib)) {
+        BS_TRY(auto more, scan_site_packages(facts.platlib));
+        dists.merge(more);  // keeps purelib's entry for a name in both
+    }
+    return dists;
+}
+
 }  // namespace bootstrap::pyenv

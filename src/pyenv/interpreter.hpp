@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "exec/environment.hpp"
+#include "pyenv/dist_info.hpp"
 #include "pyenv/marker.hpp"
 
 namespace bootstrap::pyenv {
@@ -46,5 +47,9 @@ struct InterpreterFacts {
 /// With `update_cache` false nothing is written (for `plan`).
 [[nodiscard]] Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& env,
                                                   bool update_cache = true);
+
+/// Every distribution the venv's interpreter sees: purelib, then platlib where it differs and
+/// exists (lib64 layouts); purelib wins for a name in both, as on sys.path.
+[[nodiscard]] Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts);
 
 }  // namespace bootstrap::pyenv

@@ -26,10 +26,11 @@ using NodeType = toml::node_type;
 // ---- steps ----------------------------------------------------------------------------------
 
 constexpr unsigned bit(StepKind kind) { return 1u << static_cast<unsigned>(kind); }
-constexpr unsigned k_every_kind = 0x1f;
+constexpr unsigned k_every_kind = 0x3f;
 constexpr unsigned k_install = bit(StepKind::install);
 constexpr unsigned k_sync = bit(StepKind::sync);
 constexpr unsigned k_run = bit(StepKind::run);
+constexpr unsigned k_pybind11 = bit(StepKind::pybind11);
 
 using StepField = void (*)(Reader&, const toml::node&, Step&);
 
@@ -72,18 +73,26 @@ const StepKey k_step_keys[] = {
     {"cwd", k_run, BS_STEP_FIELD(s.cwd = r.text(n, "cwd"))},
     {"creates", k_run, BS_STEP_FIELD(s.creates = r.text(n, "creates"))},
     {"unless", k_run, BS_STEP_FIELD(s.unless = r.nonempty_texts(n, "unless"))},
+    {"source", k_pybind11, BS_STEP_FIELD(s.source = r.text(n, "source"))},
+    {"module", k_pybind11, BS_STEP_FIELD(s.module = r.text(n, "module"))},
+    {"output_dir", k_pybind11, BS_STEP_FIELD(s.output_dir = r.text(n, "output_dir"))},
+    {"cxx", k_pybind11, BS_STEP_FIELD(s.cxx = r.text(n, "cxx"))},
+    {"extra_args", k_pybind11, BS_STEP_FIELD(s.extra_args = r.texts(n, "extra_args"))},
+    {"pybind11_include", k_pybind11,
+     BS_STEP_FIELD(s.pybind11_include = r.text(n, "pybind11_include"))},
 };
 
 #undef BS_STEP_FIELD
 
 /// Keys each kind cannot do without (check's "at least one verify clause" is separate).
 const std::pair<StepKind, std::string_view> k_required[] = {
-    {StepKind::install, "packages"}, {StepKind::sync, "project"}, {StepKind::run, "argv"}};
+    {StepKind::install, "packages"}, {StepKind::sync, "project"}, {StepKind::run, "argv"},
+    {StepKind::pybind11, "source"},  {StepKind::pybind11, "module"}};
 
 /// Kinds and verify clauses of later schema releases: named as unsupported, not as typos.
-const std::vector<std::string> k_future_kinds{"build",    "pybind11", "fetch", "patch",
-                                              "download", "cmake",    "wheel"};
-const std::vector<std::string> k_future_verify{"elf_symbol", "cuda_arch", "command", "library"};
+const std::vector<std::string> k_future_kinds{"build", "fetch", "patch", "download", "cmake",
+                                              "wheel"};
+const std::vector<std::string> k_future_verify{"elf_symbol", "command", "library"};
 
 std::vector<std::string> step_keys(unsigned kinds) {
     std::vector<std::string> out;
@@ -93,10 +102,36 @@ std::vector<std::string> step_keys(unsigned kinds) {
 }
 
 std::optional<StepKind> parse_kind(std::string_view name) {
-    for (auto kind :
-         {StepKind::venv, StepKind::install, StepKind::sync, StepKind::run, StepKind::check})
+    for (auto kind : {StepKind::venv, StepKind::install, StepKind::sync, StepKind::run,
+                      StepKind::check, StepKind::pybind11})
         if (name == to_string(kind)) return kind;
     return std::nullopt;
+}
+
+/// `{ cuda_arch = "9.0", module = "name" }` or `{ cuda_arch = "9.0", path = "lib/x.so" }`.
+void read_cuda_arch_clause(Reader& rd, const toml::table& t, const std::string& name,
+                           VerifyClause clause, Step& step) {
+    auto suggested = rd.unknown_keys(t, {"cuda_arch", "module", "path"}, " in verify clause");
+    const toml::node* module = t.get("module");
+    const toml::node* path = t.get("path");
+    if (!module && !path) {
+        if (contains(suggested, "module") || contains(suggested, "path")) return;
+        rd.report(clause.loc, "a 'cuda_arch' verify clause needs 'module' or 'path' (the library "
+                              "to inspect)");
+        return;
+    }
+    if (module && path) {
+        rd.report(clause.loc, "a 'cuda_arch' verify clause takes 'module' or 'path', not both");
+        return;
+    }
+    auto arch = rd.text(*t.get("cuda_arch"), name + ".cuda_arch");
+    auto library = rd.text(module ? *module : *path, name + (module ? ".module" : ".path"));
+    if (!arch || !library) return;
+    clause.kind = VerifyClause::Kind::cuda_arch;
+    clause.target = std::move(*arch);
+    clause.library = std::move(*library);
+    clause.library_is_module = module != nullptr;
+    step.verify.push_back(std::move(clause));
 }
 
 void read_verify_clause(Reader& rd, const toml::table& t, const std::string& name, Step& step) {
@@ -104,6 +139,10 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
     clause.loc = rd.loc(t);
     const toml::node* import = t.get("import");
     const toml::node* file = t.get("file");
+    if (!import && !file && t.contains("cuda_arch")) {
+        read_cuda_arch_clause(rd, t, name, std::move(clause), step);
+        return;
+    }
     if (!import && !file) {
         for (auto&& [key, value] : t) {
             if (contains(k_future_verify, key.str())) {
@@ -185,11 +224,12 @@ std::optional<StepKind> read_step_kind(Reader& rd, const toml::table& t, const S
                                           *name));
         return std::nullopt;
     }
-    std::string near = core::closest_match(*name, {"venv", "install", "sync", "run", "check"});
+    std::string near =
+        core::closest_match(*name, {"venv", "install", "sync", "run", "check", "pybind11"});
     rd.report(rd.loc(*n),
               near.empty()
                   ? fmt::format("unknown step kind '{}' (expected one of venv, "
-                                "install, sync, run, check)",
+                                "install, sync, run, check, pybind11)",
                                 *name)
                   : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
     return std::nullopt;
@@ -317,7 +357,8 @@ void read_env(Reader& rd, const toml::table& t, Recipe& out) {
 
 void read_device(Reader& rd, const toml::table& t, Recipe& out) {
     static const std::vector<std::string> k_probes{"torch", "driver", "nvml", "nvidia-smi"};
-    rd.unknown_keys(t, {"probes", "fallback_arch"}, " in [device]");
+    rd.unknown_keys(t, {"probes", "fallback_arch", "ptx"}, " in [device]");
+    if (const auto* n = t.get("ptx")) out.device_ptx = rd.boolean(*n, "device.ptx").value_or(false);
     if (const auto* n = t.get("probes")) {
         for (auto& probe : rd.texts(*n, "device.probes")) {
             if (contains(k_probes, probe.value)) {

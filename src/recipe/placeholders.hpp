@@ -1,6 +1,7 @@
 #pragma once
 // `{namespace.name}` placeholders. Known namespaces: env (with `{env.NAME:-default}`), vars,
-// venv (path, python), python (version, ext_suffix), host (cpus). `{{` and `}}` are literal
+// venv (path, python), python (version, ext_suffix), host (cpus), device (arch,
+// torch_arch_list, nvte_archs, cmake_archs: the target CUDA arches, detected or given). `{{` and `}}` are literal
 // braces.
 
 #include <functional>

@@ -22,6 +22,7 @@ const char* to_string(StepKind kind) {
     case StepKind::sync: return "sync";
     case StepKind::run: return "run";
     case StepKind::check: return "check";
+    case StepKind::pybind11: return "pybind11";
     }
     return "?";
 }

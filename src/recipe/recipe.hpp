@@ -26,17 +26,21 @@ struct Text {
     SourceLoc loc;
 };
 
-enum class StepKind { venv, install, sync, run, check };
+enum class StepKind { venv, install, sync, run, check, pybind11 };
 [[nodiscard]] const char* to_string(StepKind kind);
 
 enum class InstallerKind { uv, pip };
 [[nodiscard]] const char* to_string(InstallerKind kind);
 
 struct VerifyClause {
-    enum class Kind { import_module, file };
+    enum class Kind { import_module, file, cuda_arch };
     Kind kind = Kind::import_module;
-    Text target;        // module name, or file path
+    Text target;        // module name, or file path; cuda_arch: the arch ("9.0")
     std::optional<Text> attr;  // import: attribute that must exist on the module
+    /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
+    /// to the venv).
+    std::optional<Text> library;
+    bool library_is_module = false;
     SourceLoc loc;
 };
 
@@ -65,6 +69,14 @@ struct Step {
     std::optional<Text> cwd;
     std::optional<Text> creates;        // skip when this path exists
     std::vector<Text> unless;           // skip when this argv exits 0
+
+    // pybind11: one C++ source -> <output_dir>/<module><EXT_SUFFIX>
+    std::optional<Text> source;
+    std::optional<Text> module;
+    std::optional<Text> output_dir;       // default: the source's directory
+    std::optional<Text> cxx;              // default: "c++"
+    std::vector<Text> extra_args;
+    std::optional<Text> pybind11_include; // default: `python -m pybind11 --includes` in the venv
 
     // every kind
     std::map<std::string, Text> env;    // set
@@ -143,6 +155,7 @@ struct Recipe {
     std::vector<std::string> env_unset;   // [env] unset = [ ... ]
     std::vector<std::string> device_probes;       // [device] (used by later issues)
     std::optional<std::string> device_fallback_arch;
+    bool device_ptx = false;                      // [device] ptx: the highest arch gets +PTX
     std::vector<Step> steps;
     std::vector<LintRule> lint_rules;    // [[lint]]
     std::vector<FaultEntry> faults;      // [[fault]]

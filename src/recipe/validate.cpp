@@ -154,10 +154,15 @@ template <class Fn> void for_each_text(const Step& step, Fn&& fn) {
     if (step.cwd) fn(*step.cwd);
     if (step.creates) fn(*step.creates);
     for (const auto& t : step.unless) fn(t);
+    for (const auto* t : {&step.source, &step.module, &step.output_dir, &step.cxx,
+                          &step.pybind11_include})
+        if (*t) fn(**t);
+    for (const auto& t : step.extra_args) fn(t);
     for (const auto& [name, t] : step.env) fn(t);
     for (const auto& v : step.verify) {
         fn(v.target);
         if (v.attr) fn(*v.attr);
+        if (v.library) fn(*v.library);
     }
 }
 

@@ -1,5 +1,8 @@
 #include "steps/executor.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -7,6 +10,8 @@
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/strings.hpp"
+#include "inspect/fatbin.hpp"
+#include "pyenv/import_probe.hpp"
 
 namespace bootstrap::steps {
 
@@ -55,34 +60,108 @@ Status clear_venv(const fs::path& venv) {
     return {};
 }
 
-const char* k_import_probe = R"PY(
-import importlib, sys, traceback
-mod, attr = sys.argv[1], sys.argv[2]
-try:
-    m = importlib.import_module(mod)
-except BaseException as e:
-    traceback.print_exc()
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    root = chain[-1]
-    print("bootstrap-verify: import %s failed: %s: %s" % (mod, type(chain[0]).__name__, chain[0]))
-    if root is not chain[0]:
-        print("bootstrap-verify: root cause: %s: %s" % (type(root).__name__, root))
+// Where a module's file is, without importing it (a CUDA extension may not import on a host
+// without a GPU, but its library can still be inspected).
+const char* k_find_spec_probe = R"PY(
+import importlib.util, sys
+spec = importlib.util.find_spec(sys.argv[1])
+if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+    print("bootstrap-verify: module %s has no file in this venv" % sys.argv[1])
     sys.exit(3)
-if attr and not hasattr(m, attr):
-    print("bootstrap-verify: module %s (%s) has no attribute %r" % (mod, getattr(m, "__file__", "?"), attr))
-    sys.exit(4)
-print("bootstrap-verify: import %s%s ok (%s)" % (mod, "." + attr if attr else "", getattr(m, "__file__", "built-in")))
+print("bootstrap-verify-origin: " + spec.origin)
 )PY";
+
+/// The file a cuda_arch clause inspects: the module's origin (asked of the venv's python in its
+/// own interpreter) or the clause's path.
+Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
+                              const ResolvedVerify& clause) {
+    if (!clause.library_is_module) return fs::path(clause.library);
+    auto spec = spec_for(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
+                                     k_find_spec_probe, clause.library});
+    spec.capture = true;
+    spec.cwd = "/";
+    if (step.timeout <= 0) spec.timeout = std::chrono::minutes(2);
+    BS_TRY(auto result, ctx.run(spec));
+    std::string origin, why;
+    for (const auto& line : core::split(result.output, '\n')) {
+        if (core::starts_with(line, "bootstrap-verify-origin: ")) origin = line.substr(25);
+        if (core::starts_with(line, "bootstrap-verify: ")) why = line.substr(18);
+    }
+    if (result.interrupted || (!result.ok() && why.empty()))
+        return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+    if (!result.ok() || origin.empty())
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': verify failed: {}", step.id,
+                                why.empty() ? "cannot locate module " + clause.library : why));
+    return fs::path(origin);
+}
+
+Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
+    BS_TRY(fs::path file, cuda_library(step, ctx, clause));
+    auto contents = inspect::read_cuda_contents(file);
+    if (!contents)
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': verify failed: {}", step.id, contents.error().message),
+                    contents.error().detail);
+    std::string what = clause.library_is_module
+                           ? fmt::format("module {} ({})", clause.library, file.string())
+                           : file.string();
+    auto ok = inspect::check_cuda_arch(contents->entries, clause.target, what);
+    if (!ok)
+        return fail(ok.error().code == ErrorCode::usage ? ErrorCode::usage : ErrorCode::step_failed,
+                    fmt::format("step '{}': verify failed: {}", step.id, ok.error().message));
+    log_line(ctx, fmt::format("verify: {} ok ({} carries {})", clause.describe(), file.string(),
+                              inspect::summarize(contents->entries)));
+    return {};
+}
+
+/// Compile a pybind11 module: to a temp name beside the output, renamed into place, so an
+/// interrupted or failed compile never leaves a half-written module that imports.
+Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
+    std::vector<std::string> argv = step.argv;
+    if (!step.pybind11_includes.empty()) {
+        auto spec = spec_for(step, ctx, step.pybind11_includes);
+        spec.capture = true;
+        log_line(ctx, "$ " + core::format_argv(spec.argv));
+        BS_TRY(auto result, ctx.run(spec));
+        if (!result.ok()) {
+            auto err = child_failure(step, spec, result, ctx.log_path);
+            err.message += " (is pybind11 installed in the venv? or set the step's pybind11_include)";
+            return tl::unexpected(err);
+        }
+        std::vector<std::string> flags;
+        for (const auto& word : core::split(result.output, ' ')) {
+            std::string w(core::trim(word));
+            if (!w.empty()) flags.push_back(w);
+        }
+        argv.insert(argv.begin() + static_cast<long>(std::min(step.includes_at, argv.size())),
+                    flags.begin(), flags.end());
+    }
+    fs::path output = step.output;
+    fs::path tmp = output.parent_path() /
+                   fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
+    argv.back() = tmp.string();
+    std::error_code ec;
+    fs::create_directories(output.parent_path(), ec);
+    auto built = run_child(step, ctx, argv);
+    if (built) {
+        fs::rename(tmp, output, ec);
+        if (ec)
+            built = fail(ErrorCode::io, fmt::format("step '{}': cannot rename {} to {}: {}", step.id,
+                                                    tmp.string(), output.string(), ec.message()));
+    }
+    if (!built) fs::remove(tmp, ec);
+    return built;
+}
 
 }  // namespace
 
 std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::file) return "file " + target;
-    return "import " + target + (attr.empty() ? "" : "." + attr);
+    if (kind == recipe::VerifyClause::Kind::cuda_arch)
+        return "cuda_arch " + target + " in " + (library_is_module ? "module " : "") + library;
+    return "import " + target + (attr.empty() ? "" : "." + attr) +
+           (path_entry.empty() ? "" : " (from " + path_entry + ")");
 }
 
 Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
@@ -141,6 +220,9 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
         }
         case recipe::StepKind::check:
             return Outcome::ran;
+        case recipe::StepKind::pybind11:
+            BS_CHECK(build_pybind11(step, ctx));
+            return Outcome::ran;
     }
     return fail(ErrorCode::internal, "unknown step kind");
 }
@@ -157,10 +239,20 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             log_line(ctx, "verify: " + clause.describe() + " ok");
             continue;
         }
+        if (clause.kind == recipe::VerifyClause::Kind::cuda_arch) {
+            BS_CHECK(verify_cuda_arch(step, ctx, clause));
+            continue;
+        }
         auto spec = spec_for(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
-                                         k_import_probe, clause.target, clause.attr});
+                                         pyenv::import_probe_script(), clause.target, clause.attr});
         spec.capture = true;
         spec.cwd = "/";  // never import from a project directory by accident
+        if (!clause.path_entry.empty()) {  // a pybind11 module lives in its output dir
+            auto it = spec.env.find("PYTHONPATH");
+            spec.env["PYTHONPATH"] = clause.path_entry + (it == spec.env.end() || it->second.empty()
+                                                              ? std::string()
+                                                              : ":" + it->second);
+        }
         if (step.timeout <= 0) spec.timeout = std::chrono::minutes(10);
         log_line(ctx, "verify: " + clause.describe());
         BS_TRY(auto result, ctx.run(spec));

@@ -18,9 +18,13 @@ namespace fs = std::filesystem;
 
 struct ResolvedVerify {
     recipe::VerifyClause::Kind kind;
-    std::string target;  // module or file path
+    std::string target;  // module or file path; cuda_arch: the arch ("9.0")
     std::string attr;    // import only, may be empty
-    [[nodiscard]] std::string describe() const;  // "import transformers.AutoTokenizer", "file /x"
+    std::string library; // cuda_arch: a module name, or an absolute path
+    bool library_is_module = false;
+    std::string path_entry; // import: a directory put first on sys.path (pybind11's output dir)
+    /// "import transformers.AutoTokenizer", "file /x", "cuda_arch 9.0 in module te".
+    [[nodiscard]] std::string describe() const;
 };
 
 struct ResolvedStep {
@@ -43,6 +47,13 @@ struct ResolvedStep {
     bool pre = false;
     std::string creates;                   // run
     std::vector<std::string> unless;       // run
+    // pybind11: argv compiles to `output` (written to a temp name first, then renamed); with
+    // `pybind11_includes` non-empty, its output (`python -m pybind11 --includes`) is inserted
+    // at `includes_at` in argv when the step runs.
+    std::string output;
+    std::vector<std::string> pybind11_includes;
+    size_t includes_at = 0;
+    std::string source_digest;             // pybind11: sha256 of the source ("missing" if none)
     std::vector<ResolvedVerify> verify;
     double timeout = 0;                    // seconds, 0 = none
     int attempts = 1;

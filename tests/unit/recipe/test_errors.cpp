@@ -66,7 +66,8 @@ TEST_CASE("golden: unknown placeholder with a suggestion") {
           "r.toml:9:9: unknown placeholder '{pyhton.version}' (did you mean '{python.version}'?)");
     CHECK(problems(k_head + "[env]\nset = { A = \"{foo.bar}\" }\n") ==
           "r.toml:7:13: unknown placeholder '{foo.bar}' (known: {env.NAME}, {vars.NAME}, "
-          "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {host.cpus})");
+          "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {host.cpus}, "
+          "{device.arch}, {device.torch_arch_list}, {device.nvte_archs}, {device.cmake_archs})");
 }
 
 TEST_CASE("golden: unsupported schema stops before anything else") {
@@ -84,7 +85,7 @@ TEST_CASE("golden: step kinds from later releases and typos of kinds") {
           "r.toml:8:8: unknown step kind 'instal' (did you mean 'install'?)");
     CHECK(problems(k_head + "[[step]]\nid = \"x\"\nkind = \"compile\"\n") ==
           "r.toml:8:8: unknown step kind 'compile' (expected one of venv, install, sync, run, "
-          "check)");
+          "check, pybind11)");
 }
 
 TEST_CASE("golden: TOML syntax error") {

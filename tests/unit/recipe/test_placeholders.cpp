@@ -93,7 +93,9 @@ TEST_CASE("to_string shows a placeholder as written") {
 TEST_CASE("known_placeholders lists the closed namespaces") {
     const auto& known = known_placeholders();
     CHECK(known == std::vector<std::string>{"venv.path", "venv.python", "python.version",
-                                            "python.ext_suffix", "host.cpus"});
+                                            "python.ext_suffix", "host.cpus", "device.arch",
+                                            "device.torch_arch_list", "device.nvte_archs",
+                                            "device.cmake_archs"});
 }
 
 TEST_CASE("expand substitutes values and unescapes braces") {

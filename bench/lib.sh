@@ -1,0 +1,39 @@
+# Sourced by the bench scripts. bench_setup NAME FILLERS:
+#   - runs scripts/setup.sh unless BOOTSTRAP_BIN names a binary to use (then BS is that binary);
+#   - makes a scratch dir W (removed on exit), writes the fixture wheelhouse with FILLERS extra
+#     packages, serves it on a free loopback port, and sets INDEX (the main group's simple URL)
+#     and UV_CACHE_DIR.
+bench_setup() {
+  local name=$1 fillers=$2
+  if [ -n "${BOOTSTRAP_BIN:-}" ]; then
+    BS=$BOOTSTRAP_BIN
+  else
+    bash scripts/setup.sh >/dev/null
+    BS=build/bootstrap
+  fi
+  export PATH="$PWD/.tools/venv/bin:$PATH"
+  W=$(mktemp -d "/tmp/bootstrap-bench-$name.XXXXXX")
+  trap 'kill $BENCH_SERVER 2>/dev/null || true; rm -rf "$W"' EXIT
+  python3 testworld/make_wheels.py --filler "$fillers" "$W/wheels" >/dev/null
+  python3 testworld/index_server.py --root "$W/wheels" --port 0 --port-file "$W/port" \
+    >"$W/index.log" 2>&1 &
+  BENCH_SERVER=$!
+  for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.1; done
+  [ -s "$W/port" ] || { echo "bench: the fixture index did not start (see $W/index.log)" >&2; exit 1; }
+  INDEX="http://127.0.0.1:$(cat "$W/port")/main/simple"
+  export UV_CACHE_DIR="$W/uv-cache"
+}
+
+# bench_ratios HYPERFINE_JSON: each command's mean ± stddev, and the first command's time as a
+# ratio of each of the others (below 1: bootstrap is faster).
+bench_ratios() {
+  python3 - "$1" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+ms = lambda x: f"{x['mean']*1000:.1f} ms ± {x['stddev']*1000:.1f}"
+print("; ".join(f"{r['command']}: {ms(r)}" for r in results))
+first = results[0]
+print("; ".join(f"ratio {first['command']} / {r['command']} = {first['mean']/r['mean']:.3f}"
+                for r in results[1:]))
+PY
+}

@@ -1,0 +1,82 @@
+#pragma once
+// `bootstrap doctor`: what is wrong with a venv, each finding with its evidence and a fix.
+//
+// Topics (one file each): checks_imports.cpp (every module imports, in its own interpreter;
+// dependency consistency like `pip check`), checks_binary.cpp (dynamic symbols of the library
+// that will load; CUDA code of built extensions), checks_venv.cpp (pyvenv.cfg, stale prefixes
+// in bin/ after a copy, and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip,
+// Megatron's helpers_cpp, nvcc vs torch CUDA, forbidden variables).
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "doctor/lint.hpp"
+#include "exec/environment.hpp"
+#include "recipe/recipe.hpp"
+
+namespace bootstrap::doctor {
+
+namespace fs = std::filesystem;
+
+/// One `elf_symbol` check: `library` is a glob relative to site-packages ("nvidia/**/libX.so.13");
+/// its file name is also looked up on the system when the venv has no match.
+struct SymbolCheck {
+    std::string symbol;
+    std::string library;
+    std::string package; // the distribution that ships it ("nvidia-cublas"), for the fix
+    std::string why;
+};
+
+/// The built-in symbol checks: cublasLtGroupedMatrixLayoutInit_internal in libcublasLt.so.13
+/// (TransformerEngine 2.14 needs cuBLAS >= 13.2, SEED-NOTES P10).
+[[nodiscard]] const std::vector<SymbolCheck> &builtin_symbol_checks();
+
+struct DoctorOptions {
+    fs::path venv;
+    const recipe::Recipe *recipe = nullptr; // optional
+    std::vector<std::string> extra_modules; // to import besides the recipe's and the defaults
+    std::vector<SymbolCheck> symbols;       // added to the built-in ones
+    std::optional<std::string> arch;        // device arch ("9.0") for the CUDA code check
+    fs::path megatron_dir;                  // for helpers_cpp; empty: not checked
+    exec::EnvMap environment;               // the environment training would start from
+    bool te_path = true; // Megatron runs with --transformer-impl transformer_engine
+};
+
+/// Run every check; findings grouped by topic, in the order above.
+[[nodiscard]] std::vector<Finding> run_doctor(const DoctorOptions &options);
+
+// The topics, callable one by one (tests).
+[[nodiscard]] std::vector<Finding> check_imports(const DoctorOptions &options);
+[[nodiscard]] std::vector<Finding> check_dependencies(const DoctorOptions &options);
+[[nodiscard]] std::vector<Finding> check_symbols(const DoctorOptions &options);
+[[nodiscard]] std::vector<Finding> check_cuda_code(const DoctorOptions &options);
+[[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions &options);
+[[nodiscard]] std::vector<Finding> check_packages(const DoctorOptions &options);
+
+/// `<venv>/lib/python*/site-packages` (the first), or empty.
+[[nodiscard]] fs::path find_site_packages(const fs::path &venv);
+
+/// {dependent, dependency} pins the recipe overrides on purpose (steps' allow_conflicts).
+[[nodiscard]] std::set<std::pair<std::string, std::string>>
+recipe_allowed_conflicts(const recipe::Recipe *recipe);
+
+// ---- relocate ---------------------------------------------------------------------------------
+
+struct RelocateReport {
+    fs::path old_prefix;
+    std::vector<fs::path> rewritten; // files whose text changed
+};
+
+/// The venv path a venv was made at, from its activate script's VIRTUAL_ENV= line (not_found
+/// when there is none).
+[[nodiscard]] Result<fs::path> detect_venv_origin(const fs::path &venv);
+
+/// Rewrite `old_prefix` to `venv` in the text files of bin/ (shebangs, activate* scripts), each
+/// atomically (temp + rename) with its mode kept; binaries and symlinks are left alone, and so
+/// are paths elsewhere (*.pth files). `old_prefix` empty: detected with detect_venv_origin.
+[[nodiscard]] Result<RelocateReport> relocate_venv(const fs::path &venv, fs::path old_prefix);
+
+} // namespace bootstrap::doctor

@@ -1,0 +1,240 @@
+// Binary checks: the dynamic symbols of the library that will really load (SEED-NOTES P10), and
+// the CUDA code of built extensions against the device arch (P15).
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "doctor/checks.hpp"
+#include "doctor/checks_util.hpp"
+#include "exec/process.hpp"
+#include "inspect/elf_symbols.hpp"
+#include "inspect/fatbin.hpp"
+
+namespace bootstrap::doctor {
+
+namespace {
+
+using detail::make_finding;
+using recipe::Severity;
+
+/// Paths under `root` matching `parts` (glob components; "**" spans any number of directories).
+void glob_into(const fs::path &dir, const std::vector<std::string> &parts, size_t i,
+               std::vector<fs::path> &out) {
+    std::error_code ec;
+    if (i == parts.size())
+        return;
+    if (parts[i] == "**") {
+        glob_into(dir, parts, i + 1, out); // zero directories
+        for (const auto &e : fs::directory_iterator(dir, ec))
+            if (e.is_directory(ec) && !e.is_symlink(ec))
+                glob_into(e.path(), parts, i, out);
+        return;
+    }
+    bool last = i + 1 == parts.size();
+    for (const auto &e : fs::directory_iterator(dir, ec)) {
+        std::string name = e.path().filename().string();
+        if (::fnmatch(parts[i].c_str(), name.c_str(), FNM_PERIOD) != 0)
+            continue;
+        if (last) {
+            if (e.is_regular_file(ec))
+                out.push_back(e.path());
+        } else if (e.is_directory(ec)) {
+            glob_into(e.path(), parts, i + 1, out);
+        }
+    }
+}
+
+std::vector<fs::path> glob(const fs::path &root, const std::string &pattern) {
+    std::vector<fs::path> out;
+    std::vector<std::string> parts;
+    for (auto &p : core::split(pattern, '/'))
+        if (!p.empty())
+            parts.push_back(p);
+    if (!parts.empty())
+        glob_into(root, parts, 0, out);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+/// The system copy of a library file name: `ldconfig -p` first, then the standard directories.
+fs::path system_library(const std::string &file_name, const exec::EnvMap &env) {
+    for (const char *ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
+        std::error_code ec;
+        if (!fs::exists(ldconfig, ec))
+            continue;
+        exec::ProcessSpec spec;
+        spec.argv = {ldconfig, "-p"};
+        spec.env = exec::compose_environment(env, {}, {});
+        spec.capture = true;
+        spec.timeout = std::chrono::seconds(20);
+        auto ran = exec::run_process(spec);
+        if (ran && ran->ok())
+            for (const auto &line : core::split(ran->output, '\n')) {
+                auto trimmed = std::string(core::trim(line));
+                if (!core::starts_with(trimmed, file_name + " "))
+                    continue;
+                auto arrow = trimmed.find("=> ");
+                if (arrow != std::string::npos)
+                    return trimmed.substr(arrow + 3);
+            }
+        break;
+    }
+    for (const char *dir : {"/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                            "/usr/lib", "/lib/x86_64-linux-gnu"}) {
+        std::error_code ec;
+        fs::path p = fs::path(dir) / file_name;
+        if (fs::exists(p, ec))
+            return p;
+    }
+    return {};
+}
+
+/// The distribution whose RECORD lists `file` (relative to site-packages), "" if none.
+std::string owner_of(const fs::path &venv, const fs::path &site, const fs::path &file) {
+    std::string rel = file.lexically_relative(site).generic_string();
+    for (const auto &[name, dist] : detail::installed(venv)) {
+        std::ifstream record(dist.dist_info / "RECORD");
+        for (std::string line; std::getline(record, line);)
+            if (line.substr(0, line.find(',')) == rel)
+                return dist.name + " " + dist.version;
+    }
+    return {};
+}
+
+/// A built-in check of a system library only matters to what loads it: TransformerEngine.
+bool uses_transformer_engine(const fs::path &venv) {
+    for (const auto &[name, dist] : detail::installed(venv))
+        if (core::starts_with(name, "transformer-engine"))
+            return true;
+    return false;
+}
+
+Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, bool builtin) {
+    auto site = find_site_packages(options.venv);
+    std::vector<fs::path> candidates;
+    std::string where;
+    if (!site.empty())
+        candidates = glob(site, check.library);
+    if (!candidates.empty()) {
+        where = "the venv";
+    } else {
+        std::string file_name = fs::path(check.library).filename().string();
+        if (file_name.find_first_of("*?[") == std::string::npos)
+            if (auto sys = system_library(file_name, options.environment); !sys.empty())
+                candidates.push_back(sys), where = "the system";
+    }
+    std::string title = fmt::format("{} in {}", check.symbol, check.library);
+    if (candidates.empty())
+        return make_finding(
+            "elf-symbol", builtin ? Severity::info : Severity::error,
+            fmt::format("{}: no library matches {} in the venv or the system", title,
+                        check.library),
+            {fmt::format("searched: {}/{}", site.string(), check.library)},
+            builtin
+                ? "none needed unless the training loads it"
+                : fmt::format("install {}", check.package.empty() ? "the library" : check.package));
+    // The loader takes the first one found, as Python's nvidia/* packages are loaded by path.
+    const fs::path &file = candidates.front();
+    std::vector<std::string> evidence{fmt::format("checked: {} (from {})", file.string(), where)};
+    if (where == "the venv")
+        if (auto owner = owner_of(options.venv, site, file); !owner.empty())
+            evidence.push_back("installed by: " + owner);
+    auto symbols = inspect::read_dynamic_symbols(file);
+    if (!symbols)
+        return make_finding("elf-symbol", Severity::error,
+                            fmt::format("{}: {}", title, symbols.error().message), evidence,
+                            "reinstall the package that ships it");
+    if (const auto *s = inspect::find_defined(*symbols, check.symbol))
+        return make_finding("elf-symbol", Severity::info,
+                            fmt::format("{} defines {}{}", file.filename().string(), check.symbol,
+                                        s->version.empty() ? "" : ", version " + s->version),
+                            evidence, "none needed");
+    if (builtin && where == "the system" && !uses_transformer_engine(options.venv))
+        return make_finding(
+            "elf-symbol", Severity::info,
+            fmt::format("{} does not define {}; it matters once TransformerEngine "
+                        "is installed (none is)",
+                        file.string(), check.symbol),
+            evidence,
+            fmt::format("install {} >= the version that defines it into the venv", check.package),
+            check.why);
+    std::string fix = check.package.empty()
+                          ? "install a build of the library that defines it"
+                          : fmt::format("upgrade {}: {}", check.package,
+                                        detail::reinstall_fix(options, check.package));
+    return make_finding("elf-symbol", Severity::error,
+                        fmt::format("{} does not define {} (undefined symbol at import)",
+                                    file.string(), check.symbol),
+                        evidence, fix, check.why);
+}
+
+} // namespace
+
+const std::vector<SymbolCheck> &builtin_symbol_checks() {
+    static const std::vector<SymbolCheck> checks{
+        {"cublasLtGroupedMatrixLayoutInit_internal", "nvidia/**/libcublasLt.so.13", "nvidia-cublas",
+         "TransformerEngine 2.14 built against cuBLAS >= 13.3 calls it; it exists from cuBLAS "
+         "13.2, while torch 2.11 pins nvidia-cublas==13.1.0.3 (upgrade to >= 13.4.1.1 knowingly, "
+         "allow_conflicts on the step)"},
+    };
+    return checks;
+}
+
+std::vector<Finding> check_symbols(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    for (const auto &check : builtin_symbol_checks())
+        out.push_back(symbol_finding(options, check, true));
+    for (const auto &check : options.symbols)
+        out.push_back(symbol_finding(options, check, false));
+    return out;
+}
+
+std::vector<Finding> check_cuda_code(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    if (!options.arch) {
+        out.push_back(make_finding("cuda-arch", Severity::info,
+                                   "CUDA code of built extensions not checked: no device arch", {},
+                                   "pass --arch 9.0 (see `bootstrap device`)"));
+        return out;
+    }
+    auto site = find_site_packages(options.venv);
+    if (site.empty())
+        return out;
+    size_t checked = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(site, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const auto &path = it->path();
+        if (!it->is_regular_file(ec) || path.extension() != ".so")
+            continue;
+        auto contents = inspect::read_cuda_contents(path);
+        if (!contents || !contents->has_fatbin)
+            continue;
+        ++checked;
+        auto ok =
+            inspect::check_cuda_arch(contents->entries, *options.arch, path.filename().string());
+        if (ok)
+            continue;
+        out.push_back(make_finding(
+            "cuda-arch", Severity::error, ok.error().message,
+            {fmt::format("{}: {}", path.string(), inspect::summarize(contents->entries))},
+            fmt::format("rebuild it with TORCH_CUDA_ARCH_LIST=\"{}\" (NVTE_CUDA_ARCHS for "
+                        "TransformerEngine), set explicitly from the device",
+                        *options.arch)));
+    }
+    if (out.empty())
+        out.push_back(
+            make_finding("cuda-arch", Severity::info,
+                         fmt::format("{} CUDA librar{} in site-packages carry code for {}", checked,
+                                     checked == 1 ? "y" : "ies", *options.arch),
+                         {site.string()}, "none needed"));
+    return out;
+}
+
+} // namespace bootstrap::doctor

@@ -1,0 +1,335 @@
+// Imports (each module in its own interpreter, root cause named) and dependency consistency
+// (`pip check`, from dist-info metadata).
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "doctor/checks.hpp"
+#include "doctor/checks_util.hpp"
+#include "exec/process.hpp"
+#include "pyenv/import_probe.hpp"
+#include "pyenv/interpreter.hpp"
+#include "pyenv/name.hpp"
+
+namespace bootstrap::doctor {
+
+namespace detail {
+
+Finding make_finding(std::string rule, recipe::Severity severity, std::string message,
+                     std::vector<std::string> evidence, std::string fix, std::string explain) {
+    Finding f;
+    f.rule = std::move(rule);
+    f.severity = severity;
+    f.message = std::move(message);
+    f.evidence = std::move(evidence);
+    f.fix = std::move(fix);
+    f.explain = std::move(explain);
+    return f;
+}
+
+std::map<std::string, pyenv::Distribution> installed(const fs::path &venv) {
+    auto site = find_site_packages(venv);
+    if (site.empty())
+        return {};
+    auto scanned = pyenv::scan_site_packages(site);
+    return scanned ? *scanned : std::map<std::string, pyenv::Distribution>{};
+}
+
+std::string step_installing(const recipe::Recipe *recipe, const std::string &dist) {
+    if (!recipe)
+        return {};
+    for (const auto &step : recipe->steps)
+        for (const auto &pkg : step.packages)
+            if (auto req = pyenv::Requirement::parse(pkg.value);
+                req && req->normalized_name == dist)
+                return step.id;
+    return {};
+}
+
+std::string reinstall_fix(const DoctorOptions &options, const std::string &dist) {
+    std::string python = (options.venv / "bin" / "python").string();
+    std::string command =
+        options.recipe && options.recipe->venv.installer == recipe::InstallerKind::pip
+            ? fmt::format("{} -m pip install --force-reinstall {}", python, dist)
+            : fmt::format("uv pip install --python {} --reinstall {}", python, dist);
+    std::string step = step_installing(options.recipe, dist);
+    if (step.empty())
+        return command;
+    return fmt::format("re-run step '{}' (bootstrap run {} --from {}) / {}", step,
+                       options.recipe->file.string(), step, command);
+}
+
+std::vector<std::string> top_level_modules(const pyenv::Distribution &dist) {
+    std::vector<std::string> out;
+    auto add = [&](std::string name) {
+        if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end())
+            out.push_back(std::move(name));
+    };
+    std::ifstream top(dist.dist_info / "top_level.txt");
+    for (std::string line; std::getline(top, line);)
+        add(std::string(core::trim(line)));
+    std::ifstream record(dist.dist_info / "RECORD");
+    for (std::string line; std::getline(record, line);) {
+        std::string path = line.substr(0, line.find(','));
+        if (path.empty() || path.find(".dist-info/") != std::string::npos ||
+            core::starts_with(path, ".."))
+            continue;
+        std::string first = path.substr(0, path.find('/'));
+        if (first == path) { // a top-level module file: "six.py", "amp_C.cpython-312-...so"
+            if (first.ends_with(".py"))
+                add(first.substr(0, first.size() - 3));
+            else if (first.ends_with(".so"))
+                add(first.substr(0, first.find('.')));
+        } else if (first != "__pycache__") {
+            add(first);
+        }
+    }
+    return out;
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::make_finding;
+using recipe::Severity;
+
+constexpr const char *k_preload_torch = "try:\n    import torch\nexcept BaseException:\n    pass\n";
+
+struct ModuleToCheck {
+    std::string module;
+    std::string attr;
+    std::string source; // "recipe step 'x' (file:line:col)", "default", "--import"
+    bool required = true;
+};
+
+std::vector<ModuleToCheck> modules_to_check(const DoctorOptions &options) {
+    std::vector<ModuleToCheck> out;
+    auto add = [&](ModuleToCheck m) {
+        for (auto &existing : out)
+            if (existing.module == m.module) {
+                existing.required = existing.required || m.required;
+                if (existing.attr.empty())
+                    existing.attr = m.attr;
+                return;
+            }
+        out.push_back(std::move(m));
+    };
+    if (options.recipe)
+        for (const auto &step : options.recipe->steps)
+            for (const auto &clause : step.verify) {
+                if (clause.kind != recipe::VerifyClause::Kind::import_module)
+                    continue;
+                if (clause.target.value.find('{') != std::string::npos)
+                    continue;
+                add({clause.target.value, clause.attr ? clause.attr->value : "",
+                     fmt::format("recipe step '{}' ({})", step.id, clause.loc.str()), true});
+            }
+    for (const auto &m : options.extra_modules)
+        add({m, "", "--import", true});
+    // The training stack (apex's modules are top-level extensions, not under `apex.`).
+    for (const char *m : {"torch", "transformer_engine", "amp_C", "fused_weight_gradient_mlp_cuda",
+                          "megatron.core"})
+        add({m, "", "default", false});
+    return out;
+}
+
+/// Which installed distribution requires the missing module's distribution: {dependent, req}.
+std::optional<std::pair<const pyenv::Distribution *, pyenv::Requirement>>
+who_requires(const std::map<std::string, pyenv::Distribution> &dists,
+             const std::string &missing_module, const std::string &importing) {
+    std::string wanted = pyenv::normalize_name(missing_module);
+    std::string importer_top = importing.substr(0, importing.find('.'));
+    std::optional<std::pair<const pyenv::Distribution *, pyenv::Requirement>> best;
+    for (const auto &[name, dist] : dists) {
+        auto reqs = pyenv::read_requires_dist(dist);
+        if (!reqs)
+            continue;
+        for (const auto &req : *reqs) {
+            if (req.normalized_name != wanted || dists.count(req.normalized_name))
+                continue;
+            if (req.marker && req.marker->str().find("extra") != std::string::npos)
+                continue;
+            auto tops = detail::top_level_modules(dist);
+            bool is_importer = std::find(tops.begin(), tops.end(), importer_top) != tops.end();
+            if (!best || is_importer)
+                best = std::pair(&dist, req);
+            if (is_importer)
+                return best;
+        }
+    }
+    return best;
+}
+
+/// The installed distribution that provides top-level module `top` ("amp_C" -> "apex"); the
+/// module name normalised when none does.
+std::string distribution_of(const std::map<std::string, pyenv::Distribution>& dists,
+                            const std::string& top) {
+    for (const auto& [name, dist] : dists) {
+        auto tops = detail::top_level_modules(dist);
+        if (std::find(tops.begin(), tops.end(), top) != tops.end()) return name;
+    }
+    return pyenv::normalize_name(top);
+}
+
+Finding import_finding(const DoctorOptions &options, const ModuleToCheck &m,
+                       const exec::ProcessResult &result,
+                       const std::map<std::string, pyenv::Distribution> &dists) {
+    auto failure = pyenv::parse_import_probe(result.output);
+    std::vector<std::string> evidence{fmt::format("asked for by: {}", m.source)};
+    if (!failure.error.empty())
+        evidence.push_back(failure.error);
+    if (failure.root_cause != failure.error)
+        evidence.push_back("root cause: " + failure.root_cause);
+    std::string top = m.module.substr(0, m.module.find('.'));
+    if (failure.missing_attribute)
+        return make_finding("import", Severity::error,
+                            fmt::format("import {}: {}", m.module, failure.summary), evidence,
+                            detail::reinstall_fix(options, top));
+    if (failure.missing_module == top && !m.required)
+        return make_finding("import", Severity::info,
+                            fmt::format("{} is not installed (a default check; the recipe does "
+                                        "not ask for it)",
+                                        m.module),
+                            evidence, "install it if the training needs it");
+    if (!failure.missing_module.empty() && failure.missing_module != top) {
+        if (auto who = who_requires(dists, failure.missing_module, m.module)) {
+            const auto &[dependent, req] = *who;
+            return make_finding(
+                "import", Severity::error,
+                fmt::format("import {} fails: distribution {} is missing (required by {} {})",
+                            m.module, req.name, dependent->name, dependent->version),
+                evidence, detail::reinstall_fix(options, dependent->normalized_name),
+                "a dependency was removed or never installed; reinstalling the dependent "
+                "brings it back");
+        }
+    }
+    std::string why = failure.root_cause.empty() ? result.describe() : failure.root_cause;
+    if (failure.root_cause.empty())
+        evidence.push_back(std::string(core::trim(core::last_lines(result.output, 3))));
+    return make_finding("import", m.required ? Severity::error : Severity::warning,
+                        fmt::format("import {} fails: {}", m.module, why), evidence,
+                        detail::reinstall_fix(options, distribution_of(dists, top)));
+}
+
+} // namespace
+
+std::vector<Finding> check_imports(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    auto python = options.venv / "bin" / "python";
+    std::error_code ec;
+    if (!fs::exists(python, ec)) {
+        out.push_back(make_finding("import", Severity::error,
+                                   fmt::format("no interpreter at {}", python.string()),
+                                   {python.string()}, "create the venv: bootstrap run RECIPE"));
+        return out;
+    }
+    auto dists = detail::installed(options.venv);
+    for (const auto &m : modules_to_check(options)) {
+        exec::ProcessSpec spec;
+        // CUDA extensions built with torch's cpp_extension (apex's amp_C) find libc10 only once
+        // torch is loaded, which is how Megatron imports them: load torch first when it can.
+        std::string script = m.module == "torch"
+                                 ? std::string(pyenv::import_probe_script())
+                                 : std::string(k_preload_torch) + pyenv::import_probe_script();
+        spec.argv = {python.string(), "-c", script, m.module, m.attr};
+        spec.cwd = "/"; // a checkout in the cwd must not shadow the venv's modules
+        spec.env = exec::compose_environment(options.environment, {}, {});
+        spec.timeout = std::chrono::minutes(2);
+        spec.capture = true;
+        auto ran = exec::run_process(spec);
+        if (!ran) {
+            out.push_back(
+                make_finding("import", Severity::error,
+                             fmt::format("cannot run {}: {}", python.string(), ran.error().message),
+                             {}, "check the venv's interpreter (see venv findings)"));
+            return out;
+        }
+        if (ran->ok())
+            continue;
+        out.push_back(import_finding(options, m, *ran, dists));
+    }
+    return out;
+}
+
+std::set<std::pair<std::string, std::string>>
+recipe_allowed_conflicts(const recipe::Recipe *recipe) {
+    std::set<std::pair<std::string, std::string>> out;
+    if (!recipe)
+        return out;
+    for (const auto &step : recipe->steps)
+        for (const auto &dependent : step.allow_conflicts)
+            for (const auto &pkg : step.packages)
+                if (auto req = pyenv::Requirement::parse(pkg.value))
+                    out.insert({pyenv::normalize_name(dependent), req->normalized_name});
+    return out;
+}
+
+std::vector<Finding> check_dependencies(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    auto dists = detail::installed(options.venv);
+    if (dists.empty())
+        return out;
+    auto facts = pyenv::venv_facts(options.venv,
+                                   exec::compose_environment(options.environment, {}, {}), false);
+    if (!facts) {
+        out.push_back(make_finding("deps", Severity::warning,
+                                   "dependency check skipped: cannot read the interpreter's "
+                                   "marker values",
+                                   {facts.error().message}, "see the venv findings"));
+        return out;
+    }
+    auto allowed = recipe_allowed_conflicts(options.recipe);
+    for (const auto &[name, dist] : dists) {
+        auto reqs = pyenv::read_requires_dist(dist);
+        if (!reqs)
+            continue;
+        for (const auto &req : *reqs) {
+            if (req.marker && !req.marker->evaluate(facts->markers))
+                continue;
+            std::string who = fmt::format("{} {} requires {}", dist.name, dist.version, req.str());
+            auto dep = dists.find(req.normalized_name);
+            if (dep == dists.end()) {
+                out.push_back(make_finding(
+                    "deps", Severity::error,
+                    fmt::format("{} {} requires {}, which is not installed", dist.name,
+                                dist.version, req.name),
+                    {who, fmt::format("{}: Requires-Dist", (dist.dist_info / "METADATA").string())},
+                    detail::reinstall_fix(options, name)));
+                continue;
+            }
+            auto version = pyenv::Version::parse(dep->second.version);
+            if (!version || req.specifier.contains(*version, true))
+                continue;
+            std::vector<std::string> evidence{
+                who, fmt::format("installed: {} {}", dep->second.name, dep->second.version)};
+            if (allowed.count({name, req.normalized_name})) {
+                std::string step = detail::step_installing(options.recipe, req.normalized_name);
+                out.push_back(make_finding(
+                    "deps", Severity::info,
+                    fmt::format("{} {} is installed over {}'s pin {} on purpose", dep->second.name,
+                                dep->second.version, dist.name, req.specifier.str()),
+                    evidence, "none needed",
+                    fmt::format("the recipe declares it: step '{}' has allow_conflicts = [\"{}\"]",
+                                step, dist.name)));
+                continue;
+            }
+            out.push_back(make_finding(
+                "deps", Severity::error,
+                fmt::format("{} {} requires {}, but {} is installed", dist.name, dist.version,
+                            req.str(), dep->second.version),
+                evidence,
+                fmt::format("install a matching {} ({}), or declare the override in the recipe: "
+                            "allow_conflicts = [\"{}\"] on the step that installs {}",
+                            req.name, detail::reinstall_fix(options, req.normalized_name),
+                            dist.name, req.name)));
+        }
+    }
+    return out;
+}
+
+} // namespace bootstrap::doctor

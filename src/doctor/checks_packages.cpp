@@ -1,0 +1,253 @@
+// Wrong or missing packages and settings: PyPI's unrelated `apex`, pip missing when a step
+// needs it (P13), Megatron's helpers_cpp built for another Python (P14), nvcc vs torch's CUDA
+// (apex refuses to build otherwise), variables that must not be set (P5, P20).
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/strings.hpp"
+#include "doctor/checks.hpp"
+#include "doctor/checks_util.hpp"
+#include "exec/process.hpp"
+#include "pyenv/interpreter.hpp"
+
+namespace bootstrap::doctor {
+
+namespace {
+
+using detail::make_finding;
+using recipe::Severity;
+
+/// METADATA header `field` ("" when absent); headers end at the first blank line.
+std::string metadata_field(const pyenv::Distribution &dist, const std::string &field) {
+    std::ifstream in(dist.dist_info / "METADATA");
+    for (std::string line; std::getline(in, line) && !line.empty();)
+        if (core::starts_with(line, field + ":"))
+            return std::string(core::trim(line.substr(field.size() + 1)));
+    return {};
+}
+
+void check_apex(const DoctorOptions &options,
+                const std::map<std::string, pyenv::Distribution> &dists,
+                std::vector<Finding> &out) {
+    auto it = dists.find("apex");
+    if (it == dists.end())
+        return;
+    const auto &dist = it->second;
+    auto tops = detail::top_level_modules(dist);
+    bool has_extensions = std::any_of(tops.begin(), tops.end(), [](const std::string &m) {
+        return m == "amp_C" || m == "apex_C" || core::starts_with(m, "fused_");
+    });
+    std::string summary = metadata_field(dist, "Summary");
+    std::string home = metadata_field(dist, "Home-page");
+    bool nvidia = has_extensions || summary.find("NVIDIA") != std::string::npos ||
+                  home.find("NVIDIA/apex") != std::string::npos;
+    if (nvidia)
+        return;
+    out.push_back(make_finding(
+        "apex", Severity::error,
+        fmt::format("apex {} is PyPI's unrelated `apex` package, not NVIDIA's", dist.version),
+        {fmt::format("{}: Summary: {}", (dist.dist_info / "METADATA").string(),
+                     summary.empty() ? "(none)" : summary),
+         fmt::format("Home-page: {}", home.empty() ? "(none)" : home),
+         "no amp_C / apex_C / fused_* extension modules in its RECORD"},
+        fmt::format("uninstall it (uv pip uninstall --python {} apex) and build NVIDIA apex from "
+                    "source: APEX_CPP_EXT=1 APEX_CUDA_EXT=1, --no-build-isolation",
+                    (options.venv / "bin" / "python").string()),
+        "NVIDIA apex has no PyPI release; `pip install apex` fetches a web toolkit"));
+}
+
+bool recipe_needs_pip(const recipe::Recipe *recipe, std::string *why) {
+    if (!recipe)
+        return false;
+    if (recipe->venv.installer == recipe::InstallerKind::pip) {
+        *why = fmt::format("[venv] installer = \"pip\" ({})", recipe->venv.loc.str());
+        return true;
+    }
+    for (const auto &step : recipe->steps)
+        for (size_t i = 0; i + 1 < step.argv.size(); ++i)
+            if (step.argv[i].value == "-m" && step.argv[i + 1].value == "pip") {
+                *why = fmt::format("step '{}' runs `-m pip` ({})", step.id, step.argv[i].loc.str());
+                return true;
+            }
+    return false;
+}
+
+void check_pip(const DoctorOptions &options,
+               const std::map<std::string, pyenv::Distribution> &dists, std::vector<Finding> &out) {
+    std::string why;
+    if (dists.count("pip") || !recipe_needs_pip(options.recipe, &why))
+        return;
+    out.push_back(make_finding(
+        "pip", Severity::error, "pip is not installed in the venv, but the recipe needs it",
+        {why, fmt::format("no pip-*.dist-info in {}", find_site_packages(options.venv).string())},
+        fmt::format("uv pip install --python {} pip (or create the venv with `uv venv --seed`)",
+                    (options.venv / "bin" / "python").string()),
+        "uv venvs have no pip (SEED-NOTES P13)"));
+}
+
+void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) {
+    if (options.megatron_dir.empty())
+        return;
+    std::error_code ec;
+    fs::path dir = options.megatron_dir / "megatron" / "core" / "datasets";
+    if (!fs::is_directory(dir, ec)) {
+        out.push_back(make_finding(
+            "helpers-cpp", Severity::warning,
+            fmt::format("{} has no megatron/core/datasets", options.megatron_dir.string()),
+            {dir.string()}, "pass the Megatron-LM checkout: --megatron DIR"));
+        return;
+    }
+    auto facts = pyenv::venv_facts(options.venv,
+                                   exec::compose_environment(options.environment, {}, {}), false);
+    if (!facts)
+        return; // the import findings already say the interpreter is unusable
+    std::vector<fs::path> built;
+    for (const auto &e : fs::directory_iterator(dir, ec))
+        if (core::starts_with(e.path().filename().string(), "helpers_cpp") &&
+            e.path().extension() == ".so")
+            built.push_back(e.path());
+    std::string fix = fmt::format(
+        "build helpers.cpp with the venv's own EXT_SUFFIX: g++ -O3 -shared -std=c++17 -fPIC "
+        "-I{} -I<pybind11 include> {}/helpers.cpp -o {}/helpers_cpp{}",
+        facts->include_dir, dir.string(), dir.string(), facts->ext_suffix);
+    auto wanted = std::find_if(built.begin(), built.end(), [&](const fs::path &p) {
+        return p.filename().string() == "helpers_cpp" + facts->ext_suffix;
+    });
+    if (wanted != built.end())
+        return;
+    if (built.empty()) {
+        out.push_back(make_finding(
+            "helpers-cpp", Severity::warning,
+            "Megatron's helpers_cpp is not built: it would be compiled at start-up with "
+            "`make`, which needs python3-config (absent from uv venvs)",
+            {fmt::format("no helpers_cpp*.so in {}", dir.string())}, fix, "SEED-NOTES P14"));
+        return;
+    }
+    std::vector<std::string> evidence;
+    for (const auto &p : built)
+        evidence.push_back(p.string());
+    evidence.push_back(fmt::format("this venv's EXT_SUFFIX: {}", facts->ext_suffix));
+    out.push_back(make_finding("helpers-cpp", Severity::error,
+                               fmt::format("Megatron's helpers_cpp is built for another Python "
+                                           "(expected helpers_cpp{})",
+                                           facts->ext_suffix),
+                               evidence, fix, "an extension is only valid for its EXT_SUFFIX"));
+}
+
+std::string torch_cuda_version(const fs::path &site) {
+    auto text = core::read_file(site / "torch" / "version.py");
+    if (!text)
+        return {};
+    static const std::regex cuda(R"(^cuda(?:\s*:\s*[^=]+)?\s*=\s*['"]([0-9.]+)['"])");
+    for (const auto &line : core::split(*text, '\n')) {
+        std::smatch m;
+        if (std::regex_search(line, m, cuda))
+            return m[1];
+    }
+    return {};
+}
+
+void check_nvcc(const DoctorOptions &options, std::vector<Finding> &out) {
+    auto site = find_site_packages(options.venv);
+    std::string torch_cuda = site.empty() ? "" : torch_cuda_version(site);
+    if (torch_cuda.empty())
+        return;
+    auto path_it = options.environment.find("PATH");
+    fs::path nvcc =
+        exec::find_program("nvcc", path_it == options.environment.end() ? "" : path_it->second);
+    std::error_code ec;
+    for (const char *home : {"CUDA_HOME", "CUDA_PATH"})
+        if (auto it = options.environment.find(home);
+            nvcc.empty() && it != options.environment.end() &&
+            fs::exists(fs::path(it->second) / "bin" / "nvcc", ec))
+            nvcc = fs::path(it->second) / "bin" / "nvcc";
+    if (nvcc.empty() && fs::exists("/usr/local/cuda/bin/nvcc", ec))
+        nvcc = "/usr/local/cuda/bin/nvcc";
+    std::string evidence_torch =
+        fmt::format("{}: cuda = '{}'", (site / "torch" / "version.py").string(), torch_cuda);
+    if (nvcc.empty()) {
+        out.push_back(make_finding(
+            "nvcc", Severity::info, "no nvcc found: CUDA extensions (apex) cannot be built here",
+            {evidence_torch}, fmt::format("install CUDA {} (nvcc)", torch_cuda)));
+        return;
+    }
+    exec::ProcessSpec spec;
+    spec.argv = {nvcc.string(), "--version"};
+    spec.env = exec::compose_environment(options.environment, {}, {});
+    spec.capture = true;
+    spec.timeout = std::chrono::seconds(30);
+    auto ran = exec::run_process(spec);
+    static const std::regex release(R"(release ([0-9]+\.[0-9]+))");
+    std::smatch m;
+    if (!ran || !ran->ok() || !std::regex_search(ran->output, m, release))
+        return;
+    std::string nvcc_version = m[1];
+    auto major_minor = [](const std::string &v) {
+        auto parts = core::split(v, '.');
+        return parts.size() >= 2 ? parts[0] + "." + parts[1] : v;
+    };
+    if (major_minor(torch_cuda) == nvcc_version)
+        return;
+    out.push_back(make_finding(
+        "nvcc", Severity::warning,
+        fmt::format("nvcc is CUDA {} but torch was built with CUDA {}", nvcc_version, torch_cuda),
+        {evidence_torch, fmt::format("{} --version: release {}", nvcc.string(), nvcc_version)},
+        fmt::format("put CUDA {}'s nvcc first on PATH (or CUDA_HOME) before building extensions",
+                    torch_cuda),
+        "apex's setup.py refuses to build CUDA extensions when nvcc differs from "
+        "torch.version.cuda"));
+}
+
+void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
+    const auto &env = options.environment;
+    if (auto it = env.find("MCORE_DPA_USE_SDPA"); options.te_path && it != env.end())
+        out.push_back(
+            make_finding("env", Severity::error,
+                         "MCORE_DPA_USE_SDPA is set, but training uses the "
+                         "TransformerEngine path",
+                         {fmt::format("environment: MCORE_DPA_USE_SDPA={}", it->second)},
+                         "unset MCORE_DPA_USE_SDPA (it belongs to the local/SDPA attention path)",
+                         "SEED-NOTES P20"));
+    if (auto it = env.find("UV_PROJECT_ENVIRONMENT");
+        it != env.end() && fs::path(it->second) != options.venv)
+        out.push_back(make_finding(
+            "env", Severity::warning,
+            "UV_PROJECT_ENVIRONMENT is set and overrides VIRTUAL_ENV for `uv sync`/`uv run`",
+            {fmt::format("environment: UV_PROJECT_ENVIRONMENT={}", it->second)},
+            "unset UV_PROJECT_ENVIRONMENT (recipes list it in [env] unset)", "SEED-NOTES P5"));
+}
+
+} // namespace
+
+std::vector<Finding> check_packages(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    auto dists = detail::installed(options.venv);
+    check_apex(options, dists, out);
+    check_pip(options, dists, out);
+    check_helpers_cpp(options, out);
+    check_nvcc(options, out);
+    check_variables(options, out);
+    return out;
+}
+
+std::vector<Finding> run_doctor(const DoctorOptions &options) {
+    std::vector<Finding> out;
+    auto add = [&](std::vector<Finding> more) {
+        for (auto &f : more)
+            out.push_back(std::move(f));
+    };
+    add(check_venv_integrity(options));
+    add(check_imports(options));
+    add(check_dependencies(options));
+    add(check_symbols(options));
+    add(check_cuda_code(options));
+    add(check_packages(options));
+    return out;
+}
+
+} // namespace bootstrap::doctor

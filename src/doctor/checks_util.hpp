@@ -1,0 +1,29 @@
+#pragma once
+// Helpers shared by the doctor check files (not a public interface).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "doctor/checks.hpp"
+#include "pyenv/dist_info.hpp"
+
+namespace bootstrap::doctor::detail {
+
+[[nodiscard]] Finding make_finding(std::string rule, recipe::Severity severity, std::string message,
+                                   std::vector<std::string> evidence, std::string fix,
+                                   std::string explain = {});
+
+/// The installed distributions (empty map when site-packages cannot be read).
+[[nodiscard]] std::map<std::string, pyenv::Distribution> installed(const fs::path &venv);
+
+/// The recipe step that installs `dist` (normalised name), or "".
+[[nodiscard]] std::string step_installing(const recipe::Recipe *recipe, const std::string &dist);
+
+/// "re-run step 'x' (bootstrap run R --from x) / uv pip install --python V --reinstall D".
+[[nodiscard]] std::string reinstall_fix(const DoctorOptions &options, const std::string &dist);
+
+/// Top-level module names a distribution provides (top_level.txt, else RECORD paths).
+[[nodiscard]] std::vector<std::string> top_level_modules(const pyenv::Distribution &dist);
+
+} // namespace bootstrap::doctor::detail

@@ -1,0 +1,207 @@
+// {device.*} placeholders in a plan: probed lazily through the stand-in libcuda (the driver
+// probe dlopens $BOOTSTRAP_LIBCUDA), or given with --arch / --no-device.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/fs.hpp"
+#include "engine/plan.hpp"
+#include "pyenv/interpreter.hpp"
+#include "recipe/recipe.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The stand-in libcuda reads FAKE_CUDA_DEVICES with getenv at each call.
+struct FakeDevices {
+    explicit FakeDevices(const char* devices) { ::setenv("FAKE_CUDA_DEVICES", devices, 1); }
+    ~FakeDevices() { ::unsetenv("FAKE_CUDA_DEVICES"); }
+};
+
+struct World {
+    core::TempDir dir{"bs-plan-device"};
+    fs::path bin = dir.path() / "bin";
+    World() {
+        fs::create_directories(bin);
+        std::ofstream(bin / "uv") << "#!/bin/sh\n";
+        fs::permissions(bin / "uv", fs::perms::owner_all);
+    }
+    /// `libcuda`: the library the driver probe loads (a missing path: no driver at all).
+    engine::Facts facts(const std::string& libcuda = BS_FAKE_LIBCUDA) const {
+        engine::Facts f;
+        f.env = {{"PATH", bin.string()},
+                 {"HOME", "/root"},
+                 {"BOOTSTRAP_LIBCUDA", libcuda},
+                 {"BOOTSTRAP_LIBNVML", (dir.path() / "no-libnvml.so").string()}};
+        return f;
+    }
+    recipe::Recipe recipe(const std::string& rest) const {
+        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" +
+                           (dir.path() / "venv").string() + "\"\npython = \"3.11\"\n" + rest;
+        auto r = recipe::parse_recipe(text, "t.toml");
+        REQUIRE(r);
+        return *r;
+    }
+};
+
+const std::string k_build_step = R"(
+[[step]]
+id = "build"
+kind = "run"
+argv = ["make", "ARCH={device.arch}", "NVTE={device.nvte_archs}", "CMAKE={device.cmake_archs}"]
+env = { TORCH_CUDA_ARCH_LIST = "{device.torch_arch_list}" }
+)";
+
+bool has_note(const engine::Plan& plan, const std::string& part) {
+    for (const auto& n : plan.notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("a recipe without {device.*} probes nothing") {
+    World w;
+    FakeDevices devices("9.0");
+    auto r = w.recipe("[device]\nprobes = [\"driver\"]\n[[step]]\nid = \"a\"\nkind = \"run\"\n"
+                      "argv = [\"true\"]\n");
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE(plan);
+    CHECK(plan->device_origin.empty());
+    CHECK(plan->notes.empty());
+}
+
+TEST_CASE("{device.*} come from the detected GPU") {
+    World w;
+    FakeDevices devices("9.0;9.0");
+    auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE(plan);
+    const auto& s = plan->steps.at(0);
+    CHECK(s.env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0");
+    CHECK(s.argv == std::vector<std::string>{"make", "ARCH=9.0", "NVTE=90", "CMAKE=90"});
+    CHECK(plan->device_origin == "9.0 (probe 'driver')");
+    CHECK(s.key.size() == 64);
+}
+
+TEST_CASE("an --arch wins over the detected GPU and says so; the arch is in the key") {
+    World w;
+    FakeDevices devices("9.0");
+    auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
+    engine::PlanOptions opts;
+    opts.arch = "8.0";
+    auto given = engine::make_plan(r, opts, w.facts());
+    REQUIRE(given);
+    CHECK(given->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "8.0");
+    CHECK(has_note(*given, "--arch 8.0 overrides the detected 9.0 (probe 'driver')"));
+    auto detected = engine::make_plan(r, {}, w.facts());
+    REQUIRE(detected);
+    CHECK(detected->steps[0].key != given->steps[0].key);
+}
+
+TEST_CASE("an --arch without a GPU builds for it, loudly") {
+    World w;
+    auto r = w.recipe(k_build_step);
+    engine::PlanOptions opts;
+    opts.arch = "9.0";
+    auto plan = engine::make_plan(r, opts, w.facts((w.dir.path() / "no-libcuda.so").string()));
+    REQUIRE(plan);
+    CHECK(plan->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0");
+    CHECK(has_note(*plan, "building for 9.0 from --arch: no GPU was detected"));
+}
+
+TEST_CASE("no GPU and no option: the step fails at plan time naming --arch and --no-device") {
+    World w;
+    FakeDevices devices("");
+    auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
+    auto plan = engine::make_plan(r, {}, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::not_found);
+    CHECK(plan.error().message.starts_with("t.toml:"));
+    CHECK(plan.error().message.find("no CUDA arch to build for") != std::string::npos);
+    CHECK(plan.error().detail.find("--arch") != std::string::npos);
+    CHECK(plan.error().detail.find("--no-device") != std::string::npos);
+}
+
+TEST_CASE("a --no-device plan uses fallback_arch (with ptx), and needs one") {
+    World w;
+    auto r = w.recipe("[device]\nfallback_arch = \"9.0\"\nptx = true\n" + k_build_step);
+    engine::PlanOptions opts;
+    opts.no_device = true;
+    auto plan = engine::make_plan(r, opts, w.facts());
+    REQUIRE(plan);
+    CHECK(plan->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0+PTX");
+    CHECK(has_note(*plan, "--no-device: building for 9.0"));
+    CHECK(plan->device_origin == "9.0+PTX ([device] fallback_arch)");
+
+    auto bare = w.recipe(k_build_step);
+    auto missing = engine::make_plan(bare, opts, w.facts());
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == ErrorCode::usage);
+    CHECK(missing.error().message.find("fallback_arch") != std::string::npos);
+}
+
+TEST_CASE("{device.*} in [vars] resolves in steps; the venv path alone probes nothing") {
+    World w;
+    auto r = w.recipe("[vars]\nlist = \"{device.torch_arch_list}\"\n"
+                      "[device]\nfallback_arch = \"8.9\"\n"
+                      "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.list}\"]\n");
+    engine::PlanOptions opts;
+    opts.no_device = true;
+    auto venv = engine::resolve_venv_path(r, opts, w.facts());
+    REQUIRE(venv);
+    auto plan = engine::make_plan(r, opts, w.facts());
+    REQUIRE(plan);
+    CHECK(plan->steps[0].argv == std::vector<std::string>{"echo", "8.9"});
+}
+
+TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by source and compiler") {
+    World w;
+    fs::create_directories(w.dir.path() / "src");
+    auto source = w.dir.path() / "src" / "helpers.cpp";
+    REQUIRE(core::write_file_atomic(source, "int x;\n"));
+    std::ofstream(w.bin / "c++") << "#!/bin/sh\n";
+    fs::permissions(w.bin / "c++", fs::perms::owner_all);
+    auto r = w.recipe("[[step]]\nid = \"h\"\nkind = \"pybind11\"\nsource = \"" + source.string() +
+                      "\"\nmodule = \"helpers_cpp\"\nextra_args = [\"-DX\"]\n");
+
+    // Before the venv exists the include dir and EXT_SUFFIX are unknown: no key yet.
+    auto early = engine::make_plan(r, {}, w.facts());
+    REQUIRE(early);
+    CHECK_FALSE(early->steps[0].complete);
+
+    auto facts = w.facts();
+    facts.python = pyenv::InterpreterFacts{};
+    facts.python->include_dir = "/py/include/python3.11";
+    facts.python->ext_suffix = ".cpython-311-x86_64-linux-gnu.so";
+    auto plan = engine::make_plan(r, {}, facts);
+    REQUIRE(plan);
+    const auto& s = plan->steps[0];
+    std::string output = (source.parent_path() / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").string();
+    CHECK(s.argv == std::vector<std::string>{(w.bin / "c++").string(), "-O3", "-shared", "-std=c++17",
+                                             "-fPIC", "-I/py/include/python3.11", "-DX",
+                                             source.string(), "-o", output});
+    CHECK(s.output == output);
+    CHECK(s.includes_at == 6);
+    CHECK(s.pybind11_includes.back() == "--includes");
+    REQUIRE(s.verify.size() == 1);
+    CHECK(s.verify[0].describe() == "import helpers_cpp (from " + source.parent_path().string() + ")");
+    CHECK(s.key_explain.find("source.sha256: ") != std::string::npos);
+
+    // A changed source, compiler or EXT_SUFFIX changes the key.
+    REQUIRE(core::write_file_atomic(source, "int y;\n"));
+    auto edited = engine::make_plan(r, {}, facts);
+    REQUIRE(edited);
+    CHECK(edited->steps[0].key != s.key);
+    std::ofstream(w.bin / "c++", std::ios::app) << "# another compiler\n";
+    auto recompiled = engine::make_plan(r, {}, facts);
+    REQUIRE(recompiled);
+    CHECK(recompiled->steps[0].key != edited->steps[0].key);
+    facts.python->ext_suffix = ".cpython-312-x86_64-linux-gnu.so";
+    auto other_python = engine::make_plan(r, {}, facts);
+    REQUIRE(other_python);
+    CHECK(other_python->steps[0].key != recompiled->steps[0].key);
+}
