@@ -63,14 +63,15 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
 /// Under a failed step's log tail: the known faults (recipe [[fault]]s, then the built-ins)
 /// that its log matches, each with an explanation and a fix.
 void print_known_faults(const engine::RunReport& report, const recipe::Recipe& recipe) {
+    std::optional<std::vector<doctor::KnownFault>> faults;  // compiled once, only on a failure
     for (const auto& step : report.steps) {
         if (step.log.empty() || (step.result != engine::StepResult::failed &&
                                  step.result != engine::StepResult::optional_failed))
             continue;
         auto text = core::read_file(step.log);
         if (!text) continue;
-        auto faults = doctor::knowledge_for(recipe);
-        auto matches = doctor::match_log(*text, faults);
+        if (!faults) faults = doctor::knowledge_for(recipe);
+        auto matches = doctor::match_log(*text, *faults);
         if (!matches.empty()) fmt::print(stderr, "{}", doctor::format_matches(matches, step.log));
     }
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
+#include "inspect/fatbin.hpp"
 
 namespace bootstrap::device {
 
@@ -293,14 +294,11 @@ Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_v
 }
 
 bool sass_runs_on(const Arch& code, const Arch& device) {
-    if (code.suffix == 'a') return code.major == device.major && code.minor == device.minor;
-    return code.major == device.major && code.minor <= device.minor;
+    return inspect::cuda_code_runs_on(false, code.major, code.minor, code.suffix, device.major, device.minor);
 }
 
 bool ptx_runs_on(const Arch& code, const Arch& device) {
-    if (code.suffix == 'a') return code.major == device.major && code.minor == device.minor;
-    if (code.suffix == 'f') return code.major == device.major && code.minor <= device.minor;
-    return std::pair(code.major, code.minor) <= std::pair(device.major, device.minor);
+    return inspect::cuda_code_runs_on(true, code.major, code.minor, code.suffix, device.major, device.minor);
 }
 
 std::string CudaTarget::text() const { return (ptx ? "compute_" : "sm_") + arch.digits(); }

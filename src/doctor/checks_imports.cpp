@@ -98,8 +98,6 @@ namespace {
 using detail::make_finding;
 using recipe::Severity;
 
-constexpr const char *k_preload_torch = "try:\n    import torch\nexcept BaseException:\n    pass\n";
-
 struct ModuleToCheck {
     std::string module;
     std::string attr;
@@ -230,17 +228,10 @@ std::vector<Finding> check_imports(const DoctorOptions &options) {
     }
     auto dists = detail::installed(options.venv);
     for (const auto &m : modules_to_check(options)) {
-        exec::ProcessSpec spec;
-        // CUDA extensions built with torch's cpp_extension (apex's amp_C) find libc10 only once
-        // torch is loaded, which is how Megatron imports them: load torch first when it can.
-        std::string script = m.module == "torch"
-                                 ? std::string(pyenv::import_probe_script())
-                                 : std::string(k_preload_torch) + pyenv::import_probe_script();
-        spec.argv = {python.string(), "-c", script, m.module, m.attr};
-        spec.cwd = "/"; // a checkout in the cwd must not shadow the venv's modules
-        spec.env = exec::compose_environment(options.environment, {}, {});
+        auto spec = pyenv::import_probe_spec(python, m.module, m.attr,
+                                             exec::compose_environment(options.environment, {}, {}),
+                                             /*preload_torch=*/true);
         spec.timeout = std::chrono::minutes(2);
-        spec.capture = true;
         auto ran = exec::run_process(spec);
         if (!ran) {
             out.push_back(

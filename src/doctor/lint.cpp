@@ -11,6 +11,7 @@
 
 #include "core/strings.hpp"
 #include "exec/process.hpp"
+#include "pyenv/import_probe.hpp"
 
 namespace bootstrap::doctor {
 
@@ -64,13 +65,6 @@ bool is_module_name(const std::string& m) {
     return std::regex_match(m, re);
 }
 
-std::string last_nonempty_line(const std::string& text) {
-    auto lines = core::split(text, '\n');
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-        if (!core::trim(*it).empty()) return std::string(core::trim(*it));
-    return {};
-}
-
 }  // namespace
 
 ImportFact VenvImportProbe::can_import(const std::string& module) {
@@ -83,16 +77,10 @@ ImportFact VenvImportProbe::can_import(const std::string& module) {
     } else if (!std::filesystem::exists(python, ec)) {
         fact.detail = fmt::format("no interpreter at {}", python.string());
     } else {
-        // CUDA extensions built with torch's cpp_extension find libc10/libtorch only once torch
-        // is loaded, which is how Megatron imports them: import torch first when it can.
-        exec::ProcessSpec spec;
-        spec.argv = {python.string(), "-c",
-                     fmt::format("try:\n    import torch\nexcept Exception:\n    pass\nimport {}\n",
-                                 module)};
-        spec.cwd = "/";  // a Megatron checkout in the cwd must not shadow the venv's modules
-        spec.env = exec::compose_environment(exec::current_environment(), {}, {});
+        auto spec = pyenv::import_probe_spec(python, module, "",
+                                             exec::compose_environment(exec::current_environment(), {}, {}),
+                                             /*preload_torch=*/true);
         spec.timeout = std::chrono::milliseconds(120'000);
-        spec.capture = true;
         auto ran = exec::run_process(spec);
         if (!ran) {
             fact.detail = ran.error().message;
@@ -102,8 +90,8 @@ ImportFact VenvImportProbe::can_import(const std::string& module) {
             fact.detail = fmt::format("`import {}` {}", module, ran->describe());
         } else {
             fact.state = ImportFact::State::fails;
-            std::string why = last_nonempty_line(ran->output);
-            fact.detail = why.empty() ? ran->describe() : why;
+            auto failure = pyenv::parse_import_probe(ran->output);
+            fact.detail = failure.root_cause.empty() ? ran->describe() : failure.root_cause;
         }
     }
     m_cache[module] = fact;

@@ -94,12 +94,15 @@ public:
                         fmt::format("the recipe {} changed since its lockfile was written", m_recipe.file.string()),
                         "run `bootstrap lock` again after a successful run, or run without --locked");
 
+        bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
+            waited = true;
             m_observer.message(fmt::format("waiting for the venv lock held by pid {} (up to {:.0f}s)", pid,
                                            m_options.lock_timeout));
         }));
-        // The venv may have changed while we waited for the lock.
-        BS_CHECK(replan(venv));
+        // Another run may have changed the venv while we waited; otherwise the plan stands (a
+        // second plan would double the cost of a no-op run, device probing included).
+        if (waited) BS_CHECK(replan(venv));
         BS_TRY(m_journal, Journal::load(venv));
         m_journal.recipe = m_recipe.name;
         BS_TRY(m_installed, scan_installed(m_facts));

@@ -102,14 +102,9 @@ std::optional<std::pair<unsigned, unsigned>> parse_device_arch(std::string_view 
     return std::pair{number / 10, number % 10};
 }
 
-// The same rules as device::sass_runs_on / ptx_runs_on (bs_inspect does not link bs_device).
 bool usable_on(const FatbinEntry& e, unsigned major, unsigned minor) {
-    unsigned code_major = e.sm / 10;
-    unsigned code_minor = e.sm % 10;
-    if (e.variant == 'a') return code_major == major && code_minor == minor;
-    if (e.kind == FatbinKind::sass || e.variant == 'f')
-        return code_major == major && code_minor <= minor;
-    return std::pair(code_major, code_minor) <= std::pair(major, minor);
+    return cuda_code_runs_on(e.kind == FatbinKind::ptx, static_cast<int>(e.sm / 10), static_cast<int>(e.sm % 10),
+                             e.variant, static_cast<int>(major), static_cast<int>(minor));
 }
 
 struct FdCloser {
@@ -235,6 +230,13 @@ std::string summarize(const std::vector<FatbinEntry>& entries) {
         if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
     }
     return seen.empty() ? std::string("no CUDA code") : core::join(seen, ", ");
+}
+
+bool cuda_code_runs_on(bool ptx, int code_major, int code_minor, char suffix, int device_major,
+                       int device_minor) {
+    if (suffix == 'a') return code_major == device_major && code_minor == device_minor;
+    if (!ptx || suffix == 'f') return code_major == device_major && code_minor <= device_minor;
+    return std::pair(code_major, code_minor) <= std::pair(device_major, device_minor);
 }
 
 Status check_cuda_arch(const std::vector<FatbinEntry>& entries, std::string_view arch,

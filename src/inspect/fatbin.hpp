@@ -64,6 +64,13 @@ struct CudaContents {
 /// The distinct targets, in order of first appearance: "sm_90 SASS, compute_90 PTX".
 [[nodiscard]] std::string summarize(const std::vector<FatbinEntry>& entries);
 
+/// The one rule for "does CUDA code built for `code_major.code_minor` (suffix 0, 'a' or 'f') run
+/// on a device of compute capability `device_major.device_minor`": SASS needs the same major and
+/// a minor <= the device's; PTX needs <= the device (a 'f' target: the same major); an 'a' target
+/// runs only on exactly its arch. device::sass_runs_on / ptx_runs_on call this.
+[[nodiscard]] bool cuda_code_runs_on(bool ptx, int code_major, int code_minor, char suffix,
+                                     int device_major, int device_minor);
+
 /// OK when `entries` hold SASS usable on `arch` ("9.0": same major, minor <= 0; an 'a' target
 /// only on exactly its arch) or PTX <= it. Otherwise (step_failed) a message naming `what` and
 /// listing what it does carry. A malformed `arch` fails with usage.

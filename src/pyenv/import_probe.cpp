@@ -31,6 +31,19 @@ print("bootstrap-verify: import %s%s ok (%s)" % (mod, "." + attr if attr else ""
 )PY";
 }
 
+exec::ProcessSpec import_probe_spec(const std::filesystem::path& python, const std::string& module,
+                                    const std::string& attr, exec::EnvMap env, bool preload_torch) {
+    static constexpr const char* k_preload_torch = "try:\n    import torch\nexcept BaseException:\n    pass\n";
+    exec::ProcessSpec spec;
+    std::string script = import_probe_script();
+    if (preload_torch && module != "torch") script = k_preload_torch + script;
+    spec.argv = {python.string(), "-c", std::move(script), module, attr};
+    spec.cwd = "/";
+    spec.env = std::move(env);
+    spec.capture = true;
+    return spec;
+}
+
 ImportFailure parse_import_probe(std::string_view output) {
     ImportFailure f;
     static const std::regex failed(R"(^import \S+ failed: (.*)$)");

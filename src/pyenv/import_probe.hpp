@@ -10,8 +10,11 @@
 //   module MOD (file) has no attribute 'X'   exit 4
 //   import MOD ok (file)                     exit 0
 
+#include <filesystem>
 #include <string>
 #include <string_view>
+
+#include "exec/process.hpp"
 
 namespace bootstrap::pyenv {
 
@@ -19,6 +22,15 @@ inline constexpr std::string_view k_probe_prefix = "bootstrap-verify: ";
 
 /// The probe script (argv[1] module, argv[2] attribute or "").
 [[nodiscard]] const char *import_probe_script();
+
+/// The probe as a child process of `python` (a venv's bin/python): cwd "/" so that a checkout
+/// in the caller's directory cannot shadow the venv's modules, output captured, `env` as given.
+/// With `preload_torch`, torch is imported first when it can be (extensions built with torch's
+/// cpp_extension, apex's amp_C, find libc10 only then, which is how Megatron imports them).
+/// The caller sets the timeout (and a log) and runs it.
+[[nodiscard]] exec::ProcessSpec import_probe_spec(const std::filesystem::path& python,
+                                                  const std::string& module, const std::string& attr,
+                                                  exec::EnvMap env, bool preload_torch);
 
 /// What a failed probe printed, parsed.
 struct ImportFailure {

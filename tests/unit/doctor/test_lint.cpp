@@ -174,13 +174,14 @@ TEST_CASE("the import fact comes from the venv's own python (real probe, fake in
     auto python = venv.path() / "bin" / "python";
     {
         std::ofstream out(python);
+        // Answers as the import probe does: `python -c SCRIPT MODULE ATTR`.
         out << "#!/bin/sh\n"
-               "case \"$2\" in\n"
-               "  *fused_weight_gradient_mlp_cuda*)\n"
+               "case \"$3\" in\n"
+               "  fused_weight_gradient_mlp_cuda)\n"
                "    echo 'Traceback (most recent call last):' >&2\n"
-               "    echo \"ModuleNotFoundError: No module named 'fused_weight_gradient_mlp_cuda'\" "
-               ">&2\n"
-               "    exit 1 ;;\n"
+               "    echo \"bootstrap-verify: import $3 failed: ModuleNotFoundError: No module named "
+               "'fused_weight_gradient_mlp_cuda'\"\n"
+               "    exit 3 ;;\n"
                "esac\n"
                "[ \"$(pwd)\" = / ] || exit 3\n"
                "exit 0\n";

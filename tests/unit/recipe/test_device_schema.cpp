@@ -2,23 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "recipe_text.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
 
-namespace {
-
-// Lines 1-5; the recipe text under test starts on line 6.
-const std::string k_head =
-    "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
-
-std::string problems(const std::string& text) {
-    auto r = parse_recipe(text, "r.toml");
-    if (r) return "<valid>";
-    return r.error().detail;
-}
-
-}  // namespace
+using testing::k_head;
+using testing::problems;
 
 TEST_CASE("[device] ptx is a boolean, false by default") {
     auto r = parse_recipe(k_head + "[device]\nfallback_arch = \"9.0\"\nptx = true\n", "r.toml");

@@ -2,25 +2,15 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "recipe_text.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
 
 namespace {
 
-// Lines 1-5; the recipe text under test starts on line 6.
-const std::string k_head =
-    "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
-
-/// The full problem list of an invalid recipe; the first line must be Error::message.
-std::string problems(const std::string& text) {
-    auto r = parse_recipe(text, "r.toml");
-    if (r) return "<valid>";
-    CHECK(r.error().code == ErrorCode::invalid_recipe);
-    CHECK(r.error().detail.substr(0, r.error().message.size()) == r.error().message);
-    CHECK(r.error().message.find('\n') == std::string::npos);
-    return r.error().detail;
-}
+using testing::k_head;
+using testing::problems;
 
 }  // namespace
 

@@ -4,22 +4,15 @@
 #include <filesystem>
 
 #include "recipe/recipe.hpp"
+#include "recipe_text.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
 
 namespace {
 
-// Lines 1-5; the text under test starts on line 6.
-const std::string k_head =
-    "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
-
-std::string problems(const std::string& text) {
-    auto r = parse_recipe(text, "r.toml");
-    if (r) return "<valid>";
-    CHECK(r.error().code == ErrorCode::invalid_recipe);
-    return r.error().detail;
-}
+using testing::k_head;
+using testing::problems;
 
 const std::string k_rule_tail = "explain = \"e\"\nfix = \"f\"\n";
 
