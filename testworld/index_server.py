@@ -4,12 +4,15 @@
     python3 testworld/index_server.py --root OUT_DIR [--port 0] [--host 127.0.0.1]
                                       [--port-file F] [--faults FAULTS.json]
 
-Every sub-directory of --root is an index group holding *.whl files:
+Every sub-directory of --root is an index group holding *.whl files (and, optionally,
+other plain files such as source tarballs, which are served but never indexed):
 
-    GET /<group>/simple/                  project list (HTML, PEP 503)
+    GET /<group>/simple/                  project list (HTML, PEP 503; wheels only)
     GET /<group>/simple/<project>/        file links with #sha256=..., data-requires-python
                                           and PEP 658/714 data-(dist-info|core)-metadata
-    GET /<group>/files/<filename>         wheel bytes (Content-Length, single Range)
+    GET /<group>/files/<filename>         bytes of any regular, non-hidden file directly in
+                                          the group directory, wheel or not (Content-Length,
+                                          single Range -> 206/416, faults and stats as usual)
     GET /<group>/files/<filename>.metadata  the wheel's METADATA (PEP 658)
 
 Non-normalised project names are redirected (301) to the PEP 503 normalised URL.
@@ -89,6 +92,8 @@ class FileInfo:
         self.metadata = None
         self.metadata_sha256 = None
         try:
+            if not self.name.endswith(".whl"):
+                raise zipfile.BadZipFile("not a wheel")
             with zipfile.ZipFile(path) as zf:
                 for n in zf.namelist():
                     parts = n.split("/")
@@ -120,7 +125,9 @@ class Catalogue:
             return []
 
     def group(self, group: str):
-        """Return (projects: {normalized: [FileInfo]}, files: {filename: FileInfo}) or None."""
+        """Return (projects: {normalized: [FileInfo]}, files: {filename: FileInfo}) or None.
+
+        `projects` lists wheels only; `files` holds every regular, non-hidden file."""
         if not _GROUP_RE.match(group):
             return None
         gdir = self.root / group
@@ -135,14 +142,15 @@ class Catalogue:
             projects: dict[str, list[FileInfo]] = {}
             files: dict[str, FileInfo] = {}
             for p in sorted(gdir.iterdir()):
-                if not p.is_file() or p.name.startswith(".") or not p.name.endswith(".whl"):
+                if not p.is_file() or p.name.startswith("."):
                     continue
                 st = p.stat()
                 key = (str(p), st.st_size, st.st_mtime_ns)
                 info = self._files.get(key)
                 if info is None:
                     info = self._files[key] = FileInfo(p)
-                projects.setdefault(normalize(p.name.split("-", 1)[0]), []).append(info)
+                if p.name.endswith(".whl"):
+                    projects.setdefault(normalize(p.name.split("-", 1)[0]), []).append(info)
                 files[p.name] = info
             self._groups[group] = (mtime, projects, files)
             return projects, files
@@ -429,7 +437,7 @@ class Handler(BaseHTTPRequestHandler):
 
         if kind == "files" and len(parts) == 4:
             fname = parts[3]
-            if fname.endswith(".metadata") and fname[:-9] in files:
+            if fname not in files and fname.endswith(".metadata") and fname[:-9] in files:
                 info = files[fname[:-9]]
                 if info.metadata is None:
                     return self._not_found(fault_desc)

@@ -7,6 +7,7 @@
 #include "core/strings.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/build.hpp"
 
 namespace bootstrap::cli {
 
@@ -22,6 +23,34 @@ struct PlanArgs {
     bool no_device = false;
 };
 
+std::string describe_source(const steps::BuildSpec& b) {
+    std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
+    switch (b.source_kind) {
+        case recipe::BuildSource::Kind::git:
+            return fmt::format("git {} at {}{}{}", b.location, b.rev, b.submodules ? " with submodules" : "", sub);
+        case recipe::BuildSource::Kind::url: return fmt::format("archive {} (sha256 {}){}", b.location, b.sha256, sub);
+        case recipe::BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
+    }
+    return {};
+}
+
+/// A build step's cache key as it would be computed now (torch, nvcc and the compiler are
+/// asked), with its inputs, and whether the cache already holds it.
+void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
+    steps::StepContext ctx;
+    ctx.venv = plan.venv;
+    auto key = steps::current_build_key(s, ctx);
+    if (!key) {
+        fmt::print("  build key: cannot be computed now: {}\n", key.error().message);
+        return;
+    }
+    steps::BuildCache cache(s.build->home / "builds");
+    fmt::print("  build key: {} ({})\n", key->digest,
+               cache.find(key->digest) ? "in the build cache: installs without building" : "not built yet");
+    for (const auto& line : core::split(key->explain, '\n'))
+        if (!line.empty()) fmt::print("    | {}\n", line);
+}
+
 void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool explain) {
     fmt::print("recipe: {} ({})\n", plan.recipe->name, plan.recipe->file.string());
     if (facts.python)
@@ -35,6 +64,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
         fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
                    s.optional ? " optional" : "");
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
+        if (s.build) fmt::print("  source: {}\n", describe_source(*s.build));
         if (!s.argv.empty()) fmt::print("  argv: {}\n", core::format_argv(s.argv));
         fmt::print("  cwd: {}\n", s.cwd.string());
         for (const auto& [k, v] : s.env_set) fmt::print("  env set: {}={}\n", k, v);
@@ -48,6 +78,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
         if (explain) {
             for (const auto& line : core::split(s.key_explain, '\n'))
                 if (!line.empty()) fmt::print("    | {}\n", line);
+            if (s.build && s.complete) print_build_key(plan, s);
         }
     }
 }

@@ -1,75 +1,27 @@
 #include "engine/lock.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <string>
-#include <thread>
-
 #include <fmt/format.h>
-
-#include "core/fs.hpp"
-#include "core/interrupt.hpp"
 
 namespace bootstrap::engine {
 
-namespace {
-long read_pid(int fd) {
-    char buf[32] = {};
-    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    return n > 0 ? std::strtol(buf, nullptr, 10) : 0;
-}
-}  // namespace
-
 Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double timeout_s,
                                    const std::function<void(long)>& on_wait) {
-    const auto dir = venv / ".bootstrap";
-    BS_CHECK(core::create_directories(dir));
-    const auto path = dir / "lock";
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
-    const auto start = std::chrono::steady_clock::now();
-    bool told = false;
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            int err = errno;
-            ::close(fd);
-            return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)));
-        }
-        long pid = read_pid(fd);
-        if (!told && on_wait) {
-            on_wait(pid);
-            told = true;
-        }
-        double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (core::interrupt_signal() != 0) {
-            ::close(fd);
-            return fail(ErrorCode::interrupted, "interrupted while waiting for the venv lock");
-        }
-        if (waited >= timeout_s) {
-            ::close(fd);
-            return fail(ErrorCode::lock_timeout,
-                        fmt::format("the venv {} is locked by another bootstrap run (pid {}); gave up after "
-                                    "{:.0f}s (--lock-timeout)",
-                                    venv.string(), pid, timeout_s),
-                        fmt::format("lock file: {}", path.string()));
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    long holder = 0;
+    auto lock = core::FileLock::acquire(venv / ".bootstrap" / "lock", timeout_s, "the venv " + venv.string(),
+                                        [&](long pid) {
+                                            holder = pid;
+                                            if (on_wait) on_wait(pid);
+                                        });
+    if (!lock) {
+        Error err = lock.error();
+        if (err.code == ErrorCode::lock_timeout)
+            err.message = fmt::format("the venv {} is locked by another bootstrap run (pid {}); gave up after "
+                                      "{:.0f}s (--lock-timeout)",
+                                      venv.string(), holder, timeout_s);
+        if (err.code == ErrorCode::interrupted) err.message = "interrupted while waiting for the venv lock";
+        return tl::unexpected(err);
     }
-    std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-        // The lock itself holds; only the pid shown to a waiter is missing.
-    }
-    return VenvLock(fd);
-}
-
-VenvLock::~VenvLock() {
-    if (m_fd >= 0) ::close(m_fd);  // closing releases the flock
+    return VenvLock(std::move(*lock));
 }
 
 }  // namespace bootstrap::engine

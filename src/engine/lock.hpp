@@ -1,11 +1,12 @@
 #pragma once
-// One mutating run per venv: an flock on `<venv>/.bootstrap/lock`, holding the owner's pid.
-// The kernel drops the lock when the holder dies, so a crashed run never wedges the venv.
+// One mutating run per venv: a core::FileLock on `<venv>/.bootstrap/lock`, holding the owner's
+// pid. The kernel drops the lock when the holder dies, so a crashed run never wedges the venv.
 
 #include <filesystem>
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/file_lock.hpp"
 
 namespace bootstrap::engine {
 
@@ -15,14 +16,10 @@ public:
     /// error names the holder's pid; `on_wait` is called once if we have to wait.
     [[nodiscard]] static Result<VenvLock> acquire(const std::filesystem::path& venv, double timeout_s,
                                                   const std::function<void(long pid)>& on_wait = {});
-    VenvLock(VenvLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-    VenvLock& operator=(VenvLock&&) = delete;
-    VenvLock(const VenvLock&) = delete;
-    ~VenvLock();
 
 private:
-    explicit VenvLock(int fd) : m_fd(fd) {}
-    int m_fd = -1;
+    explicit VenvLock(core::FileLock lock) : m_lock(std::move(lock)) {}
+    core::FileLock m_lock;
 };
 
 }  // namespace bootstrap::engine

@@ -11,6 +11,10 @@
 #include "core/strings.hpp"
 #include "device/arch.hpp"
 #include "device/probe.hpp"
+#include "device/toolchain.hpp"
+#include "pyenv/dist_info.hpp"
+#include "pyenv/name.hpp"
+#include "steps/build_source.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "recipe/placeholders.hpp"
@@ -70,6 +74,12 @@ public:
         return {};
     }
 
+    /// How many `{device.*}` values have been expanded so far, and the arches they stand for.
+    int device_uses() const { return m_device_uses; }
+    const device::ArchChoice* device_choice_made() const {
+        return m_device && *m_device ? &**m_device : nullptr;
+    }
+
 private:
     Result<std::optional<std::string>> answer(const recipe::Placeholder& p) {
         if (p.ns == "env") {
@@ -104,6 +114,7 @@ private:
             // yet" there, so the venv path alone never probes devices.
             if (!m_plan) return std::optional<std::string>();
             BS_TRY(const device::ArchChoice* choice, device_choice());
+            ++m_device_uses;
             const auto& d = choice->derived;
             if (p.name == "arch") return std::optional<std::string>(d.arch);
             if (p.name == "torch_arch_list") return std::optional<std::string>(d.torch_arch_list);
@@ -149,6 +160,7 @@ private:
     device::ArchRequest m_device_request;
     Plan* m_plan = nullptr;
     std::optional<Result<device::ArchChoice>> m_device;
+    int m_device_uses = 0;
 };
 
 struct StepBuilder {
@@ -157,6 +169,7 @@ struct StepBuilder {
     const Facts& facts;
     Plan& plan;
     Expander& ex;
+    std::optional<std::map<std::string, pyenv::Distribution>> m_installed;
 
     fs::path recipe_dir() const { return recipe.file.parent_path(); }
 
@@ -339,6 +352,97 @@ struct StepBuilder {
         return {};
     }
 
+    /// Installed distributions, read once per plan (for build steps' ABI packages).
+    const std::map<std::string, pyenv::Distribution>& installed() {
+        if (!m_installed) {
+            m_installed.emplace();
+            if (facts.python)
+                if (auto scanned = pyenv::scan_venv_packages(*facts.python)) m_installed = std::move(*scanned);
+        }
+        return *m_installed;
+    }
+
+    static bool is_hex(const std::string& s, std::initializer_list<size_t> sizes) {
+        return std::find(sizes.begin(), sizes.end(), s.size()) != sizes.end() &&
+               std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    }
+
+    /// A Python package from source: the source's identity (commit, archive sha256 or a tree
+    /// digest) and the ABI packages' versions go into the step key; the build-cache key is
+    /// computed when the step runs (steps/build.hpp).
+    Status build_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+        const auto& src = *s.build_source;
+        steps::BuildSpec b;
+        b.source_kind = src.kind;
+        b.home = manifest::bootstrap_home(facts.env);
+        BS_TRY(b.location, text(src.location, out));
+        if (src.rev) {
+            BS_TRY(b.rev, text(*src.rev, out));
+            if (out.complete && !is_hex(b.rev, {40, 64}))
+                return fail(ErrorCode::invalid_recipe,
+                            fmt::format("{}: 'source.rev' must be a full commit id (40 hex digits), not '{}'",
+                                        src.rev->loc.str(), b.rev));
+        }
+        if (src.sha256) {
+            BS_TRY(b.sha256, text(*src.sha256, out));
+            b.sha256 = core::to_lower(b.sha256);
+            if (out.complete && !is_hex(b.sha256, {64}))
+                return fail(ErrorCode::invalid_recipe, fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
+                                                                   src.sha256->loc.str(), b.sha256));
+        }
+        if (src.subdirectory) {
+            BS_TRY(b.subdirectory, text(*src.subdirectory, out));
+        }
+        b.submodules = src.submodules;
+        switch (src.kind) {
+            case recipe::BuildSource::Kind::path: {
+                b.location = local_path(b.location);
+                BS_TRY(auto digest, steps::tree_digest(b.location, b.home / "sources" / "trees"));
+                b.source_identity = "tree " + digest;
+                if (digest == "missing")
+                    out.note = fmt::format("{} does not exist yet (an earlier step may create it)", b.location);
+                break;
+            }
+            case recipe::BuildSource::Kind::git:
+                b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev, b.submodules ? " +submodules" : "");
+                break;
+            case recipe::BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;
+        }
+        b.request.no_build_isolation = s.no_build_isolation;
+        for (const auto& [k, v] : s.config_settings) {
+            BS_TRY(auto value, text(v, out));
+            b.request.config_settings.emplace_back(k, value);
+        }
+        for (const auto& name : s.abi_packages) {
+            std::string n = pyenv::normalize_name(name);
+            auto it = installed().find(n);
+            b.abi_packages.push_back(n);
+            b.abi_versions.push_back(n + " " + (it == installed().end() ? "not installed" : it->second.version));
+            if (n == "torch" && it != installed().end()) {
+                const auto& st = it->second.record_stamp;
+                b.torch_record_stamp = fmt::format("{} {} {}", st.size, st.mtime_ns, st.inode);
+            }
+        }
+        b.installer = plan.installer;
+        b.net = plan.net;
+        b.download_attempts = recipe.network.retries + 1;
+        if (facts.python) {
+            b.python_version = facts.python->version;
+            b.python_implementation = facts.python->implementation;
+            b.ext_suffix = facts.python->ext_suffix;
+            b.platform = facts.python->platform;
+        } else {
+            out.complete = false;
+        }
+        // What `plan` shows; the real paths are known when the step runs.
+        pyenv::BuildRequest shown = b.request;
+        shown.project = b.subdirectory.empty() ? "<copy of the source>" : "<copy of the source>/" + b.subdirectory;
+        shown.out_dir = "<build cache staging dir>";
+        cmd = plan.installer->build_wheel(plan.venv, shown, plan.net);
+        out.build = std::move(b);
+        return {};
+    }
+
     /// The compiler as a file: canonical path, size and mtime (ccache's compiler_check=mtime).
     static std::string file_identity(const std::string& program) {
         std::error_code ec;
@@ -359,6 +463,7 @@ struct StepBuilder {
     }
 
     Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index, const std::string& prev_key) {
+        const int device_uses_before = ex.device_uses();
         steps::ResolvedStep out;
         out.source = &s;
         out.id = s.id;
@@ -378,6 +483,7 @@ struct StepBuilder {
             case recipe::StepKind::run: BS_CHECK(run_step(s, out)); break;
             case recipe::StepKind::check: break;
             case recipe::StepKind::pybind11: BS_CHECK(pybind11_step(s, out)); break;
+            case recipe::StepKind::build: BS_CHECK(build_step(s, out, cmd)); break;
         }
         if (!cmd.argv.empty()) out.argv = cmd.argv;
 
@@ -419,6 +525,9 @@ struct StepBuilder {
             }
             out.verify.push_back(std::move(v));
         }
+        // A build whose values use `{device.*}` is checked against those arches before it runs.
+        if (out.build && ex.device_uses() > device_uses_before && ex.device_choice_made())
+            out.build->archs = *ex.device_choice_made();
         compute_key(out, prev_key);
         return out;
     }
@@ -450,6 +559,18 @@ struct StepBuilder {
             key.add("source.sha256", out.source_digest);
             key.add("compiler", out.argv.empty() ? "" : file_identity(out.argv[0]));
             key.add("pybind11.includes", out.pybind11_includes);
+        }
+        if (out.build) {
+            key.add("build.source", out.build->source_identity);
+            key.add("build.subdirectory", out.build->subdirectory);
+            key.add("build.abi_packages", out.build->abi_versions);
+            // Toolchain files by stat (cheap); their versions are in the build-cache key.
+            auto cxx = out.child_env.count("CXX") ? out.child_env.at("CXX") : std::string("c++");
+            auto path = out.child_env.count("PATH") ? out.child_env.at("PATH") : std::string();
+            auto found = cxx.find('/') == std::string::npos ? exec::find_program(cxx, path) : fs::path(cxx);
+            key.add("build.compiler", file_identity(found.empty() ? cxx : found.string()));
+            auto nvcc = device::find_nvcc(out.child_env);
+            key.add("build.nvcc", nvcc.empty() ? std::string("none") : file_identity(nvcc.string()));
         }
         if (out.kind == recipe::StepKind::venv) key.add("python", recipe.venv.python);
         if (out.kind == recipe::StepKind::run) {
@@ -526,7 +647,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",
                                          plan.installer->name()));
 
-    StepBuilder builder{recipe, options, facts, plan, ex};
+    StepBuilder builder{recipe, options, facts, plan, ex, {}};
     std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);
     for (size_t i = 0; i < recipe.steps.size(); ++i) {
         BS_TRY(auto step, builder.build(recipe.steps[i], i, prev_key));

@@ -386,6 +386,7 @@ private:
             if (outcome) {
                 if (*outcome == steps::Outcome::skipped_creates) report.reason = "creates: " + step.creates + " exists";
                 if (*outcome == steps::Outcome::skipped_unless) report.reason = "unless: command succeeded";
+                if (!ctx.note.empty()) report.reason = ctx.note;
                 if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
                 return {};
             }

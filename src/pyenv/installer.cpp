@@ -51,8 +51,20 @@ public:
         if (r.upgrade) c.argv.push_back("--upgrade");
         if (r.reinstall) c.argv.push_back("--reinstall");
         if (r.no_deps) c.argv.push_back("--no-deps");
+        for (const auto& name : r.reinstall_packages) c.argv.insert(c.argv.end(), {"--reinstall-package", name});
         if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = network_env(net);
+        return c;
+    }
+
+    Command build_wheel(const fs::path& venv, const BuildRequest& r, const NetworkOptions& net) const override {
+        Command c;
+        c.argv = {m_uv.string(), "build", "--wheel", "--no-create-gitignore", "--out-dir", r.out_dir.string(),
+                  "--python", venv_python(venv).string()};
+        if (r.no_build_isolation) c.argv.push_back("--no-build-isolation");
+        for (const auto& [k, v] : r.config_settings) c.argv.insert(c.argv.end(), {"--config-setting", k + "=" + v});
+        c.argv.push_back(r.project.string());
         c.env_set = network_env(net);
         return c;
     }
@@ -99,6 +111,17 @@ public:
         if (r.no_deps) c.argv.push_back("--no-deps");
         if (r.pre) c.argv.push_back("--pre");
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
+        return c;
+    }
+
+    Command build_wheel(const fs::path& venv, const BuildRequest& r, const NetworkOptions& net) const override {
+        Command c;
+        c.argv = {venv_python(venv).string(), "-m", "pip", "wheel", "--no-deps", "--wheel-dir", r.out_dir.string(),
+                  "--timeout", std::to_string(net.timeout), "--retries", std::to_string(net.retries)};
+        if (r.no_build_isolation) c.argv.push_back("--no-build-isolation");
+        for (const auto& [k, v] : r.config_settings) c.argv.push_back("--config-settings=" + k + "=" + v);
+        c.argv.push_back(r.project.string());
         c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
         return c;
     }

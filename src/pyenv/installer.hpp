@@ -27,6 +27,17 @@ struct InstallRequest {
     bool pre = false;
     bool no_index = false;  // only find_links (offline restores)
     bool dry_run = false;   // resolve and report, change nothing (uv; pip >= 22.2)
+    /// Reinstall just these (by name) even when the same version is installed (uv only:
+    /// `--reinstall-package`; pip's --force-reinstall would reinstall every dependency too).
+    std::vector<std::string> reinstall_packages;
+};
+
+/// Build one wheel from a source tree (PEP 517), for the venv's interpreter.
+struct BuildRequest {
+    fs::path project;   // the directory holding pyproject.toml / setup.py
+    fs::path out_dir;   // where the wheel is written
+    bool no_build_isolation = false;  // build with the venv's own packages (apex imports torch)
+    std::vector<std::pair<std::string, std::string>> config_settings;  // PEP 517, in order
 };
 
 struct NetworkOptions {
@@ -52,6 +63,9 @@ public:
     [[nodiscard]] virtual Command create_venv(const fs::path& venv, const std::string& python) const = 0;
     [[nodiscard]] virtual Command install(const fs::path& venv, const InstallRequest& request,
                                           const NetworkOptions& net) const = 0;
+    /// Build a wheel: `uv build --wheel --python <venv python>` / `<venv python> -m pip wheel`.
+    [[nodiscard]] virtual Command build_wheel(const fs::path& venv, const BuildRequest& request,
+                                              const NetworkOptions& net) const = 0;
     /// Remove distributions (by name) from the venv without asking.
     [[nodiscard]] virtual Command uninstall(const fs::path& venv,
                                             const std::vector<std::string>& names) const = 0;

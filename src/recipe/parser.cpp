@@ -26,11 +26,12 @@ using NodeType = toml::node_type;
 // ---- steps ----------------------------------------------------------------------------------
 
 constexpr unsigned bit(StepKind kind) { return 1u << static_cast<unsigned>(kind); }
-constexpr unsigned k_every_kind = 0x3f;
+constexpr unsigned k_every_kind = 0x7f;
 constexpr unsigned k_install = bit(StepKind::install);
 constexpr unsigned k_sync = bit(StepKind::sync);
 constexpr unsigned k_run = bit(StepKind::run);
 constexpr unsigned k_pybind11 = bit(StepKind::pybind11);
+constexpr unsigned k_build = bit(StepKind::build);
 
 using StepField = void (*)(Reader&, const toml::node&, Step&);
 
@@ -41,6 +42,8 @@ struct StepKey {
 };
 
 void read_verify(Reader& rd, const toml::node& n, Step& step);
+void read_source(Reader& rd, const toml::node& n, Step& step);
+void read_config_settings(Reader& rd, const toml::node& n, Step& step);
 
 // Reads one key of a step: `r` is the Reader, `n` the value node, `s` the Step.
 #define BS_STEP_FIELD(assignment) [](Reader& r, const toml::node& n, Step& s) { assignment; }
@@ -73,13 +76,17 @@ const StepKey k_step_keys[] = {
     {"cwd", k_run, BS_STEP_FIELD(s.cwd = r.text(n, "cwd"))},
     {"creates", k_run, BS_STEP_FIELD(s.creates = r.text(n, "creates"))},
     {"unless", k_run, BS_STEP_FIELD(s.unless = r.nonempty_texts(n, "unless"))},
-    {"source", k_pybind11, BS_STEP_FIELD(s.source = r.text(n, "source"))},
+    {"source", k_pybind11 | k_build, read_source},
     {"module", k_pybind11, BS_STEP_FIELD(s.module = r.text(n, "module"))},
     {"output_dir", k_pybind11, BS_STEP_FIELD(s.output_dir = r.text(n, "output_dir"))},
     {"cxx", k_pybind11, BS_STEP_FIELD(s.cxx = r.text(n, "cxx"))},
     {"extra_args", k_pybind11, BS_STEP_FIELD(s.extra_args = r.texts(n, "extra_args"))},
     {"pybind11_include", k_pybind11,
      BS_STEP_FIELD(s.pybind11_include = r.text(n, "pybind11_include"))},
+    {"no_build_isolation", k_build,
+     BS_STEP_FIELD(s.no_build_isolation = r.boolean(n, "no_build_isolation").value_or(false))},
+    {"config_settings", k_build, read_config_settings},
+    {"abi_packages", k_build, BS_STEP_FIELD(s.abi_packages = r.strings(n, "abi_packages"))},
 };
 
 #undef BS_STEP_FIELD
@@ -87,11 +94,10 @@ const StepKey k_step_keys[] = {
 /// Keys each kind cannot do without (check's "at least one verify clause" is separate).
 const std::pair<StepKind, std::string_view> k_required[] = {
     {StepKind::install, "packages"}, {StepKind::sync, "project"}, {StepKind::run, "argv"},
-    {StepKind::pybind11, "source"},  {StepKind::pybind11, "module"}};
+    {StepKind::pybind11, "source"},  {StepKind::pybind11, "module"}, {StepKind::build, "source"}};
 
 /// Kinds and verify clauses of later schema releases: named as unsupported, not as typos.
-const std::vector<std::string> k_future_kinds{"build", "fetch", "patch", "download", "cmake",
-                                              "wheel"};
+const std::vector<std::string> k_future_kinds{"fetch", "patch", "download", "cmake", "wheel"};
 const std::vector<std::string> k_future_verify{"elf_symbol", "command", "library"};
 
 std::vector<std::string> step_keys(unsigned kinds) {
@@ -103,9 +109,99 @@ std::vector<std::string> step_keys(unsigned kinds) {
 
 std::optional<StepKind> parse_kind(std::string_view name) {
     for (auto kind : {StepKind::venv, StepKind::install, StepKind::sync, StepKind::run,
-                      StepKind::check, StepKind::pybind11})
+                      StepKind::check, StepKind::pybind11, StepKind::build})
         if (name == to_string(kind)) return kind;
     return std::nullopt;
+}
+
+bool is_hex(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+/// A value written literally (no placeholder) can be checked now; one with placeholders is
+/// checked by the plan once expanded.
+bool literal(const Text& t) { return t.value.find('{') == std::string::npos; }
+
+/// pybind11: `source = "helpers.cpp"`. build: `source = { git = URL, rev = COMMIT }`,
+/// `{ url = URL, sha256 = HEX }` or `{ path = DIR }`, each with optional `subdirectory`.
+void read_source(Reader& rd, const toml::node& n, Step& step) {
+    if (step.kind == StepKind::pybind11) {
+        step.source = rd.text(n, "source");
+        return;
+    }
+    if (!rd.expect(n, NodeType::table, "source",
+                   "a table: { git = URL, rev = COMMIT }, { url = URL, sha256 = HEX } or { path = DIR }"))
+        return;
+    const auto& t = *n.as_table();
+    BuildSource src;
+    src.loc = rd.loc(n);
+    auto suggested = rd.unknown_keys(t, {"git", "rev", "submodules", "url", "sha256", "path", "subdirectory"},
+                                     " in 'source'");
+    const toml::node* git = t.get("git");
+    const toml::node* url = t.get("url");
+    const toml::node* path = t.get("path");
+    int kinds = (git != nullptr) + (url != nullptr) + (path != nullptr);
+    if (kinds != 1) {
+        if (kinds == 0 && !suggested.empty()) return;
+        rd.report(src.loc, kinds == 0 ? "'source' needs one of 'git' (with 'rev'), 'url' (with 'sha256') or 'path'"
+                                      : "'source' takes only one of 'git', 'url' and 'path'");
+        return;
+    }
+    auto only_with = [&](const char* key, const char* kind) {
+        if (const toml::node* k = t.get(key))
+            rd.report(rd.loc(*k), fmt::format("'{}' is valid only with '{}' in 'source'", key, kind));
+    };
+    if (git) {
+        src.kind = BuildSource::Kind::git;
+        auto location = rd.text(*git, "source.git");
+        if (location) src.location = *location;
+        only_with("sha256", "url");
+        if (const toml::node* rev = t.get("rev")) {
+            src.rev = rd.text(*rev, "source.rev");
+            if (src.rev && literal(*src.rev) &&
+                !((src.rev->value.size() == 40 || src.rev->value.size() == 64) && is_hex(src.rev->value)))
+                rd.report(src.rev->loc,
+                          fmt::format("'source.rev' must be a full commit id (40 hex digits), not '{}': a branch "
+                                      "or tag can move, and a build must be reproducible",
+                                      src.rev->value));
+        } else if (!contains(suggested, "rev")) {
+            rd.report(src.loc, "a git source needs 'rev', the full commit id to build");
+        }
+        if (const toml::node* sub = t.get("submodules"))
+            src.submodules = rd.boolean(*sub, "source.submodules").value_or(false);
+    } else if (url) {
+        src.kind = BuildSource::Kind::url;
+        auto location = rd.text(*url, "source.url");
+        if (location) src.location = *location;
+        only_with("rev", "git");
+        only_with("submodules", "git");
+        if (const toml::node* sha = t.get("sha256")) {
+            src.sha256 = rd.text(*sha, "source.sha256");
+            if (src.sha256 && literal(*src.sha256) && !(src.sha256->value.size() == 64 && is_hex(src.sha256->value)))
+                rd.report(src.sha256->loc,
+                          fmt::format("'source.sha256' must be 64 hex digits, not '{}'", src.sha256->value));
+        } else if (!contains(suggested, "sha256")) {
+            rd.report(src.loc, "a url source needs 'sha256': an archive is never built unchecked");
+        }
+    } else {
+        src.kind = BuildSource::Kind::path;
+        auto location = rd.text(*path, "source.path");
+        if (location) src.location = *location;
+        only_with("rev", "git");
+        only_with("submodules", "git");
+        only_with("sha256", "url");
+    }
+    if (const toml::node* sub = t.get("subdirectory")) src.subdirectory = rd.text(*sub, "source.subdirectory");
+    step.build_source = std::move(src);
+}
+
+/// `config_settings = { "--build-option" = "--cpp_ext" }`: PEP 517 config settings, passed to the
+/// build frontend in file order.
+void read_config_settings(Reader& rd, const toml::node& n, Step& step) {
+    if (!rd.expect(n, NodeType::table, "config_settings", "a table of strings")) return;
+    for (auto&& [key, value] : *n.as_table())
+        if (auto t = rd.text(value, fmt::format("config_settings.{}", key.str())))
+            step.config_settings.emplace_back(std::string(key.str()), *t);
 }
 
 /// `{ cuda_arch = "9.0", module = "name" }` or `{ cuda_arch = "9.0", path = "lib/x.so" }`.
@@ -225,11 +321,11 @@ std::optional<StepKind> read_step_kind(Reader& rd, const toml::table& t, const S
         return std::nullopt;
     }
     std::string near =
-        core::closest_match(*name, {"venv", "install", "sync", "run", "check", "pybind11"});
+        core::closest_match(*name, {"venv", "install", "sync", "run", "check", "pybind11", "build"});
     rd.report(rd.loc(*n),
               near.empty()
                   ? fmt::format("unknown step kind '{}' (expected one of venv, "
-                                "install, sync, run, check, pybind11)",
+                                "install, sync, run, check, pybind11, build)",
                                 *name)
                   : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
     return std::nullopt;

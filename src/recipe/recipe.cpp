@@ -23,6 +23,7 @@ const char* to_string(StepKind kind) {
     case StepKind::run: return "run";
     case StepKind::check: return "check";
     case StepKind::pybind11: return "pybind11";
+    case StepKind::build: return "build";
     }
     return "?";
 }

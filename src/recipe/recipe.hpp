@@ -26,7 +26,7 @@ struct Text {
     SourceLoc loc;
 };
 
-enum class StepKind { venv, install, sync, run, check, pybind11 };
+enum class StepKind { venv, install, sync, run, check, pybind11, build };
 [[nodiscard]] const char* to_string(StepKind kind);
 
 enum class InstallerKind { uv, pip };
@@ -41,6 +41,19 @@ struct VerifyClause {
     /// to the venv).
     std::optional<Text> library;
     bool library_is_module = false;
+    SourceLoc loc;
+};
+
+/// Where a `build` step's source comes from: exactly one of a local directory, a git URL at a
+/// pinned commit, or an archive URL with its sha256.
+struct BuildSource {
+    enum class Kind { path, git, url };
+    Kind kind = Kind::path;
+    Text location;                 // the directory, the git URL or the archive URL
+    std::optional<Text> rev;       // git: a full commit id (40 or 64 hex digits)
+    std::optional<Text> sha256;    // url: required, 64 hex digits
+    std::optional<Text> subdirectory;  // the project inside the source tree
+    bool submodules = false;       // git: also fetch submodules at their recorded commits
     SourceLoc loc;
 };
 
@@ -77,6 +90,14 @@ struct Step {
     std::optional<Text> cxx;              // default: "c++"
     std::vector<Text> extra_args;
     std::optional<Text> pybind11_include; // default: `python -m pybind11 --includes` in the venv
+
+    // build: a Python package from source -> a wheel (kept in the build cache) -> installed
+    std::optional<BuildSource> build_source;  // `source = { git, rev } | { url, sha256 } | { path }`
+    bool no_build_isolation = false;
+    std::vector<std::pair<std::string, Text>> config_settings;  // PEP 517 -C key=value, in order
+    /// Distributions whose versions the built binary depends on (step key and build-cache key);
+    /// default ["torch"] (a CUDA extension built against one torch breaks with another).
+    std::vector<std::string> abi_packages{"torch"};
 
     // every kind
     std::map<std::string, Text> env;    // set

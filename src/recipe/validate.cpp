@@ -158,6 +158,12 @@ template <class Fn> void for_each_text(const Step& step, Fn&& fn) {
                           &step.pybind11_include})
         if (*t) fn(**t);
     for (const auto& t : step.extra_args) fn(t);
+    if (const auto& src = step.build_source) {
+        fn(src->location);
+        for (const auto* t : {&src->rev, &src->sha256, &src->subdirectory})
+            if (*t) fn(**t);
+    }
+    for (const auto& [name, t] : step.config_settings) fn(t);
     for (const auto& [name, t] : step.env) fn(t);
     for (const auto& v : step.verify) {
         fn(v.target);

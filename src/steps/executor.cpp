@@ -12,6 +12,7 @@
 #include "core/strings.hpp"
 #include "inspect/fatbin.hpp"
 #include "pyenv/import_probe.hpp"
+#include "steps/build.hpp"
 
 namespace bootstrap::steps {
 
@@ -222,6 +223,9 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
             return Outcome::ran;
         case recipe::StepKind::pybind11:
             BS_CHECK(build_pybind11(step, ctx));
+            return Outcome::ran;
+        case recipe::StepKind::build:
+            BS_CHECK(run_build(step, ctx));
             return Outcome::ran;
     }
     return fail(ErrorCode::internal, "unknown step kind");

@@ -19,6 +19,7 @@ struct StepContext {
     fs::path log_path;  // this step's log; every child's output is appended to it
     std::function<Result<exec::ProcessResult>(const exec::ProcessSpec&)> run = exec::run_process;
     std::function<void(std::string_view)> on_output;  // live output (may be empty)
+    std::string note;  // set by an executor: what happened, for the run's report ("build cache hit")
 };
 
 enum class Outcome { ran, skipped_creates, skipped_unless, kept };

@@ -3,10 +3,12 @@
 // Built by engine/plan; executed by the executors in this module.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "device/arch.hpp"
 #include "exec/environment.hpp"
 #include "pyenv/installer.hpp"
 #include "pyenv/requirement.hpp"
@@ -25,6 +27,35 @@ struct ResolvedVerify {
     std::string path_entry; // import: a directory put first on sys.path (pybind11's output dir)
     /// "import transformers.AutoTokenizer", "file /x", "cuda_arch 9.0 in module te".
     [[nodiscard]] std::string describe() const;
+};
+
+/// A `build` step after expansion; steps/build.hpp says what runs.
+struct BuildSpec {
+    recipe::BuildSource::Kind source_kind = recipe::BuildSource::Kind::path;
+    std::string location;       // path: absolute directory; git / url: the URL
+    std::string rev;            // git: the full commit id
+    std::string sha256;         // url: the archive's sha256
+    std::string subdirectory;   // the project inside the source tree ("" = its root)
+    bool submodules = false;
+    /// Plan-time identity of the source, part of the step key: "git URL@REV", "sha256 HEX" or
+    /// "tree HEX" (a digest of the directory's files; see steps::tree_digest).
+    std::string source_identity;
+    pyenv::BuildRequest request;  // project / out_dir are filled in when the step runs
+    std::vector<std::string> abi_packages;   // normalised names
+    std::vector<std::string> abi_versions;   // "torch 2.11.0+cu130", in abi_packages order
+    std::string torch_record_stamp;          // stat of torch's RECORD: a reinstall changes it
+    fs::path home;                           // $BOOTSTRAP_HOME: sources/ and builds/ live here
+    std::shared_ptr<const pyenv::Installer> installer;
+    pyenv::NetworkOptions net;
+    int download_attempts = 4;               // [network] retries + 1, for archives and git
+    // The venv's interpreter, as the plan knew it (part of the build-cache key).
+    std::string python_version;
+    std::string python_implementation;
+    std::string ext_suffix;
+    std::string platform;
+    /// The arches a `{device.*}` value of this step stands for: the pre-build checks (torch has
+    /// kernels for them, nvcc matches torch) run against them before building.
+    std::optional<device::ArchChoice> archs;
 };
 
 struct ResolvedStep {
@@ -54,6 +85,7 @@ struct ResolvedStep {
     std::vector<std::string> pybind11_includes;
     size_t includes_at = 0;
     std::string source_digest;             // pybind11: sha256 of the source ("missing" if none)
+    std::optional<BuildSpec> build;        // build
     std::vector<ResolvedVerify> verify;
     double timeout = 0;                    // seconds, 0 = none
     int attempts = 1;

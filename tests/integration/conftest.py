@@ -13,6 +13,12 @@ Fixtures:
   clean_env      the hermetic_env(overrides=None) function below
   run_bootstrap  callable run_bootstrap(args, env=None, timeout=120, cwd=None)
                  -> subprocess.CompletedProcess (text stdout/stderr)
+  sources        (session) offline-buildable source package from testworld/make_sources.py:
+                 dict with "tree", "tarball", "tarball_url", "sha256", "top" (tarball's top
+                 dir), "name", "version", "marker", "repo", "repo_url" (file://),
+                 "commits" [1.0.0, 1.1.0], "tags", "markers", "repo_versions" (repo keys
+                 None/empty when git is missing); built once per session: copy the tree
+                 before changing it
 
 The environment given to bootstrap is made hermetic (see hermetic_env): the
 caller's PIP_* / UV_* / VIRTUAL_ENV / CONDA_PREFIX variables are dropped, pip and
@@ -337,3 +343,18 @@ def world(tmp_path, index, uv_bin, bootstrap_bin, uv_cache) -> World:
     root.mkdir()
     return World(root, index, uv_bin, bootstrap_bin, uv_cache)
 
+
+# --------------------------------------------------------------------------- source packages
+
+MAKE_SOURCES = TESTWORLD / "make_sources.py"
+
+
+@pytest.fixture(scope="session")
+def sources(tmp_path_factory) -> dict:
+    """testworld/make_sources.py's JSON (all paths absolute strings), built once."""
+    out = tmp_path_factory.mktemp("sources")
+    proc = subprocess.run([sys.executable, str(MAKE_SOURCES), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        pytest.fail(f"make_sources.py failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(proc.stdout)

@@ -68,14 +68,40 @@ TEST_CASE("golden: unsupported schema stops before anything else") {
 }
 
 TEST_CASE("golden: step kinds from later releases and typos of kinds") {
-    CHECK(problems(k_head + "[[step]]\nid = \"apex\"\nkind = \"build\"\nno_build_isolation = true\n"
-                            "source = { git = \"https://github.com/NVIDIA/apex.git\" }\n") ==
-          "r.toml:8:8: step kind 'build' is not supported by this version of bootstrap");
+    CHECK(problems(k_head + "[[step]]\nid = \"f\"\nkind = \"fetch\"\n") ==
+          "r.toml:8:8: step kind 'fetch' is not supported by this version of bootstrap");
     CHECK(problems(k_head + "[[step]]\nid = \"x\"\nkind = \"instal\"\n") ==
           "r.toml:8:8: unknown step kind 'instal' (did you mean 'install'?)");
     CHECK(problems(k_head + "[[step]]\nid = \"x\"\nkind = \"compile\"\n") ==
           "r.toml:8:8: unknown step kind 'compile' (expected one of venv, install, sync, run, "
-          "check, pybind11)");
+          "check, pybind11, build)");
+}
+
+TEST_CASE("golden: build sources") {
+    const std::string step = k_head + "[[step]]\nid = \"apex\"\nkind = \"build\"\n";
+    CHECK(problems(step + "no_build_isolation = true\n"
+                          "source = { git = \"https://github.com/NVIDIA/apex.git\" }\n") ==
+          "r.toml:10:10: a git source needs 'rev', the full commit id to build");
+    CHECK(problems(step + "source = { git = \"https://x/apex.git\", rev = \"master\" }\n") ==
+          "r.toml:9:46: 'source.rev' must be a full commit id (40 hex digits), not 'master': a branch "
+          "or tag can move, and a build must be reproducible");
+    CHECK(problems(step + "source = { url = \"https://x/a.tar.gz\" }\n") ==
+          "r.toml:9:10: a url source needs 'sha256': an archive is never built unchecked");
+    CHECK(problems(step + "source = { url = \"https://x/a.tar.gz\", sha256 = \"abc\" }\n") ==
+          "r.toml:9:49: 'source.sha256' must be 64 hex digits, not 'abc'");
+    CHECK(problems(step + "source = { path = \"a\", git = \"b\" }\n") ==
+          "r.toml:9:10: 'source' takes only one of 'git', 'url' and 'path'");
+    CHECK(problems(step + "source = { path = \"a\", rev = \"b\" }\n") ==
+          "r.toml:9:30: 'rev' is valid only with 'git' in 'source'");
+    CHECK(problems(step + "source = { pth = \"a\" }\n") ==
+          "r.toml:9:12: unknown key 'pth' in 'source' (did you mean 'path'?)");
+    CHECK(problems(step + "source = \"a\"\n") ==
+          "r.toml:9:10: 'source' must be a table: { git = URL, rev = COMMIT }, { url = URL, sha256 = HEX } "
+          "or { path = DIR }, not a string");
+    CHECK(problems(step) == "r.toml:6:1: step 'apex' (kind build) is missing required key 'source'");
+    CHECK(problems(step + "source = { path = \"a\" }\nconfig_settings = { x = 1 }\nargv = [\"x\"]\n") ==
+          "r.toml:10:25: 'config_settings.x' must be a string, not an integer\n"
+          "r.toml:11:1: key 'argv' is not valid for a step of kind 'build'");
 }
 
 TEST_CASE("golden: TOML syntax error") {

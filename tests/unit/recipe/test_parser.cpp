@@ -253,3 +253,41 @@ TEST_CASE("to_string names kinds as the recipe spells them") {
     CHECK(SourceLoc{"a.toml", 3, 7}.str() == "a.toml:3:7");
     CHECK(SourceLoc{"a.toml", 0, 0}.str() == "a.toml");
 }
+
+TEST_CASE("build steps: git, archive and directory sources with their options") {
+    const std::string head = "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
+    auto r = parse_recipe(head +
+                              "[vars]\nrev = \"0123456789abcdef0123456789abcdef01234567\"\n"
+                              "[[step]]\nid = \"apex\"\nkind = \"build\"\n"
+                              "source = { git = \"https://github.com/NVIDIA/apex.git\", rev = \"{vars.rev}\", "
+                              "submodules = true }\n"
+                              "no_build_isolation = true\n"
+                              "config_settings = { \"--build-option\" = \"--cpp_ext\" }\n"
+                              "env = { APEX_CPP_EXT = \"1\" }\n"
+                              "[[step]]\nid = \"tar\"\nkind = \"build\"\n"
+                              "source = { url = \"https://x/a-1.0.tar.gz\", sha256 = \"" +
+                              std::string(64, 'a') + "\", subdirectory = \"python\" }\n"
+                              "abi_packages = []\n"
+                              "[[step]]\nid = \"local\"\nkind = \"build\"\nsource = { path = \"../src\" }\n",
+                          "r.toml");
+    REQUIRE(r);
+    REQUIRE(r->steps.size() == 3);
+    const auto& apex = r->steps[0];
+    CHECK(apex.kind == StepKind::build);
+    REQUIRE(apex.build_source);
+    CHECK(apex.build_source->kind == BuildSource::Kind::git);
+    CHECK(apex.build_source->location.value == "https://github.com/NVIDIA/apex.git");
+    CHECK(apex.build_source->rev->value == "{vars.rev}");  // checked once expanded
+    CHECK(apex.build_source->submodules);
+    CHECK(apex.no_build_isolation);
+    REQUIRE(apex.config_settings.size() == 1);
+    CHECK(apex.config_settings[0].first == "--build-option");
+    CHECK(apex.abi_packages == std::vector<std::string>{"torch"});
+    const auto& tar = r->steps[1];
+    CHECK(tar.build_source->kind == BuildSource::Kind::url);
+    CHECK(tar.build_source->sha256->value == std::string(64, 'a'));
+    CHECK(tar.build_source->subdirectory->value == "python");
+    CHECK(tar.abi_packages.empty());
+    CHECK(r->steps[2].build_source->kind == BuildSource::Kind::path);
+    CHECK(std::string(to_string(StepKind::build)) == "build");
+}

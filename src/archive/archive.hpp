@@ -1,0 +1,38 @@
+#pragma once
+// Archive extraction with libarchive (which stays inside archive/): every format and compression
+// it detects, written to a temporary sibling and renamed into place, refusing entries that would
+// land outside the destination.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace bootstrap::archive {
+
+namespace fs = std::filesystem;
+
+struct ExtractOptions {
+    /// When every entry is under one top directory (sdists, GitHub tarballs), that directory's
+    /// contents become dest's.
+    bool strip_top = true;
+};
+
+struct Extracted {
+    size_t files = 0;      // entries that are not directories (files, symlinks, hardlinks)
+    uint64_t bytes = 0;    // file data written
+    std::string stripped;  // the top directory removed, or ""
+};
+
+/// Extract `archive_file` (tar, zip, 7z, cpio, ... compressed with gzip, xz, bzip2, zstd, ...)
+/// into `dest`, which must not exist (its parent is created). Entries go to
+/// `dest.parent/.<name>.tmp-<pid>`, renamed to dest only when complete; on any error that
+/// directory is removed and dest does not exist. Absolute paths, `..`, links leaving the tree,
+/// writes through symlinks, devices and fifos are refused; setuid/setgid bits and group/other
+/// write permission are dropped. Interruptible (core::interrupt_signal).
+[[nodiscard]] Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
+                                        const ExtractOptions& options = {});
+
+}  // namespace bootstrap::archive

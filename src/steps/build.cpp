@@ -1,0 +1,280 @@
+#include "steps/build.hpp"
+
+#include <gnu/libc-version.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/interrupt.hpp"
+#include "core/strings.hpp"
+#include "device/preflight.hpp"
+#include "device/probe.hpp"
+#include "device/toolchain.hpp"
+#include "inspect/elf_symbols.hpp"
+#include "steps/build_source.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void log_line(const StepContext& ctx, const std::string& line) {
+    if (ctx.log_path.empty()) return;
+    std::error_code ec;
+    fs::create_directories(ctx.log_path.parent_path(), ec);
+    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
+}
+
+Result<exec::ProcessResult> run_quiet(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv) {
+    exec::ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.env = step.child_env;
+    spec.cwd = "/";
+    spec.capture = true;
+    spec.timeout = std::chrono::minutes(2);
+    BS_TRY(auto result, ctx.run(spec));
+    if (result.interrupted) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+    return result;
+}
+
+// torch's build-relevant facts, asked of the venv's interpreter.
+const char* k_torch_probe = R"PY(
+import torch
+print("bootstrap-torch: %s cuda %s cxx11_abi %d" % (torch.__version__, torch.version.cuda,
+      int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))))
+)PY";
+
+/// "2.11.0+cu130 cuda 13.0 cxx11_abi 1": importing torch costs seconds on a real node, so the
+/// answer is kept in the venv per installed torch (its version and RECORD's stat stamp).
+Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    std::string torch_line;
+    for (size_t i = 0; i < b.abi_packages.size(); ++i)
+        if (b.abi_packages[i] == "torch") torch_line = b.abi_versions[i];
+    if (torch_line.empty() || torch_line.ends_with(" not installed")) return std::string("not installed");
+    torch_line += " record " + b.torch_record_stamp;
+    fs::path cache = ctx.venv / ".bootstrap" / "torch.facts";
+    if (auto cached = core::read_file(cache)) {
+        auto lines = core::split(*cached, '\n');
+        if (lines.size() >= 2 && lines[0] == torch_line) return lines[1];
+    }
+    BS_TRY(auto result, run_quiet(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c", k_torch_probe}));
+    for (const auto& line : core::split(result.output, '\n'))
+        if (core::starts_with(line, "bootstrap-torch: ")) {
+            std::string facts = line.substr(17);
+            (void)core::write_file_atomic(cache, torch_line + "\n" + facts + "\n");  // a speed-up only
+            return facts;
+        }
+    return fail(ErrorCode::step_failed,
+                fmt::format("step '{}': cannot import torch in {} to key the build ({})", step.id, ctx.venv.string(),
+                            core::last_lines(result.output, 1)));
+}
+
+/// The newest GLIBCXX_x.y.z that the compiler's libstdc++ defines: the oldest libstdc++ a
+/// built extension can load with.
+std::string libstdcxx_level(const ResolvedStep& step, StepContext& ctx, const std::string& cxx) {
+    auto where = run_quiet(step, ctx, {cxx, "-print-file-name=libstdc++.so.6"});
+    if (!where || !where->ok()) return "unknown";
+    fs::path lib(std::string(core::trim(where->output)));
+    auto symbols = inspect::read_dynamic_symbols(lib);
+    if (!symbols) return "unknown (" + lib.string() + ")";
+    std::vector<int> best;
+    std::string best_name;
+    for (const auto& s : *symbols) {
+        if (!core::starts_with(s.version, "GLIBCXX_") || !s.defined) continue;
+        std::vector<int> parts;
+        for (const auto& p : core::split(s.version.substr(8), '.')) parts.push_back(std::atoi(p.c_str()));
+        if (parts > best) {
+            best = parts;
+            best_name = s.version;
+        }
+    }
+    return best_name.empty() ? "unknown" : best_name;
+}
+
+std::string first_line(const std::string& text) {
+    auto lines = core::split(text, '\n');
+    return lines.empty() ? std::string() : std::string(core::trim(lines[0]));
+}
+
+/// Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches); the
+/// recipe's own env is always part of the key.
+bool build_relevant(const std::string& name) {
+    static const std::vector<std::string> k_names{"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
+                                                  "LDSHARED", "CUDA_HOME", "CUDA_PATH", "CUDACXX"};
+    static const std::vector<std::string> k_prefixes{"NVCC_", "TORCH_", "APEX_", "NVTE_", "CMAKE_", "SETUPTOOLS_"};
+    if (std::find(k_names.begin(), k_names.end(), name) != k_names.end()) return true;
+    return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](const auto& p) { return core::starts_with(name, p); });
+}
+
+Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& source) {
+    const auto& b = *step.build;
+    BuildInputs in;
+    in.source = source;
+    in.subdirectory = b.subdirectory;
+    in.python = b.python_implementation + " " + b.python_version;
+    in.ext_suffix = b.ext_suffix;
+    in.platform = fmt::format("{} glibc {}", b.platform, ::gnu_get_libc_version());
+    BS_TRY(in.torch, torch_facts(step, ctx));
+    in.abi_packages = b.abi_versions;
+    fs::path nvcc = device::find_nvcc(step.child_env);
+    if (nvcc.empty()) {
+        in.nvcc = "none";
+    } else if (auto release = device::nvcc_release(nvcc, step.child_env)) {
+        in.nvcc = *release;
+    } else {
+        in.nvcc = "unknown (" + release.error().message + ")";
+    }
+    auto cxx_it = step.child_env.find("CXX");
+    std::string cxx = cxx_it == step.child_env.end() || cxx_it->second.empty() ? "c++" : cxx_it->second;
+    auto version = run_quiet(step, ctx, {cxx, "--version"});
+    in.compiler = version && version->ok() ? first_line(version->output) : cxx + " (not found)";
+    in.libstdcxx = libstdcxx_level(step, ctx, cxx);
+    if (b.archs) in.arch_list = b.archs->derived.torch_arch_list;
+    for (const auto& [k, v] : step.child_env) {
+        if (is_parallelism_variable(k) || core::starts_with(k, "UV_") || core::starts_with(k, "PIP_")) continue;
+        if (step.env_set.count(k) || build_relevant(k)) in.env.push_back(k + "=" + v);
+    }
+    in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
+    in.no_build_isolation = b.request.no_build_isolation;
+    for (const auto& [k, v] : b.request.config_settings) in.config_settings.push_back(k + "=" + v);
+    return in;
+}
+
+/// The source's identity now: a directory is hashed again (it may have changed since the plan).
+Result<std::string> source_identity(const ResolvedStep& step) {
+    const auto& b = *step.build;
+    if (b.source_kind != recipe::BuildSource::Kind::path) return b.source_identity;
+    BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
+    return "tree " + digest;
+}
+
+Status run_logged(const ResolvedStep& step, StepContext& ctx, const pyenv::Command& cmd, const fs::path& cwd) {
+    exec::ProcessSpec spec;
+    spec.argv = cmd.argv;
+    spec.cwd = cwd;
+    spec.env = step.child_env;
+    for (const auto& [k, v] : cmd.env_set) spec.env[k] = v;
+    if (step.timeout > 0) spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
+    spec.log_path = ctx.log_path;
+    spec.on_output = ctx.on_output;
+    log_line(ctx, "$ " + core::format_argv(spec.argv));
+    BS_TRY(auto result, ctx.run(spec));
+    if (!result.ok()) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+    return {};
+}
+
+/// Install the built wheel; reinstalled even when the same version is there (a rebuild for
+/// another arch keeps the version).
+Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path& wheel) {
+    const auto& b = *step.build;
+    std::string name = core::split(wheel.filename().string(), '-').front();
+    pyenv::InstallRequest req;
+    req.requirements = {wheel.string()};
+    if (b.installer->name() == "uv") {
+        req.reinstall_packages = {name};
+        return run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/");
+    }
+    // pip: dependencies first, then the wheel itself forced in without touching them.
+    BS_CHECK(run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/"));
+    req.reinstall = true;
+    req.no_deps = true;
+    return run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/");
+}
+
+/// Before a CUDA build: torch has kernels for the target, nvcc matches torch's CUDA, nvcc can
+/// build for the arches, torch's extension builder accepts the list. A failed check stops the
+/// build before its minutes are spent.
+Status preflight(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    if (!b.archs) return {};
+    fs::path python = ctx.venv / "bin" / "python";
+    auto torch = device::probe_torch(python, step.child_env);
+    auto checks = device::build_checks(&torch, *b.archs, python, step.child_env);
+    std::vector<std::string> failed;
+    for (const auto& c : checks) {
+        log_line(ctx, fmt::format("check {}: {} {}", c.name, device::to_string(c.outcome), c.message));
+        if (c.outcome == device::CheckResult::Outcome::failed) failed.push_back(c.name + ": " + c.message);
+    }
+    if (failed.empty()) return {};
+    return fail(ErrorCode::step_failed,
+                fmt::format("step '{}': not building for {}: {}", step.id, b.archs->derived.torch_arch_list, failed[0]),
+                core::join(failed, "\n"));
+}
+
+/// Build into the cache (we hold the key's lock): a private copy of the source, the installer's
+/// build command, then publish. The copy is removed whatever happens.
+Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx, const BuildCache& cache,
+                                           const BuildKey& key) {
+    const auto& b = *step.build;
+    BS_CHECK(preflight(step, ctx));
+    BS_TRY(auto fetched, fetch_source(step, ctx));
+    if (!fetched.note.empty()) log_line(ctx, fetched.note);
+    BS_TRY(fs::path staging, cache.staging(key.digest));
+    fs::path src = cache.root() / fmt::format(".src-{}-{}", key.digest, ::getpid());
+    std::error_code ec;
+    fs::remove_all(src, ec);
+    auto cleanup = [&](bool staging_too) {
+        fs::remove_all(src, ec);
+        if (staging_too) fs::remove_all(staging, ec);
+    };
+    auto project = stage_source(step, fetched, src);
+    if (!project) {
+        cleanup(true);
+        return tl::unexpected(project.error());
+    }
+    pyenv::BuildRequest request = b.request;
+    request.project = *project;
+    request.out_dir = staging;
+    const auto start = Clock::now();
+    auto built = run_logged(step, ctx, b.installer->build_wheel(ctx.venv, request, b.net), *project);
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    cleanup(!built);
+    if (!built) return tl::unexpected(built.error());
+    if (!ctx.log_path.empty()) fs::copy_file(ctx.log_path, staging / "build.log", ec);
+    return cache.publish(key.digest, staging, key.explain, seconds);
+}
+
+}  // namespace
+
+Result<BuildKey> current_build_key(const ResolvedStep& step, StepContext& ctx) {
+    BS_TRY(auto source, source_identity(step));
+    BS_TRY(auto inputs, gather_inputs(step, ctx, source));
+    return make_build_key(inputs);
+}
+
+Status run_build(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    BS_TRY(auto key, current_build_key(step, ctx));
+    log_line(ctx, fmt::format("build cache key {}:\n{}", key.digest, key.explain));
+    BuildCache cache(b.home / "builds");
+    auto short_key = key.digest.substr(0, 12);
+    auto entry = cache.find(key.digest);
+    if (!entry) {
+        double wait_limit = step.timeout > 0 ? step.timeout : 6 * 3600.0;
+        BS_TRY(auto lock, cache.lock(key.digest, wait_limit, [&](long pid) {
+                   std::string msg = fmt::format("another bootstrap (pid {}) is building key {}; waiting for it",
+                                                 pid, short_key);
+                   log_line(ctx, msg);
+                   if (ctx.on_output) ctx.on_output(msg + "\n");
+               }));
+        entry = cache.find(key.digest);  // the builder we waited for published it
+        if (!entry) {
+            BS_TRY(auto built, build_into_cache(step, ctx, cache, key));
+            ctx.note = fmt::format("built in {} (cache key {})", core::format_duration(built.build_seconds), short_key);
+            entry = std::move(built);
+        }
+    }
+    if (ctx.note.empty())
+        ctx.note = fmt::format("build cache hit (key {}, built {}{})", short_key, entry->built_at,
+                               entry->host.empty() ? "" : " on " + entry->host);
+    log_line(ctx, ctx.note + ": " + entry->wheel.string());
+    return install_wheel(step, ctx, entry->wheel);
+}
+
+}  // namespace bootstrap::steps

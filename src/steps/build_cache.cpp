@@ -1,0 +1,136 @@
+#include "steps/build_cache.hpp"
+
+#include <unistd.h>
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/fs.hpp"
+#include "core/key.hpp"
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+constexpr const char* k_build_key_scheme = "bootstrap-build-v1";
+
+std::string host_name() {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+}
+
+/// `entry.txt`: "name = value" lines.
+std::map<std::string, std::string> read_entry(const fs::path& file) {
+    std::map<std::string, std::string> out;
+    auto text = core::read_file(file);
+    if (!text) return out;
+    for (const auto& line : core::split(*text, '\n')) {
+        auto eq = line.find(" = ");
+        if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 3);
+    }
+    return out;
+}
+
+}  // namespace
+
+BuildKey make_build_key(const BuildInputs& in) {
+    core::KeyBuilder key(k_build_key_scheme);
+    key.add("source", in.source);
+    key.add("subdirectory", in.subdirectory);
+    key.add("python", in.python);
+    key.add("ext_suffix", in.ext_suffix);
+    key.add("platform", in.platform);
+    key.add("torch", in.torch);
+    key.add("abi_packages", in.abi_packages);
+    key.add("nvcc", in.nvcc);
+    key.add("compiler", in.compiler);
+    key.add("libstdc++", in.libstdcxx);
+    key.add("arch_list", in.arch_list);
+    key.add("env", in.env);
+    key.add("frontend", in.frontend);
+    key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
+    key.add("config_settings", in.config_settings);
+    return {key.digest(), key.explain()};
+}
+
+bool is_parallelism_variable(const std::string& name) {
+    return name == "MAX_JOBS" || name == "CMAKE_BUILD_PARALLEL_LEVEL" || name == "NVCC_THREADS" ||
+           name == "APEX_PARALLEL_BUILD";
+}
+
+std::optional<BuildCache::Entry> BuildCache::find(const std::string& key) const {
+    fs::path dir = m_root / key;
+    auto fields = read_entry(dir / "entry.txt");
+    if (fields.count("wheel") == 0 || fields.count("sha256") == 0) return std::nullopt;
+    Entry e;
+    e.dir = dir;
+    e.wheel = dir / fields["wheel"];
+    e.sha256 = fields["sha256"];
+    e.built_at = fields["built_at"];
+    e.host = fields["host"];
+    try {
+        e.build_seconds = std::stod(fields["seconds"]);
+    } catch (...) {
+        e.build_seconds = 0;
+    }
+    auto digest = core::sha256_file(e.wheel);
+    if (!digest || *digest != e.sha256) return std::nullopt;  // damaged: build again
+    return e;
+}
+
+Result<core::FileLock> BuildCache::lock(const std::string& key, double timeout_s,
+                                        const std::function<void(long)>& on_wait) const {
+    return core::FileLock::acquire(m_root / (key + ".lock"), timeout_s,
+                                   fmt::format("build cache entry {}", key.substr(0, 16)), on_wait);
+}
+
+Result<fs::path> BuildCache::staging(const std::string& key) const {
+    fs::path dir = m_root / fmt::format(".tmp-{}-{}", key, ::getpid());
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    BS_CHECK(core::create_directories(dir));
+    return dir;
+}
+
+Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::path& staging_dir,
+                                              const std::string& inputs, double build_seconds) const {
+    std::error_code ec;
+    auto discard = [&](Error err) -> Result<Entry> {
+        fs::remove_all(staging_dir, ec);
+        return tl::unexpected(std::move(err));
+    };
+    std::vector<fs::path> wheels;
+    for (const auto& entry : fs::directory_iterator(staging_dir, ec))
+        if (entry.path().extension() == ".whl") wheels.push_back(entry.path());
+    if (wheels.size() != 1)
+        return discard(Error{ErrorCode::step_failed,
+                             fmt::format("the build produced {} wheels instead of one", wheels.size()), ""});
+    auto digest = core::sha256_file(wheels[0]);
+    if (!digest) return discard(digest.error());
+    Entry e;
+    e.sha256 = *digest;
+    e.build_seconds = build_seconds;
+    e.built_at = core::utc_iso8601();
+    e.host = host_name();
+    std::string entry_text = fmt::format("wheel = {}\nsha256 = {}\nseconds = {:.1f}\nbuilt_at = {}\nhost = {}\n",
+                                         wheels[0].filename().string(), e.sha256, build_seconds, e.built_at, e.host);
+    if (auto w = core::write_file_atomic(staging_dir / "inputs.txt", inputs); !w) return discard(w.error());
+    if (auto w = core::write_file_atomic(staging_dir / "entry.txt", entry_text); !w) return discard(w.error());
+    fs::path final_dir = m_root / key;
+    fs::remove_all(final_dir, ec);  // a damaged entry (find() refused it); we hold the key's lock
+    fs::rename(staging_dir, final_dir, ec);
+    if (ec)
+        return discard(Error{ErrorCode::io,
+                             fmt::format("cannot publish build {} to {}: {}", staging_dir.string(), final_dir.string(),
+                                         ec.message()),
+                             ""});
+    e.dir = final_dir;
+    e.wheel = final_dir / wheels[0].filename();
+    return e;
+}
+
+}  // namespace bootstrap::steps

@@ -1,0 +1,86 @@
+#pragma once
+// The build cache: `$BOOTSTRAP_HOME/builds/<key>/` holds one built wheel, `inputs.txt` (every
+// input of its key, readable), `build.log` and `entry.txt`. The key digests everything that
+// decides binary compatibility, so a later run, another venv or another node sharing the home
+// installs the wheel without building. One builder per key: a file lock, then a staging
+// directory published by rename.
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/file_lock.hpp"
+
+namespace bootstrap::steps {
+
+namespace fs = std::filesystem;
+
+/// The inputs of a build-cache key, as text (what `plan --explain` shows).
+struct BuildInputs {
+    std::string source;        // "git URL@REV", "sha256 HEX" (archive), "tree HEX" (directory)
+    std::string subdirectory;
+    std::string python;        // "cpython 3.11.7"
+    std::string ext_suffix;    // ".cpython-311-x86_64-linux-gnu.so"
+    std::string platform;      // "linux-x86_64 glibc 2.36"
+    std::string torch;         // "2.11.0+cu130 cuda 13.0 cxx11_abi 1", or "not installed"
+    std::vector<std::string> abi_packages;  // "torch 2.11.0+cu130", ...
+    std::string nvcc;          // "13.0", or "none"
+    std::string compiler;      // first line of `c++ --version`
+    std::string libstdcxx;     // the newest GLIBCXX_ version the compiler's libstdc++ defines
+    std::string arch_list;     // the arches `{device.*}` stood for ("" when the step uses none)
+    std::vector<std::string> env;  // NAME=value the build sees that can change its output
+    std::string frontend;      // "uv build" / "pip wheel"
+    bool no_build_isolation = false;
+    std::vector<std::string> config_settings;  // "key=value"
+};
+
+struct BuildKey {
+    std::string digest;   // hex
+    std::string explain;  // one "field: value" line per input
+};
+
+[[nodiscard]] BuildKey make_build_key(const BuildInputs& inputs);
+
+/// Variables that only say how fast to build (MAX_JOBS, ...): left out of the key, so nodes
+/// with different core counts share builds.
+[[nodiscard]] bool is_parallelism_variable(const std::string& name);
+
+class BuildCache {
+public:
+    explicit BuildCache(fs::path root) : m_root(std::move(root)) {}
+
+    struct Entry {
+        fs::path dir;
+        fs::path wheel;
+        std::string sha256;
+        double build_seconds = 0;
+        std::string built_at;
+        std::string host;
+    };
+
+    /// The entry for `key` when it is complete and its wheel still has the recorded sha256.
+    [[nodiscard]] std::optional<Entry> find(const std::string& key) const;
+
+    /// The lock one builder of `key` holds while building (waits, interruptibly, for another).
+    [[nodiscard]] Result<core::FileLock> lock(const std::string& key, double timeout_s,
+                                              const std::function<void(long pid)>& on_wait) const;
+
+    /// A fresh, empty staging directory for building `key` (removed first if a dead builder of
+    /// ours left one).
+    [[nodiscard]] Result<fs::path> staging(const std::string& key) const;
+
+    /// Publish a staging directory holding exactly one wheel: write `inputs.txt` and
+    /// `entry.txt`, then rename it to `<root>/<key>`. Remove it on any failure.
+    [[nodiscard]] Result<Entry> publish(const std::string& key, const fs::path& staging_dir,
+                                        const std::string& inputs, double build_seconds) const;
+
+    [[nodiscard]] const fs::path& root() const { return m_root; }
+
+private:
+    fs::path m_root;
+};
+
+}  // namespace bootstrap::steps

@@ -1,0 +1,305 @@
+#include "steps/build_source.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "archive/archive.hpp"
+#include "core/file_lock.hpp"
+#include "core/fs.hpp"
+#include "core/interrupt.hpp"
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+#include "net/download.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+/// What builds and VCSs write into a tree: not part of its identity, and (build/dist) not
+/// copied into a build.
+bool skipped_dir(const fs::path& rel, bool for_digest) {
+    std::string name = rel.filename().string();
+    bool top = !rel.has_parent_path() || rel.parent_path().empty();
+    if (top && (name == "build" || name == "dist")) return true;
+    if (!for_digest) return false;
+    return name == ".git" || name == "__pycache__" || name.ends_with(".egg-info");
+}
+
+struct TreeFile {
+    std::string rel;
+    struct stat st {};
+};
+
+Result<std::vector<TreeFile>> list_tree(const fs::path& dir) {
+    std::vector<TreeFile> files;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot read source tree {}: {}", dir.string(), ec.message()));
+    for (; it != end; it.increment(ec)) {
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot read source tree {}: {}", dir.string(), ec.message()));
+        fs::path rel = it->path().lexically_relative(dir);
+        TreeFile f{rel.string(), {}};
+        if (::lstat(it->path().c_str(), &f.st) != 0) continue;
+        if (S_ISDIR(f.st.st_mode)) {
+            if (skipped_dir(rel, true)) it.disable_recursion_pending();
+            continue;
+        }
+        if (S_ISREG(f.st.st_mode) || S_ISLNK(f.st.st_mode)) files.push_back(std::move(f));
+    }
+    std::sort(files.begin(), files.end(), [](const TreeFile& a, const TreeFile& b) { return a.rel < b.rel; });
+    return files;
+}
+
+std::string git_program(const ResolvedStep& step) {
+    auto it = step.child_env.find("PATH");
+    auto found = exec::find_program("git", it == step.child_env.end() ? "" : it->second);
+    return found.empty() ? std::string("git") : found.string();
+}
+
+exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std::vector<std::string> args) {
+    exec::ProcessSpec spec;
+    spec.argv = {git_program(step)};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = step.child_env;
+    spec.env["GIT_TERMINAL_PROMPT"] = "0";  // never wait for a password on a terminal
+    spec.cwd = "/";
+    spec.log_path = ctx.log_path;
+    spec.on_output = ctx.on_output;
+    spec.capture = true;
+    if (step.timeout > 0) spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
+    return spec;
+}
+
+void log_line(const StepContext& ctx, const std::string& line) {
+    if (ctx.log_path.empty()) return;
+    std::error_code ec;
+    fs::create_directories(ctx.log_path.parent_path(), ec);
+    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
+}
+
+Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args) {
+    auto spec = git_spec(step, ctx, std::move(args));
+    log_line(ctx, "$ " + core::format_argv(spec.argv));
+    BS_TRY(auto result, ctx.run(spec));
+    if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+    return result;
+}
+
+Status git_ok(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args, const std::string& what) {
+    auto spec = git_spec(step, ctx, args);
+    BS_TRY(auto result, run_git(step, ctx, std::move(args)));
+    if (result.ok()) return {};
+    auto err = child_failure(step, spec, result, ctx.log_path);
+    err.message = fmt::format("step '{}': {}: {}", step.id, what, result.describe());
+    return tl::unexpected(err);
+}
+
+bool wait_between(int attempt) {
+    double seconds = std::min(30.0, 0.5 * (1 << (attempt - 1)));
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+        if (core::interrupt_signal() != 0) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+/// `git fetch` of one commit, shallow first; a server that refuses fetching a commit by id
+/// (uploadpack.allowReachableSHA1InWant off) gets a full fetch. Network failures are retried.
+Status git_fetch_commit(const ResolvedStep& step, StepContext& ctx, const fs::path& repo) {
+    const auto& b = *step.build;
+    std::string last;
+    for (int attempt = 1; attempt <= b.download_attempts; ++attempt) {
+        BS_TRY(auto shallow, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--depth", "1",
+                                                 "--no-tags", b.location, b.rev}));
+        if (shallow.ok()) return {};
+        BS_TRY(auto full, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--no-tags", b.location,
+                                              "+refs/heads/*:refs/remotes/origin/*"}));
+        if (full.ok()) return {};
+        last = core::last_lines(full.output, 3);
+        if (attempt < b.download_attempts) {
+            log_line(ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt, b.download_attempts));
+            if (!wait_between(attempt)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+        }
+    }
+    return fail(ErrorCode::network,
+                fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", step.id, b.rev, b.location,
+                            b.download_attempts),
+                last + (ctx.log_path.empty() ? "" : "\nlog: " + ctx.log_path.string()));
+}
+
+Result<FetchedSource> fetch_git(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    fs::path root = b.home / "sources" / "git";
+    fs::path final_dir = root / fmt::format("{}-{}", core::sha256_hex(b.location).substr(0, 16), b.rev.substr(0, 16));
+    if (fs::exists(final_dir / ".git")) return FetchedSource{final_dir, false, ""};
+    BS_CHECK(core::create_directories(root));
+    fs::path tmp = root / fmt::format(".tmp-{}-{}", final_dir.filename().string(), ::getpid());
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    auto cleanup = [&] { fs::remove_all(tmp, ec); };
+    auto fetched = [&]() -> Status {
+        BS_CHECK(git_ok(step, ctx, {"init", "--quiet", tmp.string()}, "git init failed"));
+        BS_CHECK(git_fetch_commit(step, ctx, tmp));
+        BS_CHECK(git_ok(step, ctx, {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout", "--quiet",
+                                    "--detach", b.rev},
+                        fmt::format("commit {} is not in {}", b.rev, b.location)));
+        BS_TRY(auto head, run_git(step, ctx, {"-C", tmp.string(), "rev-parse", "HEAD"}));
+        std::string got(core::trim(head.output));
+        if (got != b.rev)
+            return fail(ErrorCode::step_failed,
+                        fmt::format("step '{}': {} checked out {} instead of commit {}", step.id, b.location, got, b.rev));
+        if (b.submodules)
+            BS_CHECK(git_ok(step, ctx, {"-C", tmp.string(), "submodule", "update", "--init", "--recursive",
+                                        "--depth", "1"},
+                            "cannot fetch the submodules"));
+        return {};
+    }();
+    if (!fetched) {
+        cleanup();
+        return tl::unexpected(fetched.error());
+    }
+    fs::rename(tmp, final_dir, ec);
+    if (ec) {
+        cleanup();  // another run published the same checkout first: use that one
+        if (!fs::exists(final_dir / ".git"))
+            return fail(ErrorCode::io, fmt::format("cannot publish {}: {}", final_dir.string(), ec.message()));
+    }
+    return FetchedSource{final_dir, false, fmt::format("fetched {} at {}", b.location, b.rev.substr(0, 12))};
+}
+
+Result<FetchedSource> fetch_archive(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    std::string name = b.location.substr(b.location.find_last_of('/') + 1);
+    if (auto q = name.find_first_of("?#"); q != std::string::npos) name.resize(q);
+    if (name.empty()) name = "source";
+    net::DownloadRequest request;
+    request.url = b.location;
+    request.dest = b.home / "sources" / "downloads" / b.sha256 / name;
+    request.sha256 = b.sha256;
+    request.read_timeout = std::chrono::seconds(b.net.timeout);
+    request.retries = b.download_attempts - 1;
+    log_line(ctx, fmt::format("download {} -> {}", request.url, request.dest.string()));
+    // Builds of other keys may need the same archive at the same time: one downloads, the
+    // others wait and find it there.
+    double wait_limit = step.timeout > 0 ? step.timeout : 3600.0;
+    BS_TRY(auto lock, core::FileLock::acquire(request.dest.string() + ".lock", wait_limit,
+                                              "the download of " + request.url));
+    auto got = net::download(request);
+    if (!got) {
+        Error err = got.error();
+        err.message = fmt::format("step '{}': {}", step.id, err.message);
+        return tl::unexpected(err);
+    }
+    std::string note;
+    if (!got->already_there)
+        note = fmt::format("downloaded {} ({} bytes{})", name, got->bytes,
+                           got->resumed_from > 0 ? fmt::format(", resumed at {}", got->resumed_from) : "");
+    log_line(ctx, note.empty() ? "download: already there, sha256 ok" : note);
+    return FetchedSource{got->path, true, note};
+}
+
+Status copy_tree(const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    fs::create_directories(to, ec);
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot create {}: {}", to.string(), ec.message()));
+    for (const auto& entry : fs::directory_iterator(from, ec)) {
+        fs::path rel = entry.path().lexically_relative(from);
+        if (entry.is_directory(ec) && !entry.is_symlink() && skipped_dir(rel, false)) continue;
+        fs::copy(entry.path(), to / rel.filename(),
+                 fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot copy {} into {}: {}", entry.path().string(), to.string(),
+                                                   ec.message()));
+        if (core::interrupt_signal() != 0) return fail(ErrorCode::interrupted, "interrupted while copying the source");
+    }
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot read {}: {}", from.string(), ec.message()));
+    return {};
+}
+
+}  // namespace
+
+Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return std::string("missing");
+    BS_TRY(auto files, list_tree(dir));
+    core::Sha256 stamps;
+    for (const auto& f : files)
+        stamps.update(fmt::format("{}\n{} {} {} {} {}\n", f.rel, f.st.st_size, f.st.st_mtim.tv_sec,
+                                  f.st.st_mtim.tv_nsec, f.st.st_ino, f.st.st_mode));
+    std::string stamp = stamps.hex();
+    fs::path cache_file = cache_dir / (core::sha256_hex(fs::absolute(dir).lexically_normal().string()) + ".txt");
+    if (auto cached = core::read_file(cache_file)) {
+        auto words = core::split(std::string(core::trim(*cached)), ' ');
+        if (words.size() == 2 && words[0] == stamp) return words[1];
+    }
+    core::Sha256 tree;
+    for (const auto& f : files) {
+        if (core::interrupt_signal() != 0) return fail(ErrorCode::interrupted, "interrupted while hashing " + dir.string());
+        fs::path p = dir / f.rel;
+        std::string content;
+        if (S_ISLNK(f.st.st_mode)) {
+            content = "-> " + fs::read_symlink(p, ec).string();
+        } else {
+            BS_TRY(content, core::sha256_file(p));
+        }
+        tree.update(fmt::format("{}\n{}\n{}\n", f.rel, (f.st.st_mode & S_IXUSR) ? "x" : "-", content));
+    }
+    std::string digest = tree.hex();
+    // Only a speed-up: a cache that cannot be written just means hashing again next time.
+    (void)core::write_file_atomic(cache_file, stamp + " " + digest + "\n");
+    return digest;
+}
+
+Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx) {
+    const auto& b = *step.build;
+    switch (b.source_kind) {
+        case recipe::BuildSource::Kind::path:
+            if (!fs::is_directory(b.location))
+                return fail(ErrorCode::not_found,
+                            fmt::format("step '{}': the source directory {} does not exist", step.id, b.location));
+            return FetchedSource{b.location, false, ""};
+        case recipe::BuildSource::Kind::git: return fetch_git(step, ctx);
+        case recipe::BuildSource::Kind::url: return fetch_archive(step, ctx);
+    }
+    return fail(ErrorCode::internal, "unknown source kind");
+}
+
+Result<fs::path> stage_source(const ResolvedStep& step, const FetchedSource& source, const fs::path& dest) {
+    const auto& b = *step.build;
+    if (source.is_archive) {
+        auto extracted = archive::extract(source.location, dest);
+        if (!extracted) {
+            Error err = extracted.error();
+            err.message = fmt::format("step '{}': {}", step.id, err.message);
+            return tl::unexpected(err);
+        }
+    } else {
+        BS_CHECK(copy_tree(source.location, dest));
+    }
+    fs::path project = dest;
+    if (!b.subdirectory.empty()) {
+        fs::path sub = fs::path(b.subdirectory).lexically_normal();
+        if (sub.is_absolute() || (!sub.empty() && *sub.begin() == ".."))
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("step '{}': source.subdirectory '{}' must stay inside the source tree", step.id,
+                                    b.subdirectory));
+        project = dest / sub;
+    }
+    if (!fs::exists(project / "pyproject.toml") && !fs::exists(project / "setup.py"))
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': {} has neither pyproject.toml nor setup.py{}", step.id,
+                                b.source_kind == recipe::BuildSource::Kind::path
+                                    ? (fs::path(b.location) / b.subdirectory).string()
+                                    : b.location + (b.subdirectory.empty() ? "" : " (" + b.subdirectory + ")"),
+                                b.subdirectory.empty() ? " (set source.subdirectory if the project is deeper)" : ""));
+    return project;
+}
+
+}  // namespace bootstrap::steps

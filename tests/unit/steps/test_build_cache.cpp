@@ -1,0 +1,181 @@
+// The build cache: which inputs change the key (each one must), publishing by rename, refusing a
+// damaged entry, and the source-tree digest that stands for a directory source.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include "core/fs.hpp"
+#include "core/sha256.hpp"
+#include "steps/build_cache.hpp"
+#include "steps/build_source.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+steps::BuildInputs base_inputs() {
+    steps::BuildInputs in;
+    in.source = "git https://github.com/NVIDIA/apex.git@0123456789abcdef0123456789abcdef01234567";
+    in.python = "cpython 3.12.3";
+    in.ext_suffix = ".cpython-312-x86_64-linux-gnu.so";
+    in.platform = "linux-x86_64 glibc 2.36";
+    in.torch = "2.11.0+cu130 cuda 13.0 cxx11_abi 1";
+    in.abi_packages = {"torch 2.11.0+cu130"};
+    in.nvcc = "13.0";
+    in.compiler = "c++ (Debian 12.2.0-14) 12.2.0";
+    in.libstdcxx = "GLIBCXX_3.4.30";
+    in.arch_list = "9.0";
+    in.env = {"APEX_CPP_EXT=1", "APEX_CUDA_EXT=1", "TORCH_CUDA_ARCH_LIST=9.0"};
+    in.frontend = "uv build";
+    in.no_build_isolation = true;
+    return in;
+}
+
+void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+}  // namespace
+
+TEST_CASE("every build input changes the key; the explanation names each") {
+    const auto base = steps::make_build_key(base_inputs());
+    CHECK(base.digest.size() == 64);
+    CHECK(steps::make_build_key(base_inputs()).digest == base.digest);  // deterministic
+    for (const char* field : {"source: git https://github.com/NVIDIA/apex.git@", "python: cpython 3.12.3",
+                              "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0", "libstdc++: GLIBCXX_3.4.30",
+                              "arch_list: 9.0", "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]",
+                              "no_build_isolation: true"})
+        CHECK(base.explain.find(field) != std::string::npos);
+
+    using Change = std::function<void(steps::BuildInputs&)>;
+    const std::vector<std::pair<const char*, Change>> changes{
+        {"source", [](auto& in) { in.source = "sha256 " + std::string(64, 'a'); }},
+        {"subdirectory", [](auto& in) { in.subdirectory = "python"; }},
+        {"python", [](auto& in) { in.python = "cpython 3.12.4"; }},
+        {"ext_suffix", [](auto& in) { in.ext_suffix = ".cpython-311-x86_64-linux-gnu.so"; }},
+        {"platform", [](auto& in) { in.platform = "linux-aarch64 glibc 2.36"; }},
+        {"torch", [](auto& in) { in.torch = "2.11.0+cu130 cuda 13.0 cxx11_abi 0"; }},
+        {"abi_packages", [](auto& in) { in.abi_packages = {"torch 2.10.0+cu130"}; }},
+        {"nvcc", [](auto& in) { in.nvcc = "13.1"; }},
+        {"compiler", [](auto& in) { in.compiler = "c++ (Debian 13.1.0) 13.1.0"; }},
+        {"libstdc++", [](auto& in) { in.libstdcxx = "GLIBCXX_3.4.32"; }},
+        {"arch_list", [](auto& in) { in.arch_list = "9.0+PTX"; }},
+        {"env", [](auto& in) { in.env.push_back("NVCC_APPEND_FLAGS=-lineinfo"); }},
+        {"frontend", [](auto& in) { in.frontend = "pip wheel"; }},
+        {"no_build_isolation", [](auto& in) { in.no_build_isolation = false; }},
+        {"config_settings", [](auto& in) { in.config_settings = {"--build-option=--cpp_ext"}; }},
+    };
+    std::set<std::string> seen{base.digest};
+    for (const auto& [name, change] : changes) {
+        auto in = base_inputs();
+        change(in);
+        INFO(name);
+        CHECK(seen.insert(steps::make_build_key(in).digest).second);
+    }
+}
+
+TEST_CASE("parallelism settings are not build inputs") {
+    for (const char* name : {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "NVCC_THREADS", "APEX_PARALLEL_BUILD"})
+        CHECK(steps::is_parallelism_variable(name));
+    CHECK_FALSE(steps::is_parallelism_variable("TORCH_CUDA_ARCH_LIST"));
+    CHECK_FALSE(steps::is_parallelism_variable("APEX_CUDA_EXT"));
+}
+
+TEST_CASE("publish renames a staging dir into place; find verifies the wheel") {
+    core::TempDir home("bs-build-cache");
+    steps::BuildCache cache(home.path() / "builds");
+    const std::string key(64, 'c');
+    CHECK_FALSE(cache.find(key));
+
+    auto staging = cache.staging(key);
+    REQUIRE(staging);
+    write(*staging / "demo-1.0-cp312-cp312-linux_x86_64.whl", "wheel bytes");
+    auto entry = cache.publish(key, *staging, "scheme: bootstrap-build-v1\n", 12.5);
+    REQUIRE(entry);
+    CHECK_FALSE(fs::exists(*staging));
+    CHECK(entry->dir == home.path() / "builds" / key);
+    CHECK(entry->sha256 == core::sha256_hex("wheel bytes"));
+    CHECK(core::read_file(entry->dir / "inputs.txt").value() == "scheme: bootstrap-build-v1\n");
+
+    auto found = cache.find(key);
+    REQUIRE(found);
+    CHECK(found->wheel == entry->wheel);
+    CHECK(found->build_seconds == Approx(12.5));
+
+    write(found->wheel, "damaged");  // a corrupted wheel is never installed
+    CHECK_FALSE(cache.find(key));
+}
+
+TEST_CASE("publish refuses a build that made no wheel or several, and leaves nothing") {
+    core::TempDir home("bs-build-cache");
+    steps::BuildCache cache(home.path() / "builds");
+    const std::string key(64, 'd');
+    auto staging = cache.staging(key);
+    REQUIRE(staging);
+    auto none = cache.publish(key, *staging, "", 1);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().message == "the build produced 0 wheels instead of one");
+    CHECK_FALSE(fs::exists(*staging));
+    CHECK_FALSE(fs::exists(home.path() / "builds" / key));
+
+    staging = cache.staging(key);
+    REQUIRE(staging);
+    write(*staging / "a-1.0-py3-none-any.whl", "a");
+    write(*staging / "b-1.0-py3-none-any.whl", "b");
+    CHECK_FALSE(cache.publish(key, *staging, "", 1));
+    CHECK_FALSE(fs::exists(home.path() / "builds" / key));
+}
+
+TEST_CASE("the key's lock is exclusive and names its holder") {
+    core::TempDir home("bs-build-cache");
+    steps::BuildCache cache(home.path() / "builds");
+    auto held = cache.lock("k", 1, {});
+    REQUIRE(held);
+    // flock locks belong to open file descriptions: a second acquire in this process waits too.
+    long seen = -1;
+    auto second = cache.lock("k", 0.2, [&](long pid) { seen = pid; });
+    REQUIRE_FALSE(second);
+    CHECK(second.error().code == ErrorCode::lock_timeout);
+    CHECK(seen == ::getpid());
+}
+
+TEST_CASE("tree digest: content, names and the executable bit count; build outputs do not") {
+    core::TempDir dir("bs-tree");
+    core::TempDir cache("bs-tree-cache");
+    const auto& src = dir.path();
+    write(src / "pyproject.toml", "[project]\nname = 'x'\n");
+    write(src / "csrc" / "a.cpp", "int a();\n");
+    auto first = steps::tree_digest(src, cache.path());
+    REQUIRE(first);
+    CHECK(first->size() == 64);
+    CHECK(steps::tree_digest(src, cache.path()).value() == *first);  // stamps cached
+
+    // What builds and VCSs write is not the source.
+    write(src / "build" / "temp" / "a.o", "obj");
+    write(src / "dist" / "x-1.0.whl", "w");
+    write(src / ".git" / "HEAD", "ref: refs/heads/main\n");
+    write(src / "x.egg-info" / "PKG-INFO", "Name: x\n");
+    write(src / "csrc" / "__pycache__" / "m.pyc", "c");
+    CHECK(steps::tree_digest(src, cache.path()).value() == *first);
+
+    write(src / "csrc" / "a.cpp", "int a(); // changed\n");
+    auto changed = steps::tree_digest(src, cache.path());
+    CHECK(changed.value() != *first);
+    write(src / "csrc" / "a.cpp", "int a();\n");
+    CHECK(steps::tree_digest(src, cache.path()).value() == *first);  // content, not mtime
+
+    fs::permissions(src / "csrc" / "a.cpp", fs::perms::owner_exec, fs::perm_options::add);
+    CHECK(steps::tree_digest(src, cache.path()).value() != *first);
+    fs::permissions(src / "csrc" / "a.cpp", fs::perms::owner_exec, fs::perm_options::remove);
+
+    fs::rename(src / "csrc" / "a.cpp", src / "csrc" / "b.cpp");
+    CHECK(steps::tree_digest(src, cache.path()).value() != *first);
+
+    CHECK(steps::tree_digest(src / "nope", cache.path()).value() == "missing");
+}
