@@ -126,7 +126,7 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     cmd->add_flag("--no-device", args->no_device,
                   "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
-    cmd->add_flag("--explain", args->explain, "Print every input of each step key");
+    cmd->add_flag("--explain", args->explain, "Print every input of each step key (and of each build step's cache key, asking torch, nvcc and the compiler)");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });
 }
 

@@ -1,5 +1,8 @@
 #include "core/interrupt.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <atomic>
 #include <csignal>
 
@@ -23,5 +26,14 @@ void install_interrupt_handlers() {
 int interrupt_signal() { return g_signal.load(); }
 
 void set_interrupt_signal(int sig) { g_signal.store(sig); }
+
+bool sleep_interruptible(double seconds) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+        if (interrupt_signal() != 0) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return interrupt_signal() == 0;
+}
 
 }  // namespace bootstrap::core

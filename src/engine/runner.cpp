@@ -66,16 +66,6 @@ bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
     return a.version == b.version && a.record_stamp == b.record_stamp;
 }
 
-/// The sleep between attempts, interruptible.
-bool backoff_sleep(double seconds) {
-    auto end = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < end) {
-        if (core::interrupt_signal() != 0) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
-}
-
 class Runner {
 public:
     Runner(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer)
@@ -396,7 +386,7 @@ private:
             m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id,
                                            attempt, step.attempts, outcome.error().message,
                                            core::format_duration(wait)));
-            if (!backoff_sleep(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+            if (!core::sleep_interruptible(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
         }
         return status;
     }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
+#include "core/interrupt.hpp"
 #include "core/sha256.hpp"
 #include "net/http.hpp"
 #include "net/transfer.hpp"
@@ -243,7 +244,7 @@ Result<Downloaded> download(const DownloadRequest& request) {
                         fmt::format("download of {} failed after {} attempt{}: {}", request.url,
                                     result.attempts, result.attempts == 1 ? "" : "s", problem));
         ++failures;
-        if (!detail::sleep_interruptible(detail::retry_delay(r, request.backoff_base, failures)))
+        if (!core::sleep_interruptible(detail::retry_delay(r, request.backoff_base, failures)))
             return interrupted();
     }
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/interrupt.hpp"
 #include "net/transfer.hpp"
 
 namespace bootstrap::net {
@@ -47,7 +48,7 @@ Result<Response> get(const Request& request) {
             return fail(ErrorCode::network,
                         fmt::format("GET {} failed after {} attempt{}: {}", request.url, attempt,
                                     attempt == 1 ? "" : "s", r.problem));
-        if (!detail::sleep_interruptible(detail::retry_delay(r, request.backoff_base, attempt)))
+        if (!core::sleep_interruptible(detail::retry_delay(r, request.backoff_base, attempt)))
             return interrupted();
     }
 }

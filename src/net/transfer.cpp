@@ -224,13 +224,4 @@ double retry_delay(const TransferResult& r, double backoff_base, int failures) {
     return std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
 }
 
-bool sleep_interruptible(double seconds) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-        if (core::interrupt_signal() != 0) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return core::interrupt_signal() == 0;
-}
-
 }  // namespace bootstrap::net::detail

@@ -68,7 +68,5 @@ private:
 /// `backoff_base * 2^(failures - 1)`, capped at 30.
 [[nodiscard]] double retry_delay(const TransferResult& r, double backoff_base, int failures);
 
-/// Sleep in small steps; false as soon as core::interrupt_signal() is set.
-[[nodiscard]] bool sleep_interruptible(double seconds);
 
 }  // namespace bootstrap::net::detail

@@ -23,13 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void log_line(const StepContext& ctx, const std::string& line) {
-    if (ctx.log_path.empty()) return;
-    std::error_code ec;
-    fs::create_directories(ctx.log_path.parent_path(), ec);
-    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
-}
-
 Result<exec::ProcessResult> run_quiet(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv) {
     exec::ProcessSpec spec;
     spec.argv = std::move(argv);

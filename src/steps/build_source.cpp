@@ -76,13 +76,6 @@ exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std
     return spec;
 }
 
-void log_line(const StepContext& ctx, const std::string& line) {
-    if (ctx.log_path.empty()) return;
-    std::error_code ec;
-    fs::create_directories(ctx.log_path.parent_path(), ec);
-    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
-}
-
 Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args) {
     auto spec = git_spec(step, ctx, std::move(args));
     log_line(ctx, "$ " + core::format_argv(spec.argv));
@@ -100,16 +93,6 @@ Status git_ok(const ResolvedStep& step, StepContext& ctx, std::vector<std::strin
     return tl::unexpected(err);
 }
 
-bool wait_between(int attempt) {
-    double seconds = std::min(30.0, 0.5 * (1 << (attempt - 1)));
-    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-        if (core::interrupt_signal() != 0) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
-}
-
 /// `git fetch` of one commit, shallow first; a server that refuses fetching a commit by id
 /// (uploadpack.allowReachableSHA1InWant off) gets a full fetch. Network failures are retried.
 Status git_fetch_commit(const ResolvedStep& step, StepContext& ctx, const fs::path& repo) {
@@ -125,7 +108,7 @@ Status git_fetch_commit(const ResolvedStep& step, StepContext& ctx, const fs::pa
         last = core::last_lines(full.output, 3);
         if (attempt < b.download_attempts) {
             log_line(ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt, b.download_attempts));
-            if (!wait_between(attempt)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+            if (!core::sleep_interruptible(std::min(30.0, 0.5 * (1 << (attempt - 1))))) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
         }
     }
     return fail(ErrorCode::network,

@@ -33,13 +33,6 @@ exec::ProcessSpec spec_for(const ResolvedStep& step, const StepContext& ctx,
     return spec;
 }
 
-void log_line(const StepContext& ctx, const std::string& line) {
-    if (ctx.log_path.empty()) return;
-    std::error_code ec;
-    fs::create_directories(ctx.log_path.parent_path(), ec);
-    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
-}
-
 Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv) {
     auto spec = spec_for(step, ctx, std::move(argv));
     log_line(ctx, "$ " + core::format_argv(spec.argv));
@@ -156,6 +149,13 @@ Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
 }
 
 }  // namespace
+
+void log_line(const StepContext& ctx, const std::string& line) {
+    if (ctx.log_path.empty()) return;
+    std::error_code ec;
+    fs::create_directories(ctx.log_path.parent_path(), ec);
+    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
+}
 
 std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::file) return "file " + target;

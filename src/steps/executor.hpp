@@ -33,6 +33,9 @@ enum class Outcome { ran, skipped_creates, skipped_unless, kept };
 /// exception the import raised.
 [[nodiscard]] Status verify(const ResolvedStep& step, StepContext& ctx);
 
+/// Append one line to the step's log (nothing when it has none).
+void log_line(const StepContext& ctx, const std::string& line);
+
 /// The Error for a child that did not succeed (shared by executors and verify).
 [[nodiscard]] Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
                                   const exec::ProcessResult& result, const fs::path& log_path);

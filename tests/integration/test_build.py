@@ -89,6 +89,11 @@ def test_directory_build_installs_then_cache_hit_in_another_venv(bw):
     assert "TORCH_CUDA_ARCH_LIST=9.0" in env_line and "MAX_JOBS" not in inputs
     assert "torch: not installed" in inputs and "frontend: uv build" in inputs
     assert (entry / "build.log").exists() and leftovers(bw) == []
+    # The installed wheel is kept in the artifact store, so rollback can restore this build.
+    newest = sorted((bw.venv / ".bootstrap" / "history").glob("*.json"))[-1]
+    origin = json.loads(newest.read_text())["packages"]["fastext"]["origin"]
+    assert origin["step"] == "fastext" and len(origin["artifact_sha256"]) == 64
+    assert (bw.home / "artifacts" / "sha256").exists()
 
     # Same venv: the step is up to date, nothing runs.
     proc, doc = bw.run_json([recipe])
