@@ -60,6 +60,14 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
         if (!s.note.empty()) js["note"] = s.note;
         if (!s.creates.empty()) js["creates"] = s.creates;
         if (!s.unless.empty()) js["unless"] = s.unless;
+        if (s.build)
+            js["build"] = {{"source", s.build->location},
+                           {"rev", s.build->rev},
+                           {"sha256", s.build->sha256},
+                           {"subdirectory", s.build->subdirectory},
+                           {"identity", s.build->source_identity},
+                           {"abi_packages", s.build->abi_versions},
+                           {"archs", s.build->archs ? s.build->archs->derived.torch_arch_list : std::string()}};
         js["verify"] = nlohmann::json::array();
         for (const auto& v : s.verify) js["verify"].push_back(v.describe());
         j["steps"].push_back(std::move(js));

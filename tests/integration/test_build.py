@@ -253,6 +253,11 @@ def test_plan_explain_shows_build_key_inputs(bw):
                   "libstdc++: GLIBCXX_", "env: [", "frontend: uv build"):
         assert f"| {field}" in out, field
     assert "FASTEXT_FLAVOR=x]" in out
+    proc, plan = bw.run_json(["plan", recipe])
+    ok(proc)
+    build = [s for s in plan["steps"] if s["id"] == "fastext"][0]["build"]
+    assert build["source"] == str(bw.tree) and build["identity"].startswith("tree ")
+    assert build["abi_packages"] == ["torch not installed"]
     ok(bw.run([recipe]))
     out = ok(bw.run(["plan", recipe, "--explain"])).stdout
     assert "in the build cache: installs without building" in out
