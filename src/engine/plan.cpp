@@ -10,11 +10,11 @@
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "device/arch.hpp"
-#include "device/probe.hpp"
 #include "device/toolchain.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "steps/build_source.hpp"
+#include "engine/expander.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "recipe/placeholders.hpp"
@@ -39,129 +39,6 @@ int host_cpus() {
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
-
-/// Expands placeholders for one recipe against the facts; `vars` fills in as they resolve.
-class Expander {
-public:
-    Expander(const recipe::Recipe& r, const Facts& f) : m_recipe(r), m_facts(f) {}
-
-    void set_venv(const fs::path& venv) { m_venv = venv; }
-
-    /// Enables `{device.*}`: the request from the options, and where the notices go.
-    void set_device(const PlanOptions& options, Plan* plan) {
-        m_device_request.given = options.arch;
-        m_device_request.no_device = options.no_device;
-        m_device_request.fallback_arch = m_recipe.device_fallback_arch;
-        m_device_request.ptx = m_recipe.device_ptx;
-        m_plan = plan;
-    }
-
-    Result<recipe::Expanded> expand(const recipe::Text& text) {
-        return recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
-    }
-
-    /// Expand and require a complete value (for things needed before anything runs).
-    Result<std::string> expand_now(const recipe::Text& text) {
-        BS_TRY(auto e, expand(text));
-        return e.value;
-    }
-
-    Status resolve_vars() {
-        for (const auto& [name, text] : m_recipe.vars) {
-            BS_TRY(auto e, expand(text));
-            m_vars[name] = e;
-        }
-        return {};
-    }
-
-    /// How many `{device.*}` values have been expanded so far, and the arches they stand for.
-    int device_uses() const { return m_device_uses; }
-    const device::ArchChoice* device_choice_made() const {
-        return m_device && *m_device ? &**m_device : nullptr;
-    }
-
-private:
-    Result<std::optional<std::string>> answer(const recipe::Placeholder& p) {
-        if (p.ns == "env") {
-            auto it = m_facts.env.find(p.name);
-            if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
-            if (p.default_value) return std::optional<std::string>(*p.default_value);
-            return fail(ErrorCode::invalid_recipe,
-                        fmt::format("environment variable {} is not set (used as {{env.{}}}); "
-                                    "set it, or give a default: {{env.{}:-VALUE}}",
-                                    p.name, p.name, p.name));
-        }
-        if (p.ns == "vars") {
-            auto it = m_vars.find(p.name);
-            if (it == m_vars.end())
-                return fail(ErrorCode::invalid_recipe, fmt::format("{{vars.{}}} is not defined", p.name));
-            if (!it->second.complete) return std::optional<std::string>();
-            return std::optional<std::string>(it->second.value);
-        }
-        if (p.ns == "venv") {
-            if (m_venv.empty()) return std::optional<std::string>();
-            if (p.name == "path") return std::optional<std::string>(m_venv.string());
-            if (p.name == "python") return std::optional<std::string>(pyenv::venv_python(m_venv).string());
-        }
-        if (p.ns == "python") {
-            if (!m_facts.python) return std::optional<std::string>();
-            if (p.name == "version") return std::optional<std::string>(m_facts.python->version);
-            if (p.name == "ext_suffix") return std::optional<std::string>(m_facts.python->ext_suffix);
-        }
-        if (p.ns == "host" && p.name == "cpus") return std::optional<std::string>(std::to_string(m_facts.cpus));
-        if (p.ns == "device") {
-            // resolve_venv_path expands [vars] without a plan: a device value is "not known
-            // yet" there, so the venv path alone never probes devices.
-            if (!m_plan) return std::optional<std::string>();
-            BS_TRY(const device::ArchChoice* choice, device_choice());
-            ++m_device_uses;
-            const auto& d = choice->derived;
-            if (p.name == "arch") return std::optional<std::string>(d.arch);
-            if (p.name == "torch_arch_list") return std::optional<std::string>(d.torch_arch_list);
-            if (p.name == "nvte_archs") return std::optional<std::string>(d.nvte_archs);
-            if (p.name == "cmake_archs") return std::optional<std::string>(d.cmake_archs);
-        }
-        return fail(ErrorCode::invalid_recipe, fmt::format("unknown placeholder {{{}.{}}}", p.ns, p.name));
-    }
-
-    /// The target arches, decided the first time a `{device.*}` placeholder is expanded: the
-    /// probes run at most once per plan, and never for a recipe that uses none.
-    Result<const device::ArchChoice*> device_choice() {
-        if (!m_device) m_device = choose_device();
-        if (!*m_device) return tl::unexpected(m_device->error());
-        return &**m_device;
-    }
-
-    Result<device::ArchChoice> choose_device() {
-        std::vector<device::Arch> detected;
-        std::string detected_by;
-        // --no-device probes nothing; --arch still probes, to say what it overrides.
-        if (!m_device_request.no_device || m_device_request.given) {
-            fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg") ? m_venv : fs::path();
-            BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env));
-            detected = report.archs();
-            if (const auto* chosen = report.chosen_answer()) detected_by = chosen->probe;
-            for (const auto& w : report.warnings) m_plan->notes.push_back("device: " + w);
-        }
-        auto choice = device::choose_archs(detected, detected_by, m_device_request);
-        if (!choice) return tl::unexpected(choice.error());
-        for (const auto& n : choice->notices) {
-            m_plan->notes.push_back(n);
-            m_plan->device_notices.push_back(n);
-        }
-        m_plan->device_origin = fmt::format("{} ({})", choice->derived.torch_arch_list, choice->origin);
-        return choice;
-    }
-
-    const recipe::Recipe& m_recipe;
-    const Facts& m_facts;
-    fs::path m_venv;
-    std::map<std::string, recipe::Expanded> m_vars;
-    device::ArchRequest m_device_request;
-    Plan* m_plan = nullptr;
-    std::optional<Result<device::ArchChoice>> m_device;
-    int m_device_uses = 0;
-};
 
 struct StepBuilder {
     const recipe::Recipe& recipe;
@@ -362,11 +239,6 @@ struct StepBuilder {
         return *m_installed;
     }
 
-    static bool is_hex(const std::string& s, std::initializer_list<size_t> sizes) {
-        return std::find(sizes.begin(), sizes.end(), s.size()) != sizes.end() &&
-               std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-    }
-
     /// A Python package from source: the source's identity (commit, archive sha256 or a tree
     /// digest) and the ABI packages' versions go into the step key; the build-cache key is
     /// computed when the step runs (steps/build.hpp).
@@ -378,7 +250,7 @@ struct StepBuilder {
         BS_TRY(b.location, text(src.location, out));
         if (src.rev) {
             BS_TRY(b.rev, text(*src.rev, out));
-            if (out.complete && !is_hex(b.rev, {40, 64}))
+            if (out.complete && !recipe::is_commit_id(b.rev))
                 return fail(ErrorCode::invalid_recipe,
                             fmt::format("{}: 'source.rev' must be a full commit id (40 hex digits), not '{}'",
                                         src.rev->loc.str(), b.rev));
@@ -386,7 +258,7 @@ struct StepBuilder {
         if (src.sha256) {
             BS_TRY(b.sha256, text(*src.sha256, out));
             b.sha256 = core::to_lower(b.sha256);
-            if (out.complete && !is_hex(b.sha256, {64}))
+            if (out.complete && !recipe::is_sha256_hex(b.sha256))
                 return fail(ErrorCode::invalid_recipe, fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
                                                                    src.sha256->loc.str(), b.sha256));
         }

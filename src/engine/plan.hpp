@@ -3,6 +3,7 @@
 // that digests everything affecting its result, chained with the previous step's key.
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,8 @@ struct Plan {
     /// no step uses a device placeholder (then nothing was probed).
     std::string device_origin;
     std::vector<std::string> device_notices;  // the loud ones among `notes` (`run` shows them)
+    /// For the run's manifests: cuda_archs, cuda_archs_from, gpus, driver_version (when known).
+    std::map<std::string, std::string> device_facts;
 };
 
 /// Gather facts: environment, cpus, and the venv interpreter when `venv` holds one.

@@ -59,6 +59,7 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
     request.recipe_digest = plan.recipe->source_digest;
     BS_TRY(auto m, manifest::take_snapshot(request));
     m.run = manifest::RunInfo{run_id, phase, core::utc_iso8601(), ok};
+    m.device = plan.device_facts;  // empty when no step used {device.*} (nothing was probed)
     return m;
 }
 

@@ -88,7 +88,7 @@ struct Manifest {
     std::map<std::string, std::string> build_env;  // TORCH_CUDA_ARCH_LIST and friends, when set
     std::string recipe_name;
     std::string recipe_digest;
-    std::map<std::string, std::string> device;  // device facts when probes exist (later issue)
+    std::map<std::string, std::string> device;  // a run's {device.*} facts: cuda_archs, gpus, ...
     std::optional<RunInfo> run;
 };
 

@@ -114,10 +114,6 @@ std::optional<StepKind> parse_kind(std::string_view name) {
     return std::nullopt;
 }
 
-bool is_hex(std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
-}
-
 /// A value written literally (no placeholder) can be checked now; one with placeholders is
 /// checked by the plan once expanded.
 bool literal(const Text& t) { return t.value.find('{') == std::string::npos; }
@@ -159,7 +155,7 @@ void read_source(Reader& rd, const toml::node& n, Step& step) {
         if (const toml::node* rev = t.get("rev")) {
             src.rev = rd.text(*rev, "source.rev");
             if (src.rev && literal(*src.rev) &&
-                !((src.rev->value.size() == 40 || src.rev->value.size() == 64) && is_hex(src.rev->value)))
+                !is_commit_id(src.rev->value))
                 rd.report(src.rev->loc,
                           fmt::format("'source.rev' must be a full commit id (40 hex digits), not '{}': a branch "
                                       "or tag can move, and a build must be reproducible",
@@ -177,7 +173,7 @@ void read_source(Reader& rd, const toml::node& n, Step& step) {
         only_with("submodules", "git");
         if (const toml::node* sha = t.get("sha256")) {
             src.sha256 = rd.text(*sha, "source.sha256");
-            if (src.sha256 && literal(*src.sha256) && !(src.sha256->value.size() == 64 && is_hex(src.sha256->value)))
+            if (src.sha256 && literal(*src.sha256) && !is_sha256_hex(src.sha256->value))
                 rd.report(src.sha256->loc,
                           fmt::format("'source.sha256' must be 64 hex digits, not '{}'", src.sha256->value));
         } else if (!contains(suggested, "sha256")) {

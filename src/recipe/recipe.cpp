@@ -67,4 +67,14 @@ bool is_var_name(std::string_view name) {
 
 }  // namespace detail
 
+namespace {
+bool all_hex(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+}  // namespace
+
+bool is_commit_id(std::string_view s) { return (s.size() == 40 || s.size() == 64) && all_hex(s); }
+
+bool is_sha256_hex(std::string_view s) { return s.size() == 64 && all_hex(s); }
+
 }  // namespace bootstrap::recipe

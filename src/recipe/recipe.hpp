@@ -185,6 +185,11 @@ struct Recipe {
     std::optional<PerfBaseline> perf_baseline;  // [perf] baseline
 };
 
+/// A full git commit id: 40 (SHA-1) or 64 (SHA-256) hex digits.
+[[nodiscard]] bool is_commit_id(std::string_view s);
+/// A sha256 digest written in hex: 64 hex digits.
+[[nodiscard]] bool is_sha256_hex(std::string_view s);
+
 /// Parse and validate a recipe file completely. All problems found are reported at once:
 /// Error{invalid_recipe, "<first problem>", "<every problem, one per line>"}, each line
 /// starting with "file:line:col: ".

@@ -308,6 +308,10 @@ def test_cuda_build_checks_torch_first_and_keys_on_torch(bw):
     inputs = (cache_entries(bw)[0] / "inputs.txt").read_text()
     assert "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1" in inputs and "arch_list: 9.0" in inputs
     assert "abi_packages: [torch 2.11.0+cu130]" in inputs
+    # The run's manifests say which arch the build targeted, and why.
+    newest = sorted((bw.venv / ".bootstrap" / "history").glob("*.json"))[-1]
+    device = json.loads(newest.read_text())["device"]
+    assert device["cuda_archs"] == "9.0" and device["cuda_archs_from"].startswith("--arch 9.0"), device
 
     # A new torch makes the step run again, and the build with it.
     install_fake_torch(bw, "2.11.1+cu130")

@@ -1,0 +1,114 @@
+#include "engine/expander.hpp"
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "device/probe.hpp"
+
+namespace bootstrap::engine {
+
+void Expander::set_device(const PlanOptions& options, Plan* plan) {
+    m_device_request.given = options.arch;
+    m_device_request.no_device = options.no_device;
+    m_device_request.fallback_arch = m_recipe.device_fallback_arch;
+    m_device_request.ptx = m_recipe.device_ptx;
+    m_plan = plan;
+}
+
+Result<recipe::Expanded> Expander::expand(const recipe::Text& text) {
+    return recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
+}
+
+Status Expander::resolve_vars() {
+    for (const auto& [name, text] : m_recipe.vars) {
+        BS_TRY(auto e, expand(text));
+        m_vars[name] = e;
+    }
+    return {};
+}
+
+Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p) {
+    if (p.ns == "env") {
+        auto it = m_facts.env.find(p.name);
+        if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
+        if (p.default_value) return std::optional<std::string>(*p.default_value);
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("environment variable {} is not set (used as {{env.{}}}); "
+                                "set it, or give a default: {{env.{}:-VALUE}}",
+                                p.name, p.name, p.name));
+    }
+    if (p.ns == "vars") {
+        auto it = m_vars.find(p.name);
+        if (it == m_vars.end())
+            return fail(ErrorCode::invalid_recipe, fmt::format("{{vars.{}}} is not defined", p.name));
+        if (!it->second.complete) return std::optional<std::string>();
+        return std::optional<std::string>(it->second.value);
+    }
+    if (p.ns == "venv") {
+        if (m_venv.empty()) return std::optional<std::string>();
+        if (p.name == "path") return std::optional<std::string>(m_venv.string());
+        if (p.name == "python") return std::optional<std::string>(pyenv::venv_python(m_venv).string());
+    }
+    if (p.ns == "python") {
+        if (!m_facts.python) return std::optional<std::string>();
+        if (p.name == "version") return std::optional<std::string>(m_facts.python->version);
+        if (p.name == "ext_suffix") return std::optional<std::string>(m_facts.python->ext_suffix);
+    }
+    if (p.ns == "host" && p.name == "cpus") return std::optional<std::string>(std::to_string(m_facts.cpus));
+    if (p.ns == "device") {
+        // resolve_venv_path expands [vars] without a plan: a device value is "not known
+        // yet" there, so the venv path alone never probes devices.
+        if (!m_plan) return std::optional<std::string>();
+        BS_TRY(const device::ArchChoice* choice, device_choice());
+        ++m_device_uses;
+        const auto& d = choice->derived;
+        if (p.name == "arch") return std::optional<std::string>(d.arch);
+        if (p.name == "torch_arch_list") return std::optional<std::string>(d.torch_arch_list);
+        if (p.name == "nvte_archs") return std::optional<std::string>(d.nvte_archs);
+        if (p.name == "cmake_archs") return std::optional<std::string>(d.cmake_archs);
+    }
+    return fail(ErrorCode::invalid_recipe, fmt::format("unknown placeholder {{{}.{}}}", p.ns, p.name));
+}
+
+/// The target arches, decided the first time a `{device.*}` placeholder is expanded.
+Result<const device::ArchChoice*> Expander::device_choice() {
+    if (!m_device) m_device = choose_device();
+    if (!*m_device) return tl::unexpected(m_device->error());
+    return &**m_device;
+}
+
+Result<device::ArchChoice> Expander::choose_device() {
+    std::vector<device::Arch> detected;
+    std::string detected_by;
+    std::vector<std::string> gpus;
+    std::string driver;
+    // --no-device probes nothing; --arch still probes, to say what it overrides.
+    if (!m_device_request.no_device || m_device_request.given) {
+        fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg") ? m_venv : fs::path();
+        BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env));
+        detected = report.archs();
+        if (const auto* chosen = report.chosen_answer()) {
+            detected_by = chosen->probe;
+            for (const auto& g : chosen->gpus)
+                gpus.push_back(fmt::format("{} ({}.{})", g.name.empty() ? "GPU" : g.name, g.major, g.minor));
+        }
+        for (const auto& answer : report.answers)
+            if (driver.empty() && !answer.driver_version.empty()) driver = answer.driver_version;
+        for (const auto& w : report.warnings) m_plan->notes.push_back("device: " + w);
+    }
+    auto choice = device::choose_archs(detected, detected_by, m_device_request);
+    if (!choice) return tl::unexpected(choice.error());
+    for (const auto& n : choice->notices) {
+        m_plan->notes.push_back(n);
+        m_plan->device_notices.push_back(n);
+    }
+    m_plan->device_origin = fmt::format("{} ({})", choice->derived.torch_arch_list, choice->origin);
+    // What the run's manifests record about the device the build targets.
+    m_plan->device_facts["cuda_archs"] = choice->derived.torch_arch_list;
+    m_plan->device_facts["cuda_archs_from"] = choice->origin;
+    if (!gpus.empty()) m_plan->device_facts["gpus"] = core::join(gpus, ", ");
+    if (!driver.empty()) m_plan->device_facts["driver_version"] = driver;
+    return choice;
+}
+
+}  // namespace bootstrap::engine
