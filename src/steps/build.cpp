@@ -4,12 +4,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
-#include "core/interrupt.hpp"
 #include "core/strings.hpp"
 #include "device/preflight.hpp"
 #include "device/probe.hpp"

@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -76,17 +74,22 @@ exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std
     return spec;
 }
 
-Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args) {
-    auto spec = git_spec(step, ctx, std::move(args));
+/// Run git; only an interrupt is an error here (callers judge the exit status).
+Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, const exec::ProcessSpec& spec) {
     log_line(ctx, "$ " + core::format_argv(spec.argv));
     BS_TRY(auto result, ctx.run(spec));
     if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
     return result;
 }
 
+Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args) {
+    return run_git(step, ctx, git_spec(step, ctx, std::move(args)));
+}
+
+/// Run git; a non-zero exit is an error saying `what` went wrong.
 Status git_ok(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args, const std::string& what) {
-    auto spec = git_spec(step, ctx, args);
-    BS_TRY(auto result, run_git(step, ctx, std::move(args)));
+    auto spec = git_spec(step, ctx, std::move(args));
+    BS_TRY(auto result, run_git(step, ctx, spec));
     if (result.ok()) return {};
     auto err = child_failure(step, spec, result, ctx.log_path);
     err.message = fmt::format("step '{}': {}: {}", step.id, what, result.describe());
