@@ -58,7 +58,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
     else
         fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
     fmt::print("installer: {} ({})\n", plan.installer->name(), plan.installer->program().string());
-    if (!plan.device_origin.empty()) fmt::print("cuda archs: {}\n", plan.device_origin);
+    if (auto origin = plan.device_origin(); !origin.empty()) fmt::print("cuda archs: {}\n", origin);
     for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
     for (const auto& s : plan.steps) {
         fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),

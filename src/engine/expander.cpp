@@ -102,7 +102,6 @@ Result<device::ArchChoice> Expander::choose_device() {
         m_plan->notes.push_back(n);
         m_plan->device_notices.push_back(n);
     }
-    m_plan->device_origin = fmt::format("{} ({})", choice->derived.torch_arch_list, choice->origin);
     // What the run's manifests record about the device the build targets.
     m_plan->device_facts["cuda_archs"] = choice->derived.torch_arch_list;
     m_plan->device_facts["cuda_archs_from"] = choice->origin;

@@ -46,7 +46,6 @@ struct StepBuilder {
     const Facts& facts;
     Plan& plan;
     Expander& ex;
-    std::optional<std::map<std::string, pyenv::Distribution>> m_installed;
 
     fs::path recipe_dir() const { return recipe.file.parent_path(); }
 
@@ -229,16 +228,6 @@ struct StepBuilder {
         return {};
     }
 
-    /// Installed distributions, read once per plan (for build steps' ABI packages).
-    const std::map<std::string, pyenv::Distribution>& installed() {
-        if (!m_installed) {
-            m_installed.emplace();
-            if (facts.python)
-                if (auto scanned = pyenv::scan_venv_packages(*facts.python)) m_installed = std::move(*scanned);
-        }
-        return *m_installed;
-    }
-
     /// A Python package from source: the source's identity (commit, archive sha256 or a tree
     /// digest) and the ABI packages' versions go into the step key; the build-cache key is
     /// computed when the step runs (steps/build.hpp).
@@ -285,13 +274,19 @@ struct StepBuilder {
             BS_TRY(auto value, text(v, out));
             b.request.config_settings.emplace_back(k, value);
         }
-        for (const auto& name : s.abi_packages) {
-            std::string n = pyenv::normalize_name(name);
-            auto it = installed().find(n);
-            b.abi_packages.push_back(n);
-            b.abi_versions.push_back(n + " " + (it == installed().end() ? "not installed" : it->second.version));
-            if (n == "torch" && it != installed().end()) {
+        // Only the ABI packages' dist-info is read (a no-op run scans the venv once, in the runner).
+        std::vector<std::string> abi;
+        for (const auto& name : s.abi_packages) abi.push_back(pyenv::normalize_name(name));
+        std::map<std::string, pyenv::Distribution> installed;
+        if (facts.python && !abi.empty()) {
+            BS_TRY(installed, pyenv::scan_venv_packages(*facts.python, abi));
+        }
+        for (const auto& n : abi) {
+            auto it = installed.find(n);
+            b.abi_versions.push_back(n + " " + (it == installed.end() ? "not installed" : it->second.version));
+            if (n == "torch" && it != installed.end()) {
                 const auto& st = it->second.record_stamp;
+                b.torch_version = it->second.version;
                 b.torch_record_stamp = fmt::format("{} {} {}", st.size, st.mtime_ns, st.inode);
             }
         }
@@ -315,23 +310,24 @@ struct StepBuilder {
         return {};
     }
 
-    /// The compiler as a file: canonical path, size and mtime (ccache's compiler_check=mtime).
-    static std::string file_identity(const std::string& program) {
+    /// A program as a file: its real path, size and mtime (ccache's compiler_check=mtime).
+    static std::string program_identity(const std::string& program) {
         std::error_code ec;
         fs::path real = fs::canonical(program, ec);
-        if (ec) return program + " (not found)";
-        auto size = fs::file_size(real, ec);
-        auto mtime = fs::last_write_time(real, ec).time_since_epoch().count();
-        return fmt::format("{} size={} mtime={}", real.string(), size, mtime);
+        return ec ? program + " (not found)" : pyenv::file_identity(real);
     }
 
     // The program a child runs is resolved now, on the child's PATH, so that the plan shows
     // (and the key hashes) the exact file that will run.
-    void resolve_program(std::vector<std::string>& argv, const exec::EnvMap& env) {
-        if (argv.empty() || argv[0].find('/') != std::string::npos) return;
+    static std::string on_path(const std::string& program, const exec::EnvMap& env) {
+        if (program.find('/') != std::string::npos) return program;
         auto it = env.find("PATH");
-        auto found = exec::find_program(argv[0], it == env.end() ? "" : it->second);
-        if (!found.empty()) argv[0] = found.string();
+        auto found = exec::find_program(program, it == env.end() ? "" : it->second);
+        return found.empty() ? program : found.string();
+    }
+
+    void resolve_program(std::vector<std::string>& argv, const exec::EnvMap& env) {
+        if (!argv.empty()) argv[0] = on_path(argv[0], env);
     }
 
     Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index, const std::string& prev_key) {
@@ -429,7 +425,7 @@ struct StepBuilder {
             key.add("installer", plan.installer->identity());
         if (out.kind == recipe::StepKind::pybind11) {
             key.add("source.sha256", out.source_digest);
-            key.add("compiler", out.argv.empty() ? "" : file_identity(out.argv[0]));
+            key.add("compiler", out.argv.empty() ? "" : program_identity(out.argv[0]));
             key.add("pybind11.includes", out.pybind11_includes);
         }
         if (out.build) {
@@ -438,11 +434,9 @@ struct StepBuilder {
             key.add("build.abi_packages", out.build->abi_versions);
             // Toolchain files by stat (cheap); their versions are in the build-cache key.
             auto cxx = out.child_env.count("CXX") ? out.child_env.at("CXX") : std::string("c++");
-            auto path = out.child_env.count("PATH") ? out.child_env.at("PATH") : std::string();
-            auto found = cxx.find('/') == std::string::npos ? exec::find_program(cxx, path) : fs::path(cxx);
-            key.add("build.compiler", file_identity(found.empty() ? cxx : found.string()));
+            key.add("build.compiler", program_identity(on_path(cxx, out.child_env)));
             auto nvcc = device::find_nvcc(out.child_env);
-            key.add("build.nvcc", nvcc.empty() ? std::string("none") : file_identity(nvcc.string()));
+            key.add("build.nvcc", nvcc.empty() ? std::string("none") : program_identity(nvcc.string()));
         }
         if (out.kind == recipe::StepKind::venv) key.add("python", recipe.venv.python);
         if (out.kind == recipe::StepKind::run) {
@@ -459,6 +453,13 @@ struct StepBuilder {
 };
 
 }  // namespace
+
+std::string Plan::device_origin() const {
+    auto archs = device_facts.find("cuda_archs");
+    auto from = device_facts.find("cuda_archs_from");
+    if (archs == device_facts.end() || from == device_facts.end()) return {};
+    return fmt::format("{} ({})", archs->second, from->second);
+}
 
 Result<Facts> gather_facts(const fs::path& venv, bool update_caches) {
     Facts facts;
@@ -519,7 +520,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",
                                          plan.installer->name()));
 
-    StepBuilder builder{recipe, options, facts, plan, ex, {}};
+    StepBuilder builder{recipe, options, facts, plan, ex};
     std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);
     for (size_t i = 0; i < recipe.steps.size(); ++i) {
         BS_TRY(auto step, builder.build(recipe.steps[i], i, prev_key));

@@ -49,12 +49,14 @@ struct Plan {
     exec::EnvMap base_env;  // pass-through env with [env] set/unset applied
     std::vector<steps::ResolvedStep> steps;
     std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
-    /// The arches `{device.*}` stood for and why ("probe 'driver'", "--arch 9.0"); empty when
-    /// no step uses a device placeholder (then nothing was probed).
-    std::string device_origin;
     std::vector<std::string> device_notices;  // the loud ones among `notes` (`run` shows them)
-    /// For the run's manifests: cuda_archs, cuda_archs_from, gpus, driver_version (when known).
+    /// What `{device.*}` stood for (the run's manifests keep it): cuda_archs, cuda_archs_from,
+    /// gpus, driver_version (when known). Empty when no step uses a device placeholder (then
+    /// nothing was probed).
     std::map<std::string, std::string> device_facts;
+
+    /// "9.0 (probe 'driver')": the arches and why; "" when no step used `{device.*}`.
+    [[nodiscard]] std::string device_origin() const;
 };
 
 /// Gather facts: environment, cpus, and the venv interpreter when `venv` holds one.

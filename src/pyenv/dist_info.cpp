@@ -1,6 +1,7 @@
 #include "pyenv/dist_info.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -147,7 +148,7 @@ bool newer(const Distribution& a, const Distribution& b) {
 }  // namespace
 
 Result<std::map<std::string, Distribution>>
-scan_site_packages(const std::filesystem::path& site_packages) {
+scan_site_packages(const std::filesystem::path& site_packages, const std::vector<std::string>& only) {
     DIR* dir = ::opendir(site_packages.c_str());
     if (dir == nullptr)
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
@@ -162,6 +163,9 @@ scan_site_packages(const std::filesystem::path& site_packages) {
             name.substr(name.size() - k_dist_info_suffix.size()) != k_dist_info_suffix)
             continue;
         if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN && entry->d_type != DT_LNK)
+            continue;
+        if (!only.empty() && std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) ==
+                                 only.end())
             continue;
         Distribution dist;
         if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;

@@ -34,9 +34,10 @@ struct Distribution {
 };
 
 /// Every distribution in `site_packages`, keyed by normalised name. Reads only the METADATA
-/// headers it needs (stops at the first blank line).
+/// headers it needs (stops at the first blank line). With `only` (normalised names), reads just
+/// the `*.dist-info` directories named for those.
 [[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(
-    const std::filesystem::path& site_packages);
+    const std::filesystem::path& site_packages, const std::vector<std::string>& only = {});
 
 /// The Requires-Dist lines of an installed distribution, parsed.
 [[nodiscard]] Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist);

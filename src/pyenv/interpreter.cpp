@@ -157,10 +157,11 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
     return facts;
 }
 
-Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts) {
-    BS_TRY(auto dists, scan_site_packages(facts.purelib));
+Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
+                                                              const std::vector<std::string>& only) {
+    BS_TRY(auto dists, scan_site_packages(facts.purelib, only));
     if (!facts.platlib.empty() && facts.platlib != facts.purelib && fs::exists(facts.platlib)) {
-        BS_TRY(auto more, scan_site_packages(facts.platlib));
+        BS_TRY(auto more, scan_site_packages(facts.platlib, only));
         dists.merge(more);  // keeps purelib's entry for a name in both
     }
     return dists;

@@ -49,7 +49,9 @@ struct InterpreterFacts {
                                                   bool update_cache = true);
 
 /// Every distribution the venv's interpreter sees: purelib, then platlib where it differs and
-/// exists (lib64 layouts); purelib wins for a name in both, as on sys.path.
-[[nodiscard]] Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts);
+/// exists (lib64 layouts); purelib wins for a name in both, as on sys.path. `only`: just these
+/// normalised names (see scan_site_packages).
+[[nodiscard]] Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
+                                                                          const std::vector<std::string>& only = {});
 
 }  // namespace bootstrap::pyenv

@@ -33,7 +33,8 @@ Result<exec::ProcessResult> run_quiet(const ResolvedStep& step, StepContext& ctx
     return result;
 }
 
-// torch's build-relevant facts, asked of the venv's interpreter.
+// torch's build-relevant facts, asked of the venv's interpreter. Not device::probe_torch: that
+// one also asks torch for the GPUs, which initialises CUDA (seconds on a node) for nothing here.
 const char* k_torch_probe = R"PY(
 import torch
 print("bootstrap-torch: %s cuda %s cxx11_abi %d" % (torch.__version__, torch.version.cuda,
@@ -44,11 +45,8 @@ print("bootstrap-torch: %s cuda %s cxx11_abi %d" % (torch.__version__, torch.ver
 /// answer is kept in the venv per installed torch (its version and RECORD's stat stamp).
 Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
     const auto& b = *step.build;
-    std::string torch_line;
-    for (size_t i = 0; i < b.abi_packages.size(); ++i)
-        if (b.abi_packages[i] == "torch") torch_line = b.abi_versions[i];
-    if (torch_line.empty() || torch_line.ends_with(" not installed")) return std::string("not installed");
-    torch_line += " record " + b.torch_record_stamp;
+    if (b.torch_version.empty()) return std::string("not installed");
+    std::string torch_line = "torch " + b.torch_version + " record " + b.torch_record_stamp;
     fs::path cache = ctx.venv / ".bootstrap" / "torch.facts";
     if (auto cached = core::read_file(cache)) {
         auto lines = core::split(*cached, '\n');
@@ -145,23 +143,9 @@ Result<std::string> source_identity(const ResolvedStep& step) {
     return "tree " + digest;
 }
 
-Status run_logged(const ResolvedStep& step, StepContext& ctx, const pyenv::Command& cmd, const fs::path& cwd) {
-    exec::ProcessSpec spec;
-    spec.argv = cmd.argv;
-    spec.cwd = cwd;
-    spec.env = step.child_env;
-    for (const auto& [k, v] : cmd.env_set) spec.env[k] = v;
-    if (step.timeout > 0) spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
-    spec.log_path = ctx.log_path;
-    spec.on_output = ctx.on_output;
-    log_line(ctx, "$ " + core::format_argv(spec.argv));
-    BS_TRY(auto result, ctx.run(spec));
-    if (!result.ok()) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
-    return {};
-}
-
 /// Install the built wheel; reinstalled even when the same version is there (a rebuild for
-/// another arch keeps the version).
+/// another arch keeps the version). The installer's own variables are already in the step's
+/// environment: the plan put the build command's there, and install sets the same ones.
 Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path& wheel) {
     const auto& b = *step.build;
     std::string name = core::split(wheel.filename().string(), '-').front();
@@ -169,13 +153,13 @@ Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path&
     req.requirements = {wheel.string()};
     if (b.installer->name() == "uv") {
         req.reinstall_packages = {name};
-        return run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/");
+        return run_child(step, ctx, b.installer->install(ctx.venv, req, b.net).argv, "/");
     }
     // pip: dependencies first, then the wheel itself forced in without touching them.
-    BS_CHECK(run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/"));
+    BS_CHECK(run_child(step, ctx, b.installer->install(ctx.venv, req, b.net).argv, "/"));
     req.reinstall = true;
     req.no_deps = true;
-    return run_logged(step, ctx, b.installer->install(ctx.venv, req, b.net), "/");
+    return run_child(step, ctx, b.installer->install(ctx.venv, req, b.net).argv, "/");
 }
 
 /// Before a CUDA build: torch has kernels for the target, nvcc matches torch's CUDA, nvcc can
@@ -223,7 +207,7 @@ Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext
     request.project = *project;
     request.out_dir = staging;
     const auto start = Clock::now();
-    auto built = run_logged(step, ctx, b.installer->build_wheel(ctx.venv, request, b.net), *project);
+    auto built = run_child(step, ctx, b.installer->build_wheel(ctx.venv, request, b.net).argv, *project);
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     cleanup(!built);
     if (!built) return tl::unexpected(built.error());

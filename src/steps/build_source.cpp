@@ -61,16 +61,11 @@ std::string git_program(const ResolvedStep& step) {
 }
 
 exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std::vector<std::string> args) {
-    exec::ProcessSpec spec;
-    spec.argv = {git_program(step)};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = step.child_env;
+    args.insert(args.begin(), git_program(step));
+    auto spec = child_spec(step, ctx, std::move(args));
     spec.env["GIT_TERMINAL_PROMPT"] = "0";  // never wait for a password on a terminal
     spec.cwd = "/";
-    spec.log_path = ctx.log_path;
-    spec.on_output = ctx.on_output;
     spec.capture = true;
-    if (step.timeout > 0) spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
     return spec;
 }
 

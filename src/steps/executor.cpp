@@ -20,8 +20,9 @@ namespace {
 
 constexpr size_t k_tail_lines = 40;
 
-exec::ProcessSpec spec_for(const ResolvedStep& step, const StepContext& ctx,
-                           std::vector<std::string> argv) {
+}  // namespace
+
+exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, std::vector<std::string> argv) {
     exec::ProcessSpec spec;
     spec.argv = std::move(argv);
     spec.cwd = step.cwd;
@@ -33,13 +34,16 @@ exec::ProcessSpec spec_for(const ResolvedStep& step, const StepContext& ctx,
     return spec;
 }
 
-Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv) {
-    auto spec = spec_for(step, ctx, std::move(argv));
+Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv, const fs::path& cwd) {
+    auto spec = child_spec(step, ctx, std::move(argv));
+    if (!cwd.empty()) spec.cwd = cwd;
     log_line(ctx, "$ " + core::format_argv(spec.argv));
     BS_TRY(auto result, ctx.run(spec));
     if (!result.ok()) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
     return {};
 }
+
+namespace {
 
 /// Remove everything in an existing venv but bootstrap's own state (journal, logs, history).
 Status clear_venv(const fs::path& venv) {
@@ -70,7 +74,7 @@ print("bootstrap-verify-origin: " + spec.origin)
 Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
                               const ResolvedVerify& clause) {
     if (!clause.library_is_module) return fs::path(clause.library);
-    auto spec = spec_for(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
+    auto spec = child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
                                      k_find_spec_probe, clause.library});
     spec.capture = true;
     spec.cwd = "/";
@@ -114,7 +118,7 @@ Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const Resolv
 Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
     std::vector<std::string> argv = step.argv;
     if (!step.pybind11_includes.empty()) {
-        auto spec = spec_for(step, ctx, step.pybind11_includes);
+        auto spec = child_spec(step, ctx, step.pybind11_includes);
         spec.capture = true;
         log_line(ctx, "$ " + core::format_argv(spec.argv));
         BS_TRY(auto result, ctx.run(spec));
@@ -210,7 +214,7 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
                 return Outcome::skipped_creates;
             }
             if (!step.unless.empty()) {
-                auto spec = spec_for(step, ctx, step.unless);
+                auto spec = child_spec(step, ctx, step.unless);
                 log_line(ctx, "$ " + core::format_argv(spec.argv) + "   # unless");
                 BS_TRY(auto result, ctx.run(spec));
                 if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
@@ -247,7 +251,7 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             BS_CHECK(verify_cuda_arch(step, ctx, clause));
             continue;
         }
-        auto spec = spec_for(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
+        auto spec = child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
                                          pyenv::import_probe_script(), clause.target, clause.attr});
         spec.capture = true;
         spec.cwd = "/";  // never import from a project directory by accident

@@ -33,6 +33,15 @@ enum class Outcome { ran, skipped_creates, skipped_unless, kept };
 /// exception the import raised.
 [[nodiscard]] Status verify(const ResolvedStep& step, StepContext& ctx);
 
+/// A child of the step: its argv, cwd, complete environment, timeout, log and live output.
+[[nodiscard]] exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx,
+                                           std::vector<std::string> argv);
+
+/// Run a child of the step (in `cwd` when given), logging its argv; a failure becomes the
+/// child_failure Error.
+[[nodiscard]] Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv,
+                               const fs::path& cwd = {});
+
 /// Append one line to the step's log (nothing when it has none).
 void log_line(const StepContext& ctx, const std::string& line);
 

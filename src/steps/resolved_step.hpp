@@ -41,8 +41,8 @@ struct BuildSpec {
     /// "tree HEX" (a digest of the directory's files; see steps::tree_digest).
     std::string source_identity;
     pyenv::BuildRequest request;  // project / out_dir are filled in when the step runs
-    std::vector<std::string> abi_packages;   // normalised names
-    std::vector<std::string> abi_versions;   // "torch 2.11.0+cu130", in abi_packages order
+    std::vector<std::string> abi_versions;   // "torch 2.11.0+cu130" / "torch not installed"
+    std::string torch_version;               // "" when torch is not an installed ABI package
     std::string torch_record_stamp;          // stat of torch's RECORD: a reinstall changes it
     fs::path home;                           // $BOOTSTRAP_HOME: sources/ and builds/ live here
     std::shared_ptr<const pyenv::Installer> installer;

@@ -70,7 +70,7 @@ TEST_CASE("a recipe without {device.*} probes nothing") {
                       "argv = [\"true\"]\n");
     auto plan = engine::make_plan(r, {}, w.facts());
     REQUIRE(plan);
-    CHECK(plan->device_origin.empty());
+    CHECK(plan->device_origin().empty());
     CHECK(plan->notes.empty());
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("{device.*} come from the detected GPU") {
     const auto& s = plan->steps.at(0);
     CHECK(s.env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0");
     CHECK(s.argv == std::vector<std::string>{"make", "ARCH=9.0", "NVTE=90", "CMAKE=90"});
-    CHECK(plan->device_origin == "9.0 (probe 'driver')");
+    CHECK(plan->device_origin() == "9.0 (probe 'driver')");
     CHECK(s.key.size() == 64);
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("a --no-device plan uses fallback_arch (with ptx), and needs one") {
     REQUIRE(plan);
     CHECK(plan->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0+PTX");
     CHECK(has_note(*plan, "--no-device: building for 9.0"));
-    CHECK(plan->device_origin == "9.0+PTX ([device] fallback_arch)");
+    CHECK(plan->device_origin() == "9.0+PTX ([device] fallback_arch)");
 
     auto bare = w.recipe(k_build_step);
     auto missing = engine::make_plan(bare, opts, w.facts());

@@ -110,6 +110,19 @@ TEST_CASE("scan_site_packages reads names, versions and stamps") {
     CHECK(installed.at("noinstaller").installer.empty());
 }
 
+TEST_CASE("scan_site_packages can read just the named distributions") {
+    TempDir tmp("bs-pyenv");
+    fs::path site = tmp.path();
+    write_dist(site, {"torch", "2.11.0+cu130"});
+    write_dist(site, {"Foo_Bar", "1.0"});
+    write_dist(site, {"foo", "2.0"});
+    auto only = bootstrap::pyenv::scan_site_packages(site, {"foo-bar", "absent"});
+    REQUIRE(only);
+    REQUIRE(only->size() == 1);
+    CHECK(only->at("foo-bar").version == "1.0");
+    CHECK(bootstrap::pyenv::scan_site_packages(site, {"torch"})->at("torch").version == "2.11.0+cu130");
+}
+
 TEST_CASE("scan_site_packages notices a rewritten RECORD") {
     TempDir tmp("bs-pyenv");
     fs::path dir = write_dist(tmp.path(), {"pkg", "1.0"});
