@@ -1,12 +1,18 @@
 #include "cli/json_output.hpp"
 
+#include "core/redact.hpp"
+#include "core/strings.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace bootstrap::cli {
 
 namespace {
 nlohmann::json error_value(const Error& e) {
-    return {{"message", e.message}, {"detail", e.detail}, {"exit_code", exit_code_for(e)}};
+    // The last line of defence: nothing printed carries a URL's credentials.
+    return {{"message", core::redact_text(e.message)},
+            {"detail", core::redact_text(e.detail)},
+            {"exit_code", exit_code_for(e)}};
 }
 }  // namespace
 
@@ -35,7 +41,8 @@ std::string run_report_json(const engine::RunReport& report, const std::string& 
     return j.dump(2) + "\n";
 }
 
-std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
+std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
+                      const std::vector<engine::StepDecision>& decisions) {
     nlohmann::json j;
     j["schema"] = 1;
     j["recipe"] = plan.recipe->name;
@@ -47,11 +54,15 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
     j["notes"] = plan.notes;
     j["steps"] = nlohmann::json::array();
     for (const auto& s : plan.steps) {
+        std::vector<std::string> argv;
+        for (const auto& a : s.argv) argv.push_back(core::redact_text(a));
+        std::map<std::string, std::string> env_set;
+        for (const auto& [k, v] : s.env_set) env_set[k] = core::shown_value(k, v, plan.recipe->env_secret);
         nlohmann::json js{{"id", s.id},
                           {"kind", recipe::to_string(s.kind)},
-                          {"argv", s.argv},
+                          {"argv", argv},
                           {"cwd", s.cwd.string()},
-                          {"env", {{"set", s.env_set}, {"unset", s.env_unset}}},
+                          {"env", {{"set", env_set}, {"unset", s.env_unset}}},
                           {"key", s.key.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.key)},
                           {"complete", s.complete},
                           {"timeout", s.timeout},
@@ -59,7 +70,11 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
                           {"optional", s.optional}};
         if (!s.note.empty()) js["note"] = s.note;
         if (!s.creates.empty()) js["creates"] = s.creates;
-        if (!s.unless.empty()) js["unless"] = s.unless;
+        if (!s.unless.empty()) {
+            std::vector<std::string> unless;
+            for (const auto& a : s.unless) unless.push_back(core::redact_text(a));
+            js["unless"] = unless;
+        }
         if (s.build)
             js["build"] = {{"source", s.build->location},
                            {"rev", s.build->rev},
@@ -70,6 +85,10 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts) {
                            {"archs", s.build->archs ? s.build->archs->derived.torch_arch_list : std::string()}};
         js["verify"] = nlohmann::json::array();
         for (const auto& v : s.verify) js["verify"].push_back(v.describe());
+        if (!s.index_urls.empty()) js["index_urls"] = s.index_urls;
+        if (s.index < decisions.size())
+            js["would"] = {{"action", engine::to_string(decisions[s.index].decision)},
+                           {"reason", decisions[s.index].reason}};
         j["steps"].push_back(std::move(js));
     }
     return j.dump(2) + "\n";

@@ -4,8 +4,10 @@
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/plan.hpp"
+#include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/build.hpp"
 
@@ -51,7 +53,8 @@ void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
         if (!line.empty()) fmt::print("    | {}\n", line);
 }
 
-void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool explain) {
+void print_plan(const engine::Plan& plan, const engine::Facts& facts,
+                const std::vector<engine::StepDecision>& decisions, bool explain) {
     fmt::print("recipe: {} ({})\n", plan.recipe->name, plan.recipe->file.string());
     if (facts.python)
         fmt::print("venv: {} (exists, Python {})\n", plan.venv.string(), facts.python->version);
@@ -63,14 +66,23 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts, bool expla
     for (const auto& s : plan.steps) {
         fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
                    s.optional ? " optional" : "");
+        if (s.index < decisions.size()) {
+            const auto& d = decisions[s.index];
+            const char* what = d.decision == engine::Decision::run           ? "would run"
+                               : d.decision == engine::Decision::verify_only ? "would re-verify"
+                                                                             : "would skip";
+            fmt::print("  {}: {}\n", what, d.reason);
+        }
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
+        if (!s.index_urls.empty()) fmt::print("  indexes: {}\n", core::join(s.index_urls, ", "));
         if (s.build) fmt::print("  source: {}\n", describe_source(*s.build));
-        if (!s.argv.empty()) fmt::print("  argv: {}\n", core::format_argv(s.argv));
+        if (!s.argv.empty()) fmt::print("  argv: {}\n", core::redact_text(core::format_argv(s.argv)));
         fmt::print("  cwd: {}\n", s.cwd.string());
-        for (const auto& [k, v] : s.env_set) fmt::print("  env set: {}={}\n", k, v);
+        for (const auto& [k, v] : s.env_set)
+            fmt::print("  env set: {}={}\n", k, core::shown_value(k, v, plan.recipe->env_secret));
         if (!s.env_unset.empty()) fmt::print("  env unset: {}\n", core::join(s.env_unset, " "));
         if (!s.creates.empty()) fmt::print("  creates: {}\n", s.creates);
-        if (!s.unless.empty()) fmt::print("  unless: {}\n", core::format_argv(s.unless));
+        if (!s.unless.empty()) fmt::print("  unless: {}\n", core::redact_text(core::format_argv(s.unless)));
         if (s.timeout > 0) fmt::print("  timeout: {}s\n", s.timeout);
         if (s.attempts > 1) fmt::print("  attempts: {}\n", s.attempts);
         for (const auto& v : s.verify) fmt::print("  verify: {}\n", v.describe());
@@ -106,10 +118,12 @@ int execute_plan(const PlanArgs& args) {
     if (!facts) return fail_with(facts.error());
     auto plan = engine::make_plan(*loaded, options, *facts);
     if (!plan) return fail_with(plan.error());
+    auto decisions = engine::predict(*plan, *facts);
+    if (!decisions) return fail_with(decisions.error());
     if (args.json)
-        fmt::print("{}", plan_json(*plan, *facts));
+        fmt::print("{}", plan_json(*plan, *facts, *decisions));
     else
-        print_plan(*plan, *facts, args.explain);
+        print_plan(*plan, *facts, *decisions, args.explain);
     return 0;
 }
 

@@ -20,7 +20,8 @@ constexpr const char* k_bold = "\x1b[1m";
 
 const char* color_for(engine::StepResult r) {
     switch (r) {
-        case engine::StepResult::ran: return k_green;
+        case engine::StepResult::ran:
+        case engine::StepResult::verified: return k_green;
         case engine::StepResult::skipped:
         case engine::StepResult::not_selected: return k_yellow;
         default: return k_red;

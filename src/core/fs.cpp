@@ -93,4 +93,14 @@ TempDir::~TempDir() {
     fs::remove_all(m_path, ec);
 }
 
+std::string expand_home(std::string_view path, std::string_view home) {
+    if (home.empty()) return std::string(path);
+    for (std::string_view prefix : {"~", "$HOME", "${HOME}"}) {
+        if (!path.starts_with(prefix)) continue;
+        auto rest = path.substr(prefix.size());
+        if (rest.empty() || rest.front() == '/') return std::string(home) + std::string(rest);
+    }
+    return std::string(path);
+}
+
 }  // namespace bootstrap::core

@@ -21,6 +21,10 @@ namespace fs = std::filesystem;
 /// Create a directory and its parents; the error names the path.
 [[nodiscard]] Status create_directories(const fs::path& path);
 
+/// A path as a shell would read it: a leading `~` or `~/`, `$HOME` or `${HOME}` is the home
+/// directory `home` (nothing changes when `home` is empty).
+[[nodiscard]] std::string expand_home(std::string_view path, std::string_view home);
+
 /// A fresh, empty directory under the system temp dir, removed by the destructor.
 class TempDir {
 public:

@@ -50,6 +50,8 @@ Result<Journal> Journal::load(const fs::path& venv) {
             entry.finished_at = e.value("finished_at", "");
             entry.seconds = e.value("seconds", 0.0);
             entry.log = e.value("log", "");
+            entry.venv_state = e.value("venv_state", "");
+            if (e.contains("index_urls")) entry.index_urls = e.at("index_urls").get<std::vector<std::string>>();
             if (e.contains("dists"))
                 for (const auto& [name, d] : e.at("dists").items()) {
                     DistRecord rec;
@@ -79,6 +81,8 @@ Status Journal::save(const fs::path& venv) const {
         nlohmann::json je{{"key", e.key},           {"status", to_string(e.status)},
                           {"run_id", e.run_id},     {"finished_at", e.finished_at},
                           {"seconds", e.seconds},   {"log", e.log}};
+        if (!e.venv_state.empty()) je["venv_state"] = e.venv_state;
+        if (!e.index_urls.empty()) je["index_urls"] = e.index_urls;
         je["dists"] = nlohmann::json::object();
         for (const auto& [name, d] : e.dists)
             je["dists"][name] = {{"version", d.version},

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "pyenv/dist_info.hpp"
@@ -32,6 +33,11 @@ struct JournalEntry {
     double seconds = 0;
     std::string log;
     std::map<std::string, DistRecord> dists;  // normalised name -> record
+    /// installed_state() when the step last passed: its verify clauses saw that venv.
+    std::string venv_state;
+    /// Install steps: the indexes the installer used (credentials redacted), in its order of
+    /// precedence; what rollback and lock ask again.
+    std::vector<std::string> index_urls;
 };
 
 struct Journal {

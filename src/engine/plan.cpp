@@ -17,6 +17,9 @@
 #include "engine/expander.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
+#include "core/fs.hpp"
+#include "core/redact.hpp"
+#include "pyenv/index_config.hpp"
 #include "recipe/placeholders.hpp"
 
 namespace bootstrap::engine {
@@ -32,6 +35,18 @@ bool is_volatile(const std::string& name) {
                                                   "NO_COLOR", "TZ", "TMPDIR", "LANG", "LANGUAGE"};
     return core::starts_with(name, "LC_") || core::starts_with(name, "BOOTSTRAP_") ||
            std::find(k_names.begin(), k_names.end(), name) != k_names.end();
+}
+
+std::string home_expanded(const std::string& path, const exec::EnvMap& env) {
+    auto home = env.find("HOME");
+    return core::expand_home(path, home == env.end() ? "" : home->second);
+}
+
+/// Names a venv's bin/ provides: a run step saying `python` or `pip` means the venv's, even
+/// before the venv step has made it.
+bool venv_provides(const std::string& program, const std::string& python_request) {
+    return program == "python" || program == "python3" || program == "pip" || program == "pip3" ||
+           program == "python" + python_request;
 }
 
 int host_cpus() {
@@ -65,7 +80,8 @@ struct StepBuilder {
     }
 
     /// Relative local paths (find_links, project, cwd, creates) are taken from the recipe's dir.
-    std::string local_path(const std::string& value) const {
+    std::string local_path(const std::string& raw) const {
+        const std::string value = home_expanded(raw, facts.env);
         if (value.empty() || value.find("://") != std::string::npos || fs::path(value).is_absolute() ||
             value.front() == '<')
             return value;
@@ -123,9 +139,11 @@ struct StepBuilder {
             cmd = plan.installer->install(plan.venv, req, plan.net);
             // uv and pip spell these the same: every pin comes from the file, with its hash.
             cmd.argv.insert(cmd.argv.end(), {"-r", out.requirements_file.string(), "--require-hashes"});
+            out.install = std::move(req);
             return {};
         }
         cmd = plan.installer->install(plan.venv, req, plan.net);
+        out.install = std::move(req);
         return {};
     }
 
@@ -373,8 +391,26 @@ struct StepBuilder {
         std::sort(out.env_unset.begin(), out.env_unset.end());
         out.env_unset.erase(std::unique(out.env_unset.begin(), out.env_unset.end()), out.env_unset.end());
         out.child_env = exec::compose_environment(facts.env, out.env_set, out.env_unset);
+        if (out.kind == recipe::StepKind::run || out.kind == recipe::StepKind::check) {
+            // Run steps and checks work inside the venv, as `launch` does: its bin/ first on
+            // PATH, VIRTUAL_ENV set, no PYTHONHOME. A value the step sets itself wins.
+            if (!out.env_set.count("VIRTUAL_ENV")) out.child_env["VIRTUAL_ENV"] = plan.venv.string();
+            if (!out.env_set.count("PATH")) {
+                auto path = out.child_env.find("PATH");
+                out.child_env["PATH"] = (plan.venv / "bin").string() +
+                                        (path == out.child_env.end() || path->second.empty() ? "" : ":" + path->second);
+            }
+            if (!out.env_set.count("PYTHONHOME")) out.child_env.erase("PYTHONHOME");
+            for (auto* argv : {&out.argv, &out.unless})
+                if (!argv->empty() && venv_provides((*argv)[0], recipe.venv.python))
+                    (*argv)[0] = (plan.venv / "bin" / (*argv)[0]).string();
+        }
         resolve_program(out.argv, out.child_env);
         resolve_program(out.unless, out.child_env);
+        if (out.install) {
+            for (auto& url : pyenv::effective_indexes(plan.installer->name(), *out.install, out.child_env, plan.venv).all())
+                out.index_urls.push_back(core::redact_url(url));
+        }
 
         for (const auto& clause : s.verify) {
             steps::ResolvedVerify v{clause.kind, {}, {}, {}, false, {}};
@@ -406,19 +442,25 @@ struct StepBuilder {
             out.key_explain = "(known once the venv exists)\n";
             return;
         }
+        // Secrets (credentials in URLs, values of secret-looking variables) are shown as
+        // `***` and never hashed: the key and `plan --explain` carry no secret, and rotating a
+        // token re-runs nothing.
+        const auto& secret = recipe.env_secret;
         core::KeyBuilder key(k_step_key_scheme);
         key.add("previous", prev_key);
         key.add("id", out.id);
         key.add("kind", recipe::to_string(out.kind));
-        key.add("argv", out.argv);
+        std::vector<std::string> argv;
+        for (const auto& a : out.argv) argv.push_back(core::redact_text(a));
+        key.add("argv", argv);
         key.add("cwd", out.cwd.string());
         std::vector<std::string> set;
-        for (const auto& [k, v] : out.env_set) set.push_back(k + "=" + v);
+        for (const auto& [k, v] : out.env_set) set.push_back(k + "=" + core::shown_value(k, v, secret));
         key.add("env.set", set);
         key.add("env.unset", out.env_unset);
         std::vector<std::string> inherited;
         for (const auto& [k, v] : out.child_env)
-            if (!is_volatile(k) && !out.env_set.count(k)) inherited.push_back(k + "=" + v);
+            if (!is_volatile(k) && !out.env_set.count(k)) inherited.push_back(k + "=" + core::shown_value(k, v, secret));
         key.add("env.inherited", inherited);
         if (out.kind != recipe::StepKind::run && out.kind != recipe::StepKind::check &&
             out.kind != recipe::StepKind::pybind11)
@@ -452,6 +494,25 @@ struct StepBuilder {
     }
 };
 
+/// Steps that work in a venv need one: from the recipe's venv step, or already there.
+Status check_venv_source(const recipe::Recipe& recipe, const fs::path& venv) {
+    bool makes_venv = false;
+    const recipe::Step* needs = nullptr;
+    for (const auto& s : recipe.steps) {
+        if (s.kind == recipe::StepKind::venv) makes_venv = true;
+        if (!needs && !makes_venv && (s.kind != recipe::StepKind::run || !s.verify.empty())) needs = &s;
+    }
+    if (!needs || makes_venv) return {};
+    std::error_code ec;
+    if (fs::exists(venv / "pyvenv.cfg", ec)) return {};
+    return fail(ErrorCode::invalid_recipe,
+                fmt::format("{}: step '{}' needs a venv, but the recipe has no `venv` step before it and {} is "
+                            "not a venv",
+                            needs->loc.str(), needs->id, venv.string()),
+                "add a first step `[[step]] id = \"venv\"  kind = \"venv\"`, or point [venv] path (or --venv) "
+                "at an existing venv");
+}
+
 }  // namespace
 
 std::string Plan::device_origin() const {
@@ -477,7 +538,7 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
                                    const Facts& facts) {
     fs::path venv;
     if (options.venv) {
-        venv = *options.venv;
+        venv = home_expanded(options.venv->string(), facts.env);
         if (venv.is_relative()) venv = fs::current_path() / venv;
     } else {
         Expander ex(recipe, facts);
@@ -487,7 +548,7 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
             return fail(ErrorCode::invalid_recipe,
                         fmt::format("{}: the venv path must be known before anything runs",
                                     recipe.venv.path.loc.str()));
-        venv = path.value;
+        venv = home_expanded(path.value, facts.env);
         if (venv.is_relative()) venv = recipe.file.parent_path() / venv;
     }
     return venv.lexically_normal();
@@ -520,6 +581,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",
                                          plan.installer->name()));
 
+    if (!facts.python) BS_CHECK(check_venv_source(recipe, plan.venv));
     StepBuilder builder{recipe, options, facts, plan, ex};
     std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);
     for (size_t i = 0; i < recipe.steps.size(); ++i) {

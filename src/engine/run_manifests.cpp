@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
@@ -10,14 +11,6 @@
 namespace bootstrap::engine {
 
 namespace {
-
-/// The value of a flag in an installer argv ("--index-url X"), in order of appearance.
-std::vector<std::string> flag_values(const std::vector<std::string>& argv, std::string_view flag) {
-    std::vector<std::string> out;
-    for (size_t i = 0; i + 1 < argv.size(); ++i)
-        if (argv[i] == flag) out.push_back(argv[i + 1]);
-    return out;
-}
 
 /// PEP 427: the distribution part of a wheel file name is normalised with '_' for runs of
 /// [-_.]; compare on PEP 503 names and the version part.
@@ -37,8 +30,8 @@ std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps
         if (fs::exists(p)) return p;
     }
     // Installed from a --find-links directory: look for its wheel there.
-    if (step != nullptr)
-        for (const auto& dir : flag_values(step->argv, "--find-links")) {
+    if (step != nullptr && step->install)
+        for (const auto& dir : step->install->find_links) {
             std::error_code ec;
             for (const auto& entry : fs::directory_iterator(dir, ec))
                 if (wheel_matches(entry.path(), pkg.name, pkg.version)) return entry.path();
@@ -63,17 +56,27 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
     return m;
 }
 
-std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
-                                          const Journal& journal, const Plan& plan,
-                                          manifest::ArtifactStore& store) {
+namespace {
+
+std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Manifest* previous,
+                                  const Journal& journal, const Plan* plan, manifest::ArtifactStore* store) {
     std::vector<std::string> warnings;
-    std::map<std::string, const steps::ResolvedStep*> owner;
-    for (const auto& step : plan.steps) {
-        auto it = journal.steps.find(step.id);
-        if (it == journal.steps.end()) continue;
-        for (const auto& [name, rec] : it->second.dists) owner[name] = &step;
-    }
+    // Who installed each distribution, and the indexes it used then (the journal's record;
+    // the plan's step only for its find-links directories).
+    struct Owner {
+        std::string step_id;
+        const JournalEntry* entry = nullptr;
+        const steps::ResolvedStep* step = nullptr;
+    };
+    std::map<std::string, Owner> owner;
+    for (const auto& [id, entry] : journal.steps)
+        for (const auto& [name, rec] : entry.dists) owner[name] = Owner{id, &entry, nullptr};
+    if (plan != nullptr)
+        for (const auto& step : plan->steps)
+            for (auto& [name, o] : owner)
+                if (o.step_id == step.id) o.step = &step;
     for (auto& [name, pkg] : after.packages) {
+        pkg.origin.url = core::redact_url(pkg.origin.url);  // direct_url.json may hold credentials
         if (previous != nullptr) {
             auto prev = previous->packages.find(name);
             if (prev != previous->packages.end() && prev->second.version == pkg.version &&
@@ -84,20 +87,20 @@ std::vector<std::string> annotate_origins(manifest::Manifest& after, const manif
             }
         }
         auto own = owner.find(name);
-        const steps::ResolvedStep* step = own == owner.end() ? nullptr : own->second;
-        if (step != nullptr) {
-            pkg.origin.step = step->id;
-            if (pkg.origin.kind == "index" || pkg.origin.kind == "unknown") {
-                // uv lets extra indexes take precedence; both lists are kept in argv order.
-                auto urls = flag_values(step->argv, "--index-url");
-                auto extra = flag_values(step->argv, "--extra-index-url");
-                urls.insert(urls.end(), extra.begin(), extra.end());
-                if (!urls.empty()) pkg.origin.index_urls = urls;
-            }
+        const steps::ResolvedStep* step = own == owner.end() ? nullptr : own->second.step;
+        if (own != owner.end()) {
+            pkg.origin.step = own->second.step_id;
+            // The default index first, then the extras (pyenv/index_config.hpp), as recorded
+            // when the step ran; a journal from before that record falls back to the plan's.
+            auto urls = own->second.entry->index_urls;
+            if (urls.empty() && step != nullptr) urls = step->index_urls;
+            if ((pkg.origin.kind == "index" || pkg.origin.kind == "unknown") && !urls.empty())
+                pkg.origin.index_urls = urls;
         }
-        if (!pkg.origin.artifact_sha256.empty() && store.find(pkg.origin.artifact_sha256)) continue;
+        if (store == nullptr) continue;
+        if (!pkg.origin.artifact_sha256.empty() && store->find(pkg.origin.artifact_sha256)) continue;
         if (auto wheel = local_wheel_of(pkg, step)) {
-            auto digest = store.add(*wheel);
+            auto digest = store->add(*wheel);
             if (digest)
                 pkg.origin.artifact_sha256 = *digest;
             else
@@ -105,6 +108,29 @@ std::vector<std::string> annotate_origins(manifest::Manifest& after, const manif
                                                digest.error().message));
         }
     }
+    return warnings;
+}
+
+}  // namespace
+
+std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
+                                          const Journal& journal, const Plan& plan,
+                                          manifest::ArtifactStore& store) {
+    return annotate(after, previous, journal, &plan, &store);
+}
+
+std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv) {
+    std::vector<std::string> warnings;
+    Journal journal;
+    if (auto loaded = Journal::load(venv)) journal = std::move(*loaded);
+    else warnings.push_back(loaded.error().message);
+    std::optional<manifest::Manifest> newest;
+    if (auto entries = manifest::list_history(venv); entries && !entries->empty()) {
+        if (auto loaded = manifest::load_manifest(entries->back().file)) newest = std::move(*loaded);
+        else warnings.push_back(loaded.error().message);
+    }
+    auto more = annotate(m, newest ? &*newest : nullptr, journal, nullptr, nullptr);
+    warnings.insert(warnings.end(), more.begin(), more.end());
     return warnings;
 }
 

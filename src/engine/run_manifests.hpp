@@ -30,4 +30,9 @@ namespace bootstrap::engine {
                                                         const Journal& journal, const Plan& plan,
                                                         manifest::ArtifactStore& store);
 
+/// The same for a snapshot taken outside a run (`snapshot -o FILE`): origins from the venv's
+/// journal and newest history entry, so a saved manifest can be rolled back to. Stores nothing;
+/// returns warnings (an unreadable journal or history entry).
+[[nodiscard]] std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv);
+
 }  // namespace bootstrap::engine

@@ -13,16 +13,17 @@
 #include "engine/lock.hpp"
 #include "engine/rollback.hpp"
 #include "engine/run_manifests.hpp"
+#include "engine/skip_rule.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "steps/executor.hpp"
+#include "steps/venv_swap.hpp"
 
 namespace bootstrap::engine {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Installed = std::map<std::string, pyenv::Distribution>;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -32,34 +33,32 @@ Result<Installed> scan_installed(const Facts& facts) {
     return pyenv::scan_venv_packages(*facts.python);
 }
 
-/// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
-/// stamp that changed while the digest did not is refreshed (and `*refreshed` set).
-bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why, bool* refreshed) {
-    for (auto& [name, rec] : entry.dists) {
-        auto it = installed.find(name);
-        if (it == installed.end()) {
-            *why = fmt::format("{} is no longer installed", name);
-            return false;
-        }
-        if (it->second.version != rec.version) {
-            *why = fmt::format("{} is now {} (was {})", name, it->second.version, rec.version);
-            return false;
-        }
-        if (it->second.record_stamp == rec.stamp) continue;
-        auto digest = pyenv::record_digest(it->second);
-        if (!digest || *digest != rec.record_sha256) {
-            *why = fmt::format("{} {} was reinstalled or modified", name, rec.version);
-            return false;
-        }
-        rec.stamp = it->second.record_stamp;
-        *refreshed = true;
-    }
-    return true;
-}
-
 Result<DistRecord> record_of(const pyenv::Distribution& d) {
     BS_TRY(auto digest, pyenv::record_digest(d));
     return DistRecord{d.version, digest, d.record_stamp};
+}
+
+/// A run step that ran a Python other than the venv's: its failure says nothing about the venv.
+std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
+    if (step.kind != recipe::StepKind::run || step.argv.empty()) return {};
+    const fs::path program = step.argv[0];
+    const std::string name = program.filename().string();
+    if (!core::starts_with(name, "python") && !core::starts_with(name, "pip")) return {};
+    auto venv_it = step.child_env.find("VIRTUAL_ENV");
+    if (venv_it == step.child_env.end()) return {};
+    const fs::path bin = fs::path(venv_it->second) / "bin";
+    if (program.parent_path() == bin) return {};
+    return fmt::format("\nnote: this step ran {}, not the venv's interpreter ({}): what it could not find is not "
+                       "missing from the venv; write `{}` (the venv's) or `{{venv.python}}` in argv",
+                       program.string(), (bin / "python").string(), name);
+}
+
+/// Two manifests of the same venv state (what run/label/time say aside).
+bool same_state(manifest::Manifest a, manifest::Manifest b) {
+    a.run.reset();
+    b.run.reset();
+    a.label = b.label;
+    return manifest::to_json(a) == manifest::to_json(b);
 }
 
 bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
@@ -92,7 +91,10 @@ public:
         }));
         // Another run may have changed the venv while we waited; otherwise the plan stands (a
         // second plan would double the cost of a no-op run, device probing included).
-        if (waited) BS_CHECK(replan(venv));
+        // A recreation that an earlier run did not finish is undone first (steps/venv_swap.hpp).
+        BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
+        if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
+        if (waited || restored) BS_CHECK(replan(venv));
         BS_TRY(m_journal, Journal::load(venv));
         m_journal.recipe = m_recipe.name;
         BS_TRY(m_installed, scan_installed(m_facts));
@@ -116,6 +118,7 @@ public:
                 break;
             }
         }
+        if (m_report.ok()) BS_CHECK(settle_verified_state());
         finish_manifests();
         if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
             restore_before();
@@ -127,7 +130,7 @@ private:
     Status replan(const fs::path& venv) {
         BS_TRY(m_facts, gather_facts(venv, true));
         BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
-        m_allowed_conflicts.reset();
+        m_skip.reset();
         return {};
     }
 
@@ -161,62 +164,9 @@ private:
         return true;
     }
 
-    /// Files a step promises (`creates`, a pybind11 output, `file` verify clauses) still exist:
-    /// a stat each.
-    static bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
-        std::vector<std::string> paths;
-        if (!step.creates.empty()) paths.push_back(step.creates);
-        if (!step.output.empty()) paths.push_back(step.output);
-        for (const auto& v : step.verify)
-            if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
-        for (const auto& p : paths)
-            if (!fs::exists(p)) {
-                *why = p + " no longer exists";
-                return false;
-            }
-        return true;
-    }
-
-    /// Why the step can be skipped without running anything, or "" when it must run; then
-    /// `why_run` says what made it run.
-    std::string skip_reason(const steps::ResolvedStep& step, std::string& why_run) {
-        if (m_options.force) {
-            why_run = "forced";
-            return {};
-        }
-        auto it = m_journal.steps.find(step.id);
-        if (it == m_journal.steps.end())
-            why_run = "first run";
-        else if (it->second.status != StepStatus::ok)
-            why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
-        else if (it->second.key != step.key)
-            why_run = "step changed";
-        else if (outputs_exist(step, &why_run) && outcome_holds(it->second, m_installed, &why_run, &m_journal_dirty))
-            return "up to date";
-        if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
-            !m_installed.empty()) {
-            for (const auto& req : step.requirements) {
-                std::string reason;
-                if (!pyenv::is_satisfied(req, m_installed, m_facts.python->markers, step.pre, &reason,
-                                         allowed_conflicts()))
-                    return {};
-            }
-            return "requirements already satisfied";
-        }
-        return {};
-    }
-
-    /// {dependent, dependency} pins that the recipe overrides: a step installing `dependency`
-    /// with `allow_conflicts = ["dependent"]` (cublas over torch's pin, SEED-NOTES P10).
-    const std::set<std::pair<std::string, std::string>>& allowed_conflicts() {
-        if (!m_allowed_conflicts) {
-            m_allowed_conflicts.emplace();
-            for (const auto& st : m_plan.steps)
-                for (const auto& dependent : st.source->allow_conflicts)
-                    for (const auto& req : st.requirements)
-                        m_allowed_conflicts->insert({pyenv::normalize_name(dependent), req.normalized_name});
-        }
-        return *m_allowed_conflicts;
+    SkipRule& skip_rule() {
+        if (!m_skip) m_skip.emplace(m_plan, m_facts, m_journal);
+        return *m_skip;
     }
 
     /// Run step i; an error return stops the run.
@@ -227,46 +177,72 @@ private:
         m_observer.step_started(i, total, step);
         const auto start = Clock::now();
 
-        std::string why_run;
-        std::string reason = skip_reason(step, why_run);
-        const bool skip = !reason.empty();
+        const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
+        const bool runs = decision.runs_action();
+        const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
-        if (!skip || m_options.verify || reason != "up to date") {
+        if (runs || verifies) {
             ctx.log_path = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id /
                            fmt::format("{:02}-{}.log", i + 1, step.id);
             report.log = ctx.log_path.string();
         }
 
+        report.reason = decision.reason;
         Status status;
-        if (!skip) {
-            report.reason = why_run;
+        steps::Outcome outcome = steps::Outcome::kept;
+        if (runs) {
             BS_CHECK(ensure_before_snapshot());
-            status = run_attempts(step, ctx, report);
-        } else {
-            report.reason = reason;
+            auto ran = run_attempts(step, ctx, report);
+            if (ran) outcome = *ran;
+            else status = tl::unexpected(ran.error());
         }
-        const bool run_verify = !skip || m_options.verify || reason != "up to date";
-        if (status && run_verify && !step.verify.empty()) status = steps::verify(step, ctx);
+        bool in_verify = false;
+        if (status && verifies) {
+            in_verify = true;
+            status = steps::verify(step, ctx);
+        }
 
         report.seconds = since(start);
-        if (!status) return finish_failed(i, step, report, status.error());
+        if (!status) return finish_failed(i, step, report, status.error(), in_verify);
 
-        report.result = skip ? StepResult::skipped : StepResult::ran;
-        if (step.kind == recipe::StepKind::venv && step.keep_venv && !skip) {
+        report.result = runs                                         ? StepResult::ran
+                        : decision.decision == Decision::verify_only ? StepResult::verified
+                                                                     : StepResult::skipped;
+        if (outcome == steps::Outcome::kept && runs) {
             report.result = StepResult::skipped;
-            report.reason = step.note;
+            if (step.kind == recipe::StepKind::venv) report.reason = step.note;
         }
-        BS_CHECK(record_success(i, step, report, skip && reason == "up to date"));
+        // What a check or a verify clause saw changes only when something actually ran.
+        if (outcome == steps::Outcome::ran) m_earlier_ran = true;
+        const bool unchanged = decision.decision == Decision::up_to_date || decision.decision == Decision::verify_only;
+        BS_CHECK(record_success(i, step, report, unchanged, verifies));
         m_observer.step_finished(i, total, report);
 
         // Creating the venv makes its interpreter's facts known: resolve the later steps now.
-        if (step.kind == recipe::StepKind::venv && !skip && !step.keep_venv) {
+        if (step.kind == recipe::StepKind::venv && outcome == steps::Outcome::ran) {
             BS_CHECK(replan(m_plan.venv));
             BS_TRY(m_installed, scan_installed(m_facts));
         }
         return {};
+    }
+
+    /// A run that passed leaves the venv its recipe stands for: every passed step's verify
+    /// clauses now answer for that state, and re-run only when it changes (or an earlier step
+    /// of a later run runs). A no-op run finds nothing to update and writes nothing.
+    Status settle_verified_state() {
+        const std::string state = installed_state(m_installed);
+        bool changed = false;
+        for (const auto& step : m_plan.steps) {
+            auto it = m_journal.steps.find(step.id);
+            if (it == m_journal.steps.end() || it->second.status != StepStatus::ok || it->second.key != step.key)
+                continue;
+            if (it->second.venv_state == state) continue;
+            it->second.venv_state = state;
+            changed = true;
+        }
+        return changed ? m_journal.save(m_plan.venv) : Status{};
     }
 
     /// The newest history entry, once (origins of unchanged packages carry over from it).
@@ -276,6 +252,7 @@ private:
             auto entries = manifest::list_history(m_plan.venv);
             if (entries && !entries->empty()) {
                 auto m = manifest::load_manifest(entries->back().file);
+                m_previous_number = entries->back().number;
                 if (m) m_previous = std::move(*m);
                 else m_report.warnings.push_back(m.error().message);
             }
@@ -292,8 +269,13 @@ private:
         BS_TRY(auto before, snapshot_for_run(m_plan, m_facts, m_report.run_id, "before", true));
         auto warnings = annotate_origins(before, previous_manifest(), m_journal, m_plan, m_store);
         m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
-        BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
-        m_report.history_before = entry.number;
+        if (const auto* previous = previous_manifest(); previous && same_state(*previous, before)) {
+            // The venv is as the newest entry recorded it: that entry is the "before".
+            m_report.history_before = m_previous_number;
+        } else {
+            BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
+            m_report.history_before = entry.number;
+        }
         m_before = std::move(before);
         return {};
     }
@@ -368,8 +350,8 @@ private:
         m_report.rolled_back = true;
     }
 
-    Status run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
-        Status status;
+    Result<steps::Outcome> run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
+        Error last{ErrorCode::internal, "no attempt ran", {}};
         for (int attempt = 1; attempt <= step.attempts; ++attempt) {
             report.attempts = attempt;
             auto outcome = steps::execute(step, ctx);
@@ -378,9 +360,9 @@ private:
                 if (*outcome == steps::Outcome::skipped_unless) report.reason = "unless: command succeeded";
                 if (!ctx.note.empty()) report.reason = ctx.note;
                 if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
-                return {};
+                return *outcome;
             }
-            status = tl::unexpected(outcome.error());
+            last = outcome.error();
             if (outcome.error().code == ErrorCode::interrupted || attempt == step.attempts) break;
             double wait = m_options.backoff_base * static_cast<double>(1 << (attempt - 1));
             m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id,
@@ -388,13 +370,20 @@ private:
                                            core::format_duration(wait)));
             if (!core::sleep_interruptible(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
         }
-        return status;
+        return tl::unexpected(last);
     }
 
-    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error) {
+    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify) {
         const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
         if (interrupted) error.code = ErrorCode::interrupted;
+        if (auto note = foreign_interpreter_note(step); !note.empty()) error.detail += note;
         report.error = error;
+        // The label says what went wrong, never why the step was due ("failed: up to date").
+        report.reason = interrupted              ? std::string(in_verify ? "interrupted while verifying" : "interrupted")
+                        : in_verify              ? std::string("verify failed")
+                        : error.code == ErrorCode::timeout ? std::string("timed out")
+                        : report.attempts > 1    ? fmt::format("failed {} attempts", report.attempts)
+                                                 : std::string("failed");
         report.result = interrupted           ? StepResult::interrupted
                         : step.optional      ? StepResult::optional_failed
                                               : StepResult::failed;
@@ -415,12 +404,18 @@ private:
     }
 
     /// Journal a passed step; the distributions it changed now belong to it.
-    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged) {
+    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged,
+                          bool verified) {
         JournalEntry& entry = m_journal.steps[step.id];
         if (unchanged && entry.key == step.key) {
+            if (verified) {
+                entry.venv_state = installed_state(m_installed);
+                skip_rule().clear_refreshed();
+                return m_journal.save(m_plan.venv);
+            }
             // A no-op must stay cheap: write only when refreshed stamps need keeping.
-            if (!m_journal_dirty) return {};
-            m_journal_dirty = false;
+            if (!skip_rule().refreshed()) return {};
+            skip_rule().clear_refreshed();
             return m_journal.save(m_plan.venv);
         }
         Installed before = std::move(m_installed);
@@ -458,6 +453,8 @@ private:
         }
         entry.key = step.key;
         entry.status = StepStatus::ok;
+        entry.venv_state = installed_state(m_installed);
+        entry.index_urls = step.index_urls;
         entry.run_id = m_report.run_id;
         entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;
@@ -473,14 +470,15 @@ private:
     Journal m_journal;
     Installed m_installed;
     RunReport m_report;
-    bool m_journal_dirty = false;
+    std::optional<SkipRule> m_skip;
+    bool m_earlier_ran = false;  // a step of this run ran: later verify clauses run again
     manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
     bool m_before_taken = false;
     std::optional<manifest::Manifest> m_before;
     std::optional<manifest::Manifest> m_after;
     bool m_previous_loaded = false;
+    int m_previous_number = 0;
     std::optional<manifest::Manifest> m_previous;
-    std::optional<std::set<std::pair<std::string, std::string>>> m_allowed_conflicts;
 };
 
 }  // namespace
@@ -489,6 +487,7 @@ const char* to_string(StepResult r) {
     switch (r) {
         case StepResult::ran: return "ran";
         case StepResult::skipped: return "skipped";
+        case StepResult::verified: return "verified";
         case StepResult::failed: return "failed";
         case StepResult::optional_failed: return "failed (optional)";
         case StepResult::interrupted: return "interrupted";

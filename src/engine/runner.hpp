@@ -29,7 +29,9 @@ struct RunOptions {
     bool rollback_on_failure = false;  // restore the before-snapshot when a step fails
 };
 
-enum class StepResult { ran, skipped, failed, optional_failed, interrupted, not_selected, not_reached };
+/// `verified`: the step's action was up to date, and its verify clauses (which see the whole
+/// venv) ran again because something changed since they last passed, and passed.
+enum class StepResult { ran, skipped, verified, failed, optional_failed, interrupted, not_selected, not_reached };
 [[nodiscard]] const char* to_string(StepResult r);
 
 struct StepReport {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,6 +175,9 @@ struct Recipe {
     NetworkSection network;
     std::map<std::string, Text> env_set;  // [env] set = { ... }
     std::vector<std::string> env_unset;   // [env] unset = [ ... ]
+    /// [env] secret = [ ... ]: variables whose values are never shown, logged or hashed (on top
+    /// of the names that look secret: core/redact.hpp).
+    std::set<std::string> env_secret;
     std::vector<std::string> device_probes;       // [device] (used by later issues)
     std::optional<std::string> device_fallback_arch;
     bool device_ptx = false;                      // [device] ptx: the highest arch gets +PTX

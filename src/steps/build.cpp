@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "device/preflight.hpp"
 #include "device/probe.hpp"
@@ -104,7 +105,7 @@ bool build_relevant(const std::string& name) {
 Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& source) {
     const auto& b = *step.build;
     BuildInputs in;
-    in.source = source;
+    in.source = core::redact_text(source);
     in.subdirectory = b.subdirectory;
     in.python = b.python_implementation + " " + b.python_version;
     in.ext_suffix = b.ext_suffix;
@@ -127,11 +128,13 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     if (b.archs) in.arch_list = b.archs->derived.torch_arch_list;
     for (const auto& [k, v] : step.child_env) {
         if (is_parallelism_variable(k) || core::starts_with(k, "UV_") || core::starts_with(k, "PIP_")) continue;
-        if (step.env_set.count(k) || build_relevant(k)) in.env.push_back(k + "=" + v);
+        // A secret's value never enters the key (rotating a token must not rebuild) nor the
+        // inputs.txt on a shared $BOOTSTRAP_HOME; its name does.
+        if (step.env_set.count(k) || build_relevant(k)) in.env.push_back(k + "=" + core::shown_value(k, v));
     }
     in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
     in.no_build_isolation = b.request.no_build_isolation;
-    for (const auto& [k, v] : b.request.config_settings) in.config_settings.push_back(k + "=" + v);
+    for (const auto& [k, v] : b.request.config_settings) in.config_settings.push_back(k + "=" + core::shown_value(k, v));
     return in;
 }
 

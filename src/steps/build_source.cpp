@@ -71,7 +71,7 @@ exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std
 
 /// Run git; only an interrupt is an error here (callers judge the exit status).
 Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, const exec::ProcessSpec& spec) {
-    log_line(ctx, "$ " + core::format_argv(spec.argv));
+    log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
     BS_TRY(auto result, ctx.run(spec));
     if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
     return result;

@@ -9,10 +9,12 @@
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "inspect/fatbin.hpp"
 #include "pyenv/import_probe.hpp"
 #include "steps/build.hpp"
+#include "steps/venv_swap.hpp"
 
 namespace bootstrap::steps {
 
@@ -37,26 +39,13 @@ exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, s
 Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv, const fs::path& cwd) {
     auto spec = child_spec(step, ctx, std::move(argv));
     if (!cwd.empty()) spec.cwd = cwd;
-    log_line(ctx, "$ " + core::format_argv(spec.argv));
+    log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
     BS_TRY(auto result, ctx.run(spec));
     if (!result.ok()) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
     return {};
 }
 
 namespace {
-
-/// Remove everything in an existing venv but bootstrap's own state (journal, logs, history).
-Status clear_venv(const fs::path& venv) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(venv, ec)) {
-        if (entry.path().filename() == ".bootstrap") continue;
-        fs::remove_all(entry.path(), ec);
-        if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot remove {} to recreate the venv: {}",
-                                                   entry.path().string(), ec.message()));
-    }
-    return {};
-}
 
 // Where a module's file is, without importing it (a CUDA extension may not import on a host
 // without a GPU, but its library can still be inspected).
@@ -120,7 +109,7 @@ Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
     if (!step.pybind11_includes.empty()) {
         auto spec = child_spec(step, ctx, step.pybind11_includes);
         spec.capture = true;
-        log_line(ctx, "$ " + core::format_argv(spec.argv));
+        log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
         BS_TRY(auto result, ctx.run(spec));
         if (!result.ok()) {
             auto err = child_failure(step, spec, result, ctx.log_path);
@@ -180,7 +169,8 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
     } else {
         tail = core::last_lines(result.output, k_tail_lines);
     }
-    std::string detail = fmt::format("command: {}\ncwd: {}\n", core::format_argv(spec.argv),
+    tail = core::redact_text(tail);
+    std::string detail = fmt::format("command: {}\ncwd: {}\n", core::redact_text(core::format_argv(spec.argv)),
                                      spec.cwd.empty() ? "." : spec.cwd.string());
     if (!tail.empty()) detail += fmt::format("--- last lines of the log ---\n{}\n", tail);
     if (!log_path.empty()) detail += fmt::format("log: {}", log_path.string());
@@ -194,9 +184,11 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
 Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
     switch (step.kind) {
         case recipe::StepKind::venv:
+            if (auto restored = restore_unfinished_recreate(ctx.venv); !restored) return tl::unexpected(restored.error());
+            else if (*restored) log_line(ctx, "restored the venv whose recreation an earlier run did not finish");
             if (step.keep_venv) return Outcome::kept;
-            if (step.recreate) BS_CHECK(clear_venv(ctx.venv));
-            BS_CHECK(run_child(step, ctx, step.argv));
+            if (step.recreate) BS_CHECK(recreate_venv(ctx.venv, [&] { return run_child(step, ctx, step.argv); }));
+            else BS_CHECK(run_child(step, ctx, step.argv));
             return Outcome::ran;
         case recipe::StepKind::install:
             if (!step.requirements_file.empty()) {
@@ -215,7 +207,7 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
             }
             if (!step.unless.empty()) {
                 auto spec = child_spec(step, ctx, step.unless);
-                log_line(ctx, "$ " + core::format_argv(spec.argv) + "   # unless");
+                log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)) + "   # unless");
                 BS_TRY(auto result, ctx.run(spec));
                 if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
                 if (result.ok()) return Outcome::skipped_unless;

@@ -71,6 +71,10 @@ struct ResolvedStep {
     exec::EnvMap child_env;                // the complete environment the child gets
 
     std::vector<pyenv::Requirement> requirements;  // install
+    std::optional<pyenv::InstallRequest> install;  // install: what the installer is asked
+    /// install: the indexes the installer asks (pyenv/index_config.hpp), default first,
+    /// credentials redacted; recorded as the origin of what the step installs.
+    std::vector<std::string> index_urls;
     fs::path requirements_file;            // install --locked: written before the step runs
     std::string requirements_text;         //   (pinned lines with --hash)
     bool upgrade = false;

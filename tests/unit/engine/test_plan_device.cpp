@@ -165,13 +165,13 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     REQUIRE(core::write_file_atomic(source, "int x;\n"));
     std::ofstream(w.bin / "c++") << "#!/bin/sh\n";
     fs::permissions(w.bin / "c++", fs::perms::owner_all);
-    auto r = w.recipe("[[step]]\nid = \"h\"\nkind = \"pybind11\"\nsource = \"" + source.string() +
+    auto r = w.recipe("[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"h\"\nkind = \"pybind11\"\nsource = \"" + source.string() +
                       "\"\nmodule = \"helpers_cpp\"\nextra_args = [\"-DX\"]\n");
 
     // Before the venv exists the include dir and EXT_SUFFIX are unknown: no key yet.
     auto early = engine::make_plan(r, {}, w.facts());
     REQUIRE(early);
-    CHECK_FALSE(early->steps[0].complete);
+    CHECK_FALSE(early->steps[1].complete);
 
     auto facts = w.facts();
     facts.python = pyenv::InterpreterFacts{};
@@ -179,7 +179,7 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     facts.python->ext_suffix = ".cpython-311-x86_64-linux-gnu.so";
     auto plan = engine::make_plan(r, {}, facts);
     REQUIRE(plan);
-    const auto& s = plan->steps[0];
+    const auto& s = plan->steps[1];
     std::string output = (source.parent_path() / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").string();
     CHECK(s.argv == std::vector<std::string>{(w.bin / "c++").string(), "-O3", "-shared", "-std=c++17",
                                              "-fPIC", "-I/py/include/python3.11", "-DX",
@@ -195,13 +195,13 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     REQUIRE(core::write_file_atomic(source, "int y;\n"));
     auto edited = engine::make_plan(r, {}, facts);
     REQUIRE(edited);
-    CHECK(edited->steps[0].key != s.key);
+    CHECK(edited->steps[1].key != s.key);
     std::ofstream(w.bin / "c++", std::ios::app) << "# another compiler\n";
     auto recompiled = engine::make_plan(r, {}, facts);
     REQUIRE(recompiled);
-    CHECK(recompiled->steps[0].key != edited->steps[0].key);
+    CHECK(recompiled->steps[1].key != edited->steps[1].key);
     facts.python->ext_suffix = ".cpython-312-x86_64-linux-gnu.so";
     auto other_python = engine::make_plan(r, {}, facts);
     REQUIRE(other_python);
-    CHECK(other_python->steps[0].key != recompiled->steps[0].key);
+    CHECK(other_python->steps[1].key != recompiled->steps[1].key);
 }

@@ -1,0 +1,90 @@
+#include "core/redact.hpp"
+
+#include "core/strings.hpp"
+
+namespace bootstrap::core {
+
+namespace {
+
+/// [begin, end) of the userinfo part ("user:pass") of the URL starting at `s`, when it has one.
+bool find_userinfo(std::string_view s, size_t* begin, size_t* end) {
+    auto scheme_end = s.find("://");
+    if (scheme_end == std::string_view::npos || scheme_end == 0) return false;
+    size_t authority = scheme_end + 3;
+    size_t stop = s.find_first_of("/?# \t\n\"'<>", authority);
+    if (stop == std::string_view::npos) stop = s.size();
+    auto at = s.substr(authority, stop - authority).rfind('@');
+    if (at == std::string_view::npos) return false;
+    *begin = authority;
+    *end = authority + at;
+    return true;
+}
+
+bool is_scheme_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' ||
+           c == '.';
+}
+
+std::string redact_userinfo(std::string_view userinfo) {
+    auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos) return std::string(k_redacted);  // a bare token
+    return std::string(userinfo.substr(0, colon)) + ":" + std::string(k_redacted);
+}
+
+}  // namespace
+
+std::string redact_url(std::string_view url) {
+    size_t b = 0, e = 0;
+    if (!find_userinfo(url, &b, &e)) return std::string(url);
+    return std::string(url.substr(0, b)) + redact_userinfo(url.substr(b, e - b)) + std::string(url.substr(e));
+}
+
+std::string redact_text(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    size_t pos = 0;
+    while (pos < text.size()) {
+        auto sep = text.find("://", pos);
+        if (sep == std::string_view::npos) break;
+        size_t start = sep;
+        while (start > pos && is_scheme_char(text[start - 1])) --start;
+        size_t b = 0, e = 0;
+        std::string_view rest = text.substr(start);
+        if (start < sep && find_userinfo(rest, &b, &e)) {
+            out.append(text.substr(pos, start - pos));
+            out.append(rest.substr(0, b));
+            out.append(redact_userinfo(rest.substr(b, e - b)));
+            pos = start + e;
+        } else {
+            out.append(text.substr(pos, sep + 3 - pos));
+            pos = sep + 3;
+        }
+    }
+    out.append(text.substr(pos));
+    return out;
+}
+
+bool is_secret_name(std::string_view name, const std::set<std::string>& extra) {
+    if (extra.count(std::string(name))) return true;
+    const std::string upper = [&] {
+        std::string u(name);
+        for (auto& c : u) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+        return u;
+    }();
+    for (std::string_view part : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"})
+        if (upper.find(part) != std::string::npos) return true;
+    return upper.ends_with("_KEY") || upper == "KEY";
+}
+
+std::string shown_value(std::string_view name, std::string_view value, const std::set<std::string>& extra) {
+    if (is_secret_name(name, extra)) return std::string(k_redacted);
+    return redact_text(value);
+}
+
+std::string strip_credentials(std::string_view url) {
+    size_t b = 0, e = 0;
+    if (!find_userinfo(url, &b, &e)) return std::string(url);
+    return std::string(url.substr(0, b)) + std::string(url.substr(e + 1));
+}
+
+}  // namespace bootstrap::core

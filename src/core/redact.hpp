@@ -1,0 +1,33 @@
+#pragma once
+// Secrets never reach a file, a log or the screen: credentials in URLs are shown as
+// `user:***@`, and values of variables whose names look secret as `***`. The real values go
+// only to the child that needs them.
+
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace bootstrap::core {
+
+inline constexpr std::string_view k_redacted = "***";
+
+/// "https://user:pass@host/x" -> "https://user:***@host/x"; "https://token@host" ->
+/// "https://***@host". Anything else is returned unchanged.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
+/// Every URL with credentials inside free text (argv lines, logs, error messages) redacted.
+[[nodiscard]] std::string redact_text(std::string_view text);
+
+/// Names that hold secrets: *TOKEN*, *SECRET*, *PASSWORD*, *PASSWD*, *_KEY, *CREDENTIAL*,
+/// *AUTH* (case-insensitive), or any name in `extra` (a recipe's `[env] secret` list).
+[[nodiscard]] bool is_secret_name(std::string_view name, const std::set<std::string>& extra = {});
+
+/// The value to show for variable `name`: "***" for a secret name, else the value with URL
+/// credentials redacted.
+[[nodiscard]] std::string shown_value(std::string_view name, std::string_view value,
+                                      const std::set<std::string>& extra = {});
+
+/// The URL without its userinfo ("https://user:pass@host/x" -> "https://host/x").
+[[nodiscard]] std::string strip_credentials(std::string_view url);
+
+}  // namespace bootstrap::core

@@ -1,0 +1,153 @@
+#include "engine/skip_rule.hpp"
+
+#include <fmt/format.h>
+
+#include "core/sha256.hpp"
+#include "pyenv/name.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+/// Files a step promises (`creates`, a pybind11 output, `file` verify clauses) still exist:
+/// a stat each.
+bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
+    std::vector<std::string> paths;
+    if (!step.creates.empty()) paths.push_back(step.creates);
+    if (!step.output.empty()) paths.push_back(step.output);
+    for (const auto& v : step.verify)
+        if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
+    for (const auto& p : paths) {
+        std::error_code ec;
+        if (!fs::exists(p, ec)) {
+            *why = p + " no longer exists";
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string installed_state(const Installed& installed) {
+    std::string material;
+    for (const auto& [name, d] : installed)
+        material += fmt::format("{} {} {} {} {}\n", name, d.version, d.record_stamp.size, d.record_stamp.mtime_ns,
+                                d.record_stamp.inode);
+    return core::sha256_hex(material);
+}
+
+SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
+    : m_plan(plan), m_facts(facts), m_journal(journal) {
+    for (const auto& st : plan.steps)
+        for (const auto& dependent : st.source->allow_conflicts)
+            for (const auto& req : st.requirements)
+                m_allowed_conflicts.insert({pyenv::normalize_name(dependent), req.normalized_name});
+}
+
+/// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
+/// stamp that changed while the digest did not is refreshed.
+bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why) {
+    for (auto& [name, rec] : entry.dists) {
+        auto it = installed.find(name);
+        if (it == installed.end()) {
+            *why = fmt::format("{} is no longer installed", name);
+            return false;
+        }
+        if (it->second.version != rec.version) {
+            *why = fmt::format("{} is now {} (was {})", name, it->second.version, rec.version);
+            return false;
+        }
+        if (it->second.record_stamp == rec.stamp) continue;
+        auto digest = pyenv::record_digest(it->second);
+        if (!digest || *digest != rec.record_sha256) {
+            *why = fmt::format("{} {} was reinstalled or modified", name, rec.version);
+            return false;
+        }
+        rec.stamp = it->second.record_stamp;
+        m_refreshed = true;
+    }
+    return true;
+}
+
+bool SkipRule::requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
+                                 std::string* why) const {
+    if (step.kind != recipe::StepKind::install || !m_facts.python) return true;
+    for (const auto& req : step.requirements) {
+        std::string reason;
+        if (!pyenv::is_satisfied(req, installed, m_facts.python->markers, step.pre, &reason, m_allowed_conflicts)) {
+            *why = reason.empty() ? fmt::format("{} is no longer satisfied", req.str()) : reason;
+            return false;
+        }
+    }
+    return true;
+}
+
+StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran,
+                              bool force, bool verify) {
+    if (force) return {Decision::run, "forced"};
+    std::string why_run;
+    auto it = m_journal.steps.find(step.id);
+    bool holds = false;
+    if (it == m_journal.steps.end())
+        why_run = "first run";
+    else if (it->second.status != StepStatus::ok)
+        why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
+    else if (it->second.key != step.key)
+        why_run = "step changed";
+    else
+        holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run);
+
+    if (!holds) {
+        // An install step that never ran (or changed) need not call the installer when the
+        // venv already satisfies it; upgrade/reinstall steps always ask the installer.
+        if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
+            !installed.empty()) {
+            std::string ignored;
+            if (requirements_hold(step, installed, &ignored))
+                return {Decision::satisfied, "requirements already satisfied"};
+        }
+        return {Decision::run, why_run};
+    }
+    if (step.verify.empty()) return {Decision::up_to_date, "up to date"};
+    if (verify) return {Decision::verify_only, "--verify"};
+    if (earlier_ran) return {Decision::verify_only, "an earlier step ran: re-verifying"};
+    if (it->second.venv_state != installed_state(installed))
+        return {Decision::verify_only, "the venv changed since it was verified"};
+    return {Decision::up_to_date, "up to date"};
+}
+
+const char* to_string(Decision d) {
+    switch (d) {
+        case Decision::run: return "run";
+        case Decision::verify_only: return "verify";
+        case Decision::up_to_date:
+        case Decision::satisfied: return "skip";
+    }
+    return "run";
+}
+
+Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) {
+    BS_TRY(auto journal, Journal::load(plan.venv));
+    Installed installed;
+    if (facts.python) {
+        BS_TRY(installed, pyenv::scan_venv_packages(*facts.python));
+    }
+    SkipRule rule(plan, facts, journal);
+    std::vector<StepDecision> out;
+    bool earlier = false;
+    for (const auto& step : plan.steps) {
+        StepDecision d;
+        if (step.key.empty()) {
+            d = {Decision::run, "its inputs are known once the venv exists"};
+        } else {
+            d = rule.decide(step, installed, earlier, false, false);
+            if (d.runs_action() && step.keep_venv) d = {Decision::up_to_date, step.note};
+        }
+        if (d.runs_action()) earlier = true;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+}  // namespace bootstrap::engine

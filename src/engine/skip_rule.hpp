@@ -1,0 +1,80 @@
+#pragma once
+// Whether a step must run, and why: one rule shared by `run` (which acts on it) and `plan`
+// (which shows it).
+//
+// A step's action is skipped when its key matches the journal, its promised files exist, the
+// distributions it owns still have the versions and RECORD digests it left (ownership moves
+// forward: what a later step changed on purpose is that step's). An install step whose requirements are
+// already satisfied skips the installer even when it never ran.
+// Verify clauses (and a check step, which is only verify clauses) observe the whole venv, so
+// they run again whenever the installed set differs from the one they last passed against, or
+// an earlier step of the same run ran.
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "engine/journal.hpp"
+#include "engine/plan.hpp"
+#include "pyenv/dist_info.hpp"
+
+namespace bootstrap::engine {
+
+using Installed = std::map<std::string, pyenv::Distribution>;
+
+enum class Decision {
+    run,            // run the step (and then its verify clauses)
+    verify_only,    // the action holds; its verify clauses must run again
+    up_to_date,     // nothing to do
+    satisfied,      // install step: its requirements already hold; the installer is not run
+};
+
+struct StepDecision {
+    Decision decision = Decision::run;
+    std::string reason;  // "first run", "step changed", "venv changed since it passed", ...
+    [[nodiscard]] bool runs_action() const { return decision == Decision::run; }
+};
+
+/// A digest of the installed set (names, versions, RECORD stamps): what a verify clause saw.
+[[nodiscard]] std::string installed_state(const Installed& installed);
+
+class SkipRule {
+public:
+    /// `journal` may have RECORD stamps refreshed (see refreshed()).
+    SkipRule(const Plan& plan, const Facts& facts, Journal& journal);
+
+    /// The decision for `step` against the venv as `installed` holds it now. `earlier_ran`: an
+    /// earlier step of this run ran (or, for `plan`, would run). `force` runs everything;
+    /// `verify` re-runs verify clauses of steps that are up to date.
+    [[nodiscard]] StepDecision decide(const steps::ResolvedStep& step, const Installed& installed,
+                                      bool earlier_ran, bool force, bool verify);
+
+    /// A journal entry's stamps were refreshed (its digests held): worth saving.
+    [[nodiscard]] bool refreshed() const { return m_refreshed; }
+    void clear_refreshed() { m_refreshed = false; }
+
+    /// {dependent, dependency} pins that the recipe overrides: a step installing `dependency`
+    /// with `allow_conflicts = ["dependent"]` (cublas over torch's pin, SEED-NOTES P10).
+    [[nodiscard]] const std::set<std::pair<std::string, std::string>>& allowed_conflicts() const {
+        return m_allowed_conflicts;
+    }
+
+private:
+    bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why);
+    bool requirements_hold(const steps::ResolvedStep& step, const Installed& installed, std::string* why) const;
+
+    const Plan& m_plan;
+    const Facts& m_facts;
+    Journal& m_journal;
+    bool m_refreshed = false;
+    std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
+};
+
+/// What `run` would do with each step of `plan` now (for `plan`): the journal and the venv as
+/// they are, every step assumed to succeed. Reads only; writes nothing.
+[[nodiscard]] Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts);
+
+[[nodiscard]] const char* to_string(Decision d);  // "run", "verify", "skip"
+
+}  // namespace bootstrap::engine

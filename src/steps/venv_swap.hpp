@@ -1,0 +1,26 @@
+#pragma once
+// `run --recreate` replaces a venv only once the new one exists. The old venv's entries are
+// moved aside into `.bootstrap/recreate-old/` (renames in one filesystem, so nothing is
+// copied), the new venv is made in place (uv and `python -m venv` write the venv's own path
+// into its scripts, so it cannot be made elsewhere and moved), and then:
+//   success      the aside entries are removed;
+//   failure      the partial new venv is removed and the old entries are moved back;
+//   interrupted  (even by SIGKILL) the next venv step finds `recreate-old/` and moves the old
+//                venv back first, so the venv is never left half-replaced.
+// bootstrap's own state (`.bootstrap/`: journal, history, logs, the venv lock) never moves.
+
+#include <functional>
+
+#include "core/error.hpp"
+#include "steps/resolved_step.hpp"
+
+namespace bootstrap::steps {
+
+/// Put back a venv whose recreation did not finish (a no-op when none is pending). The
+/// returned flag says whether anything was restored.
+[[nodiscard]] Result<bool> restore_unfinished_recreate(const fs::path& venv);
+
+/// Replace the venv's contents by what `create` makes; the old contents come back when it fails.
+[[nodiscard]] Status recreate_venv(const fs::path& venv, const std::function<Status()>& create);
+
+}  // namespace bootstrap::steps

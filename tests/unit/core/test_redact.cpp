@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "core/fs.hpp"
+#include "core/redact.hpp"
+
+using namespace bootstrap;
+
+TEST_CASE("redact_url hides passwords and bare tokens, nothing else", "[redact]") {
+    CHECK(core::redact_url("https://user:s3cret@host.example/simple") == "https://user:***@host.example/simple");
+    CHECK(core::redact_url("https://tok3n@host/simple/") == "https://***@host/simple/");
+    CHECK(core::redact_url("https://pypi.org/simple") == "https://pypi.org/simple");
+    CHECK(core::redact_url("https://host/path@not-userinfo") == "https://host/path@not-userinfo");
+    CHECK(core::redact_url("not a url") == "not a url");
+    CHECK(core::redact_url("") == "");
+}
+
+TEST_CASE("redact_text finds every URL with credentials in free text", "[redact]") {
+    const std::string argv = "uv pip install --index-url http://u:PASS@127.0.0.1:9/simple "
+                             "--extra-index-url https://TOKEN@h2/x pkg";
+    auto out = core::redact_text(argv);
+    CHECK(out.find("PASS") == std::string::npos);
+    CHECK(out.find("TOKEN") == std::string::npos);
+    CHECK(out == "uv pip install --index-url http://u:***@127.0.0.1:9/simple --extra-index-url https://***@h2/x pkg");
+    CHECK(core::redact_text("no urls here: a@b") == "no urls here: a@b");
+    CHECK(core::redact_text("'https://a:b@c'") == "'https://a:***@c'");
+    CHECK(core::redact_text("x://") == "x://");
+}
+
+TEST_CASE("secret-looking names are shown as ***", "[redact]") {
+    for (const char* name : {"HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GOOGLE_CREDENTIALS",
+                             "my_token"})
+        CHECK(core::is_secret_name(name));
+    for (const char* name : {"PATH", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "KEYBOARD"})
+        CHECK_FALSE(core::is_secret_name(name));
+    CHECK(core::is_secret_name("MY_VAR", {"MY_VAR"}));
+    CHECK(core::shown_value("HF_TOKEN", "abc") == "***");
+    CHECK(core::shown_value("PIP_INDEX_URL", "https://u:p@h/s") == "https://u:***@h/s");
+    CHECK(core::strip_credentials("https://u:p@h/s") == "https://h/s");
+}
+
+TEST_CASE("expand_home reads ~ and $HOME as a shell would", "[fs]") {
+    CHECK(core::expand_home("~", "/home/u") == "/home/u");
+    CHECK(core::expand_home("~/.venvs/x", "/home/u") == "/home/u/.venvs/x");
+    CHECK(core::expand_home("$HOME/x", "/home/u") == "/home/u/x");
+    CHECK(core::expand_home("${HOME}/x", "/home/u") == "/home/u/x");
+    CHECK(core::expand_home("~other/x", "/home/u") == "~other/x");
+    CHECK(core::expand_home("$HOMEDIR/x", "/home/u") == "$HOMEDIR/x");
+    CHECK(core::expand_home("a/~/b", "/home/u") == "a/~/b");
+    CHECK(core::expand_home("~/x", "") == "~/x");
+}
