@@ -1,6 +1,7 @@
 #include "engine/locking.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include <fmt/format.h>
@@ -22,13 +23,25 @@ std::string show_tags(const TagSet& tags) {
     return "{" + core::join(std::vector<std::string>(tags.begin(), tags.end()), ", ") + "}";
 }
 
-size_t shared_tags(const TagSet& a, const TagSet& b) {
-    return static_cast<size_t>(
-        std::count_if(a.begin(), a.end(), [&](const auto& t) { return b.count(t) > 0; }));
+/// How close a wheel is to the installed tag set: the whole tags they share, then the python,
+/// abi and platform tags the wheel has among the installed ones (a cp311 manylinux wheel of
+/// other glibc levels is closer than a cp310 macOS one).
+std::pair<size_t, size_t> closeness(const pyenv::WheelName& wheel, const TagSet& tags) {
+    std::pair<size_t, size_t> score{0, 0};
+    for (const auto& t : wheel.tags) score.first += tags.count(t);
+    std::array<TagSet, 3> parts;  // the installed python, abi and platform tags
+    for (const auto& t : tags) {
+        auto fields = core::split(t, '-');
+        for (size_t i = 0; i < 3 && i < fields.size(); ++i) parts[i].insert(fields[i]);
+    }
+    const std::array<const std::vector<std::string>*, 3> lists{
+        &wheel.python_tags, &wheel.abi_tags, &wheel.platform_tags};
+    for (size_t i = 0; i < 3; ++i)
+        for (const auto& t : *lists[i]) score.second += parts[i].count(core::to_lower(t));
+    return score;
 }
 
-/// "no wheel of X with tags T on URL" plus the files of that version, those sharing the most
-/// tags with the installed wheel first.
+/// "no wheel of X with tags T on URL" plus the files of that version, the closest first.
 std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std::string& page_url,
                      std::vector<pyenv::WheelName> same_version, size_t listed) {
     std::string head = fmt::format("no wheel of {} {} with tags {} on {}", pkg.name, pkg.version,
@@ -37,7 +50,7 @@ std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std
         return fmt::format("{}: it lists no wheel of version {} ({} file{})", head, pkg.version,
                            listed, listed == 1 ? "" : "s");
     std::stable_sort(same_version.begin(), same_version.end(), [&](const auto& a, const auto& b) {
-        return shared_tags(a.tags, tags) > shared_tags(b.tags, tags);
+        return closeness(a, tags) > closeness(b, tags);
     });
     constexpr size_t k_shown = 5;
     std::vector<std::string> names;

@@ -132,6 +132,23 @@ TEST_CASE("no match names the package, version, tags and page, and the closest w
           "(python-abi-platform)");
 }
 
+TEST_CASE("closest wheels: shared tags first, then shared python, abi and platform tags") {
+    std::string h(64, 'a');
+    std::vector<manifest::IndexFile> files{
+        {"demo-1.0-cp310-cp310-macosx_11_0_arm64.whl", "u", h, false},
+        {"demo-1.0-cp310-cp310-manylinux_2_17_x86_64.whl", "u", h, false},
+        {"demo-1.0-cp311-cp311-musllinux_1_2_x86_64.whl", "u", h, false},
+        {"demo-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux_2_34_x86_64.whl", "u", h, false},
+        {"demo-2.0-cp311-cp311-manylinux_2_17_x86_64.whl", "u", h, false}};
+    CHECK(mismatch(files, installed("demo", "demo", "1.0", "cp311-cp311-manylinux_2_17_x86_64")) ==
+          "no wheel of demo 1.0 with tags {cp311-cp311-manylinux_2_17_x86_64} on "
+          "https://pypi.org/simple/x/; closest wheels of 1.0 there: "
+          "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux_2_34_x86_64.whl, "
+          "demo-1.0-cp311-cp311-musllinux_1_2_x86_64.whl, "
+          "demo-1.0-cp310-cp310-manylinux_2_17_x86_64.whl, "
+          "demo-1.0-cp310-cp310-macosx_11_0_arm64.whl");
+}
+
 TEST_CASE("wheels that differ only by build tag must be the same bytes") {
     std::string a(64, 'a'), b(64, 'b');
     std::vector<manifest::IndexFile> files{{"demo-1.0-1-py3-none-any.whl", "u1", a, false},
