@@ -27,12 +27,14 @@ int execute_lock(const LockArgs& args) {
     if (!loaded) return fail_with(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
-    auto fetch = [](const std::string& url) -> Result<std::string> {
+    // net::get follows redirects; the page's format comes from the Content-Type it answers with.
+    auto fetch = [](const std::string& url) -> Result<engine::FetchedPage> {
         net::Request request;
         request.url = url;
-        request.headers["Accept"] = "text/html";
+        request.headers["Accept"] = std::string(engine::k_simple_accept);
         BS_TRY(auto response, net::get(request));
-        return response.body;
+        return engine::FetchedPage{std::move(response.body), std::move(response.content_type),
+                                   std::move(response.effective_url)};
     };
     auto lock = engine::make_lockfile(*loaded, options, fetch);
     if (!lock) return fail_with(lock.error());

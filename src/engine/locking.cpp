@@ -1,27 +1,111 @@
 #include "engine/locking.hpp"
 
+#include <algorithm>
+#include <array>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
 #include "manifest/snapshot.hpp"
+#include "pyenv/name.hpp"
+#include "pyenv/wheel_name.hpp"
 
 namespace bootstrap::engine {
 
 namespace {
 
-std::string url_decode(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size()) {
-            out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-            i += 2;
-        } else {
-            out += s[i];
-        }
+using TagSet = std::set<std::string>;
+
+std::string show_tags(const TagSet& tags) {
+    return "{" + core::join(std::vector<std::string>(tags.begin(), tags.end()), ", ") + "}";
+}
+
+/// How close a wheel is to the installed tag set: the whole tags they share, then the python,
+/// abi and platform tags the wheel has among the installed ones (a cp311 manylinux wheel of
+/// other glibc levels is closer than a cp310 macOS one).
+std::pair<size_t, size_t> closeness(const pyenv::WheelName& wheel, const TagSet& tags) {
+    std::pair<size_t, size_t> score{0, 0};
+    for (const auto& t : wheel.tags) score.first += tags.count(t);
+    std::array<TagSet, 3> parts;  // the installed python, abi and platform tags
+    for (const auto& t : tags) {
+        auto fields = core::split(t, '-');
+        for (size_t i = 0; i < 3 && i < fields.size(); ++i) parts[i].insert(fields[i]);
     }
-    return out;
+    const std::array<const std::vector<std::string>*, 3> lists{
+        &wheel.python_tags, &wheel.abi_tags, &wheel.platform_tags};
+    for (size_t i = 0; i < 3; ++i)
+        for (const auto& t : *lists[i]) score.second += parts[i].count(core::to_lower(t));
+    return score;
+}
+
+/// "no wheel of X with tags T on URL" plus the files of that version, the closest first.
+std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std::string& page_url,
+                     std::vector<pyenv::WheelName> same_version, size_t listed) {
+    std::string head = fmt::format("no wheel of {} {} with tags {} on {}", pkg.name, pkg.version,
+                                   show_tags(tags), page_url);
+    if (same_version.empty())
+        return fmt::format("{}: it lists no wheel of version {} ({} file{})", head, pkg.version,
+                           listed, listed == 1 ? "" : "s");
+    std::stable_sort(same_version.begin(), same_version.end(), [&](const auto& a, const auto& b) {
+        return closeness(a, tags) > closeness(b, tags);
+    });
+    constexpr size_t k_shown = 5;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < same_version.size() && i < k_shown; ++i)
+        names.push_back(same_version[i].file_name);
+    std::string more = same_version.size() > k_shown
+                           ? fmt::format(" (and {} more)", same_version.size() - k_shown)
+                           : std::string();
+    return fmt::format("{}; closest wheels of {} there: {}{}", head, pkg.version,
+                       core::join(names, ", "), more);
+}
+
+/// A project page, fetched and parsed once per URL.
+struct Page {
+    std::string url;  // after redirects
+    std::vector<manifest::IndexFile> files;
+};
+
+Result<Page> load_page(const Fetch& fetch, const std::string& url) {
+    BS_TRY(auto fetched, fetch(url));
+    Page page;
+    page.url = fetched.url.empty() ? url : fetched.url;
+    BS_TRY(page.files, manifest::parse_index_page(fetched.body, fetched.content_type, page.url));
+    return page;
+}
+
+/// The index wheel of an installed package: the first of its indexes whose page lists it with a
+/// sha256 (uv may have taken it from any of them). "" in `lp.sha256` and one reason per index
+/// in `why_not` when none does.
+void lock_from_index(const manifest::Package& pkg, const Fetch& fetch,
+                     std::map<std::string, Result<Page>>& pages, manifest::LockedPackage& lp,
+                     std::vector<std::string>& why_not) {
+    for (const auto& index : pkg.origin.index_urls) {
+        std::string url = project_page_url(index, pkg.name);
+        auto page = pages.find(url);
+        if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url)).first;
+        if (!page->second) {
+            why_not.push_back(
+                fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message));
+            continue;
+        }
+        auto file = find_installed_wheel(page->second->files, pkg, page->second->url);
+        if (!file) {
+            why_not.push_back(file.error().message);
+            continue;
+        }
+        if (file->sha256.empty()) {
+            why_not.push_back(fmt::format("{} {}: {} is listed on {} without a sha256", pkg.name,
+                                          pkg.version, file->filename, page->second->url));
+            continue;
+        }
+        lp.wheel = file->filename;
+        lp.sha256 = file->sha256;
+        return;
+    }
 }
 
 }  // namespace
@@ -30,24 +114,47 @@ fs::path default_lockfile_path(const recipe::Recipe& recipe) {
     return recipe.file.parent_path() / "lockfiles" / (recipe.name + ".lock.json");
 }
 
-std::string hash_from_simple_page(const std::string& html, const std::string& file_name) {
-    // Each file is an anchor whose href ends with the file name and, per PEP 503, may carry a
-    // "#sha256=<hex>" fragment.
-    size_t pos = 0;
-    while ((pos = html.find("href=\"", pos)) != std::string::npos) {
-        pos += 6;
-        size_t end = html.find('"', pos);
-        if (end == std::string::npos) break;
-        std::string href = html.substr(pos, end - pos);
-        pos = end;
-        auto hash_at = href.find("#sha256=");
-        if (hash_at == std::string::npos) continue;
-        std::string path = url_decode(href.substr(0, hash_at));
-        auto slash = path.rfind('/');
-        std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-        if (name == file_name) return href.substr(hash_at + 8);
+std::string project_page_url(std::string_view index, std::string_view name) {
+    return fmt::format("{}{}{}/", index, index.ends_with("/") ? "" : "/",
+                       pyenv::normalize_name(name));
+}
+
+Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::IndexFile>& files,
+                                                 const manifest::Package& pkg,
+                                                 const std::string& page_url) {
+    auto tags = pyenv::expand_tags(pkg.wheel_tag.empty() ? std::vector<std::string>{}
+                                                         : core::split(pkg.wheel_tag, ','));
+    if (!tags)
+        return fail(ErrorCode::step_failed,
+                    fmt::format("{} {}: its WHEEL file has a bad tag: {}", pkg.name, pkg.version,
+                                tags.error().message));
+    if (tags->empty())
+        return fail(ErrorCode::step_failed,
+                    fmt::format("{} {}: its dist-info has no WHEEL tags to match against {}",
+                                pkg.name, pkg.version, page_url));
+    std::vector<pyenv::WheelName> same_version;
+    std::vector<const manifest::IndexFile*> matches;
+    for (const auto& f : files) {
+        auto wheel = pyenv::parse_wheel_name(f.filename);
+        if (!wheel || !pyenv::is_release_of(*wheel, pkg.name, pkg.version)) continue;  // sdists too
+        if (wheel->tags == *tags) matches.push_back(&f);
+        same_version.push_back(std::move(*wheel));
     }
-    return {};
+    if (matches.empty())
+        return fail(ErrorCode::step_failed,
+                    no_match(pkg, *tags, page_url, std::move(same_version), files.size()));
+    // Wheels that differ only in their build tag (which the dist-info does not record) are
+    // interchangeable only when they are the same bytes.
+    for (const auto* m : matches)
+        if (m->sha256 != matches.front()->sha256) {
+            std::vector<std::string> names;
+            for (const auto* n : matches) names.push_back(n->filename);
+            return fail(ErrorCode::step_failed,
+                        fmt::format("{} {}: several different wheels with tags {} on {}: {}",
+                                    pkg.name, pkg.version, show_tags(*tags), page_url,
+                                    core::join(names, ", ")));
+        }
+    return *matches.front();
 }
 
 Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
@@ -56,7 +163,8 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     BS_TRY(auto venv, resolve_venv_path(recipe, options, pre));
     BS_TRY(auto facts, gather_facts(venv, true));
     if (!facts.python)
-        return fail(ErrorCode::usage, fmt::format("{} does not exist yet: run the recipe first", venv.string()));
+        return fail(ErrorCode::usage,
+                    fmt::format("{} does not exist yet: run the recipe first", venv.string()));
     BS_TRY(auto plan, make_plan(recipe, options, facts));
     BS_TRY(auto journal, Journal::load(venv));
     std::vector<std::string> not_passed;
@@ -85,29 +193,20 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.recipe_digest = recipe.source_digest;
     lock.python_version = snapshot.python.version;
     lock.platform = snapshot.python.platform;
-    std::map<std::string, std::string> pages;  // url -> body, fetched once
+    std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
     std::vector<std::string> missing;
     for (const auto& [name, pkg] : snapshot.packages) {
-        manifest::LockedPackage lp{name, pkg.version, manifest::wheel_file_name(pkg), {}, pkg.origin};
+        manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};
         if (!pkg.origin.artifact_sha256.empty()) {
             lp.sha256 = pkg.origin.artifact_sha256;
+            if (auto stored = store.find(lp.sha256)) lp.wheel = stored->filename().string();
         } else if (!pkg.origin.index_urls.empty()) {
-            for (const auto& index : pkg.origin.index_urls) {
-                std::string url = index + (index.ends_with("/") ? "" : "/") + name + "/";
-                auto page = pages.find(url);
-                if (page == pages.end()) {
-                    BS_TRY(auto body, fetch(url));
-                    page = pages.emplace(url, std::move(body)).first;
-                }
-                lp.sha256 = hash_from_simple_page(page->second, lp.wheel);
-                if (!lp.sha256.empty()) break;
-            }
-            if (lp.sha256.empty())
-                missing.push_back(fmt::format("{} {}: {} is not listed with a sha256 on {}", name, pkg.version,
-                                              lp.wheel, core::join(pkg.origin.index_urls, ", ")));
+            std::vector<std::string> why_not;
+            lock_from_index(pkg, fetch, pages, lp, why_not);
+            if (lp.sha256.empty()) missing.push_back(core::join(why_not, "; "));
         } else if (!pkg.origin.step.empty()) {
-            missing.push_back(fmt::format("{} {}: installed by step '{}' but its index is unknown", name,
-                                          pkg.version, pkg.origin.step));
+            missing.push_back(fmt::format("{} {}: installed by step '{}' but its index is unknown",
+                                          name, pkg.version, pkg.origin.step));
         }
         // Packages no step installed (pip/setuptools seeded by `python -m venv`) are locked by
         // version only: no locked step reinstalls them, and drift is checked by version.
@@ -115,7 +214,8 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     }
     if (!missing.empty())
         return fail(ErrorCode::step_failed,
-                    fmt::format("cannot lock {}: no wheel hash for {} package(s)", recipe.name, missing.size()),
+                    fmt::format("cannot lock {}: no wheel hash for {} package(s)", recipe.name,
+                                missing.size()),
                     core::join(missing, "\n"));
     return lock;
 }

@@ -1,30 +1,54 @@
 #pragma once
 // `bootstrap lock`: a lockfile from the venv a successful run left — exact versions, each
-// wheel's sha256 (from the artifact store, or the index's PEP 503 `#sha256=` link fragments),
-// and origins.
+// wheel's file name and sha256 (from the artifact store, or the index's project page: PEP 691
+// JSON or PEP 503 HTML), and origins.
 
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "engine/plan.hpp"
+#include "manifest/index_page.hpp"
 #include "manifest/lockfile.hpp"
 
 namespace bootstrap::engine {
 
-/// Fetches a URL's body (the real one uses net::get; tests may pass a fake).
-using Fetch = std::function<Result<std::string>(const std::string& url)>;
+/// A fetched project page.
+struct FetchedPage {
+    std::string body;
+    std::string content_type;  // the response's Content-Type; "" when there is none (file://)
+    std::string url;           // where it came from after redirects; "" means the URL asked for
+};
+
+/// Fetches a project page (the real one uses net::get with k_simple_accept; tests pass a fake).
+using Fetch = std::function<Result<FetchedPage>(const std::string& url)>;
+
+/// The Accept header for project pages: PEP 691 JSON preferred, PEP 503 HTML as the fallback.
+inline constexpr std::string_view k_simple_accept =
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
+    "text/html;q=0.01";
 
 /// The default lockfile path for a recipe: `<recipe dir>/lockfiles/<name>.lock.json`.
 [[nodiscard]] fs::path default_lockfile_path(const recipe::Recipe& recipe);
 
+/// `<index>/<PEP 503 name>/`: a project's page. PyPI redirects any other spelling; this one
+/// needs no redirect.
+[[nodiscard]] std::string project_page_url(std::string_view index, std::string_view name);
+
+/// The file on a project page that is the installed wheel of `pkg`: the same PEP 503 name, an
+/// equal PEP 440 version and the same set of expanded tags as its WHEEL `Tag:` lines (file
+/// names are never compared: case and the order of compressed tags vary). When none fits, the
+/// error names the package, version, tags and page, and the closest files of that version.
+[[nodiscard]] Result<manifest::IndexFile>
+find_installed_wheel(const std::vector<manifest::IndexFile>& files, const manifest::Package& pkg,
+                     const std::string& page_url);
+
 /// Build a lockfile for the recipe's venv. Refuses (naming them) when the last run did not pass
 /// every step, or when some wheel's hash cannot be found.
-[[nodiscard]] Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe,
-                                                       const PlanOptions& options, const Fetch& fetch);
-
-/// The sha256 that a PEP 503 simple page gives for `file_name`, or "" when absent.
-[[nodiscard]] std::string hash_from_simple_page(const std::string& html, const std::string& file_name);
+[[nodiscard]] Result<manifest::Lockfile>
+make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch);
 
 }  // namespace bootstrap::engine

@@ -35,20 +35,6 @@ Origin origin_from(const nlohmann::json& j) {
     return o;
 }
 
-/// PEP 427 escaping of the distribution part: runs of [-_.] become '_'.
-std::string wheel_dist_part(const std::string& name) {
-    std::string out;
-    for (char c : name) {
-        bool sep = c == '-' || c == '_' || c == '.';
-        if (sep) {
-            if (out.empty() || out.back() != '_') out += '_';
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 std::string to_json(const Lockfile& lock) {
@@ -95,22 +81,6 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
 
 Status save_lockfile(const fs::path& file, const Lockfile& lock) {
     return core::write_file_atomic(file, to_json(lock));
-}
-
-std::string wheel_file_name(const Package& pkg) {
-    // Tags "cp311-cp311-linux_x86_64,cp311-cp311-manylinux_2_17_x86_64" compress to
-    // "cp311-cp311-linux_x86_64.manylinux_2_17_x86_64": each part's distinct values joined by '.'.
-    std::vector<std::vector<std::string>> parts(3);
-    for (const auto& tag : core::split(pkg.wheel_tag.empty() ? "py3-none-any" : pkg.wheel_tag, ',')) {
-        auto fields = core::split(tag, '-');
-        if (fields.size() != 3) continue;
-        for (size_t i = 0; i < 3; ++i)
-            if (std::find(parts[i].begin(), parts[i].end(), fields[i]) == parts[i].end())
-                parts[i].push_back(fields[i]);
-    }
-    std::string name = pkg.display_name.empty() ? pkg.name : pkg.display_name;
-    return fmt::format("{}-{}-{}-{}-{}.whl", wheel_dist_part(name), pkg.version, core::join(parts[0], "."),
-                       core::join(parts[1], "."), core::join(parts[2], "."));
 }
 
 std::string locked_requirements(const std::vector<const LockedPackage*>& packages,

@@ -17,8 +17,9 @@ inline constexpr int k_lockfile_schema = 1;
 struct LockedPackage {
     std::string name;     // normalised
     std::string version;
-    std::string wheel;    // wheel file name
-    std::string sha256;   // of the wheel file
+    std::string wheel;    // the wheel's file name on its index or in the artifact store; "" when
+                          // no step installed it (seeded by venv creation: locked by version)
+    std::string sha256;   // of the wheel file; "" when `wheel` is
     Origin origin;
 };
 
@@ -34,10 +35,6 @@ struct Lockfile {
 [[nodiscard]] std::string to_json(const Lockfile& lock);
 [[nodiscard]] Result<Lockfile> load_lockfile(const fs::path& file);
 [[nodiscard]] Status save_lockfile(const fs::path& file, const Lockfile& lock);
-
-/// The PEP 427 file name of an installed wheel, from its name, version and WHEEL tags
-/// ("py3-none-any" -> "demo_core-1.0.0-py3-none-any.whl"; several tags are compressed).
-[[nodiscard]] std::string wheel_file_name(const Package& pkg);
 
 /// Requirement lines with hashes for the packages a step owns ("name==1.0 --hash=sha256:...").
 /// Packages with a stored artifact are given by the artifact's path.

@@ -1,0 +1,302 @@
+#include "manifest/index_page.hpp"
+
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.hpp"
+
+namespace bootstrap::manifest {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/// `digits` as an unsigned number in `base`, only when all of it is one.
+std::optional<unsigned long> parse_number(std::string_view digits, int base) {
+    unsigned long value = 0;
+    if (digits.empty()) return std::nullopt;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+    if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+    return value;
+}
+
+void append_utf8(std::string& out, unsigned long cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+/// The text a character reference (without '&' and ';') stands for, or nullopt.
+std::optional<std::string> entity_text(std::string_view ref) {
+    static const std::map<std::string, std::string, std::less<>> named{
+        {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}};
+    if (auto it = named.find(ref); it != named.end()) return it->second;
+    if (ref.size() < 2 || ref[0] != '#') return std::nullopt;
+    bool hex = ref[1] == 'x' || ref[1] == 'X';
+    auto cp = parse_number(ref.substr(hex ? 2 : 1), hex ? 16 : 10);
+    if (!cp || *cp == 0 || *cp > 0x10FFFF || (*cp >= 0xD800 && *cp <= 0xDFFF)) return std::nullopt;
+    std::string out;
+    append_utf8(out, *cp);
+    return out;
+}
+
+/// RFC 3986 section 5.2.4: "." and ".." segments of an absolute path.
+std::string remove_dot_segments(std::string_view path) {
+    auto segments = core::split(path, '/');
+    std::vector<std::string> out;
+    for (size_t i = 1; i < segments.size(); ++i) {  // segments[0] is "" before the leading '/'
+        const auto& s = segments[i];
+        bool last = i + 1 == segments.size();
+        if (s == "..") {
+            if (!out.empty()) out.pop_back();
+            if (last) out.emplace_back();
+        } else if (s == ".") {
+            if (last) out.emplace_back();
+        } else {
+            out.push_back(s);
+        }
+    }
+    return "/" + core::join(out, "/");
+}
+
+bool has_scheme(std::string_view s) {
+    if (s.empty() || !is_alpha(s[0])) return false;
+    for (char c : s.substr(1)) {
+        if (c == ':') return true;
+        if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return false;
+    }
+    return false;
+}
+
+using Attributes = std::map<std::string, std::string>;
+
+/// Every `<a ...>` tag's attributes (names lower-cased, values with references decoded), in
+/// page order. Comments are skipped.
+std::vector<Attributes> anchors(std::string_view html) {
+    std::vector<Attributes> out;
+    size_t i = 0;
+    while ((i = html.find('<', i)) != std::string_view::npos) {
+        if (html.substr(i, 4) == "<!--") {
+            size_t end = html.find("-->", i + 4);
+            if (end == std::string_view::npos) break;
+            i = end + 3;
+            continue;
+        }
+        ++i;
+        if (i + 1 >= html.size() || (html[i] != 'a' && html[i] != 'A') ||
+            !(is_space(html[i + 1]) || html[i + 1] == '>' || html[i + 1] == '/'))
+            continue;
+        ++i;
+        Attributes attrs;
+        while (i < html.size() && html[i] != '>') {
+            if (is_space(html[i]) || html[i] == '/') {
+                ++i;
+                continue;
+            }
+            size_t name_at = i;
+            while (i < html.size() && !is_space(html[i]) && html[i] != '=' && html[i] != '>' &&
+                   html[i] != '/')
+                ++i;
+            std::string name = core::to_lower(html.substr(name_at, i - name_at));
+            while (i < html.size() && is_space(html[i])) ++i;
+            std::string value;
+            if (i < html.size() && html[i] == '=') {
+                ++i;
+                while (i < html.size() && is_space(html[i])) ++i;
+                if (i < html.size() && (html[i] == '"' || html[i] == '\'')) {
+                    char quote = html[i++];
+                    size_t end = html.find(quote, i);
+                    if (end == std::string_view::npos) end = html.size();
+                    value = html.substr(i, end - i);
+                    i = end + 1;
+                } else {
+                    size_t value_at = i;
+                    while (i < html.size() && !is_space(html[i]) && html[i] != '>') ++i;
+                    value = html.substr(value_at, i - value_at);
+                }
+            }
+            attrs.emplace(std::move(name), decode_html_entities(value));
+        }
+        out.push_back(std::move(attrs));
+    }
+    return out;
+}
+
+/// A sha256 as the index wrote it, checked and lower-cased.
+Result<std::string> checked_sha256(std::string_view hex, const std::string& filename,
+                                   const std::string& page_url) {
+    std::string out = core::to_lower(hex);
+    bool ok = out.size() == 64;
+    for (char c : out) ok = ok && is_hex(c);
+    if (!ok)
+        return fail(ErrorCode::network, fmt::format("{} lists {} with a malformed sha256 '{}'",
+                                                    page_url, filename, hex));
+    return out;
+}
+
+Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::string& page_url) {
+    std::vector<IndexFile> files;
+    for (const auto& attrs : anchors(body)) {
+        auto href = attrs.find("href");
+        if (href == attrs.end()) continue;
+        std::string_view link = href->second;
+        std::string_view fragment;
+        if (auto hash = link.find('#'); hash != std::string_view::npos) {
+            fragment = link.substr(hash + 1);
+            link = link.substr(0, hash);
+        }
+        std::string_view path = link.substr(0, link.find('?'));
+        IndexFile f;
+        f.filename = percent_decode(path.substr(path.rfind('/') + 1));
+        if (f.filename.empty()) continue;  // a link to a directory, not a file
+        f.url = resolve_url(page_url, link);
+        // PEP 503: the fragment is "<hashname>=<hexdigest>"; only sha256 is of use here.
+        if (core::starts_with(fragment, "sha256=")) {
+            BS_TRY(f.sha256, checked_sha256(fragment.substr(7), f.filename, page_url));
+        }
+        f.yanked = attrs.count("data-yanked") > 0;
+        files.push_back(std::move(f));
+    }
+    return files;
+}
+
+Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::string& page_url) {
+    auto invalid = [&](const std::string& why) {
+        return fail(ErrorCode::network,
+                    fmt::format("{} is not a valid PEP 691 project page: {}", page_url, why));
+    };
+    nlohmann::json page;
+    try {
+        page = nlohmann::json::parse(body);
+    } catch (const nlohmann::json::exception& e) {
+        return invalid(e.what());
+    }
+    if (!page.is_object()) return invalid("not a JSON object");
+    try {
+        if (page.contains("meta") && page["meta"].contains("api-version")) {
+            auto api = page["meta"]["api-version"].get<std::string>();
+            if (api.substr(0, api.find('.')) != "1")
+                return invalid(fmt::format("api-version {} (this bootstrap reads 1.x)", api));
+        }
+        if (!page.contains("files") || !page["files"].is_array())
+            return invalid("no \"files\" array");
+        std::vector<IndexFile> files;
+        for (const auto& entry : page["files"]) {
+            IndexFile f;
+            f.filename = entry.at("filename").get<std::string>();
+            f.url = resolve_url(page_url, entry.at("url").get<std::string>());
+            if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
+                BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(),
+                                                f.filename, page_url));
+            }
+            // PEP 691: false, true, or a non-empty reason string.
+            if (auto y = entry.find("yanked"); y != entry.end())
+                f.yanked = y->is_string() ? !y->get<std::string>().empty() : y->get<bool>();
+            files.push_back(std::move(f));
+        }
+        return files;
+    } catch (const nlohmann::json::exception& e) {
+        return invalid(e.what());
+    }
+}
+
+}  // namespace
+
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size()) {
+            if (auto byte = parse_number(text.substr(i + 1, 2), 16)) {
+                out += static_cast<char>(*byte);
+                i += 2;
+                continue;
+            }
+        }
+        out += text[i];
+    }
+    return out;
+}
+
+std::string decode_html_entities(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '&') {
+            size_t semi = text.find(';', i + 1);
+            if (semi != std::string_view::npos && semi - i <= 12) {
+                if (auto decoded = entity_text(text.substr(i + 1, semi - i - 1))) {
+                    out += *decoded;
+                    i = semi;
+                    continue;
+                }
+            }
+        }
+        out += text[i];
+    }
+    return out;
+}
+
+std::string resolve_url(std::string_view base, std::string_view href) {
+    if (has_scheme(href)) return std::string(href);
+    base = base.substr(0, base.find('#'));
+    if (href.empty()) return std::string(base);
+    if (href[0] == '#') return std::string(base) + std::string(href);
+    base = base.substr(0, base.find('?'));
+    size_t colon = has_scheme(base) ? base.find(':') : std::string_view::npos;
+    std::string_view scheme = colon == std::string_view::npos ? "" : base.substr(0, colon + 1);
+    std::string_view rest = base.substr(scheme.size());
+    std::string_view authority;
+    if (core::starts_with(rest, "//")) {
+        size_t slash = rest.find('/', 2);
+        authority = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? "" : rest.substr(slash);
+    }
+    if (core::starts_with(href, "//")) return fmt::format("{}{}", scheme, href);
+    if (href[0] == '?') return fmt::format("{}{}{}{}", scheme, authority, rest, href);
+    size_t query_at = href.find('?');
+    std::string_view href_path = href.substr(0, query_at);
+    std::string_view query = query_at == std::string_view::npos ? "" : href.substr(query_at);
+    std::string merged;
+    if (href_path[0] == '/')
+        merged = href_path;
+    else if (rest.empty())
+        merged = fmt::format("/{}", href_path);
+    else
+        merged = fmt::format("{}{}", rest.substr(0, rest.rfind('/') + 1), href_path);
+    return fmt::format("{}{}{}{}", scheme, authority, remove_dot_segments(merged), query);
+}
+
+Result<std::vector<IndexFile>> parse_index_page(std::string_view body,
+                                                std::string_view content_type,
+                                                const std::string& page_url) {
+    std::string type = core::to_lower(core::trim(content_type.substr(0, content_type.find(';'))));
+    bool json = type.find("json") != std::string::npos;
+    if (!json && type.find("html") == std::string::npos) {
+        // No usable Content-Type (a file:// index, a bare server): the body tells.
+        std::string_view start = core::trim(body);
+        json = !start.empty() && start[0] == '{';
+    }
+    return json ? parse_json(body, page_url) : parse_html(body, page_url);
+}
+
+}  // namespace bootstrap::manifest

@@ -1,0 +1,181 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "core/fs.hpp"
+#include "manifest/index_page.hpp"
+
+using namespace bootstrap;
+
+namespace {
+
+const std::string k_json = "application/vnd.pypi.simple.v1+json";
+
+/// A trimmed copy of a real PyPI project page (tests/data/index/, fetched with curl).
+std::string fixture(const std::string& file) {
+    auto text = core::read_file(std::filesystem::path(BS_TEST_DATA) / "index" / file);
+    REQUIRE(text.has_value());
+    return *text;
+}
+
+std::vector<manifest::IndexFile> parse(std::string_view body, std::string_view type,
+                                       const std::string& url = "https://pypi.org/simple/x/") {
+    auto files = manifest::parse_index_page(body, type, url);
+    INFO((files ? "" : files.error().message));
+    REQUIRE(files.has_value());
+    return *files;
+}
+
+std::map<std::string, manifest::IndexFile> by_name(const std::vector<manifest::IndexFile>& files) {
+    std::map<std::string, manifest::IndexFile> out;
+    for (const auto& f : files) out[f.filename] = f;
+    return out;
+}
+
+std::string error_of(std::string_view body, std::string_view type, const std::string& url) {
+    auto files = manifest::parse_index_page(body, type, url);
+    REQUIRE_FALSE(files.has_value());
+    return files.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("PyPI's JSON and HTML pages for a project list the same files and hashes") {
+    for (std::string project : {"pygments", "charset-normalizer"}) {
+        INFO(project);
+        std::string url = "https://pypi.org/simple/" + project + "/";
+        auto json = by_name(parse(fixture(project + ".json"), k_json, url));
+        auto html = by_name(parse(fixture(project + ".html"), "text/html", url));
+        REQUIRE(json.size() >= 6);
+        REQUIRE(json.size() == html.size());
+        for (const auto& [name, f] : json) {
+            INFO(name);
+            REQUIRE(html.count(name) == 1);
+            CHECK(html[name].sha256 == f.sha256);
+            CHECK(html[name].url == f.url);
+            CHECK(html[name].yanked == f.yanked);
+            CHECK(f.sha256.size() == 64);
+            CHECK(f.url.starts_with("https://files.pythonhosted.org/packages/"));
+        }
+    }
+    auto pygments = by_name(parse(fixture("pygments.json"), k_json));
+    CHECK(pygments.at("pygments-2.18.0-py3-none-any.whl").sha256 ==
+          "b8e6aca0523f3ab76fee51799c488e38782ac06eafcf95e7ba832985c8e7b13a");
+    CHECK(pygments.count("Pygments-2.0.2-py3-none-any.whl") == 1);  // old uploads: capitalised
+    auto charset = by_name(parse(fixture("charset-normalizer.html"), "text/html"));
+    CHECK(charset
+              .at("charset_normalizer-3.4.8-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64."
+                  "manylinux_2_28_x86_64.whl")
+              .yanked);
+    CHECK_FALSE(charset.at("charset_normalizer-3.4.1.tar.gz").yanked);
+}
+
+TEST_CASE("the content type picks the parser; without one the body decides") {
+    std::string json = R"({"meta": {"api-version": "1.1"}, "name": "x", "files": [
+        {"filename": "x-1.0-py3-none-any.whl", "url": "../../files/x-1.0-py3-none-any.whl",
+         "hashes": {"sha256": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
+         "yanked": "broken build"},
+        {"filename": "x-1.0.tar.gz", "url": "https://files/x-1.0.tar.gz", "hashes": {}}]})";
+    std::string html = R"(<a href="../../files/x-1.0-py3-none-any.whl">x</a>)";
+    for (std::string type : {k_json, std::string("application/vnd.pypi.simple.latest+json"),
+                             std::string("application/json; charset=utf-8"), std::string()}) {
+        INFO(type);
+        auto files = parse(json, type, "http://h/simple/x/");
+        REQUIRE(files.size() == 2);
+        CHECK(files[0].filename == "x-1.0-py3-none-any.whl");
+        CHECK(files[0].url == "http://h/files/x-1.0-py3-none-any.whl");
+        CHECK(files[0].sha256 == std::string(64, 'a'));
+        CHECK(files[0].yanked);
+        CHECK(files[1].sha256.empty());
+        CHECK_FALSE(files[1].yanked);
+    }
+    for (std::string type :
+         {"text/html", "application/vnd.pypi.simple.v1+html; charset=UTF-8", ""}) {
+        INFO(type);
+        auto files = parse(html, type, "http://h/simple/x/");
+        REQUIRE(files.size() == 1);
+        CHECK(files[0].url == "http://h/files/x-1.0-py3-none-any.whl");
+    }
+}
+
+TEST_CASE("HTML anchors: quoting, case, entities, percent-encoding, fragments, comments") {
+    std::string html = R"(<!DOCTYPE html><html><body>
+<!-- <a href="commented-1.0-py3-none-any.whl">no</a> -->
+<a href="/files/demo_torch-2.11.0%2Bcu130-py3-none-any.whl#sha256=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" data-requires-python="&gt;=3.9">t</a><br/>
+<A HREF='dl?name=a-1.0-py3-none-any.whl&amp;v=1#md5=0123'>a</A>
+<a data-yanked="" href=b-1.0-py3-none-any.whl#sha256=cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc>b</a>
+<a href="../">up</a><abbr>not an anchor</abbr><a>no href</a>
+<a href="c%zz%-1%2-1.0-py3-none-any.whl">bad escapes kept</a>
+</body></html>)";
+    auto files = parse(html, "text/html", "https://idx.example/simple/demo/");
+    REQUIRE(files.size() == 4);
+    CHECK(files[0].filename == "demo_torch-2.11.0+cu130-py3-none-any.whl");
+    CHECK(files[0].url == "https://idx.example/files/demo_torch-2.11.0%2Bcu130-py3-none-any.whl");
+    CHECK(files[0].sha256 == std::string(64, 'b'));
+    CHECK(files[1].filename == "dl");  // the last path segment, not the query
+    CHECK(files[1].url == "https://idx.example/simple/demo/dl?name=a-1.0-py3-none-any.whl&v=1");
+    CHECK(files[1].sha256.empty());  // only sha256 fragments count
+    CHECK(files[2].filename == "b-1.0-py3-none-any.whl");
+    CHECK(files[2].yanked);
+    CHECK(files[2].sha256 == std::string(64, 'c'));
+    CHECK(files[3].filename == "c%zz%-1%2-1.0-py3-none-any.whl");
+    CHECK_FALSE(files[0].yanked);
+}
+
+TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
+    CHECK(manifest::percent_decode("a%2Bb%2b") == "a+b+");
+    CHECK(manifest::percent_decode("%") == "%");
+    CHECK(manifest::percent_decode("x%2") == "x%2");
+    CHECK(manifest::percent_decode("%zz%g1%1g") == "%zz%g1%1g");
+    CHECK(manifest::percent_decode("%-1%+1% 1") == "%-1%+1% 1");
+    CHECK(manifest::percent_decode("%25%41") == "%A");
+    CHECK(manifest::percent_decode("") == "");
+}
+
+TEST_CASE("HTML character references decode; unknown ones stay") {
+    CHECK(manifest::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
+    CHECK(manifest::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");
+    CHECK(manifest::decode_html_entities("&#xE9;") == "\xC3\xA9");
+    CHECK(manifest::decode_html_entities("&nbsp; & &amp &#xZZ; &#0; &#xD800;") ==
+          "&nbsp; & &amp &#xZZ; &#0; &#xD800;");
+}
+
+TEST_CASE("links resolve against the page URL (RFC 3986)") {
+    const std::string base = "https://h:8080/a/simple/demo/?q=1#f";
+    CHECK(manifest::resolve_url(base, "https://other/x.whl") == "https://other/x.whl");
+    CHECK(manifest::resolve_url(base, "//cdn/x.whl") == "https://cdn/x.whl");
+    CHECK(manifest::resolve_url(base, "/files/x.whl") == "https://h:8080/files/x.whl");
+    CHECK(manifest::resolve_url(base, "x.whl") == "https://h:8080/a/simple/demo/x.whl");
+    CHECK(manifest::resolve_url(base, "../../../files/x.whl?v=2") ==
+          "https://h:8080/files/x.whl?v=2");
+    CHECK(manifest::resolve_url(base, "../../../../../x.whl") == "https://h:8080/x.whl");
+    CHECK(manifest::resolve_url(base, "./sub/./x.whl") == "https://h:8080/a/simple/demo/sub/x.whl");
+    CHECK(manifest::resolve_url(base, "..") == "https://h:8080/a/simple/");
+    CHECK(manifest::resolve_url("https://h", "x.whl") == "https://h/x.whl");
+    CHECK(manifest::resolve_url("file:///srv/index/demo/", "../files/x.whl") ==
+          "file:///srv/index/files/x.whl");
+}
+
+TEST_CASE("a malformed page is an error naming its URL") {
+    const std::string url = "https://idx.example/simple/x/";
+    CHECK(error_of("{\"files\": [", k_json, url)
+              .find("https://idx.example/simple/x/ is not a valid PEP 691 "
+                    "project page: [json.exception.parse_error") == 0);
+    CHECK(error_of("[]", k_json, url) ==
+          url + " is not a valid PEP 691 project page: not a JSON object");
+    CHECK(error_of(R"({"meta": {"api-version": "2.0"}, "files": []})", k_json, url) ==
+          url + " is not a valid PEP 691 project page: api-version 2.0 (this bootstrap reads 1.x)");
+    CHECK(error_of(R"({"meta": {"api-version": "1.0"}})", k_json, url) ==
+          url + " is not a valid PEP 691 project page: no \"files\" array");
+    CHECK(error_of(R"({"files": [{"filename": 3, "url": "x"}]})", k_json, url)
+              .find(url + " is not a valid PEP 691 project page: [json.exception.type_error") == 0);
+    CHECK(error_of(R"({"files": [{"filename": "x.whl"}]})", k_json, url).find("'url' not found") !=
+          std::string::npos);
+    CHECK(error_of(
+              R"({"files": [{"filename": "x.whl", "url": "x.whl", "hashes": {"sha256": "abc"}}]})",
+              k_json, url) == url + " lists x.whl with a malformed sha256 'abc'");
+    CHECK(error_of(R"(<a href="x.whl#sha256=zz">)", "text/html", url) ==
+          url + " lists x.whl with a malformed sha256 'zz'");
+}
