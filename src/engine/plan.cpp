@@ -500,7 +500,14 @@ Status check_venv_source(const recipe::Recipe& recipe, const fs::path& venv) {
     const recipe::Step* needs = nullptr;
     for (const auto& s : recipe.steps) {
         if (s.kind == recipe::StepKind::venv) makes_venv = true;
-        if (!needs && !makes_venv && (s.kind != recipe::StepKind::run || !s.verify.empty())) needs = &s;
+        const bool imports = std::any_of(s.verify.begin(), s.verify.end(), [](const recipe::VerifyClause& v) {
+            return v.kind == recipe::VerifyClause::Kind::import_module ||
+                   (v.kind == recipe::VerifyClause::Kind::cuda_arch && v.library_is_module);
+        });
+        const bool works_in_venv = s.kind == recipe::StepKind::install || s.kind == recipe::StepKind::sync ||
+                                   s.kind == recipe::StepKind::pybind11 || s.kind == recipe::StepKind::build ||
+                                   imports;
+        if (!needs && !makes_venv && works_in_venv) needs = &s;
     }
     if (!needs || makes_venv) return {};
     std::error_code ec;

@@ -7,19 +7,16 @@
 #include "core/strings.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/wheel_name.hpp"
 
 namespace bootstrap::engine {
 
 namespace {
 
-/// PEP 427: the distribution part of a wheel file name is normalised with '_' for runs of
-/// [-_.]; compare on PEP 503 names and the version part.
+/// A wheel file of this release (PEP 427 name, PEP 503 project name, PEP 440 version).
 bool wheel_matches(const fs::path& file, const std::string& name, const std::string& version) {
-    std::string stem = file.filename().string();
-    if (!stem.ends_with(".whl")) return false;
-    auto parts = core::split(stem.substr(0, stem.size() - 4), '-');
-    if (parts.size() < 5) return false;
-    return pyenv::normalize_name(parts[0]) == name && parts[1] == version;
+    auto w = pyenv::parse_wheel_name(file.filename().string());
+    return w && pyenv::is_release_of(*w, name, version);
 }
 
 std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps::ResolvedStep* step) {

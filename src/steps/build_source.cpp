@@ -11,6 +11,7 @@
 #include "core/file_lock.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "net/download.hpp"
