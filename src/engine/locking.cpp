@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "pyenv/index_config.hpp"
 #include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
 #include "manifest/snapshot.hpp"
@@ -80,26 +82,27 @@ Result<Page> load_page(const Fetch& fetch, const std::string& url) {
 /// The index wheel of an installed package: the first of its indexes whose page lists it with a
 /// sha256 (uv may have taken it from any of them). "" in `lp.sha256` and one reason per index
 /// in `why_not` when none does.
-void lock_from_index(const manifest::Package& pkg, const Fetch& fetch,
+void lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std::vector<std::string>& known,
                      std::map<std::string, Result<Page>>& pages, manifest::LockedPackage& lp,
                      std::vector<std::string>& why_not) {
-    for (const auto& index : pkg.origin.index_urls) {
-        std::string url = project_page_url(index, pkg.name);
+    for (const auto& recorded : pkg.origin.index_urls) {
+        // Recorded URLs carry no credentials; the recipe or the environment supplies them.
+        std::string url = project_page_url(pyenv::with_credentials(recorded, known), pkg.name);
         auto page = pages.find(url);
         if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url)).first;
         if (!page->second) {
-            why_not.push_back(
-                fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message));
+            why_not.push_back(core::redact_text(
+                fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message)));
             continue;
         }
         auto file = find_installed_wheel(page->second->files, pkg, page->second->url);
         if (!file) {
-            why_not.push_back(file.error().message);
+            why_not.push_back(core::redact_text(file.error().message));
             continue;
         }
         if (file->sha256.empty()) {
-            why_not.push_back(fmt::format("{} {}: {} is listed on {} without a sha256", pkg.name,
-                                          pkg.version, file->filename, page->second->url));
+            why_not.push_back(core::redact_text(fmt::format("{} {}: {} is listed on {} without a sha256", pkg.name,
+                                                            pkg.version, file->filename, page->second->url)));
             continue;
         }
         lp.wheel = file->filename;
@@ -194,6 +197,14 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.python_version = snapshot.python.version;
     lock.platform = snapshot.python.platform;
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
+    std::vector<std::string> recipe_urls;
+    for (const auto& step : plan.steps)
+        if (step.install) {
+            if (step.install->index_url) recipe_urls.push_back(*step.install->index_url);
+            recipe_urls.insert(recipe_urls.end(), step.install->extra_index_urls.begin(),
+                               step.install->extra_index_urls.end());
+        }
+    const auto known = pyenv::known_index_urls(facts.env, venv, recipe_urls);
     std::vector<std::string> missing;
     for (const auto& [name, pkg] : snapshot.packages) {
         manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};
@@ -202,7 +213,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
             if (auto stored = store.find(lp.sha256)) lp.wheel = stored->filename().string();
         } else if (!pkg.origin.index_urls.empty()) {
             std::vector<std::string> why_not;
-            lock_from_index(pkg, fetch, pages, lp, why_not);
+            lock_from_index(pkg, fetch, known, pages, lp, why_not);
             if (lp.sha256.empty()) missing.push_back(core::join(why_not, "; "));
         } else if (!pkg.origin.step.empty()) {
             missing.push_back(fmt::format("{} {}: installed by step '{}' but its index is unknown",

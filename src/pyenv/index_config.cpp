@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::pyenv {
@@ -266,6 +267,29 @@ IndexSet effective_indexes(const std::string& installer, const InstallRequest& r
         set.extra_indexes.clear();
     }
     return set;
+}
+
+std::vector<std::string> known_index_urls(const exec::EnvMap& env, const fs::path& venv,
+                                          std::vector<std::string> also) {
+    for (const char* installer : {"uv", "pip"}) {
+        auto set = effective_indexes(installer, {}, env, venv);
+        auto all = set.all();
+        also.insert(also.end(), all.begin(), all.end());
+    }
+    return also;
+}
+
+std::string with_credentials(const std::string& recorded, const std::vector<std::string>& known) {
+    if (recorded.find(core::k_redacted) == std::string::npos || core::redact_url(recorded) != recorded)
+        return recorded;
+    const std::string bare = core::strip_credentials(recorded);
+    auto trimmed = [](std::string u) {
+        while (u.ends_with("/")) u.pop_back();
+        return u;
+    };
+    for (const auto& k : known)
+        if (k != recorded && core::redact_url(k) != k && trimmed(core::strip_credentials(k)) == trimmed(bare)) return k;
+    return bare;
 }
 
 }  // namespace bootstrap::pyenv

@@ -35,4 +35,14 @@ struct IndexSet {
 [[nodiscard]] IndexSet effective_indexes(const std::string& installer, const InstallRequest& request,
                                          const exec::EnvMap& env, const std::filesystem::path& venv);
 
+/// Index URLs with their credentials as the caller can supply them now: the recipe's steps'
+/// URLs, and every index the environment and the installers' config name (uv's and pip's).
+[[nodiscard]] std::vector<std::string> known_index_urls(const exec::EnvMap& env, const std::filesystem::path& venv,
+                                                        std::vector<std::string> also = {});
+
+/// A recorded (redacted) index URL made usable again: the known URL that is the same but for
+/// its credentials; else the URL without userinfo (the installer may still find credentials
+/// in netrc or a keyring). A URL without redacted credentials is returned as it is.
+[[nodiscard]] std::string with_credentials(const std::string& recorded, const std::vector<std::string>& known);
+
 }  // namespace bootstrap::pyenv
