@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -5,37 +8,54 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/status.hpp"
+#include "cli/version.hpp"
 #include "core/interrupt.hpp"
-
-#ifndef BOOTSTRAP_VERSION
-#define BOOTSTRAP_VERSION "dev"
-#endif
+#include "core/strings.hpp"
 
 namespace bootstrap::cli {
 
 namespace {
-bool is_subcommand(std::string_view word) {
-    for (const char* known : {"run", "plan", "demo", "snapshot", "history", "diff", "rollback", "lock",
-                              "device", "inspect", "explain", "lint", "perf", "doctor", "relocate",
-                              "launch", "help"})
-        if (word == known) return true;
-    return false;
+
+std::vector<std::string> subcommand_names(CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    return names;
 }
+
+/// `bootstrap WORD ...` with WORD not a subcommand is `bootstrap run WORD ...` only when WORD
+/// is a recipe: an existing path, or one that looks like a path to a recipe (has a '/' or ends
+/// in .toml), so that a mistyped command is not read as a recipe file.
+bool looks_like_recipe(std::string_view word) {
+    std::error_code ec;
+    return word.find('/') != std::string_view::npos || word.ends_with(".toml") ||
+           std::filesystem::exists(std::filesystem::path(word), ec);
+}
+
+int unknown_command(std::string_view word, const std::vector<std::string>& names) {
+    std::string suggestion = core::closest_match(word, names);
+    std::string message =
+        suggestion.empty()
+            ? fmt::format("unknown command '{}' (see bootstrap --help)", word)
+            : fmt::format("unknown command '{}' (did you mean '{}'?)", word, suggestion);
+    TerminalStatus status;
+    status.error(Error{ErrorCode::usage, std::move(message),
+                       "to run a recipe, name its file: bootstrap run FILE"});
+    return 2;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
     core::install_interrupt_handlers();
-    // `bootstrap RECIPE ...` is `bootstrap run RECIPE ...`.
-    std::vector<char*> args(argv, argv + argc);
-    static char run_word[] = "run";
-    if (argc > 1 && argv[1][0] != '-' && !is_subcommand(argv[1])) args.insert(args.begin() + 1, run_word);
 
     CLI::App app{"bootstrap: build reproducible GPU training environments from declarative recipes",
                  "bootstrap"};
-    app.set_version_flag("--version", std::string("bootstrap ") + BOOTSTRAP_VERSION);
+    app.set_version_flag("-V,--version", std::string("bootstrap ") + bootstrap_version());
     app.require_subcommand(1);
     app.footer(
-        "bootstrap RECIPE is short for bootstrap run RECIPE.\n"
+        "bootstrap RECIPE is short for bootstrap run RECIPE (RECIPE: an existing file, or a path\n"
+        "with a '/' or ending in .toml). `bootstrap help COMMAND` is `bootstrap COMMAND --help`.\n"
         "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 3 doctor/lint found errors,\n"
         "130 interrupted.");
     Outcome outcome;
@@ -55,8 +75,23 @@ int run_cli(int argc, char** argv) {
     set_doctor_command(app, outcome);
     set_relocate_command(app, outcome);
     set_launch_command(app, outcome);
+
+    std::vector<std::string> args(argv, argv + argc);
+    const std::vector<std::string> names = subcommand_names(app);
+    if (args.size() > 1 && args[1] == "help") {
+        // `bootstrap help [COMMAND]` is `bootstrap [COMMAND] --help`.
+        args.erase(args.begin() + 1);
+        args.insert(args.size() > 1 ? args.begin() + 2 : args.end(), "--help");
+    }
+    if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&
+        std::find(names.begin(), names.end(), args[1]) == names.end()) {
+        if (!looks_like_recipe(args[1])) return unknown_command(args[1], names);
+        args.insert(args.begin() + 1, "run");
+    }
+    std::vector<char*> pointers;
+    for (auto& a : args) pointers.push_back(a.data());
     try {
-        app.parse(static_cast<int>(args.size()), args.data());
+        app.parse(static_cast<int>(pointers.size()), pointers.data());
     } catch (const CLI::ParseError& e) {
         int code = app.exit(e);
         return code == 0 ? 0 : 2;

@@ -7,14 +7,12 @@
 
 namespace bootstrap::cli {
 
-namespace {
-nlohmann::json error_value(const Error& e) {
+nlohmann::json error_object(const Error& e) {
     // The last line of defence: nothing printed carries a URL's credentials.
     return {{"message", core::redact_text(e.message)},
             {"detail", core::redact_text(e.detail)},
             {"exit_code", exit_code_for(e)}};
 }
-}  // namespace
 
 std::string run_report_json(const engine::RunReport& report, const std::string& recipe) {
     nlohmann::json j;
@@ -29,10 +27,10 @@ std::string run_report_json(const engine::RunReport& report, const std::string& 
         nlohmann::json js{{"id", s.id},           {"kind", s.kind},       {"result", engine::to_string(s.result)},
                           {"reason", s.reason},   {"seconds", s.seconds}, {"attempts", s.attempts},
                           {"log", s.log}};
-        if (s.error) js["error"] = error_value(*s.error);
+        if (s.error) js["error"] = error_object(*s.error);
         j["steps"].push_back(std::move(js));
     }
-    if (report.error) j["error"] = error_value(*report.error);
+    if (report.error) j["error"] = error_object(*report.error);
     j["history"] = {{"before", report.history_before ? nlohmann::json(*report.history_before) : nlohmann::json()},
                     {"after", report.history_after ? nlohmann::json(*report.history_after) : nlohmann::json()}};
     j["changes"] = report.changes_summary;
@@ -95,7 +93,7 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
 }
 
 std::string error_json(const Error& error) {
-    nlohmann::json j{{"schema", 1}, {"ok", false}, {"error", error_value(error)}};
+    nlohmann::json j{{"schema", 1}, {"ok", false}, {"error", error_object(error)}};
     return j.dump(2) + "\n";
 }
 

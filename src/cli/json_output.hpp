@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "engine/plan.hpp"
 #include "engine/runner.hpp"
@@ -13,6 +15,10 @@ namespace bootstrap::cli {
 [[nodiscard]] std::string run_report_json(const engine::RunReport& report, const std::string& recipe);
 [[nodiscard]] std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
                                     const std::vector<engine::StepDecision>& decisions);
+/// `{"schema": 1, "ok": false, "error": error_object(error)}`: the document every command's
+/// `--json` prints when it fails before it has anything else to say.
 [[nodiscard]] std::string error_json(const Error& error);
+/// `{"message", "detail", "exit_code"}`: the "error" member of every `--json` document.
+[[nodiscard]] nlohmann::json error_object(const Error& error);
 
 }  // namespace bootstrap::cli

@@ -70,7 +70,7 @@ int execute_rollback(const RollbackArgs& args) {
     std::string target_name;
     auto finish = [&](const Result<engine::RollbackReport>& result) {
         if (args.json) {
-            nlohmann::json doc{{"ok", result.has_value()}, {"target", target_name},
+            nlohmann::json doc{{"schema", 1}, {"ok", result.has_value()}, {"target", target_name},
                                {"dry_run", args.dry_run}};
             if (shown) doc["plan"] = plan_json(*shown);
             if (result) {
@@ -80,7 +80,7 @@ int execute_rollback(const RollbackArgs& args) {
                 doc["seconds"] = result->seconds;
                 if (result->history) doc["history"] = result->history->number;
             } else {
-                doc["error"] = nlohmann::json::parse(error_json(result.error()));
+                doc["error"] = error_object(result.error());
             }
             fmt::print("{}\n", doc.dump(2));
         }

@@ -543,10 +543,17 @@ Result<Recipe> parse_named(std::string_view text, const std::string& name) {
 }  // namespace
 
 Result<Recipe> load_recipe(const std::filesystem::path& file) {
+    // A recipe path comes from the command line: naming nothing or a directory is a usage error.
+    std::error_code ec;
+    auto status = std::filesystem::status(file, ec);
+    if (status.type() == std::filesystem::file_type::not_found)
+        return fail(ErrorCode::usage, fmt::format("{}: no such recipe file", file.string()));
+    if (std::filesystem::is_directory(status))
+        return fail(ErrorCode::usage,
+                    fmt::format("{}: is a directory, not a recipe file", file.string()));
     auto bytes = core::read_file(file);
     if (!bytes) return fail(ErrorCode::io, bytes.error().message, bytes.error().detail);
     BS_TRY(Recipe recipe, parse_named(*bytes, file.string()));
-    std::error_code ec;
     auto absolute = std::filesystem::absolute(file, ec);
     recipe.file = ec ? file : absolute.lexically_normal();
     return recipe;

@@ -231,7 +231,7 @@ TEST_CASE("load_recipe reads a file, records its absolute path and digest") {
     CHECK(r->steps.size() == 6);
 }
 
-TEST_CASE("load_recipe names the path in messages and reports unreadable files as io") {
+TEST_CASE("load_recipe names the path in messages; a missing file or a directory is a usage error") {
     core::TempDir dir("recipe-test");
     auto file = dir.path() / "bad.toml";
     REQUIRE(core::write_file_atomic(file, "schema = 1\nname = \"x\"\n"));
@@ -242,8 +242,13 @@ TEST_CASE("load_recipe names the path in messages and reports unreadable files a
 
     auto missing = load_recipe(dir.path() / "nope.toml");
     REQUIRE_FALSE(missing);
-    CHECK(missing.error().code == ErrorCode::io);
-    CHECK(missing.error().message.find((dir.path() / "nope.toml").string()) != std::string::npos);
+    CHECK(missing.error().code == ErrorCode::usage);
+    CHECK(missing.error().message == (dir.path() / "nope.toml").string() + ": no such recipe file");
+
+    auto directory = load_recipe(dir.path());
+    REQUIRE_FALSE(directory);
+    CHECK(directory.error().code == ErrorCode::usage);
+    CHECK(directory.error().message == dir.path().string() + ": is a directory, not a recipe file");
 }
 
 TEST_CASE("to_string names kinds as the recipe spells them") {
