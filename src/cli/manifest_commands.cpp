@@ -1,4 +1,5 @@
 // `snapshot`, `history` and `diff`: manifests of what a venv holds.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -30,12 +31,16 @@ int report(const Error& e, bool json) {
     return exit_code_for(e);
 }
 
-/// `--venv DIR`, else the activated venv ($VIRTUAL_ENV); empty when neither is given.
+/// `--venv DIR`, else the activated venv ($VIRTUAL_ENV), made absolute (the interpreter runs
+/// from `/`); empty when neither is given.
 std::string venv_or_active(const std::string& venv) {
-    if (!venv.empty())
-        return venv;
     const char* active = std::getenv("VIRTUAL_ENV");
-    return active ? active : "";
+    std::string chosen = !venv.empty() ? venv : active ? active : "";
+    if (chosen.empty())
+        return chosen;
+    std::error_code ec;
+    fs::path absolute = fs::absolute(chosen, ec);
+    return ec ? chosen : absolute.lexically_normal().string();
 }
 
 /// The venv to work on, which must be one (has pyvenv.cfg).
@@ -102,24 +107,80 @@ struct HistoryArgs {
     bool json = false;
 };
 
+/// "ok" / "failed" for an entry a run or rollback wrote, "" otherwise.
+std::string run_result(const manifest::HistoryRow& r) {
+    if (!r.run)
+        return {};
+    return r.run->ok ? "ok" : "failed";
+}
+
+nlohmann::json history_row_json(const manifest::HistoryRow& r) {
+    nlohmann::json j{{"number", r.entry.number},
+                     {"file", r.entry.file.string()},
+                     {"label", r.entry.label},
+                     {"time", r.time}};
+    if (!r.error.empty()) {
+        j["error"] = r.error;
+        return j;
+    }
+    j["packages"] = r.package_count;
+    j["changes"] = r.changes;
+    j["recipe"] = r.recipe;
+    if (r.run)
+        j["run"] = {{"run_id", r.run->run_id},
+                    {"phase", r.run->phase},
+                    {"ok", r.run->ok},
+                    {"result", run_result(r)}};
+    else
+        j["run"] = nullptr;
+    return j;
+}
+
+/// The text table: one row per entry; run, recipe, phase and result are "-" for entries no run
+/// wrote (`snapshot --save`).
+void print_history_table(const std::vector<manifest::HistoryRow>& rows) {
+    auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+    struct Cells {
+        std::string number, time, label, run, recipe, phase, result, packages, changes;
+    };
+    std::vector<Cells> table{{"#", "time", "label", "run", "recipe", "phase", "result", "packages",
+                              "changes"}};
+    for (const auto& r : rows) {
+        Cells c{std::to_string(r.entry.number), r.time, r.entry.label, "-", "-", "-", "-", "?", ""};
+        if (!r.error.empty()) {
+            c.changes = "error: " + r.error;
+        } else {
+            c.recipe = or_dash(r.recipe);
+            if (r.run) {
+                c.run = or_dash(r.run->run_id);
+                c.phase = or_dash(r.run->phase);
+                c.result = run_result(r);
+            }
+            c.packages = std::to_string(r.package_count);
+            c.changes = r.changes.empty() ? "(first)" : r.changes;
+        }
+        table.push_back(std::move(c));
+    }
+    size_t w[8] = {};
+    for (const auto& c : table) {
+        const std::string* cells[8] = {&c.number, &c.time,  &c.label,  &c.run,
+                                       &c.recipe, &c.phase, &c.result, &c.packages};
+        for (size_t i = 0; i < 8; ++i)
+            w[i] = std::max(w[i], cells[i]->size());
+    }
+    for (const auto& c : table)
+        fmt::print("{:>{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {}\n", c.number,
+                   w[0], c.time, w[1], c.label, w[2], c.run, w[3], c.recipe, w[4], c.phase, w[5],
+                   c.result, w[6], c.packages, w[7], c.changes);
+}
+
 Result<void> history(const HistoryArgs& args) {
     BS_TRY(std::string venv, required_venv(args.venv));
     BS_TRY(auto rows, manifest::describe_history(venv));
     if (args.json) {
         nlohmann::json entries = nlohmann::json::array();
-        for (const auto& r : rows) {
-            nlohmann::json j{{"number", r.entry.number},
-                             {"file", r.entry.file.string()},
-                             {"label", r.entry.label},
-                             {"time", r.time}};
-            if (r.error.empty()) {
-                j["packages"] = r.package_count;
-                j["changes"] = r.changes;
-            } else {
-                j["error"] = r.error;
-            }
-            entries.push_back(std::move(j));
-        }
+        for (const auto& r : rows)
+            entries.push_back(history_row_json(r));
         nlohmann::json doc{{"schema", 1}, {"venv", venv}, {"entries", std::move(entries)}};
         fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return {};
@@ -130,20 +191,7 @@ Result<void> history(const HistoryArgs& args) {
                    venv);
         return {};
     }
-    size_t label_width = 5;
-    for (const auto& r : rows)
-        label_width = std::max(label_width, r.entry.label.size());
-    fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  {}\n", "#", "time", "label", label_width, "packages",
-               "changes");
-    for (const auto& r : rows) {
-        if (!r.error.empty()) {
-            fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  error: {}\n", r.entry.number, r.time,
-                       r.entry.label, label_width, "?", r.error);
-            continue;
-        }
-        fmt::print("{:>4}  {:<20}  {:<{}}  {:>8}  {}\n", r.entry.number, r.time, r.entry.label,
-                   label_width, r.package_count, r.changes.empty() ? "(first)" : r.changes);
-    }
+    print_history_table(rows);
     return {};
 }
 

@@ -154,7 +154,7 @@ Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref)
         std::error_code ec;
         if (fs::is_regular_file(ref, ec))
             return fs::path(ref);
-        return fail(ErrorCode::not_found,
+        return fail(ErrorCode::usage,
                     fmt::format("{}: no such manifest file, and not a history reference (a "
                                 "number, `last` or `last~N`)",
                                 ref));
@@ -170,12 +170,12 @@ Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref)
         for (const auto& e : entries)
             if (e.number == number)
                 return e.file;
-        return fail(ErrorCode::not_found,
+        return fail(ErrorCode::usage,
                     fmt::format("no history entry {} in {}: {}", number, history_dir(venv).string(),
                                 describe_entries(entries)));
     }
     if (static_cast<size_t>(*back) >= entries.size())
-        return fail(ErrorCode::not_found,
+        return fail(ErrorCode::usage,
                     fmt::format("no history entry `{}` in {}: {}", ref, history_dir(venv).string(),
                                 describe_entries(entries)));
     return entries[entries.size() - 1 - static_cast<size_t>(*back)].file;
@@ -202,6 +202,8 @@ Result<std::vector<HistoryRow>> describe_history(const fs::path& venv) {
         }
         row.time = m->run && !m->run->time.empty() ? m->run->time : file_time(e.file);
         row.package_count = m->packages.size();
+        row.recipe = m->recipe_name;
+        row.run = m->run;
         if (previous)
             row.changes = diff(*previous, *m).summary();
         previous = std::move(*m);

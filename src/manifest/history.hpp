@@ -37,8 +37,8 @@ struct HistoryEntry {
 [[nodiscard]] Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m);
 
 /// Resolve a user reference to a file: a history number ("3"), "last" (the newest entry),
-/// "last~N" (N before the newest), or a manifest file path. The error says what exists. History
-/// references need `venv` (empty: a usage error saying so).
+/// "last~N" (N before the newest), or a manifest file path. A reference to nothing is a usage
+/// error that says what exists. History references need `venv` (empty: a usage error too).
 [[nodiscard]] Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref);
 
 /// resolve_reference, then load_manifest.
@@ -51,6 +51,9 @@ struct HistoryRow {
     size_t package_count = 0;
     std::string changes;       // diff summary against the previous readable entry; "" for the first
     std::string error;         // the entry could not be read (then only `entry` and `time` are set)
+    std::string recipe;        // the recipe's name, when a run wrote the entry
+    std::optional<RunInfo> run;  // the manifest's run block: run id, phase, ok (entries by runs
+                                 // and rollbacks; not `snapshot --save`)
 };
 
 /// Every entry with its time, package count and what changed since the one before. An unreadable

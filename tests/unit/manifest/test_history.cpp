@@ -94,15 +94,17 @@ TEST_CASE("references: numbers, last, last~N and files") {
 
     auto missing = load_reference(venv, "7");
     REQUIRE_FALSE(missing.has_value());
-    CHECK(missing.error().code == ErrorCode::not_found);
+    CHECK(missing.error().code == ErrorCode::usage);
     CHECK(missing.error().message == "no history entry 7 in " + history_dir(venv).string() +
                                          ": the history holds entries 1 to 3");
     auto too_far = load_reference(venv, "last~3");
     REQUIRE_FALSE(too_far.has_value());
+    CHECK(too_far.error().code == ErrorCode::usage);
     CHECK(too_far.error().message == "no history entry `last~3` in " + history_dir(venv).string() +
                                          ": the history holds entries 1 to 3");
     auto nofile = load_reference(venv, "nope.json");
     REQUIRE_FALSE(nofile.has_value());
+    CHECK(nofile.error().code == ErrorCode::usage);
     CHECK(nofile.error().message ==
           "nope.json: no such manifest file, and not a history reference (a number, `last` or "
           "`last~N`)");
@@ -119,7 +121,8 @@ TEST_CASE("describe_history summarises each entry against the one before") {
     fs::path venv = tmp.path();
     REQUIRE(append_history(venv, with({pkg("a", "1")}, "first")));
     Manifest second = with({pkg("a", "2"), pkg("b", "1")}, "second");
-    second.run = RunInfo{"r1", "after", "2025-01-02T03:04:05Z", true};
+    second.run = RunInfo{"r1", "after", "2025-01-02T03:04:05Z", false};
+    second.recipe_name = "demo";
     REQUIRE(append_history(venv, second));
     auto corrupt = append_history(venv, with({}));
     REQUIRE(corrupt.has_value());
@@ -137,6 +140,12 @@ TEST_CASE("describe_history summarises each entry against the one before") {
     CHECK(r[1].time == "2025-01-02T03:04:05Z");
     CHECK(r[1].changes == "1 added, 1 upgraded");
     CHECK(r[1].package_count == 2);
+    // A run's entry says which run, of which recipe, in which phase, and how it ended.
+    CHECK_FALSE(r[0].run.has_value());
+    CHECK(r[0].recipe.empty());
+    REQUIRE(r[1].run.has_value());
+    CHECK(*r[1].run == RunInfo{"r1", "after", "2025-01-02T03:04:05Z", false});
+    CHECK(r[1].recipe == "demo");
     CHECK_THAT(r[2].error, Catch::StartsWith(corrupt->file.string() + ": not a valid manifest: "));
     CHECK(r[3].changes == "1 removed"); // against the last readable entry
 }
