@@ -20,7 +20,19 @@ int compare_versions(const std::string& a, const std::string& b) {
     return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
 }
 
-PackageChange::Kind classify(const Package& before, const Package& after, bool& changed) {
+/// Do two installs of one version hold different files? Within one venv, any RECORD difference
+/// counts. Across venvs the console scripts' shebangs name each venv's own interpreter, so the
+/// portable digests (without those rows) are compared when both manifests have them; older
+/// manifests without them fall back to the exact digest.
+bool files_differ(const Package& before, const Package& after, bool across_venvs) {
+    if (across_venvs && !before.record_sha256_portable.empty() &&
+        !after.record_sha256_portable.empty())
+        return before.record_sha256_portable != after.record_sha256_portable;
+    return before.record_sha256 != after.record_sha256;
+}
+
+PackageChange::Kind classify(const Package& before, const Package& after, bool across_venvs,
+                             bool& changed) {
     changed = true;
     int c = compare_versions(before.version, after.version);
     if (c < 0)
@@ -29,7 +41,7 @@ PackageChange::Kind classify(const Package& before, const Package& after, bool& 
         return PackageChange::Kind::downgraded;
     // Same version: different files (rebuilt from source, another wheel of the same version,
     // files edited in place) show as a different RECORD.
-    changed = before.record_sha256 != after.record_sha256 || before.version != after.version;
+    changed = files_differ(before, after, across_venvs) || before.version != after.version;
     return PackageChange::Kind::reinstalled;
 }
 
@@ -87,6 +99,8 @@ const char* to_string(PackageChange::Kind kind) {
 
 ManifestDiff diff(const Manifest& before, const Manifest& after) {
     ManifestDiff d;
+    const bool across_venvs =
+        !before.venv.empty() && !after.venv.empty() && before.venv != after.venv;
     auto b = before.packages.begin(), a = after.packages.begin();
     // Merge walk over two name-sorted maps.
     while (b != before.packages.end() || a != after.packages.end()) {
@@ -98,7 +112,7 @@ ManifestDiff diff(const Manifest& before, const Manifest& after) {
             ++a;
         } else {
             bool changed = false;
-            auto kind = classify(b->second, a->second, changed);
+            auto kind = classify(b->second, a->second, across_venvs, changed);
             if (changed)
                 d.packages.push_back({kind, a->first, b->second.version, a->second.version});
             ++a;

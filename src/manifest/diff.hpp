@@ -32,6 +32,9 @@ struct ManifestDiff {
     [[nodiscard]] std::string summary() const;
 };
 
+/// Same-version packages are "reinstalled" when their RECORD digests differ; between manifests
+/// of two venvs (different `venv` paths) the digests without the venv's scripts are compared
+/// (Package::record_sha256_portable), when both manifests have them.
 [[nodiscard]] ManifestDiff diff(const Manifest& before, const Manifest& after);
 
 /// Human-readable lines, ASCII markers: "+ regex 2024.1.0" (added), "- foo 1.0" (removed),

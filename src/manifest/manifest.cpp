@@ -36,6 +36,7 @@ json package_json(const Package& p) {
     return json{{"display_name", p.display_name}, {"version", p.version},
                 {"installer", p.installer},       {"requested", p.requested},
                 {"wheel_tag", p.wheel_tag},       {"record_sha256", p.record_sha256},
+                {"record_sha256_portable", p.record_sha256_portable},
                 {"origin", origin_json(p.origin)}};
 }
 
@@ -150,6 +151,7 @@ Package read_package(const std::string& name, const json& j) {
     p.requested = f.boolean("requested");
     p.wheel_tag = f.str("wheel_tag");
     p.record_sha256 = f.str("record_sha256");
+    p.record_sha256_portable = f.str("record_sha256_portable");
     if (const json* o = f.object("origin"))
         p.origin = read_origin(*o, path + ".origin");
     return p;

@@ -38,7 +38,10 @@ struct Package {
     std::string installer;     // INSTALLER file ("uv", "pip"), "" if none
     bool requested = false;    // REQUESTED present
     std::string wheel_tag;     // WHEEL "Tag:" values joined with ",", e.g. "py3-none-any"
-    std::string record_sha256; // sha256 of RECORD
+    std::string record_sha256; // sha256 of RECORD (pyenv::record_digest): exactly these files
+    /// sha256 of RECORD less the venv's scripts (pyenv::portable_record_text_digest), whose
+    /// shebangs name the venv: compares packages across venvs. "" in manifests older than it.
+    std::string record_sha256_portable;
     Origin origin;
     friend bool operator==(const Package&, const Package&) = default;
 };

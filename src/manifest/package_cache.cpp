@@ -10,8 +10,8 @@ namespace bootstrap::manifest {
 namespace {
 
 // Bump when a field is added or the meaning of one changes.
-constexpr std::string_view k_header = "bootstrap-packages-cache-v1";
-constexpr size_t k_fields = 11;
+constexpr std::string_view k_header = "bootstrap-packages-cache-v2";
+constexpr size_t k_fields = 12;
 
 bool storable(const std::string& s) { return s.find_first_of("\t\n") == std::string::npos; }
 
@@ -42,6 +42,7 @@ PackageCache PackageCache::load(fs::path file) {
         e.facts.origin.vcs = f[8];
         e.facts.origin.commit = f[9];
         e.facts.origin.archive_hash = f[10];
+        e.facts.record_sha256_portable = f[11];
         cache.m_entries.emplace(f[0], std::move(e));
     }
     return cache;
@@ -64,7 +65,7 @@ void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts
         return;
     for (const std::string* s : std::initializer_list<const std::string*>{
              &key, &facts.record_sha256, &facts.wheel_tag, &o.kind, &o.url, &o.vcs, &o.commit,
-             &o.archive_hash})
+             &o.archive_hash, &facts.record_sha256_portable})
         if (!storable(*s))
             return;
     m_entries[key] = Entry{dist.record_stamp, std::move(facts), true};
@@ -80,9 +81,10 @@ void PackageCache::save() {
             continue;
         }
         const Origin& o = e.facts.origin;
-        out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", path, e.stamp.size,
-                           e.stamp.mtime_ns, e.stamp.inode, e.facts.record_sha256,
-                           e.facts.wheel_tag, o.kind, o.url, o.vcs, o.commit, o.archive_hash);
+        out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", path,
+                           e.stamp.size, e.stamp.mtime_ns, e.stamp.inode, e.facts.record_sha256,
+                           e.facts.wheel_tag, o.kind, o.url, o.vcs, o.commit, o.archive_hash,
+                           e.facts.record_sha256_portable);
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
     if (m_dirty || dropped)

@@ -17,6 +17,7 @@ namespace bootstrap::manifest {
 
 struct CachedPackageFacts {
     std::string record_sha256;
+    std::string record_sha256_portable;
     std::string wheel_tag;
     Origin origin; // as read from direct_url.json / INSTALLER (no engine annotations)
 };

@@ -43,7 +43,9 @@ Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
     // A RECORD-less install (old distutils) has no digest (scan_site_packages could not stat
     // it: the stamp is all zero); an unreadable one is an error.
     if (dist.record_stamp != pyenv::FileStamp{}) {
-        BS_TRY(f.record_sha256, pyenv::record_digest(dist));
+        BS_TRY(auto digests, pyenv::record_digests(dist));
+        f.record_sha256 = std::move(digests.exact);
+        f.record_sha256_portable = std::move(digests.portable);
     }
     BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
     f.origin = parse_origin(direct_url, dist.installer);
@@ -60,6 +62,7 @@ Package to_package(const pyenv::Distribution& dist, CachedPackageFacts facts) {
     p.requested = dist.requested;
     p.wheel_tag = std::move(facts.wheel_tag);
     p.record_sha256 = std::move(facts.record_sha256);
+    p.record_sha256_portable = std::move(facts.record_sha256_portable);
     p.origin = std::move(facts.origin);
     return p;
 }

@@ -211,8 +211,25 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     return out;
 }
 
-std::string record_text_digest(std::string_view record_text) {
-    if (record_text.find("/uv_cache.json,") == std::string_view::npos) return core::sha256_hex(record_text);
+namespace {
+
+bool is_uv_cache_row(std::string_view path) {
+    return path.ends_with("/uv_cache.json") && path.find(".dist-info/") != std::string_view::npos;
+}
+
+/// `../../../bin/NAME` (any number of `../`, then bin/ and a file name): a file installed into
+/// the venv's scripts directory, outside site-packages.
+bool is_script_row(std::string_view path) {
+    size_t ups = 0;
+    while (path.substr(ups * 3).starts_with("../")) ++ups;
+    std::string_view rest = path.substr(ups * 3);
+    return ups > 0 && rest.starts_with("bin/") && rest.size() > 4 &&
+           rest.find('/', 4) == std::string_view::npos;
+}
+
+/// SHA-256 of the rows of RECORD text whose path `drop` does not match, in their order.
+template <class Drop>
+std::string filtered_digest(std::string_view record_text, Drop drop) {
     std::string kept;
     kept.reserve(record_text.size());
     size_t start = 0;
@@ -222,16 +239,32 @@ std::string record_text_digest(std::string_view record_text) {
         std::string_view row = record_text.substr(start, end - start);
         auto comma = row.find(',');
         std::string_view path = row.substr(0, comma);
-        if (!(path.ends_with("/uv_cache.json") && path.find(".dist-info/") != std::string_view::npos))
-            kept.append(row);
+        if (!drop(path)) kept.append(row);
         start = end;
     }
     return core::sha256_hex(kept);
 }
 
+}  // namespace
+
+std::string record_text_digest(std::string_view record_text) {
+    if (record_text.find("/uv_cache.json,") == std::string_view::npos) return core::sha256_hex(record_text);
+    return filtered_digest(record_text, is_uv_cache_row);
+}
+
+std::string portable_record_text_digest(std::string_view record_text) {
+    return filtered_digest(record_text,
+                           [](std::string_view path) { return is_uv_cache_row(path) || is_script_row(path); });
+}
+
 Result<std::string> record_digest(const Distribution& dist) {
     BS_TRY(auto text, core::read_file(dist.dist_info / "RECORD"));
     return record_text_digest(text);
+}
+
+Result<RecordDigests> record_digests(const Distribution& dist) {
+    BS_TRY(auto text, core::read_file(dist.dist_info / "RECORD"));
+    return RecordDigests{record_text_digest(text), portable_record_text_digest(text)};
 }
 
 namespace {

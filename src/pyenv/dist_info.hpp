@@ -50,6 +50,20 @@ struct Distribution {
 /// The same digest, of RECORD text already in memory.
 [[nodiscard]] std::string record_text_digest(std::string_view record_text);
 
+/// record_text_digest, also leaving out the rows of files installed into the venv's scripts
+/// directory (`../../../bin/NAME`): a console script's shebang names the venv's own interpreter,
+/// so the same packages in two venvs at different paths differ only there. For comparing venvs;
+/// never for deciding that a venv is exactly as recorded.
+[[nodiscard]] std::string portable_record_text_digest(std::string_view record_text);
+
+struct RecordDigests {
+    std::string exact;     // record_text_digest
+    std::string portable;  // portable_record_text_digest
+};
+
+/// Both digests of the distribution's RECORD, from one read.
+[[nodiscard]] Result<RecordDigests> record_digests(const Distribution& dist);
+
 /// Does the installed set satisfy `req` (and, transitively, the requirements of what satisfies
 /// it, with markers evaluated in `env` and extras followed)? `why_not` gets a one-line reason.
 /// Pre-releases: the installed version of `req` itself must pass its specifier with

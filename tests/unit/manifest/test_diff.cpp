@@ -124,3 +124,39 @@ TEST_CASE("diff_json") {
                "  \"summary\": \"1 added, 1 fact changed\"\n"
                "}\n");
 }
+
+TEST_CASE("across venvs, the portable digest decides; within one, the exact one") {
+    Manifest a = base(), b = base();
+    a.venv = "/srv/a";
+    b.venv = "/srv/b";
+    // The same wheel in both: the console script's shebang (in RECORD) names each venv.
+    a.packages["foo"].record_sha256 = "exact-a";
+    b.packages["foo"].record_sha256 = "exact-b";
+    for (auto* m : {&a, &b})
+        for (auto& [name, p] : m->packages)
+            p.record_sha256_portable = "portable-" + name;
+    CHECK(diff(a, b).empty());
+
+    // Within one venv the exact digest still counts.
+    Manifest b_here = b;
+    b_here.venv = a.venv;
+    ManifestDiff here = diff(a, b_here);
+    REQUIRE(here.packages.size() == 1);
+    CHECK(here.packages[0].kind == Kind::reinstalled);
+    CHECK(here.packages[0].name == "foo");
+
+    // Different files besides the scripts differ across venvs too.
+    Manifest changed = b;
+    changed.packages["foo"].record_sha256_portable = "portable-other";
+    ManifestDiff d = diff(a, changed);
+    REQUIRE(d.packages.size() == 1);
+    CHECK(d.packages[0].kind == Kind::reinstalled);
+
+    // A manifest written before the portable digest existed falls back to the exact one.
+    Manifest old = a;
+    old.packages["foo"].record_sha256_portable.clear();
+    ManifestDiff fallback = diff(old, b);
+    REQUIRE(fallback.packages.size() == 1);
+    CHECK(fallback.packages[0].name == "foo");
+    CHECK(fallback.packages[0].kind == Kind::reinstalled);
+}

@@ -16,6 +16,7 @@ Manifest full_manifest() {
     m.label = "after-run";
     m.venv = "/srv/venv";
     m.packages["demo-core"] = pkg("demo-core", "1.0.0");
+    m.packages["demo-core"].record_sha256_portable = "p1";
     Package vcs = pkg("vcs-thing", "0.5", "r2");
     vcs.display_name = "VCS_Thing";
     vcs.installer = "pip";
@@ -167,4 +168,15 @@ TEST_CASE("save_manifest writes atomically and load_manifest reads it back") {
     CHECK(newer.error().message == (tmp.path() / "bad.json").string() +
                                        ": manifest schema 7 is newer than this bootstrap "
                                        "understands (1); upgrade bootstrap");
+}
+
+TEST_CASE("a manifest without the portable digest (written before it existed) still loads") {
+    auto r = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1",
+        "record_sha256": "r1"}}})",
+                       "old.json");
+    REQUIRE(r.has_value());
+    CHECK(r->packages.at("a").record_sha256 == "r1");
+    CHECK(r->packages.at("a").record_sha256_portable.empty());
+    // Written back, the field is there (empty): every manifest has the same keys.
+    CHECK(to_json(*r).find("\"record_sha256_portable\": \"\"") != std::string::npos);
 }

@@ -299,9 +299,27 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     CHECK(text->find("vcspkg") == std::string::npos);
     CHECK(text->find("remote-3.0.dist-info") != std::string::npos);
     REQUIRE(
-        bootstrap::core::write_file_atomic(cache, "bootstrap-packages-cache-v1\nx\ty\n" + *text));
+        bootstrap::core::write_file_atomic(cache, "bootstrap-packages-cache-v2\nx\ty\n" + *text));
     auto fourth = take_snapshot(fixture_request(venv));
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
     CHECK(fourth->packages.size() == 8);
+}
+
+TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = tmp.path() / "venv";
+    fs::path site = bs_test::site_packages(venv);
+    DistSpec tool{"tool", "1.0"};
+    const std::string files = "tool/__init__.py,sha256=abc,10\n";
+    tool.record = "../../../bin/tool,sha256=shebang-of-this-venv,211\n" + files;
+    write_dist(site, tool);
+    for (int pass = 0; pass < 2; ++pass) {  // the second reads .bootstrap/packages.cache
+        auto m = take_snapshot(fixture_request(venv));
+        REQUIRE(m.has_value());
+        const Package& p = m->packages.at("tool");
+        CHECK(p.record_sha256 == bootstrap::core::sha256_hex(*tool.record));
+        CHECK(p.record_sha256_portable == bootstrap::core::sha256_hex(files));
+    }
+    CHECK(fs::exists(venv / ".bootstrap" / "packages.cache"));
 }

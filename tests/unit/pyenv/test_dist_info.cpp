@@ -374,3 +374,39 @@ TEST_CASE("record digests leave out uv's uv_cache.json row only") {
     const std::string own = base + "foo/uv_cache.json,sha256=yy,3\n";
     CHECK(bootstrap::pyenv::record_text_digest(own) != bootstrap::pyenv::record_text_digest(base));
 }
+
+TEST_CASE("portable record digests also leave out the venv's scripts, and nothing else") {
+    const std::string files = "foo-1.0.dist-info/RECORD,,\nfoo/__init__.py,sha256=abc,6\n";
+    // The same wheel in two venvs: only the console script (its shebang) differs.
+    const std::string in_a = "../../../bin/foo,sha256=AAA,211\n" + files;
+    const std::string in_b = "../../../bin/foo,sha256=BBB,215\n" + files;
+    using bootstrap::pyenv::portable_record_text_digest;
+    using bootstrap::pyenv::record_text_digest;
+    CHECK(record_text_digest(in_a) != record_text_digest(in_b));  // the exact digest is unchanged
+    CHECK(record_text_digest(in_a) == bootstrap::core::sha256_hex(in_a));
+    CHECK(portable_record_text_digest(in_a) == portable_record_text_digest(in_b));
+    CHECK(portable_record_text_digest(in_a) == bootstrap::core::sha256_hex(files));
+    // uv's bookkeeping row goes too, as in the exact digest.
+    CHECK(portable_record_text_digest("foo-1.0.dist-info/uv_cache.json,sha256=zz,15\n" + in_a) ==
+          portable_record_text_digest(in_a));
+    // Other files outside site-packages, a package's own bin/ directory and a different file
+    // still count.
+    for (const std::string other :
+         {"../../../share/foo/data.txt,sha256=x,1\n", "foo/bin/tool,sha256=x,1\n",
+          "../../../bin/sub/tool,sha256=x,1\n", "foo/extra.py,sha256=x,1\n"})
+        CHECK(portable_record_text_digest(in_a + other) != portable_record_text_digest(in_a));
+    CHECK(portable_record_text_digest("../../../bin/foo,sha256=AAA,211\nfoo/__init__.py,sha256=abd,6\n") !=
+          portable_record_text_digest(in_a));
+}
+
+TEST_CASE("record_digests reads RECORD once for both digests") {
+    TempDir tmp("bs-pyenv");
+    FakeDist d{"pkg", "1.0"};
+    d.record = "../../../bin/pkg,sha256=s,9\npkg/__init__.py,sha256=xyz,3\n";
+    write_dist(tmp.path(), d);
+    auto dist = scan(tmp.path()).at("pkg");
+    auto both = bootstrap::pyenv::record_digests(dist);
+    REQUIRE(both);
+    CHECK(both->exact == *bootstrap::pyenv::record_digest(dist));
+    CHECK(both->portable == bootstrap::core::sha256_hex("pkg/__init__.py,sha256=xyz,3\n"));
+}
