@@ -302,6 +302,8 @@ std::string doctor_summary(const std::string& what, const std::vector<doctor::Fi
 struct DoctorRun {
     std::filesystem::path venv;
     std::vector<doctor::Finding> findings;  // doctor's, then lint's
+    std::vector<doctor::CheckSummary> checks;
+    bool training = false;
     std::string config_file;
 };
 
@@ -331,7 +333,10 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
         config = std::move(read);
     }
     if (config) options.te_path = uses_te_path(*config);
-    run.findings = doctor::run_doctor(options);
+    auto report = doctor::run_checks(options);
+    run.findings = std::move(report.findings);
+    run.checks = std::move(report.checks);
+    run.training = report.training;
     if (config && loaded) {
         run.config_file = config->file;
         doctor::VenvImportProbe probe(run.venv);
@@ -357,15 +362,24 @@ int execute_doctor(const DoctorArgs& args) {
     if (args.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& f : run->findings) list.push_back(finding_json(f));
+        nlohmann::json checks = nlohmann::json::array();
+        for (const auto& c : run->checks) checks.push_back({{"group", c.group}, {"summary", c.line}});
         nlohmann::json j{{"schema", 1},
                          {"ok", errors == 0},
                          {"venv", run->venv.string()},
                          {"recipe", loaded ? loaded->file.string() : ""},
                          {"config", run->config_file},
+                         {"scope", run->training ? "training" : "venv"},
+                         {"checks", checks},
                          {"findings", list}};
         fmt::print("{}\n", j.dump(2));
     } else {
         fmt::print("{}", doctor::format_findings(run->findings));
+        if (!run->findings.empty()) fmt::print("\n");
+        if (!run->training)
+            fmt::print("no recipe and no training stack in the venv: checking what it holds "
+                       "(--recipe R for a training venv's checks)\n");
+        for (const auto& c : run->checks) fmt::print("{}\n", c.line);
         fmt::print("{}", doctor_summary("doctor " + run->venv.string(), run->findings));
     }
     return errors > 0 ? k_exit_lint_errors : 0;
@@ -551,7 +565,13 @@ void set_doctor_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--config", args->config, "Training flags to lint as well (needs --recipe)");
     add_doctor_options(cmd, *args);
     cmd->add_flag("--json", args->json, "Print the findings as JSON");
-    cmd->footer("Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
+    cmd->footer(
+        "With --recipe, or in a venv holding torch, TransformerEngine, megatron-core or apex, the\n"
+        "imports checked are the recipe's and Megatron's defaults (torch, transformer_engine,\n"
+        "amp_C, fused_weight_gradient_mlp_cuda, megatron.core); in any other venv they are the\n"
+        "top-level modules of what is installed. One summary line per check group says what\n"
+        "passed.\n"
+        "Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_doctor(*args); });
 }
 

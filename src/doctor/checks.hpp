@@ -1,5 +1,12 @@
 #pragma once
-// `bootstrap doctor`: what is wrong with a venv, each finding with its evidence and a fix.
+// `bootstrap doctor`: what is wrong with a venv, each finding with its evidence and a fix, and
+// one summary line per group of checks saying what passed.
+//
+// Two scopes. With a recipe, or in a venv holding the training stack (torch, TransformerEngine,
+// megatron-core or apex installed), the imports are the recipe's verify imports plus Megatron's
+// defaults (torch, transformer_engine, amp_C, ...) and the built-in symbol checks always run.
+// In any other venv the imports are the top-level modules of what is installed, and a built-in
+// symbol check runs only when the venv carries its library.
 //
 // Topics (one file each): checks_imports.cpp (every module imports, in its own interpreter;
 // dependency consistency like `pip check`), checks_binary.cpp (dynamic symbols of the library
@@ -45,16 +52,55 @@ struct DoctorOptions {
     bool te_path = true; // Megatron runs with --transformer-impl transformer_engine
 };
 
-/// Run every check; findings grouped by topic, in the order above.
+/// What one group of checks looked at: "imports: 12 modules ok", "dependencies: 33 of 34
+/// distributions satisfied", "cuda code: not checked (no --arch)".
+struct CheckSummary {
+    std::string group; // "venv", "imports", "dependencies", "symbols", "cuda code", "packages"
+    std::string line;  // starts with the group and a colon
+};
+
+struct DoctorReport {
+    std::vector<Finding> findings;     // grouped by topic, in the order above
+    std::vector<CheckSummary> checks;  // one per group, in the same order
+    bool training = false;             // the training-stack scope (see the top of this file)
+};
+
+/// Run every check.
+[[nodiscard]] DoctorReport run_checks(const DoctorOptions &options);
+/// run_checks' findings.
 [[nodiscard]] std::vector<Finding> run_doctor(const DoctorOptions &options);
 
-// The topics, callable one by one (tests).
-[[nodiscard]] std::vector<Finding> check_imports(const DoctorOptions &options);
-[[nodiscard]] std::vector<Finding> check_dependencies(const DoctorOptions &options);
-[[nodiscard]] std::vector<Finding> check_symbols(const DoctorOptions &options);
-[[nodiscard]] std::vector<Finding> check_cuda_code(const DoctorOptions &options);
-[[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions &options);
-[[nodiscard]] std::vector<Finding> check_packages(const DoctorOptions &options);
+/// The training-stack scope: a recipe is given or the venv holds torch, TransformerEngine,
+/// megatron-core or apex.
+[[nodiscard]] bool training_scope(const DoctorOptions &options);
+
+/// A module the import check will try, and why.
+struct ImportCheck {
+    std::string module;
+    std::string attr;
+    std::string source;    // "recipe step 'x' (file:line:col)", "--import", "default",
+                           // "installed: click 8.1.7"
+    bool required = true;  // recipe and --import modules; a failure is an error
+};
+
+/// The imports check_imports tries, in order: the recipe's verify imports and --import, then
+/// Megatron's defaults (training scope) or the installed distributions' top-level modules
+/// (private `_name`s left out).
+[[nodiscard]] std::vector<ImportCheck> planned_imports(const DoctorOptions &options);
+
+// The topics, callable one by one (tests); each fills `summary` when given.
+[[nodiscard]] std::vector<Finding> check_imports(const DoctorOptions &options,
+                                                 CheckSummary *summary = nullptr);
+[[nodiscard]] std::vector<Finding> check_dependencies(const DoctorOptions &options,
+                                                      CheckSummary *summary = nullptr);
+[[nodiscard]] std::vector<Finding> check_symbols(const DoctorOptions &options,
+                                                 CheckSummary *summary = nullptr);
+[[nodiscard]] std::vector<Finding> check_cuda_code(const DoctorOptions &options,
+                                                   CheckSummary *summary = nullptr);
+[[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions &options,
+                                                        CheckSummary *summary = nullptr);
+[[nodiscard]] std::vector<Finding> check_packages(const DoctorOptions &options,
+                                                  CheckSummary *summary = nullptr);
 
 /// `<venv>/lib/python*/site-packages` (the first), or empty.
 [[nodiscard]] fs::path find_site_packages(const fs::path &venv);

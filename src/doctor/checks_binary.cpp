@@ -115,7 +115,10 @@ bool uses_transformer_engine(const fs::path &venv) {
     return false;
 }
 
-Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, bool builtin) {
+/// The finding for one symbol check; `defined` says whether the library that loads has it.
+Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, bool builtin,
+                       bool &defined) {
+    defined = false;
     auto site = find_site_packages(options.venv);
     std::vector<fs::path> candidates;
     std::string where;
@@ -150,7 +153,9 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
         return make_finding("elf-symbol", Severity::error,
                             fmt::format("{}: {}", title, symbols.error().message), evidence,
                             "reinstall the package that ships it");
-    if (const auto *s = inspect::find_defined(*symbols, check.symbol))
+    const auto *s = inspect::find_defined(*symbols, check.symbol);
+    defined = s != nullptr;
+    if (s)
         return make_finding("elf-symbol", Severity::info,
                             fmt::format("{} defines {}{}", file.filename().string(), check.symbol,
                                         s->version.empty() ? "" : ", version " + s->version),
@@ -186,26 +191,45 @@ const std::vector<SymbolCheck> &builtin_symbol_checks() {
     return checks;
 }
 
-std::vector<Finding> check_symbols(const DoctorOptions &options) {
+std::vector<Finding> check_symbols(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
+    size_t checked = 0, defined = 0;
+    auto run = [&](const SymbolCheck &check, bool builtin) {
+        bool found = false;
+        out.push_back(symbol_finding(options, check, builtin, found));
+        ++checked;
+        defined += found ? 1 : 0;
+    };
+    // Outside the training scope a built-in check (a library of the training stack) runs only
+    // when the venv carries that library.
+    const bool training = training_scope(options);
+    const auto site = find_site_packages(options.venv);
     for (const auto &check : builtin_symbol_checks())
-        out.push_back(symbol_finding(options, check, true));
+        if (training || (!site.empty() && !glob(site, check.library).empty()))
+            run(check, true);
     for (const auto &check : options.symbols)
-        out.push_back(symbol_finding(options, check, false));
+        run(check, false);
+    detail::summarize(summary, "symbols",
+                      checked == 0 ? "none checked"
+                                   : fmt::format("{} of {} defined", defined,
+                                                 detail::count_of(checked, "symbol", "symbols")));
     return out;
 }
 
-std::vector<Finding> check_cuda_code(const DoctorOptions &options) {
+std::vector<Finding> check_cuda_code(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     if (!options.arch) {
         out.push_back(make_finding("cuda-arch", Severity::info,
                                    "CUDA code of built extensions not checked: no device arch", {},
                                    "pass --arch 9.0 (see `bootstrap device`)"));
+        detail::summarize(summary, "cuda code", "not checked (no --arch)");
         return out;
     }
     auto site = find_site_packages(options.venv);
-    if (site.empty())
+    if (site.empty()) {
+        detail::summarize(summary, "cuda code", "not checked (no site-packages)");
         return out;
+    }
     size_t checked = 0;
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(site, ec);
@@ -228,12 +252,17 @@ std::vector<Finding> check_cuda_code(const DoctorOptions &options) {
                         "TransformerEngine), set explicitly from the device",
                         *options.arch)));
     }
+    const size_t failed = out.size();
     if (out.empty())
         out.push_back(
             make_finding("cuda-arch", Severity::info,
                          fmt::format("{} CUDA librar{} in site-packages carry code for {}", checked,
                                      checked == 1 ? "y" : "ies", *options.arch),
                          {site.string()}, "none needed"));
+    detail::summarize(summary, "cuda code",
+                      fmt::format("{} of {} carry code for {}", checked - failed,
+                                  detail::count_of(checked, "CUDA library", "CUDA libraries"),
+                                  *options.arch));
     return out;
 }
 

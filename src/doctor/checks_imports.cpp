@@ -2,8 +2,11 @@
 // (`pip check`, from dist-info metadata).
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -91,6 +94,21 @@ std::vector<std::string> top_level_modules(const pyenv::Distribution &dist) {
     return out;
 }
 
+std::string count_of(size_t n, const std::string &singular, const std::string &plural) {
+    return fmt::format("{} {}", n, n == 1 ? singular : plural);
+}
+
+void summarize(CheckSummary *summary, const std::string &group, const std::string &text) {
+    if (summary)
+        *summary = CheckSummary{group, group + ": " + text};
+}
+
+size_t problems(const std::vector<Finding> &findings) {
+    return static_cast<size_t>(std::count_if(findings.begin(), findings.end(), [](const Finding &f) {
+        return f.severity == recipe::Severity::error || f.severity == recipe::Severity::warning;
+    }));
+}
+
 } // namespace detail
 
 namespace {
@@ -98,16 +116,59 @@ namespace {
 using detail::make_finding;
 using recipe::Severity;
 
-struct ModuleToCheck {
-    std::string module;
-    std::string attr;
-    std::string source; // "recipe step 'x' (file:line:col)", "default", "--import"
-    bool required = true;
-};
+/// The training stack's distributions: their presence selects the training scope.
+bool is_training_distribution(const std::string &name) {
+    return name == "torch" || name == "megatron-core" || name == "apex" ||
+           core::starts_with(name, "transformer-engine");
+}
 
-std::vector<ModuleToCheck> modules_to_check(const DoctorOptions &options) {
-    std::vector<ModuleToCheck> out;
-    auto add = [&](ModuleToCheck m) {
+/// A name `import NAME` can take, and not a private one (`_distutils_hack`, `__editable___x`),
+/// which its package imports itself.
+bool is_public_module_name(const std::string &name) {
+    if (name.empty() || name.front() == '_' || (name.front() >= '0' && name.front() <= '9'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    });
+}
+
+/// Run the probes up to `jobs` at a time (each is an interpreter start-up); results in order.
+std::vector<Result<exec::ProcessResult>> run_probes(const std::vector<exec::ProcessSpec> &specs,
+                                                    size_t jobs) {
+    std::vector<std::optional<Result<exec::ProcessResult>>> results(specs.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+        for (size_t i = next++; i < specs.size(); i = next++)
+            results[i] = exec::run_process(specs[i]);
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < std::min(jobs, specs.size()); ++t)
+        threads.emplace_back(worker);
+    worker();
+    for (auto &t : threads)
+        t.join();
+    std::vector<Result<exec::ProcessResult>> out;
+    out.reserve(results.size());
+    for (auto &r : results)
+        out.push_back(std::move(*r));
+    return out;
+}
+
+} // namespace
+
+bool training_scope(const DoctorOptions &options) {
+    if (options.recipe)
+        return true;
+    for (const auto &[name, dist] : detail::installed(options.venv))
+        if (is_training_distribution(name))
+            return true;
+    return false;
+}
+
+std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
+    std::vector<ImportCheck> out;
+    auto add = [&](ImportCheck m) {
         for (auto &existing : out)
             if (existing.module == m.module) {
                 existing.required = existing.required || m.required;
@@ -129,12 +190,21 @@ std::vector<ModuleToCheck> modules_to_check(const DoctorOptions &options) {
             }
     for (const auto &m : options.extra_modules)
         add({m, "", "--import", true});
-    // The training stack (apex's modules are top-level extensions, not under `apex.`).
-    for (const char *m : {"torch", "transformer_engine", "amp_C", "fused_weight_gradient_mlp_cuda",
-                          "megatron.core"})
-        add({m, "", "default", false});
+    if (training_scope(options)) {
+        // The training stack (apex's modules are top-level extensions, not under `apex.`).
+        for (const char *m : {"torch", "transformer_engine", "amp_C",
+                              "fused_weight_gradient_mlp_cuda", "megatron.core"})
+            add({m, "", "default", false});
+        return out;
+    }
+    for (const auto &[name, dist] : detail::installed(options.venv))
+        for (const auto &module : detail::top_level_modules(dist))
+            if (is_public_module_name(module))
+                add({module, "", fmt::format("installed: {} {}", dist.name, dist.version), false});
     return out;
 }
+
+namespace {
 
 /// Which installed distribution requires the missing module's distribution: {dependent, req}.
 std::optional<std::pair<const pyenv::Distribution *, pyenv::Requirement>>
@@ -174,7 +244,7 @@ std::string distribution_of(const std::map<std::string, pyenv::Distribution>& di
     return pyenv::normalize_name(top);
 }
 
-Finding import_finding(const DoctorOptions &options, const ModuleToCheck &m,
+Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
                        const exec::ProcessResult &result,
                        const std::map<std::string, pyenv::Distribution> &dists) {
     auto failure = pyenv::parse_import_probe(result.output);
@@ -188,6 +258,12 @@ Finding import_finding(const DoctorOptions &options, const ModuleToCheck &m,
         return make_finding("import", Severity::error,
                             fmt::format("import {}: {}", m.module, failure.summary), evidence,
                             detail::reinstall_fix(options, top));
+    if (failure.missing_module == top && core::starts_with(m.source, "installed: "))
+        return make_finding("import", Severity::warning,
+                            fmt::format("import {}: no such module, though the files of {} "
+                                        "name it",
+                                        m.module, m.source.substr(11)),
+                            evidence, detail::reinstall_fix(options, distribution_of(dists, top)));
     if (failure.missing_module == top && !m.required)
         return make_finding("import", Severity::info,
                             fmt::format("{} is not installed (a default check; the recipe does "
@@ -216,7 +292,7 @@ Finding import_finding(const DoctorOptions &options, const ModuleToCheck &m,
 
 } // namespace
 
-std::vector<Finding> check_imports(const DoctorOptions &options) {
+std::vector<Finding> check_imports(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     auto python = options.venv / "bin" / "python";
     std::error_code ec;
@@ -224,26 +300,51 @@ std::vector<Finding> check_imports(const DoctorOptions &options) {
         out.push_back(make_finding("import", Severity::error,
                                    fmt::format("no interpreter at {}", python.string()),
                                    {python.string()}, "create the venv: bootstrap run RECIPE"));
+        detail::summarize(summary, "imports", "not checked (no interpreter)");
         return out;
     }
     auto dists = detail::installed(options.venv);
-    for (const auto &m : modules_to_check(options)) {
+    const auto modules = planned_imports(options);
+    std::vector<exec::ProcessSpec> specs;
+    for (const auto &m : modules) {
         auto spec = pyenv::import_probe_spec(python, m.module, m.attr,
                                              exec::compose_environment(options.environment, {}, {}),
                                              /*preload_torch=*/true);
         spec.timeout = std::chrono::minutes(2);
-        auto ran = exec::run_process(spec);
+        specs.push_back(std::move(spec));
+    }
+    // Each import in its own interpreter, several at a time: a venv of 300 distributions would
+    // otherwise wait for 300 start-ups in a row.
+    const size_t jobs = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    auto results = run_probes(specs, jobs);
+    size_t ok = 0, absent = 0;
+    for (size_t i = 0; i < modules.size(); ++i) {
+        const auto &ran = results[i];
         if (!ran) {
             out.push_back(
                 make_finding("import", Severity::error,
                              fmt::format("cannot run {}: {}", python.string(), ran.error().message),
                              {}, "check the venv's interpreter (see venv findings)"));
+            detail::summarize(summary, "imports", "not checked (the interpreter does not run)");
             return out;
         }
-        if (ran->ok())
+        if (ran->ok()) {
+            ++ok;
             continue;
-        out.push_back(import_finding(options, m, *ran, dists));
+        }
+        out.push_back(import_finding(options, modules[i], *ran, dists));
+        if (out.back().severity == Severity::info)
+            ++absent;
     }
+    std::string text = fmt::format("{} ok", detail::count_of(ok, "module", "modules"));
+    if (size_t failed = modules.size() - ok - absent)
+        text = fmt::format("{} of {} modules ok, {} failed", ok, modules.size(), failed);
+    if (absent)
+        text += fmt::format(", {} not installed", absent);
+    if (!training_scope(options))
+        text += fmt::format(" (the top-level modules of {} installed)",
+                            detail::count_of(dists.size(), "distribution", "distributions"));
+    detail::summarize(summary, "imports", text);
     return out;
 }
 
@@ -260,11 +361,13 @@ recipe_allowed_conflicts(const recipe::Recipe *recipe) {
     return out;
 }
 
-std::vector<Finding> check_dependencies(const DoctorOptions &options) {
+std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     auto dists = detail::installed(options.venv);
-    if (dists.empty())
+    if (dists.empty()) {
+        detail::summarize(summary, "dependencies", "no distributions installed");
         return out;
+    }
     auto facts = pyenv::venv_facts(options.venv,
                                    exec::compose_environment(options.environment, {}, {}), false);
     if (!facts) {
@@ -272,13 +375,24 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options) {
                                    "dependency check skipped: cannot read the interpreter's "
                                    "marker values",
                                    {facts.error().message}, "see the venv findings"));
+        detail::summarize(summary, "dependencies", "not checked (no marker values)");
         return out;
     }
     auto allowed = recipe_allowed_conflicts(options.recipe);
+    size_t satisfied = 0, overrides = 0;
     for (const auto &[name, dist] : dists) {
+        const size_t problems_before = detail::problems(out);
+        const size_t findings_before = out.size();
         auto reqs = pyenv::read_requires_dist(dist);
-        if (!reqs)
+        if (!reqs) {
+            ++satisfied;  // unreadable metadata: nothing to check against (as pip check)
             continue;
+        }
+        auto counted = [&] {
+            if (detail::problems(out) == problems_before)
+                ++satisfied;
+            overrides += out.size() - findings_before - (detail::problems(out) - problems_before);
+        };
         for (const auto &req : *reqs) {
             if (req.marker && !req.marker->evaluate(facts->markers))
                 continue;
@@ -319,7 +433,15 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options) {
                             req.name, detail::reinstall_fix(options, req.normalized_name),
                             dist.name, req.name)));
         }
+        counted();
     }
+    std::string text =
+        satisfied == dists.size()
+            ? fmt::format("{} satisfied", detail::count_of(satisfied, "distribution", "distributions"))
+            : fmt::format("{} of {} distributions satisfied", satisfied, dists.size());
+    if (overrides)
+        text += fmt::format(" ({} declared)", detail::count_of(overrides, "override", "overrides"));
+    detail::summarize(summary, "dependencies", text);
     return out;
 }
 

@@ -224,7 +224,7 @@ void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
 
 } // namespace
 
-std::vector<Finding> check_packages(const DoctorOptions &options) {
+std::vector<Finding> check_packages(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     auto dists = detail::installed(options.venv);
     check_apex(options, dists, out);
@@ -232,22 +232,30 @@ std::vector<Finding> check_packages(const DoctorOptions &options) {
     check_helpers_cpp(options, out);
     check_nvcc(options, out);
     check_variables(options, out);
+    const size_t n = detail::problems(out);
+    detail::summarize(summary, "packages",
+                      n == 0 ? "no known-bad package, build tool or variable"
+                             : detail::count_of(n, "problem", "problems"));
     return out;
 }
 
+DoctorReport run_checks(const DoctorOptions &options) {
+    DoctorReport report;
+    report.training = training_scope(options);
+    using Check = std::vector<Finding> (*)(const DoctorOptions &, CheckSummary *);
+    for (Check check : {Check{check_venv_integrity}, Check{check_imports},
+                        Check{check_dependencies}, Check{check_symbols}, Check{check_cuda_code},
+                        Check{check_packages}}) {
+        CheckSummary summary;
+        for (auto &f : check(options, &summary))
+            report.findings.push_back(std::move(f));
+        report.checks.push_back(std::move(summary));
+    }
+    return report;
+}
+
 std::vector<Finding> run_doctor(const DoctorOptions &options) {
-    std::vector<Finding> out;
-    auto add = [&](std::vector<Finding> more) {
-        for (auto &f : more)
-            out.push_back(std::move(f));
-    };
-    add(check_venv_integrity(options));
-    add(check_imports(options));
-    add(check_dependencies(options));
-    add(check_symbols(options));
-    add(check_cuda_code(options));
-    add(check_packages(options));
-    return out;
+    return run_checks(options).findings;
 }
 
 } // namespace bootstrap::doctor

@@ -26,4 +26,14 @@ namespace bootstrap::doctor::detail {
 /// Top-level module names a distribution provides (top_level.txt, else RECORD paths).
 [[nodiscard]] std::vector<std::string> top_level_modules(const pyenv::Distribution &dist);
 
+/// "1 module" / "12 modules".
+[[nodiscard]] std::string count_of(size_t n, const std::string &singular,
+                                   const std::string &plural);
+
+/// Fill `summary` (when given) with `group` and "group: text".
+void summarize(CheckSummary *summary, const std::string &group, const std::string &text);
+
+/// Findings of severity error or warning.
+[[nodiscard]] size_t problems(const std::vector<Finding> &findings);
+
 } // namespace bootstrap::doctor::detail

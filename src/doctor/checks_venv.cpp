@@ -122,7 +122,7 @@ Result<fs::path> detect_venv_origin(const fs::path &venv) {
                             venv.string(), (venv / "bin" / "activate").string()));
 }
 
-std::vector<Finding> check_venv_integrity(const DoctorOptions &options) {
+std::vector<Finding> check_venv_integrity(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     const fs::path &venv = options.venv;
     auto cfg = pyenv::read_pyvenv_cfg(venv);
@@ -131,8 +131,11 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options) {
             make_finding("venv", Severity::error,
                          fmt::format("{} is not a venv: {}", venv.string(), cfg.error().message),
                          {(venv / "pyvenv.cfg").string()}, "create it: bootstrap run RECIPE"));
+        detail::summarize(summary, "venv", "not a venv (no pyvenv.cfg)");
         return out;
     }
+    // Filled in as the checks pass: the base interpreter, then bin/'s paths.
+    detail::summarize(summary, "venv", "pyvenv.cfg's base interpreter and bin/'s paths ok");
     std::error_code ec;
     if (auto home = cfg->find("home"); home == cfg->end() || !fs::is_directory(home->second, ec))
         out.push_back(make_finding(
@@ -141,6 +144,8 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options) {
                         home == cfg->end() ? "(missing)" : home->second),
             {(venv / "pyvenv.cfg").string()},
             "recreate the venv on this machine: bootstrap run RECIPE --recreate"));
+    if (!out.empty())
+        detail::summarize(summary, "venv", "the base interpreter is gone");
 
     auto origin = detect_venv_origin(venv);
     fs::path here = canonical_or_same(venv);
@@ -157,6 +162,11 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options) {
                             : fmt::format("bin/{}", name));
     }
     std::sort(stale.begin(), stale.end());
+    detail::summarize(summary, "venv",
+                      fmt::format("{}{} in bin/ name {} (copied or moved)",
+                                  out.empty() ? "" : "the base interpreter is gone, ",
+                                  detail::count_of(stale.size(), "file", "files"),
+                                  origin->string()));
     out.push_back(make_finding(
         "venv", Severity::error,
         fmt::format("{} file(s) in bin/ point to {}, not to this venv {} (copied or moved)",
