@@ -238,7 +238,9 @@ void set_snapshot_command(CLI::App& app, Outcome& outcome) {
 
 void set_history_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<HistoryArgs>();
-    auto* cmd = app.add_subcommand("history", "List a venv's manifest history");
+    auto* cmd = app.add_subcommand(
+        "history", "List a venv's manifest history: number, time, label, the run that wrote each "
+                   "entry (run id, recipe, phase, ok/failed), package count and changes");
     cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
     cmd->add_flag("--json", args->json, "Print the history as JSON");
     cmd->callback([args, &outcome] {
@@ -257,6 +259,11 @@ void set_diff_command(CLI::App& app, Outcome& outcome) {
                     "The venv whose history numbers refer to (default: $VIRTUAL_ENV)");
     cmd->add_flag("--json", args->json, "Print the differences as JSON");
     cmd->add_flag("--exit-code", args->exit_code, "Exit with 1 when the manifests differ");
+    cmd->footer("Manifests of two different venvs are compared without the venv's console scripts\n"
+                "(their shebangs name each venv's own interpreter); manifests written before\n"
+                "bootstrap recorded that digest are compared by their whole RECORD.\n"
+                "Exit codes: 0 (also when they differ, without --exit-code), 1 they differ (with\n"
+                "--exit-code) or a manifest cannot be read, 2 usage (no such history entry or file).");
     cmd->callback([args, &outcome] {
         auto r = diff(*args);
         if (!r)
