@@ -363,7 +363,8 @@ int execute_doctor(const DoctorArgs& args) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& f : run->findings) list.push_back(finding_json(f));
         nlohmann::json checks = nlohmann::json::array();
-        for (const auto& c : run->checks) checks.push_back({{"group", c.group}, {"summary", c.line}});
+        for (const auto& c : run->checks)
+            checks.push_back({{"group", c.group}, {"summary", c.line}});
         nlohmann::json j{{"schema", 1},
                          {"ok", errors == 0},
                          {"venv", run->venv.string()},

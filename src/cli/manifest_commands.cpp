@@ -262,8 +262,9 @@ void set_diff_command(CLI::App& app, Outcome& outcome) {
     cmd->footer("Manifests of two different venvs are compared without the venv's console scripts\n"
                 "(their shebangs name each venv's own interpreter); manifests written before\n"
                 "bootstrap recorded that digest are compared by their whole RECORD.\n"
-                "Exit codes: 0 (also when they differ, without --exit-code), 1 they differ (with\n"
-                "--exit-code) or a manifest cannot be read, 2 usage (no such history entry or file).");
+                "Exit codes: 0 (also when they differ, without --exit-code), 1 they differ\n"
+                "(with --exit-code) or a manifest cannot be read, 2 usage (no such history\n"
+                "entry or file).");
     cmd->callback([args, &outcome] {
         auto r = diff(*args);
         if (!r)

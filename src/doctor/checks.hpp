@@ -60,9 +60,9 @@ struct CheckSummary {
 };
 
 struct DoctorReport {
-    std::vector<Finding> findings;     // grouped by topic, in the order above
-    std::vector<CheckSummary> checks;  // one per group, in the same order
-    bool training = false;             // the training-stack scope (see the top of this file)
+    std::vector<Finding> findings;    // grouped by topic, in the order above
+    std::vector<CheckSummary> checks; // one per group, in the same order
+    bool training = false;            // the training-stack scope (see the top of this file)
 };
 
 /// Run every check.
@@ -78,9 +78,9 @@ struct DoctorReport {
 struct ImportCheck {
     std::string module;
     std::string attr;
-    std::string source;    // "recipe step 'x' (file:line:col)", "--import", "default",
-                           // "installed: click 8.1.7"
-    bool required = true;  // recipe and --import modules; a failure is an error
+    std::string source;   // "recipe step 'x' (file:line:col)", "--import", "default",
+                          // "installed: click 8.1.7"
+    bool required = true; // recipe and --import modules; a failure is an error
 };
 
 /// The imports check_imports tries, in order: the recipe's verify imports and --import, then

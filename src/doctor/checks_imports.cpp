@@ -104,9 +104,10 @@ void summarize(CheckSummary *summary, const std::string &group, const std::strin
 }
 
 size_t problems(const std::vector<Finding> &findings) {
-    return static_cast<size_t>(std::count_if(findings.begin(), findings.end(), [](const Finding &f) {
-        return f.severity == recipe::Severity::error || f.severity == recipe::Severity::warning;
-    }));
+    return static_cast<size_t>(
+        std::count_if(findings.begin(), findings.end(), [](const Finding &f) {
+            return f.severity == recipe::Severity::error || f.severity == recipe::Severity::warning;
+        }));
 }
 
 } // namespace detail
@@ -235,11 +236,12 @@ who_requires(const std::map<std::string, pyenv::Distribution> &dists,
 
 /// The installed distribution that provides top-level module `top` ("amp_C" -> "apex"); the
 /// module name normalised when none does.
-std::string distribution_of(const std::map<std::string, pyenv::Distribution>& dists,
-                            const std::string& top) {
-    for (const auto& [name, dist] : dists) {
+std::string distribution_of(const std::map<std::string, pyenv::Distribution> &dists,
+                            const std::string &top) {
+    for (const auto &[name, dist] : dists) {
         auto tops = detail::top_level_modules(dist);
-        if (std::find(tops.begin(), tops.end(), top) != tops.end()) return name;
+        if (std::find(tops.begin(), tops.end(), top) != tops.end())
+            return name;
     }
     return pyenv::normalize_name(top);
 }
@@ -385,7 +387,7 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
         const size_t findings_before = out.size();
         auto reqs = pyenv::read_requires_dist(dist);
         if (!reqs) {
-            ++satisfied;  // unreadable metadata: nothing to check against (as pip check)
+            ++satisfied; // unreadable metadata: nothing to check against (as pip check)
             continue;
         }
         auto counted = [&] {
@@ -437,7 +439,8 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
     }
     std::string text =
         satisfied == dists.size()
-            ? fmt::format("{} satisfied", detail::count_of(satisfied, "distribution", "distributions"))
+            ? fmt::format("{} satisfied",
+                          detail::count_of(satisfied, "distribution", "distributions"))
             : fmt::format("{} of {} distributions satisfied", satisfied, dists.size());
     if (overrides)
         text += fmt::format(" ({} declared)", detail::count_of(overrides, "override", "overrides"));

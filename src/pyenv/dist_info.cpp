@@ -253,8 +253,9 @@ std::string record_text_digest(std::string_view record_text) {
 }
 
 std::string portable_record_text_digest(std::string_view record_text) {
-    return filtered_digest(record_text,
-                           [](std::string_view path) { return is_uv_cache_row(path) || is_script_row(path); });
+    return filtered_digest(record_text, [](std::string_view path) {
+        return is_uv_cache_row(path) || is_script_row(path);
+    });
 }
 
 Result<std::string> record_digest(const Distribution& dist) {

@@ -23,8 +23,8 @@ void dist(const fs::path &venv, const std::string &name, const std::string &vers
           const std::string &record, const std::string &top_level = {}) {
     fs::path info = site_of(venv) / (name + "-" + version + ".dist-info");
     fs::create_directories(info);
-    std::ofstream(info / "METADATA") << "Metadata-Version: 2.1\nName: " << name
-                                     << "\nVersion: " << version << "\n\n";
+    std::ofstream(info / "METADATA")
+        << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version << "\n\n";
     std::ofstream(info / "RECORD") << record;
     if (!top_level.empty())
         std::ofstream(info / "top_level.txt") << top_level;
@@ -53,7 +53,8 @@ TEST_CASE("a plain venv's imports are the top-level modules of what is installed
          "click/__init__.py,,\nclick/core.py,,\nclick-8.1.7.dist-info/RECORD,,\n");
     dist(venv, "six", "1.16.0", "six.py,,\n__pycache__/six.cpython-311.pyc,,\n");
     // top_level.txt wins; private modules, `.libs` directories and scripts are left out.
-    dist(venv, "setuptools", "70.0", "../../../bin/x,,\n", "_distutils_hack\npkg_resources\nsetuptools\n");
+    dist(venv, "setuptools", "70.0", "../../../bin/x,,\n",
+         "_distutils_hack\npkg_resources\nsetuptools\n");
     dist(venv, "numpy", "2.0.0", "numpy/__init__.py,,\nnumpy.libs/libx.so,,\n");
     DoctorOptions options;
     options.venv = venv;

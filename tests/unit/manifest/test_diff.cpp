@@ -132,8 +132,8 @@ TEST_CASE("across venvs, the portable digest decides; within one, the exact one"
     // The same wheel in both: the console script's shebang (in RECORD) names each venv.
     a.packages["foo"].record_sha256 = "exact-a";
     b.packages["foo"].record_sha256 = "exact-b";
-    for (auto* m : {&a, &b})
-        for (auto& [name, p] : m->packages)
+    for (auto *m : {&a, &b})
+        for (auto &[name, p] : m->packages)
             p.record_sha256_portable = "portable-" + name;
     CHECK(diff(a, b).empty());
 
