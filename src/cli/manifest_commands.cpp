@@ -14,6 +14,7 @@
 #include "exec/environment.hpp"
 #include "manifest/diff.hpp"
 #include "manifest/history.hpp"
+#include "engine/run_manifests.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/interpreter.hpp"
 
@@ -86,6 +87,10 @@ Result<void> snapshot(const SnapshotArgs& args) {
     request.env = env;
     request.label = args.label;
     BS_TRY(auto m, manifest::take_snapshot(request));
+    // Origins the dist-info cannot tell (the owning step, the indexes it used) come from the
+    // venv's journal and history when bootstrap manages it: a saved manifest is restorable.
+    for (const auto& warning : engine::annotate_from_records(m, venv))
+        fmt::print(stderr, "warning: {}\n", warning);
     std::error_code ec;
     if (args.output.empty() || args.output == "-")
         fmt::print("{}", manifest::to_json(m));
