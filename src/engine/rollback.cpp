@@ -333,7 +333,8 @@ private:
             return {};
         }
         if (!m_report.changed) {
-            BS_TRY(bool untouched, unchanged(b, current));
+            // Unreadable counts as changed: the error then tells to re-run, which is safe.
+            const bool untouched = unchanged(b, current).value_or(false);
             m_report.changed = !untouched;
             if (untouched && !r.interrupted && b.resolves) {
                 BS_CHECK(find_unreachable(b));

@@ -185,6 +185,12 @@ bool is_sha256_hex(const std::string& s) {
            std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+bool has_blank(const std::string& s) {
+    return std::any_of(s.begin(), s.end(), [](char c) {
+        return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+}
+
 /// A file that may be absent ("" then); other read errors propagate.
 Result<std::string> read_optional(const fs::path& file) {
     auto text = core::read_file(file);
@@ -225,6 +231,12 @@ std::vector<std::string> target_problems(const Manifest& target) {
             bad(fmt::format("origin.artifact_sha256 '{}' is not a sha256 digest (64 lower-case hex "
                             "digits)",
                             p.origin.artifact_sha256));
+        // URLs go onto the command line as one argument each (`name @ url`, `--index-url url`):
+        // a blank would let the rest read as a marker or another requirement.
+        if (has_blank(p.origin.url)) bad(fmt::format("origin.url '{}' contains blanks", p.origin.url));
+        for (const auto& url : p.origin.index_urls)
+            if (url.empty() || has_blank(url))
+                bad(fmt::format("origin.index_urls entry '{}' is not a URL", url));
     }
     return out;
 }

@@ -93,7 +93,8 @@ struct RollbackPlan {
 
 /// What is wrong with `target` as a rollback target, one line per problem, by package name:
 /// a key that is not a normalised PEP 503 name, a display name of another project, a version
-/// that is not PEP 440, a record or artifact sha256 that is not 64 lower-case hex digits.
+/// that is not PEP 440, a record or artifact sha256 that is not 64 lower-case hex digits, a
+/// URL with blanks.
 /// Everything a rollback puts on an installer's command line comes from these fields, so they
 /// are checked before anything changes. Empty when the target is valid.
 [[nodiscard]] std::vector<std::string> target_problems(const Manifest& target);

@@ -31,7 +31,7 @@ TEST_CASE("target_problems accepts what snapshots record") {
     CHECK(manifest::target_problems(manifest::Manifest{}).empty());
 }
 
-TEST_CASE("target_problems names every bad name, version and digest") {
+TEST_CASE("target_problems names every bad name, version, digest and URL") {
     auto m = valid_target();
     m.packages["demo-core"].version = "1.0.0; rm -rf /";
     m.packages["regex"].record_sha256 = "ABCDEF";
@@ -44,6 +44,11 @@ TEST_CASE("target_problems names every bad name, version and digest") {
     auto renamed = bs_test::pkg("wandb", "0.22.0", core::sha256_hex("w"));
     renamed.name = "wandb2";
     m.packages["wandb"] = renamed;
+    auto url = bs_test::pkg("remote", "3.0", core::sha256_hex("u"));
+    url.origin.kind = "url";
+    url.origin.url = "https://example.org/remote-3.0.tar.gz ; python_version < '3'";
+    url.origin.index_urls = {"", "http://index/simple\n"};
+    m.packages["remote"] = url;
 
     auto problems = manifest::target_problems(m);
     CHECK(problems ==
@@ -53,6 +58,10 @@ TEST_CASE("target_problems names every bad name, version and digest") {
               "click: display name 'clack' is not a spelling of click",
               "demo-core: version '1.0.0; rm -rf /' is not a PEP 440 version",
               "regex: record_sha256 'ABCDEF' is not a sha256 digest (64 lower-case hex digits)",
+              "remote: origin.url 'https://example.org/remote-3.0.tar.gz ; python_version < '3'' "
+              "contains blanks",
+              "remote: origin.index_urls entry '' is not a URL",
+              "remote: origin.index_urls entry 'http://index/simple\n' is not a URL",
               "torch: origin.artifact_sha256 '" + std::string(64, 'G') +
                   "' is not a sha256 digest (64 lower-case hex digits)",
               "wandb: listed under another name 'wandb2'",
