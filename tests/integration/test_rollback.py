@@ -364,6 +364,45 @@ def test_invalid_target_entries_are_refused_before_any_change(world, local_build
     assert packages(sc.snapshot("after.json")) == before
 
 
+def two_index_scenario(world, local_builds):
+    """demo-torch from the cu130 index and the rest from main, recorded as such; then both
+    demo-torch and demo-core changed. A rollback needs one command per index."""
+    sc = Scenario(world, "uv", local_builds)
+    main, cu130 = world.index.url("main"), world.index.url("cu130")
+    sc.install("--index-url", main, "--extra-index-url", cu130, "demo-torch==2.11.0+cu130",
+               "demo-core==1.0.0")
+    s0 = sc.snapshot("s0.json")
+    doc = json.loads(s0.read_text())
+    for name, p in doc["packages"].items():
+        p["origin"]["index_urls"] = [cu130 if name == "demo-torch" else main]
+    s0.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    sc.install("--index-url", main, "--no-deps", "demo-torch==2.10.0", "demo-core==2.0.0")
+    return sc, s0
+
+
+def test_a_later_install_command_is_checked_before_the_first_runs(world, local_builds):
+    sc, s0 = two_index_scenario(world, local_builds)
+    before = packages(sc.snapshot("before.json"))
+    world.index.set_faults([{"match": "/main/simple/demo-core/", "kind": "status", "status": 404}])
+    proc = sc.rollback("--to", s0)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "refused: 1 package(s) failed the reachability check" in proc.stderr
+    assert f"demo-core 1.0.0: not available from index {world.index.url('main')}" in proc.stderr
+    # demo-torch's command (the cu130 index) would have succeeded: it did not run.
+    assert packages(sc.snapshot("after-refusal.json")) == before
+
+    world.index.clear_faults()
+    proc = sc.rollback("--to", s0)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert packages(sc.snapshot("after.json")) == packages(s0)
+    log = max((sc.venv / ".bootstrap" / "logs").glob("*/rollback.log"), key=lambda p: p.stat().st_mtime)
+    commands = [line for line in log.read_text().splitlines() if line.startswith("$ ")]
+    assert len(commands) == 3, commands  # the second command's dry run, then both installs
+    assert "--dry-run" in commands[0] and world.index.url("main") in commands[0]
+    assert world.index.url("cu130") in commands[1] and "--dry-run" not in commands[1]
+    assert world.index.url("main") in commands[2] and "--dry-run" not in commands[2]
+
+
 def test_rollback_last_and_history_numbers(world, local_builds):
     sc = Scenario(world, "uv", local_builds)
     sc.build_s0()
