@@ -3,6 +3,9 @@
 #   - makes a scratch dir W (removed on exit), writes the fixture wheelhouse with FILLERS extra
 #     packages, serves it on a free loopback port, and sets INDEX (the main group's simple URL)
 #     and UV_CACHE_DIR.
+# The index sends PyPI's caching headers (`Cache-Control: max-age=600` on simple pages,
+# `immutable` on files), so uv answers from its cache the way it does against pypi.org instead
+# of revalidating every page; a comparison against an index without them flatters bootstrap.
 bench_setup() {
   local name=$1 fillers=$2
   if [ -n "${BOOTSTRAP_BIN:-}" ]; then
@@ -16,6 +19,7 @@ bench_setup() {
   trap 'kill $BENCH_SERVER 2>/dev/null || true; rm -rf "$W"' EXIT
   python3 testworld/make_wheels.py --filler "$fillers" "$W/wheels" >/dev/null
   python3 testworld/index_server.py --root "$W/wheels" --port 0 --port-file "$W/port" \
+    --cache-max-age 600 \
     >"$W/index.log" 2>&1 &
   BENCH_SERVER=$!
   for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.1; done

@@ -45,6 +45,8 @@ hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$W/rollback.json" \
 # Both end in S0: the last rollback's result must equal it.
 bash "$W/change.sh"
 "$BS" rollback --venv "$V" --to "$W/s0.json" --index-url "$INDEX" >/dev/null 2>&1
+# Its log ends with the time of each phase ("# took …").
+grep -h "^# took" "$(ls -td "$V"/.bootstrap/logs/*/ | head -1)rollback.log" >&2 || true
 "$BS" rollback --venv "$V" --to "$W/s0.json" --index-url "$INDEX" 2>/dev/null | grep -q "nothing to do"
 
 bench_ratios "$W/rollback.json"

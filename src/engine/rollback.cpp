@@ -1,8 +1,10 @@
 #include "engine/rollback.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,7 @@
 #include "core/strings.hpp"
 #include "engine/lock.hpp"
 #include "engine/plan.hpp"
+#include "engine/rollback_batch.hpp"
 #include "engine/rollback_fixup.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
@@ -23,34 +26,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using manifest::InstallSource;
-using manifest::RollbackInstall;
 
 constexpr size_t k_tail_lines = 30;
 
-/// One installer command: packages that share an installer and a kind of source.
-struct Group {
-    const pyenv::Installer* installer = nullptr;
-    pyenv::InstallRequest request;
-    std::vector<const RollbackInstall*> members;
-    bool resolve_check = false;  // index / URL sources: checked with a dry run first
-    std::string from;            // for messages: "index http://…", "the artifact store", …
-};
-
-/// A wheel installed by path records that path in direct_url.json; that is right only when
-/// the original was installed from a URL too (rollback_fixup then restores the URL).
-bool install_by_path(const RollbackInstall& i) {
-    return i.source.kind == InstallSource::Kind::original_file ||
-           (i.source.kind == InstallSource::Kind::artifact && !i.target.origin.url.empty());
-}
-
-std::vector<std::string> requirement_args(const RollbackInstall& i) {
-    switch (i.source.kind) {
-        case InstallSource::Kind::direct_url: return {i.display_name + " @ " + i.source.url};
-        case InstallSource::Kind::editable: return {"-e", i.source.url};
-        default:
-            if (install_by_path(i)) return {i.source.wheel.string()};
-            return {i.display_name + "==" + i.version};
-    }
+long long ms_since(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
 class Rollback {
@@ -71,6 +51,7 @@ public:
                         fmt::format("cannot roll back {}: it is not a venv (no bin/python or pyvenv.cfg)",
                                     m_venv.string()));
         BS_CHECK(check_interpreter());
+        BS_CHECK(check_target());
         m_store.emplace(m_options.artifact_root ? *m_options.artifact_root
                                                 : manifest::artifact_store_root(m_facts.env));
 
@@ -78,22 +59,37 @@ public:
         BS_CHECK(setup_installers(current));
         manifest::RollbackSources sources{&*m_store, m_options.find_links, m_options.index_url};
         m_report.plan = manifest::plan_rollback(m_target, current, sources);
+        m_timings.push_back({"snapshot and plan", ms_since(start)});
         if (m_observer.on_plan) m_observer.on_plan(m_report.plan);
         BS_CHECK(refuse_unreachable("cannot be restored"));
 
         if (!m_report.plan.empty()) {
-            auto groups = group_installs();
-            BS_CHECK(check_sources(groups));
+            verify_artifacts();
             BS_CHECK(refuse_unreachable("failed the reachability check"));
-            if (!m_options.dry_run) BS_CHECK(apply(groups));
+            auto batches = batch_installs(m_report.plan, [this](const manifest::Package& p) {
+                return installer_for(p)->name();
+            });
+            if (m_options.dry_run) {
+                for (const auto& b : batches)
+                    if (b.resolves) BS_CHECK(check_batch(b));
+                BS_CHECK(refuse_unreachable("failed the reachability check"));
+            } else {
+                BS_CHECK(apply(batches, current));
+            }
         }
         m_report.log = fs::exists(m_log) ? m_log : fs::path();
-        if (!m_options.dry_run && !m_report.plan.empty()) BS_CHECK(verify_and_record());
+        if (!m_options.dry_run && !m_report.plan.empty()) BS_CHECK(verify_and_record(current));
         m_report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (!m_report.log.empty()) log_timings();
         return m_report;
     }
 
 private:
+    struct Timing {
+        std::string phase;
+        long long ms;
+    };
+
     void say(const std::string& text) {
         if (m_observer.on_message) m_observer.on_message(text);
         log_line("# " + text);
@@ -105,6 +101,12 @@ private:
         std::ofstream(m_log, std::ios::app) << line << '\n';
     }
 
+    void log_timings() {
+        std::vector<std::string> parts;
+        for (const auto& t : m_timings) parts.push_back(fmt::format("{} {} ms", t.phase, t.ms));
+        log_line(fmt::format("# took {:.0f} ms: {}", m_report.seconds * 1000, core::join(parts, ", ")));
+    }
+
     Status check_interpreter() const {
         const auto& want = m_target.python.version;
         if (want.empty() || want == m_facts.python->version) return {};
@@ -114,6 +116,20 @@ private:
                                 m_venv.string(), want, m_facts.python->version),
                     "recreate the venv with that Python first (packages built for one Python "
                     "version do not fit another)");
+    }
+
+    /// Every name, version and digest goes onto an installer's command line or decides what
+    /// is removed: a bad one refuses the target before anything changes.
+    Status check_target() const {
+        auto problems = manifest::target_problems(m_target);
+        if (problems.empty()) return {};
+        std::string detail;
+        for (const auto& p : problems) detail += "  " + p + "\n";
+        detail += "nothing was changed";
+        return fail(ErrorCode::step_failed,
+                    fmt::format("rollback of {} refused: the target has {} invalid entr{}",
+                                m_venv.string(), problems.size(), problems.size() == 1 ? "y" : "ies"),
+                    detail);
     }
 
     Result<manifest::Manifest> snapshot(const std::string& label) const {
@@ -161,67 +177,8 @@ private:
         return m_default;
     }
 
-    std::vector<Group> group_installs() const {
-        std::map<std::string, Group> groups;
-        for (const auto& i : m_report.plan.install) {
-            const auto* installer = installer_for(i.target);
-            std::string key = installer->name() + "|";
-            Group proto;
-            const auto& s = i.source;
-            switch (s.kind) {
-                case InstallSource::Kind::index:
-                    key += "index|" + core::join(s.index_urls, " ");
-                    proto.request.index_url = s.index_urls.front();
-                    proto.request.extra_index_urls.assign(s.index_urls.begin() + 1, s.index_urls.end());
-                    proto.resolve_check = true;
-                    proto.from = s.describe();
-                    break;
-                case InstallSource::Kind::find_links:
-                    // One command per directory: another directory may hold a different wheel
-                    // of the same name and version.
-                    key += "find-links|" + s.wheel.parent_path().string();
-                    proto.request.find_links = {s.wheel.parent_path().string()};
-                    proto.request.no_index = true;
-                    proto.from = "find-links " + s.wheel.parent_path().string();
-                    break;
-                case InstallSource::Kind::artifact:
-                case InstallSource::Kind::original_file:
-                    if (install_by_path(i)) {
-                        key += "path";
-                        proto.from = "local wheels";
-                    } else {
-                        // Each store entry holds one wheel: the directories can share a command.
-                        key += "artifacts";
-                        proto.from = "the artifact store";
-                    }
-                    proto.request.no_index = true;
-                    break;
-                case InstallSource::Kind::direct_url:
-                    key += "url";
-                    proto.resolve_check = true;
-                    proto.from = "URLs";
-                    break;
-                case InstallSource::Kind::editable:
-                    key += "editable";
-                    proto.from = "editable sources";
-                    break;
-            }
-            auto [it, fresh] = groups.try_emplace(key, std::move(proto));
-            Group& g = it->second;
-            if (fresh) {
-                g.installer = installer;
-                g.request.no_deps = true;
-                g.request.reinstall = true;
-            }
-            if (s.kind == InstallSource::Kind::artifact && !install_by_path(i))
-                g.request.find_links.push_back(s.wheel.parent_path().string());
-            auto args = requirement_args(i);
-            g.request.requirements.insert(g.request.requirements.end(), args.begin(), args.end());
-            g.members.push_back(&i);
-        }
-        std::vector<Group> out;
-        for (auto& [key, g] : groups) out.push_back(std::move(g));
-        return out;
+    const pyenv::Installer* installer_named(const std::string& name) const {
+        return name == "pip" ? m_pip.get() : m_uv.get();
     }
 
     Result<exec::ProcessResult> run_command(const pyenv::Command& c) {
@@ -244,8 +201,9 @@ private:
         if (auto tail = core::last_lines(r.output, k_tail_lines); !tail.empty())
             detail += fmt::format("--- last lines of the log ---\n{}\n", tail);
         detail += fmt::format("log: {}\n", m_log.string());
-        if (m_report.changed)
-            detail += "the venv is partly rolled back: run the same rollback again to finish it";
+        detail += m_report.changed
+                      ? "the venv is partly rolled back: run the same rollback again to finish it"
+                      : "nothing was changed";
         return Error{code,
                      fmt::format("rollback of {}: {} failed: {} {}", m_venv.string(), what,
                                  fs::path(c.argv.front()).filename().string(), r.describe()),
@@ -258,33 +216,13 @@ private:
         return {};
     }
 
-    /// Rehash artifacts; resolve index and URL sources with a dry run. A group that fails is
-    /// retried one package at a time to name the packages at fault.
-    Status check_sources(const std::vector<Group>& groups) {
+    /// Artifacts are rehashed: the store proves a wheel's availability only with its bytes.
+    void verify_artifacts() {
         for (const auto& i : m_report.plan.install) {
             if (i.source.kind != InstallSource::Kind::artifact) continue;
             if (auto ok = m_store->verify(i.target.origin.artifact_sha256); !ok)
                 m_report.plan.unreachable.push_back({i.name, i.version, ok.error().message});
         }
-        for (const auto& g : groups) {
-            if (!g.resolve_check) continue;
-            say(fmt::format("checking {} package(s) against {}", g.members.size(), g.from));
-            BS_TRY(bool ok, dry_run(g, g.request));
-            if (ok) continue;
-            for (const auto* member : g.members) {
-                auto single = g.request;
-                single.requirements = requirement_args(*member);
-                auto c = g.installer->install(m_venv, with_dry_run(single), m_options.net);
-                BS_TRY(auto r, run_command(c));
-                if (r.interrupted) return tl::unexpected(command_failure(c, r, "the dry run"));
-                if (!r.ok())
-                    m_report.plan.unreachable.push_back(
-                        {member->name, member->version,
-                         fmt::format("not available from {}: {}", member->source.describe(),
-                                     core::trim(core::last_lines(r.output, 1)))});
-            }
-        }
-        return {};
     }
 
     static pyenv::InstallRequest with_dry_run(pyenv::InstallRequest r) {
@@ -292,11 +230,37 @@ private:
         return r;
     }
 
-    Result<bool> dry_run(const Group& g, const pyenv::InstallRequest& request) {
-        auto c = g.installer->install(m_venv, with_dry_run(request), m_options.net);
+    /// Resolve `b` with the installer's dry run; when that fails, one package at a time, to
+    /// list the packages at fault as unreachable.
+    Status check_batch(const InstallBatch& b) {
+        say(fmt::format("checking {} package(s) against {}", b.members.size(), b.from));
+        const auto* installer = installer_named(b.installer);
+        auto c = installer->install(m_venv, with_dry_run(b.request), m_options.net);
         BS_TRY(auto r, run_command(c));
         if (r.interrupted) return tl::unexpected(command_failure(c, r, "the dry run"));
-        return r.ok();
+        if (r.ok()) return {};
+        return find_unreachable(b);
+    }
+
+    Status find_unreachable(const InstallBatch& b) {
+        const auto* installer = installer_named(b.installer);
+        for (const auto* member : b.members) {
+            const auto kind = member->source.kind;
+            if (kind != InstallSource::Kind::index && kind != InstallSource::Kind::direct_url) continue;
+            auto single = b.request;
+            single.requirements = requirement_args(*member);
+            single.reinstall_packages.clear();
+            if (member->reinstall && installer->name() == "uv") single.reinstall_packages = {member->name};
+            auto c = installer->install(m_venv, with_dry_run(single), m_options.net);
+            BS_TRY(auto r, run_command(c));
+            if (r.interrupted) return tl::unexpected(command_failure(c, r, "the dry run"));
+            if (!r.ok())
+                m_report.plan.unreachable.push_back(
+                    {member->name, member->version,
+                     fmt::format("not available from {}: {}", member->source.describe(),
+                                 core::trim(core::last_lines(r.output, 1)))});
+        }
+        return {};
     }
 
     Status refuse_unreachable(const char* what) const {
@@ -311,32 +275,100 @@ private:
                     detail);
     }
 
-    Status apply(const std::vector<Group>& groups) {
+    /// Install, then remove. The installers resolve and download everything before they
+    /// change the venv, so the first command needs no dry run: when it fails, nothing has
+    /// changed and a dry run per package names the ones at fault. Later commands that resolve
+    /// are dry-run before the first one runs, to keep the whole change all-or-nothing.
+    /// Extras go last, after they gave up the files a restored package shares with them.
+    Status apply(const std::vector<InstallBatch>& batches, const manifest::Manifest& current) {
+        auto t = Clock::now();
+        for (size_t k = 1; k < batches.size(); ++k)
+            if (batches[k].resolves) BS_CHECK(check_batch(batches[k]));
+        BS_CHECK(refuse_unreachable("failed the reachability check"));
+        if (batches.size() > 1) m_timings.push_back({"checks", ms_since(t)});
+
+        t = Clock::now();
+        for (const auto& b : batches) BS_CHECK(install(b, current));
+        if (!batches.empty()) m_timings.push_back({"install", ms_since(t)});
+
+        t = Clock::now();
+        std::map<std::string, pyenv::Distribution> installed;
+        if (!m_report.plan.install.empty()) {
+            BS_TRY(installed, pyenv::scan_venv_packages(*m_facts.python, install_names()));
+            BS_CHECK(match_records(installed));
+        }
+        m_timings.push_back({"records", ms_since(t)});
+
+        t = Clock::now();
         std::vector<std::string> removals, pip_last;
         for (const auto& r : m_report.plan.remove) {
             // pip cannot be used after it removed itself: that goes last.
             (r.name == "pip" && m_default == m_pip.get() ? pip_last : removals).push_back(r.name);
         }
+        if (!removals.empty() || !pip_last.empty()) BS_CHECK(release_shared_files(installed));
         if (!removals.empty()) {
             say(fmt::format("removing {}", core::join(removals, ", ")));
             m_report.changed = true;
             BS_CHECK(run_checked(m_default->uninstall(m_venv, removals), "removing extra packages"));
         }
-        for (const auto& g : groups) {
-            say(fmt::format("installing {} package(s) from {} with {}", g.members.size(), g.from,
-                            g.installer->name()));
+        if (!pip_last.empty()) {
             m_report.changed = true;
-            BS_CHECK(run_checked(g.installer->install(m_venv, g.request, m_options.net),
-                                 "installing from " + g.from));
+            BS_CHECK(run_checked(m_default->uninstall(m_venv, pip_last), "removing pip"));
         }
-        BS_CHECK(match_records());
-        if (!pip_last.empty()) BS_CHECK(run_checked(m_default->uninstall(m_venv, pip_last), "removing pip"));
+        if (!m_report.plan.remove.empty()) m_timings.push_back({"remove", ms_since(t)});
         return {};
     }
 
+    /// Run one install command. When it fails and nothing had changed before, the venv is
+    /// read back: still untouched (the installer failed before it changed anything), the
+    /// packages that cannot be had are named and refused; otherwise the error says to re-run.
+    Status install(const InstallBatch& b, const manifest::Manifest& current) {
+        const auto* installer = installer_named(b.installer);
+        say(fmt::format("installing {} package(s) from {} with {}", b.members.size(), b.from,
+                        installer->name()));
+        auto c = installer->install(m_venv, b.request, m_options.net);
+        BS_TRY(auto r, run_command(c));
+        if (r.ok()) {
+            m_report.changed = true;
+            return {};
+        }
+        if (!m_report.changed) {
+            // Unreadable counts as changed: the error then tells to re-run, which is safe.
+            const bool untouched = unchanged(b, current).value_or(false);
+            m_report.changed = !untouched;
+            if (untouched && !r.interrupted && b.resolves) {
+                BS_CHECK(find_unreachable(b));
+                BS_CHECK(refuse_unreachable("failed the reachability check"));
+            }
+        }
+        return tl::unexpected(command_failure(c, r, "installing from " + b.from));
+    }
+
+    /// Do `b`'s packages still look as they did before the rollback (versions and RECORDs)?
+    Result<bool> unchanged(const InstallBatch& b, const manifest::Manifest& current) const {
+        std::vector<std::string> names;
+        for (const auto* m : b.members) names.push_back(m->name);
+        BS_TRY(auto now, pyenv::scan_venv_packages(*m_facts.python, names));
+        for (const auto& name : names) {
+            auto was = current.packages.find(name);
+            auto is = now.find(name);
+            if ((was == current.packages.end()) != (is == now.end())) return false;
+            if (is == now.end()) continue;
+            BS_TRY(auto pkg, manifest::read_installed_package(is->second));
+            if (pkg.version != was->second.version || pkg.record_sha256 != was->second.record_sha256)
+                return false;
+        }
+        return true;
+    }
+
+    std::vector<std::string> install_names() const {
+        std::vector<std::string> names;
+        for (const auto& i : m_report.plan.install) names.push_back(i.name);
+        return names;
+    }
+
     /// Bring installer-written metadata in line with the recorded RECORDs (rollback_fixup.hpp).
-    Status match_records() {
-        BS_TRY(auto installed, pyenv::scan_venv_packages(*m_facts.python));
+    Status match_records(const std::map<std::string, pyenv::Distribution>& installed) {
         for (const auto& i : m_report.plan.install) {
             auto it = installed.find(i.name);
             if (it == installed.end() || i.target.record_sha256.empty()) continue;
@@ -347,15 +379,42 @@ private:
         return {};
     }
 
-    Status verify_and_record() {
+    /// An extra that lists a file a restored package lists too gives that row up first, so
+    /// that uninstalling it leaves the file (installing came first; see apply()).
+    Status release_shared_files(const std::map<std::string, pyenv::Distribution>& installed) {
+        if (installed.empty()) return {};
+        std::set<std::string> owned;
+        for (const auto& [name, dist] : installed) {
+            BS_TRY(auto paths, record_paths(dist.dist_info));
+            owned.insert(paths.begin(), paths.end());
+        }
+        std::vector<std::string> extras;
+        for (const auto& r : m_report.plan.remove) extras.push_back(r.name);
+        BS_TRY(auto dists, pyenv::scan_venv_packages(*m_facts.python, extras));
+        for (const auto& [name, dist] : dists) {
+            if (dist.record_stamp == pyenv::FileStamp{}) continue;  // no RECORD
+            BS_TRY(size_t dropped, disown_paths(dist.dist_info, owned));
+            if (dropped > 0)
+                log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages",
+                                     name, dist.version, dropped));
+        }
+        return {};
+    }
+
+    /// Compare the venv with the target, reading back only what the rollback touched (every
+    /// other package matched the target when the plan was made), and keep the result as a
+    /// "rollback" history entry.
+    Status verify_and_record(const manifest::Manifest& current) {
+        const auto t = Clock::now();
         say("verifying against the target");
-        BS_TRY(auto after, snapshot("rollback"));
+        BS_TRY(auto after, read_back(current));
         auto mismatches = manifest::package_mismatches(m_target, after);
         if (m_options.write_history) {
             after.run = manifest::RunInfo{m_report.run_id, "rollback",
                                           core::utc_iso8601(), mismatches.empty()};
             BS_TRY(m_report.history, manifest::append_history(m_venv, after));
         }
+        m_timings.push_back({"verify", ms_since(t)});
         if (mismatches.empty()) return {};
         std::string detail;
         for (const auto& m : mismatches) detail += "  " + m + "\n";
@@ -364,6 +423,28 @@ private:
                     fmt::format("rollback of {} finished, but {} package(s) differ from the target",
                                 m_venv.string(), mismatches.size()),
                     detail);
+    }
+
+    /// `current` with the packages the plan installed or removed read again from the venv.
+    Result<manifest::Manifest> read_back(const manifest::Manifest& current) const {
+        manifest::Manifest after = current;
+        after.label = "rollback";
+        std::vector<std::string> touched = install_names();
+        for (const auto& r : m_report.plan.remove) touched.push_back(r.name);
+        BS_TRY(auto now, pyenv::scan_venv_packages(*m_facts.python, touched));
+        for (const auto& name : touched) {
+            after.packages.erase(name);
+            auto it = now.find(name);
+            if (it == now.end()) continue;
+            BS_TRY(auto pkg, manifest::read_installed_package(it->second));
+            after.packages.emplace(name, std::move(pkg));
+        }
+        if (std::find(touched.begin(), touched.end(), "torch") != touched.end()) {
+            after.torch.reset();
+            if (auto it = now.find("torch"); it != now.end())
+                after.torch = manifest::read_torch(it->second.dist_info.parent_path());
+        }
+        return after;
     }
 
     const fs::path m_venv;
@@ -378,6 +459,7 @@ private:
     const pyenv::Installer* m_default = nullptr;
     bool m_has_pip = false;
     RollbackReport m_report;
+    std::vector<Timing> m_timings;
 };
 
 }  // namespace

@@ -2,13 +2,20 @@
 // Executing a rollback: make a venv match a manifest exactly (names, versions, RECORD digests).
 //
 // Phases, in order; nothing in the venv changes before phase 4:
-//   1. snapshot the venv and plan (manifest::plan_rollback), report the plan
+//   1. validate the target (names, versions, digests), snapshot the venv and plan
+//      (manifest::plan_rollback), report the plan
 //   2. refuse if any package has no source (the error lists each and why)
-//   3. check every source: artifacts are rehashed, index and URL sources are resolved with the
-//      installer's dry run (a version that left the index is refused here)
-//   4. uninstall extras, install the rest `--no-deps` with reinstall, at exact versions
-//   5. match installer-written metadata to the recorded RECORDs (engine/rollback_fixup.hpp)
-//   6. snapshot again, compare with the target, append a "rollback" history entry
+//   3. rehash the artifacts the plan uses; dry-run only the install commands after the first
+//      that resolve against an index or URL (engine/rollback_batch.hpp: usually there is one
+//      command, and none is dry-run). `--dry-run` dry-runs every such command instead of 4-6.
+//   4. install (`--no-deps`, exact versions, wheels by path) in as few installer commands as
+//      the sources allow; uv and pip resolve and download before they change anything, so a
+//      failure of the first command leaves the venv untouched, and a dry run per package then
+//      names the packages that cannot be had (refused, as in 3)
+//   5. match installer-written metadata to the recorded RECORDs (engine/rollback_fixup.hpp),
+//      let extras give up files they share with restored packages, uninstall the extras
+//   6. read back the changed dist-infos only, compare with the target, append a "rollback"
+//      history entry
 // Every phase plans from the venv as it is, so an interrupted rollback re-run to the same
 // target finishes the job.
 

@@ -121,10 +121,16 @@ std::optional<std::string> replace_url(const std::string& text, const std::strin
     return text.substr(0, open + 1) + escaped + text.substr(close);
 }
 
+enum class UrlFix { keep, relocate, drop };
+
 struct Variant {
     bool requested = false;
-    bool relocate = false;
+    UrlFix url = UrlFix::keep;
 };
+
+std::string normal_path(const std::string& record_path) {
+    return fs::path(record_path).lexically_normal().string();
+}
 
 }  // namespace
 
@@ -142,9 +148,10 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
     const std::string direct_url_path = prefix + "direct_url.json";
     const Record base = Record::parse(record_text);
     const bool has_requested = base.find(requested_path).has_value();
+    const bool has_direct_url = base.find(direct_url_path).has_value();
 
     std::optional<std::string> relocated;
-    if (!target.origin.url.empty() && base.find(direct_url_path)) {
+    if (!target.origin.url.empty() && has_direct_url) {
         if (auto text = core::read_file(dist_info / "direct_url.json"))
             if (auto moved = replace_url(*text, target.origin.url); moved && *moved != *text)
                 relocated = moved;
@@ -154,14 +161,17 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
         Record r = base;
         if (v.requested && !has_requested) r.put(requested_path, "");
         if (!v.requested) r.erase(requested_path);
-        if (v.relocate) r.put(direct_url_path, *relocated);
+        if (v.url == UrlFix::relocate) r.put(direct_url_path, *relocated);
+        if (v.url == UrlFix::drop) r.erase(direct_url_path);
         return r.text();
     };
 
     for (bool requested : {has_requested, !has_requested}) {
-        for (bool relocate : {false, true}) {
-            if (relocate && !relocated) continue;
-            Variant v{requested, relocate};
+        for (UrlFix url : {UrlFix::keep, UrlFix::relocate, UrlFix::drop}) {
+            if (url == UrlFix::relocate && !relocated) continue;
+            // Only a target installed without a URL lacks direct_url.json.
+            if (url == UrlFix::drop && (!has_direct_url || !target.origin.url.empty())) continue;
+            Variant v{requested, url};
             std::string text = render(v);
             if (pyenv::record_text_digest(text) != target.record_sha256) continue;
             // Apply: the files first, RECORD last, so an interrupt leaves a RECORD that
@@ -170,13 +180,35 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
             if (v.requested && !has_requested)
                 BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
             if (!v.requested && has_requested) fs::remove(dist_info / "REQUESTED", ec);
-            if (v.relocate)
+            if (v.url == UrlFix::relocate)
                 BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated));
+            if (v.url == UrlFix::drop) fs::remove(dist_info / "direct_url.json", ec);
             BS_CHECK(core::write_file_atomic(dist_info / "RECORD", text));
             return true;
         }
     }
     return false;
+}
+
+Result<std::set<std::string>> record_paths(const fs::path& dist_info) {
+    BS_TRY(auto text, core::read_file(dist_info / "RECORD"));
+    std::set<std::string> out;
+    for (const auto& row : Record::parse(text).rows)
+        if (auto path = row_path(row); !path.empty()) out.insert(normal_path(path));
+    return out;
+}
+
+Result<size_t> disown_paths(const fs::path& dist_info, const std::set<std::string>& paths) {
+    BS_TRY(auto text, core::read_file(dist_info / "RECORD"));
+    Record record = Record::parse(text);
+    const size_t before = record.rows.size();
+    std::erase_if(record.rows, [&](const std::string& row) {
+        auto path = row_path(row);
+        return !path.empty() && paths.count(normal_path(path)) > 0;
+    });
+    const size_t dropped = before - record.rows.size();
+    if (dropped > 0) BS_CHECK(core::write_file_atomic(dist_info / "RECORD", record.text()));
+    return dropped;
 }
 
 }  // namespace bootstrap::engine

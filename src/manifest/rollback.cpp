@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
+#include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/version.hpp"
 
@@ -178,7 +180,84 @@ std::string install_reason(const Package& want, const Package* have) {
     return {};
 }
 
+bool is_sha256_hex(const std::string& s) {
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool has_blank(const std::string& s) {
+    return std::any_of(s.begin(), s.end(), [](char c) {
+        return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+}
+
+/// A file that may be absent ("" then); other read errors propagate.
+Result<std::string> read_optional(const fs::path& file) {
+    auto text = core::read_file(file);
+    if (!text && text.error().code == ErrorCode::not_found) return std::string();
+    return text;
+}
+
+/// WHEEL's "Tag:" values in file order, joined with "," (as snapshots record them).
+std::string wheel_tags(std::string_view wheel) {
+    std::vector<std::string> tags;
+    for (const auto& line : core::split(wheel, '\n')) {
+        std::string_view l = core::trim(line);
+        if (core::starts_with(l, "Tag:")) tags.emplace_back(core::trim(l.substr(4)));
+    }
+    return core::join(tags, ",");
+}
+
 }  // namespace
+
+std::vector<std::string> target_problems(const Manifest& target) {
+    std::vector<std::string> out;
+    for (const auto& [key, p] : target.packages) {
+        auto bad = [&](const std::string& what) { out.push_back(fmt::format("{}: {}", key, what)); };
+        if (!pyenv::is_valid_name(key) || pyenv::normalize_name(key) != key) {
+            bad("not a normalised PEP 503 project name");
+            continue;  // the other fields cannot be trusted to belong to anything
+        }
+        if (!p.name.empty() && p.name != key) bad(fmt::format("listed under another name '{}'", p.name));
+        if (!p.display_name.empty() &&
+            (!pyenv::is_valid_name(p.display_name) || pyenv::normalize_name(p.display_name) != key))
+            bad(fmt::format("display name '{}' is not a spelling of {}", p.display_name, key));
+        if (auto v = pyenv::Version::parse(p.version); !v)
+            bad(fmt::format("version '{}' is not a PEP 440 version", p.version));
+        if (!p.record_sha256.empty() && !is_sha256_hex(p.record_sha256))
+            bad(fmt::format("record_sha256 '{}' is not a sha256 digest (64 lower-case hex digits)",
+                            p.record_sha256));
+        if (!p.origin.artifact_sha256.empty() && !is_sha256_hex(p.origin.artifact_sha256))
+            bad(fmt::format("origin.artifact_sha256 '{}' is not a sha256 digest (64 lower-case hex "
+                            "digits)",
+                            p.origin.artifact_sha256));
+        // URLs go onto the command line as one argument each (`name @ url`, `--index-url url`):
+        // a blank would let the rest read as a marker or another requirement.
+        if (has_blank(p.origin.url)) bad(fmt::format("origin.url '{}' contains blanks", p.origin.url));
+        for (const auto& url : p.origin.index_urls)
+            if (url.empty() || has_blank(url))
+                bad(fmt::format("origin.index_urls entry '{}' is not a URL", url));
+    }
+    return out;
+}
+
+Result<Package> read_installed_package(const pyenv::Distribution& dist) {
+    Package p;
+    p.name = dist.normalized_name;
+    p.display_name = dist.name;
+    p.version = dist.version;
+    p.installer = dist.installer;
+    p.requested = dist.requested;
+    BS_TRY(std::string wheel, read_optional(dist.dist_info / "WHEEL"));
+    p.wheel_tag = wheel_tags(wheel);
+    // No RECORD (a distutils-era install: its stamp is all zero), no digest.
+    if (dist.record_stamp != pyenv::FileStamp{}) {
+        BS_TRY(p.record_sha256, pyenv::record_digest(dist));
+    }
+    BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
+    p.origin = parse_origin(direct_url, dist.installer);
+    return p;
+}
 
 const char* to_string(InstallSource::Kind kind) {
     switch (kind) {
@@ -248,6 +327,7 @@ RollbackPlan plan_rollback(const Manifest& target, const Manifest& current,
         step.display_name = want.display_name.empty() ? name : want.display_name;
         step.version = want.version;
         step.current = have ? have->version : "";
+        step.reinstall = have && same_version(have->version, want.version);
         step.reason = std::move(reason);
         step.source = std::move(*source);
         step.target = want;

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/manifest.hpp"
+#include "pyenv/dist_info.hpp"
 
 namespace bootstrap::manifest {
 
@@ -46,6 +48,7 @@ struct RollbackInstall {
     std::string version;
     std::string current;       // installed version now, "" when missing
     std::string reason;        // "missing", "1.1.0 -> 1.0.0", "reinstall: RECORD differs"
+    bool reinstall = false;    // installed now at an equal version: the installer must be told
     InstallSource source;
     Package target;            // the package as the target records it
 };
@@ -87,6 +90,19 @@ struct RollbackPlan {
 /// RECORD digests are compared when the target records one. Empty when they match.
 [[nodiscard]] std::vector<std::string> package_mismatches(const Manifest& target,
                                                           const Manifest& actual);
+
+/// What is wrong with `target` as a rollback target, one line per problem, by package name:
+/// a key that is not a normalised PEP 503 name, a display name of another project, a version
+/// that is not PEP 440, a record or artifact sha256 that is not 64 lower-case hex digits, a
+/// URL with blanks.
+/// Everything a rollback puts on an installer's command line comes from these fields, so they
+/// are checked before anything changes. Empty when the target is valid.
+[[nodiscard]] std::vector<std::string> target_problems(const Manifest& target);
+
+/// The package an installed dist-info states, as a snapshot records it (RECORD digest, WHEEL
+/// tags, direct_url.json origin; no engine annotations): for reading back only what a
+/// rollback changed.
+[[nodiscard]] Result<Package> read_installed_package(const pyenv::Distribution& dist);
 
 /// The parts of a wheel file name (PEP 427), `name` normalised (PEP 503).
 struct WheelName {

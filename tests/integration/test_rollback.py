@@ -35,6 +35,23 @@ versions = ["2024.1.0"]
 module = """
 REBUILT = "not the index's regex"
 """
+
+# Two projects that ship the same module (a renamed project, a full and a lite build).
+[[package]]
+name = "cvlite"
+import_name = "sharedcv"
+versions = ["1.0", "2.0"]
+module = """
+FLAVOUR = "lite"
+"""
+
+[[package]]
+name = "cvfull"
+import_name = "sharedcv"
+versions = ["1.0"]
+module = """
+FLAVOUR = "full"
+"""
 '''
 
 S0_REQUIREMENTS = ["demo-core==1.0.0", "demo-utils==1.0.0", "transformers", "click"]
@@ -42,7 +59,8 @@ S0_REQUIREMENTS = ["demo-core==1.0.0", "demo-utils==1.0.0", "transformers", "cli
 
 @pytest.fixture(scope="session")
 def local_builds(tmp_path_factory) -> Path:
-    """mylocal 1.0/2.0 and a regex 2024.1.0 whose bytes differ from the index's."""
+    """mylocal 1.0/2.0, a regex 2024.1.0 whose bytes differ from the index's, and cvlite/cvfull
+    (both ship the module sharedcv)."""
     out = tmp_path_factory.mktemp("local-builds")
     data = out / "local.toml"
     data.write_text(LOCAL_DATA)
@@ -64,8 +82,8 @@ class Scenario:
         self.alt = world.root / "alt"    # another build of regex 2024.1.0
         self.dist.mkdir()
         self.alt.mkdir()
-        for v in ("1.0", "2.0"):
-            shutil.copy2(local_builds / f"mylocal-{v}-py3-none-any.whl", self.dist)
+        for wheel in ("mylocal-1.0", "mylocal-2.0", "cvlite-1.0", "cvlite-2.0", "cvfull-1.0"):
+            shutil.copy2(local_builds / f"{wheel}-py3-none-any.whl", self.dist)
         shutil.copy2(local_builds / "regex-2024.1.0-py3-none-any.whl", self.alt)
         self.index_url = world.index.url()
         if kind == "uv":
@@ -152,7 +170,18 @@ def test_rollback_to_s0_restores_names_versions_and_records(scenario):
     assert len(history) == 1
     assert json.loads(history[0].read_text())["run"]["phase"] == "rollback"
     logs = list((scenario.venv / ".bootstrap" / "logs").glob("*/rollback.log"))
-    assert logs and "--no-deps" in logs[0].read_text()
+    assert len(logs) == 1
+    commands = [line for line in logs[0].read_text().splitlines() if line.startswith("$ ")]
+    # The whole change in one install command (index packages and the local wheel together),
+    # then one uninstall; no dry run: the install resolves before it changes anything.
+    assert len(commands) == 2, commands
+    assert " install " in commands[0] and "--no-deps" in commands[0], commands
+    assert str(scenario.dist / "mylocal-1.0-py3-none-any.whl") in commands[0]
+    assert " uninstall " in commands[1], commands
+    assert not any("--dry-run" in c for c in commands), commands
+    if scenario.kind == "uv":
+        # Only the same-version reinstall is named; uv's --reinstall would refresh its cache.
+        assert "--reinstall-package regex" in commands[0] and "--reinstall " not in commands[0]
 
     # Idempotent: a second rollback has nothing to do.
     again = scenario.rollback("--to", s0, "--index-url", scenario.index_url)
@@ -251,20 +280,127 @@ def test_version_gone_from_the_index_is_refused_before_any_change(world, local_b
     assert packages(sc.snapshot("after.json")) == before
 
 
-def test_failed_rollback_can_be_rerun_to_completion(world, local_builds):
+def test_failed_install_changes_nothing_and_a_rerun_finishes(world, local_builds, tmp_path):
     sc = Scenario(world, "uv", local_builds)
     s0 = sc.build_s0()
     sc.change_everything()
-    # The dry run only needs metadata (PEP 658); the real install then cannot get the wheel.
+    before = packages(sc.snapshot("before.json"))
+    # A cold uv cache: transformers must be downloaded, and its wheel is gone (its metadata,
+    # PEP 658, is not: a dry run would pass). uv fails before it changes anything.
+    cold = {"UV_CACHE_DIR": str(tmp_path / "cold-cache")}
     world.index.set_faults([{"match": r"transformers-.*\.whl$", "kind": "status", "status": 404}])
-    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url, env=cold)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "failed" in proc.stderr
-    assert "run the same rollback again to finish it" in proc.stderr
+    assert "installing from index" in proc.stderr and "failed" in proc.stderr
+    assert "transformers" in proc.stderr  # the installer's own words, in the log tail
+    assert "nothing was changed" in proc.stderr
+    assert packages(sc.snapshot("after-failure.json")) == before
     world.index.clear_faults()
-    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url, env=cold)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert packages(sc.snapshot("after.json")) == packages(s0)
+
+
+def test_interrupted_rollback_reruns_to_completion(world, local_builds, tmp_path):
+    """SIGINT after the install and before the uninstall leaves a partly rolled back venv;
+    the same rollback run again plans from there and finishes."""
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    sc.change_everything()
+    wrapper = tmp_path / "bin" / "uv"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"""#!/bin/sh
+if [ "$1 $2" = "pip uninstall" ]; then kill -INT $PPID; sleep 30; fi
+exec {world.uv} "$@"
+""")
+    wrapper.chmod(0o755)
+    path = f"{wrapper.parent}{os.pathsep}{world.full_env()['PATH']}"
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url, env={"PATH": path})
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "run the same rollback again to finish it" in proc.stderr
+    partial = packages(sc.snapshot("partial.json"))
+    assert partial["demo-core"] == packages(s0)["demo-core"]  # installed
+    assert "wandb" in partial                                  # not yet removed
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 to remove" in proc.stdout and "to install" not in proc.stdout
+    assert packages(sc.snapshot("after.json")) == packages(s0)
+
+
+def test_an_extra_leaves_the_files_a_restored_package_shares_with_it(scenario):
+    """cvlite and cvfull both ship sharedcv/: installing cvlite 1.0 back and then removing
+    cvfull must leave cvlite's files in place."""
+    scenario.build_s0()
+    scenario.install("--no-deps", scenario.dist / "cvlite-1.0-py3-none-any.whl")
+    s0 = scenario.snapshot("s0-cv.json")
+    scenario.install("--no-deps", scenario.dist / "cvlite-2.0-py3-none-any.whl")
+    scenario.install("--no-deps", scenario.dist / "cvfull-1.0-py3-none-any.whl")
+    proc = scenario.rollback("--to", s0, "--index-url", scenario.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "  - cvfull 1.0 (remove)" in proc.stdout
+    assert packages(scenario.snapshot("after.json")) == packages(s0)
+    probe = scenario.cmd([scenario.py, "-c", "import sharedcv; print(sharedcv.FLAVOUR)"])
+    assert probe.stdout.strip() == "lite"
+
+
+def test_invalid_target_entries_are_refused_before_any_change(world, local_builds):
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    sc.change_everything()
+    before = packages(sc.snapshot("before.json"))
+    doc = json.loads(s0.read_text())
+    doc["packages"]["demo-utils"]["version"] = "1.0.0; rm -rf"
+    doc["packages"]["regex"]["record_sha256"] = "not-a-digest"
+    doc["packages"]["--index-url=http://evil"] = dict(doc["packages"]["click"])
+    s0.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "refused: the target has 3 invalid entries" in proc.stderr
+    for line in ["--index-url=http://evil: not a normalised PEP 503 project name",
+                 "demo-utils: version '1.0.0; rm -rf' is not a PEP 440 version",
+                 "regex: record_sha256 'not-a-digest' is not a sha256 digest"]:
+        assert line in proc.stderr, proc.stderr
+    assert "nothing was changed" in proc.stderr
+    assert packages(sc.snapshot("after.json")) == before
+
+
+def two_index_scenario(world, local_builds):
+    """demo-torch from the cu130 index and the rest from main, recorded as such; then both
+    demo-torch and demo-core changed. A rollback needs one command per index."""
+    sc = Scenario(world, "uv", local_builds)
+    main, cu130 = world.index.url("main"), world.index.url("cu130")
+    sc.install("--index-url", main, "--extra-index-url", cu130, "demo-torch==2.11.0+cu130",
+               "demo-core==1.0.0")
+    s0 = sc.snapshot("s0.json")
+    doc = json.loads(s0.read_text())
+    for name, p in doc["packages"].items():
+        p["origin"]["index_urls"] = [cu130 if name == "demo-torch" else main]
+    s0.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    sc.install("--index-url", main, "--no-deps", "demo-torch==2.10.0", "demo-core==2.0.0")
+    return sc, s0
+
+
+def test_a_later_install_command_is_checked_before_the_first_runs(world, local_builds):
+    sc, s0 = two_index_scenario(world, local_builds)
+    before = packages(sc.snapshot("before.json"))
+    world.index.set_faults([{"match": "/main/simple/demo-core/", "kind": "status", "status": 404}])
+    proc = sc.rollback("--to", s0)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "refused: 1 package(s) failed the reachability check" in proc.stderr
+    assert f"demo-core 1.0.0: not available from index {world.index.url('main')}" in proc.stderr
+    # demo-torch's command (the cu130 index) would have succeeded: it did not run.
+    assert packages(sc.snapshot("after-refusal.json")) == before
+
+    world.index.clear_faults()
+    proc = sc.rollback("--to", s0)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert packages(sc.snapshot("after.json")) == packages(s0)
+    log = max((sc.venv / ".bootstrap" / "logs").glob("*/rollback.log"), key=lambda p: p.stat().st_mtime)
+    commands = [line for line in log.read_text().splitlines() if line.startswith("$ ")]
+    assert len(commands) == 3, commands  # the second command's dry run, then both installs
+    assert "--dry-run" in commands[0] and world.index.url("main") in commands[0]
+    assert world.index.url("cu130") in commands[1] and "--dry-run" not in commands[1]
+    assert world.index.url("main") in commands[2] and "--dry-run" not in commands[2]
 
 
 def test_rollback_last_and_history_numbers(world, local_builds):

@@ -103,3 +103,58 @@ TEST_CASE("match_record changes nothing when no variation matches") {
     CHECK(fs::exists(di / "uv_cache.json"));
     CHECK(core::read_file(di / "direct_url.json").value() == k_store_url);
 }
+
+TEST_CASE("match_record drops direct_url.json when the target was installed without a URL") {
+    // Restored by path from the artifact store or a --find-links directory; the original came
+    // from an index or through --find-links, and had no direct_url.json.
+    core::TempDir tmp("bs-fixup");
+    auto di = restored_dist_info(tmp.path());
+    const std::string original = row("foo-1.0.dist-info/INSTALLER", "uv\n") +
+                                 "foo-1.0.dist-info/RECORD,,\n" +
+                                 row("foo-1.0.dist-info/REQUESTED", "") +
+                                 row("foo-1.0.dist-info/uv_cache.json", "{\"timestamp\":1}") +
+                                 row("foo/__init__.py", "X = 1\n");
+    manifest::Package target;
+    target.origin.kind = "index";
+    target.record_sha256 = pyenv::record_text_digest(original);
+
+    SECTION("applied when it makes RECORD match") {
+        CHECK(engine::match_record(di, target).value());
+        CHECK_FALSE(fs::exists(di / "direct_url.json"));
+        CHECK(core::read_file(di / "RECORD").value() == original);
+    }
+    SECTION("never for a target that records a URL") {
+        target.origin.url = "file:///build/dist/foo-1.0-py3-none-any.whl";
+        CHECK_FALSE(engine::match_record(di, target).value());
+        CHECK(fs::exists(di / "direct_url.json"));
+    }
+}
+
+TEST_CASE("record_paths and disown_paths: an extra gives up the rows of shared files") {
+    core::TempDir tmp("bs-fixup");
+    const fs::path di = tmp.path() / "full-1.0.dist-info";
+    const std::string record = "full-1.0.dist-info/RECORD,,\n"
+                               "\"odd,name.py\",sha256=x,1\n"
+                               "../../../bin/shared-tool,sha256=b,2\n"
+                               "shared/./__init__.py,sha256=c,3\n"
+                               "shared/full_only.py,sha256=d,4\n";
+    REQUIRE(core::write_file_atomic(di / "RECORD", record));
+
+    auto paths = engine::record_paths(di);
+    REQUIRE(paths);
+    CHECK(*paths == std::set<std::string>{"../../../bin/shared-tool", "full-1.0.dist-info/RECORD",
+                                          "odd,name.py", "shared/__init__.py",
+                                          "shared/full_only.py"});
+
+    const std::set<std::string> owned{"shared/__init__.py", "../../../bin/shared-tool",
+                                      "lite/other.py"};
+    auto dropped = engine::disown_paths(di, owned);
+    REQUIRE(dropped);
+    CHECK(*dropped == 2);
+    CHECK(core::read_file(di / "RECORD").value() == "full-1.0.dist-info/RECORD,,\n"
+                                                    "\"odd,name.py\",sha256=x,1\n"
+                                                    "shared/full_only.py,sha256=d,4\n");
+    // Nothing shared: RECORD is left alone.
+    CHECK(engine::disown_paths(di, {"lite/other.py"}).value() == 0);
+    CHECK_FALSE(engine::record_paths(tmp.path() / "missing.dist-info"));
+}

@@ -63,6 +63,10 @@ TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
     CHECK(plan.install[1].current.empty());
     CHECK(plan.install[2].name == "regex");
     CHECK(plan.install[2].reason == "reinstall: RECORD differs");
+    // Only an equal installed version needs the installer told to reinstall.
+    CHECK_FALSE(plan.install[0].reinstall);
+    CHECK_FALSE(plan.install[1].reinstall);
+    CHECK(plan.install[2].reinstall);
     for (const auto& i : plan.install) {
         CHECK(i.source.kind == InstallSource::Kind::index);
         CHECK(i.source.index_urls == std::vector<std::string>{k_index});
@@ -258,4 +262,13 @@ TEST_CASE("package mismatches name every difference") {
                                    "b 2.0: missing", "c: 3.1 installed, expected 3.0",
                                    "d 4.0: not in the target"});
     CHECK(manifest::package_mismatches(target, target).empty());
+}
+
+TEST_CASE("rollback plan: an equal version spelt differently is reinstalled") {
+    auto target = manifest_of({pkg("a", "1.0")});
+    auto current = manifest_of({pkg("a", "1.0.0")});
+    auto plan = manifest::plan_rollback(target, current, {});
+    REQUIRE(plan.install.size() == 1);
+    CHECK(plan.install[0].reason == "reinstall: version spelt 1.0.0 (recorded 1.0)");
+    CHECK(plan.install[0].reinstall);
 }
