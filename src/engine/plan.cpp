@@ -418,6 +418,21 @@ struct StepBuilder {
             if (clause.attr) {
                 BS_TRY(v.attr, text(*clause.attr, out));
             }
+            if (clause.version) {
+                auto e = ex.expand(*clause.version);
+                if (!e) return tl::unexpected(e.error());
+                if (!e->complete) out.complete = false;
+                v.version = e->value;
+                if (e->complete) {  // checked here, as PEP 440 lives in pyenv, not recipe
+                    auto specifiers = pyenv::SpecifierSet::parse_detailed(v.version);
+                    if (!specifiers)
+                        return fail(ErrorCode::invalid_recipe,
+                                    fmt::format("{}: invalid version specifier '{}' in verify clause 'import {}': {}",
+                                                clause.version->loc.str(), v.version, v.target,
+                                                specifiers.error().what));
+                    v.version = specifiers->str();
+                }
+            }
             if (v.kind == recipe::VerifyClause::Kind::file) v.target = local_path(v.target);
             if (clause.library) {
                 BS_TRY(v.library, text(*clause.library, out));

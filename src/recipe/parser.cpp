@@ -203,7 +203,9 @@ void read_config_settings(Reader& rd, const toml::node& n, Step& step) {
 /// `{ cuda_arch = "9.0", module = "name" }` or `{ cuda_arch = "9.0", path = "lib/x.so" }`.
 void read_cuda_arch_clause(Reader& rd, const toml::table& t, const std::string& name,
                            VerifyClause clause, Step& step) {
-    auto suggested = rd.unknown_keys(t, {"cuda_arch", "module", "path"}, " in verify clause");
+    if (const toml::node* version = t.get("version"))
+        rd.report(rd.loc(*version), "'version' is valid only with 'import' in a verify clause");
+    auto suggested = rd.unknown_keys(t, {"cuda_arch", "module", "path", "version"}, " in verify clause");
     const toml::node* module = t.get("module");
     const toml::node* path = t.get("path");
     if (!module && !path) {
@@ -226,6 +228,19 @@ void read_cuda_arch_clause(Reader& rd, const toml::table& t, const std::string& 
     step.verify.push_back(std::move(clause));
 }
 
+/// `version = ">=2.1"`: a non-empty string here; the plan parses it as a PEP 440 specifier
+/// (the recipe module has no PEP 440 parser of its own).
+std::optional<Text> read_version_specifier(Reader& rd, const toml::node& n, const std::string& name) {
+    auto version = rd.text(n, name + ".version");
+    if (version && core::trim(version->value).empty()) {
+        rd.report(version->loc, fmt::format("'{}.version' must be a version specifier such as "
+                                            "'>=2.1', not empty",
+                                            name));
+        return std::nullopt;
+    }
+    return version;
+}
+
 void read_verify_clause(Reader& rd, const toml::table& t, const std::string& name, Step& step) {
     VerifyClause clause;
     clause.loc = rd.loc(t);
@@ -245,7 +260,7 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
             }
         }
     }
-    auto suggested = rd.unknown_keys(t, {"import", "attr", "file"}, " in verify clause");
+    auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version"}, " in verify clause");
     if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
         rd.report(clause.loc, "a verify clause needs 'import' or 'file'");
     if (import && file) {
@@ -257,6 +272,12 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
             rd.report(rd.loc(*attr), "'attr' is valid only with 'import' in a verify clause");
         else
             clause.attr = rd.text(*attr, name + ".attr");
+    }
+    if (const toml::node* version = t.get("version")) {
+        if (file)
+            rd.report(rd.loc(*version), "'version' is valid only with 'import' in a verify clause");
+        else
+            clause.version = read_version_specifier(rd, *version, name);
     }
     if (!import && !file) return;
     clause.kind = import ? VerifyClause::Kind::import_module : VerifyClause::Kind::file;

@@ -38,6 +38,9 @@ struct VerifyClause {
     Kind kind = Kind::import_module;
     Text target;        // module name, or file path; cuda_arch: the arch ("9.0")
     std::optional<Text> attr;  // import: attribute that must exist on the module
+    /// import: a PEP 440 specifier (">=2.1") that the installed distribution providing the
+    /// module must satisfy; checked as a specifier when the plan is made (pyenv owns PEP 440).
+    std::optional<Text> version;
     /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
     /// to the venv).
     std::optional<Text> library;

@@ -168,6 +168,7 @@ template <class Fn> void for_each_text(const Step& step, Fn&& fn) {
     for (const auto& v : step.verify) {
         fn(v.target);
         if (v.attr) fn(*v.attr);
+        if (v.version) fn(*v.version);
         if (v.library) fn(*v.library);
     }
 }

@@ -13,6 +13,8 @@
 #include "core/strings.hpp"
 #include "inspect/fatbin.hpp"
 #include "pyenv/import_probe.hpp"
+#include "pyenv/interpreter.hpp"
+#include "pyenv/module_owner.hpp"
 #include "steps/build.hpp"
 #include "steps/venv_swap.hpp"
 
@@ -102,6 +104,22 @@ Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const Resolv
     return {};
 }
 
+/// The version half of `{ import = "x", version = ">=2.1" }`: the distribution whose files
+/// provide the module (from the venv's dist-infos; nothing is imported) must satisfy it.
+Status verify_version(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
+    auto specifiers = pyenv::SpecifierSet::parse(clause.version);
+    if (!specifiers)  // the plan checks a literal specifier; this one came from a placeholder
+        return fail(ErrorCode::invalid_recipe, fmt::format("step '{}': verify clause '{}': {}", step.id,
+                                                           clause.describe(), specifiers.error().message));
+    BS_TRY(auto facts, pyenv::venv_facts(ctx.venv, step.child_env));
+    BS_TRY(auto installed, pyenv::scan_venv_packages(facts));
+    auto dist = pyenv::check_module_version(clause.target, *specifiers, installed);
+    if (!dist)
+        return fail(dist.error().code, fmt::format("step '{}': verify failed: {}", step.id, dist.error().message));
+    log_line(ctx, fmt::format("verify: {} ok ({} {})", clause.describe(), dist->name, dist->version));
+    return {};
+}
+
 /// Compile a pybind11 module: to a temp name beside the output, renamed into place, so an
 /// interrupted or failed compile never leaves a half-written module that imports.
 Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
@@ -155,7 +173,8 @@ std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::cuda_arch)
         return "cuda_arch " + target + " in " + (library_is_module ? "module " : "") + library;
     return "import " + target + (attr.empty() ? "" : "." + attr) +
-           (path_entry.empty() ? "" : " (from " + path_entry + ")");
+           (path_entry.empty() ? "" : " (from " + path_entry + ")") +
+           (version.empty() ? "" : " version " + version);
 }
 
 Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
@@ -269,6 +288,7 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             err.message = fmt::format("step '{}': verify failed: {}", step.id, summary);
             return tl::unexpected(err);
         }
+        if (!clause.version.empty()) BS_CHECK(verify_version(step, ctx, clause));
     }
     return {};
 }

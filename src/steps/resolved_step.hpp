@@ -25,7 +25,11 @@ struct ResolvedVerify {
     std::string library; // cuda_arch: a module name, or an absolute path
     bool library_is_module = false;
     std::string path_entry; // import: a directory put first on sys.path (pybind11's output dir)
-    /// "import transformers.AutoTokenizer", "file /x", "cuda_arch 9.0 in module te".
+    /// import: a PEP 440 specifier (canonical, "<3,>=2.1") that the distribution providing the
+    /// module must satisfy; "" = any version.
+    std::string version = {};
+    /// "import transformers.AutoTokenizer", "import torch version >=2.11", "file /x",
+    /// "cuda_arch 9.0 in module te".
     [[nodiscard]] std::string describe() const;
 };
 

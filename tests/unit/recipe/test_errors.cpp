@@ -135,6 +135,24 @@ TEST_CASE("golden: verify clauses") {
           "r.toml:12:5: unknown key 'module' in verify clause");
 }
 
+TEST_CASE("golden: a verify clause's version") {
+    CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                            "verify = [{ file = \"/x\", version = \">=1\" },\n"
+                            "  { import = \"a\", version = \"\" },\n"
+                            "  { import = \"b\", version = 2 },\n"
+                            "  { cuda_arch = \"9.0\", module = \"te\", version = \">=1\" },\n"
+                            "  { import = \"c\", versoin = \">=1\" },\n"
+                            "  { import = \"d\", version = \">={vars.nope}\" }]\n") ==
+          "r.toml:9:36: 'version' is valid only with 'import' in a verify clause\n"
+          "r.toml:10:29: 'verify[1].version' must be a version specifier such as '>=2.1', not empty\n"
+          "r.toml:11:29: 'verify[2].version' must be a string, not an integer\n"
+          "r.toml:12:49: 'version' is valid only with 'import' in a verify clause\n"
+          "r.toml:13:19: unknown key 'versoin' in verify clause (did you mean 'version'?)\n"
+          "r.toml:14:29: unknown variable '{vars.nope}' (not defined in [vars])");
+    CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                            "verify = [{ import = \"torch\", version = \">=2.1, <3\" }]\n") == "<valid>");
+}
+
 TEST_CASE("golden: variables may use only variables defined before them") {
     CHECK(problems("schema = 1\nname = \"t\"\n[vars]\nb = \"{vars.a}/x\"\na = \"{vars.a}\"\n"
                    "c = \"{vars.megatorn}\"\n[venv]\npath = \"/v\"\npython = \"3.12\"\n") ==

@@ -1,0 +1,74 @@
+// Verify clauses in the plan: a version specifier is checked (PEP 440) where it was written and
+// goes into the step key in canonical form.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "core/fs.hpp"
+#include "engine/plan.hpp"
+#include "recipe/recipe.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct World {
+    core::TempDir dir{"bs-plan-verify"};
+    fs::path bin = dir.path() / "bin";
+    World() {
+        fs::create_directories(bin);
+        std::ofstream(bin / "uv") << "#!/bin/sh\n";
+        fs::permissions(bin / "uv", fs::perms::owner_all);
+    }
+    engine::Facts facts() const {
+        engine::Facts f;
+        f.env = {{"PATH", bin.string()}, {"HOME", "/root"}};
+        f.cpus = 4;
+        return f;
+    }
+    Result<engine::Plan> plan(const std::string& verify) const {
+        std::string text = "schema = 1\nname = \"t\"\n[vars]\nmin = \"2.1\"\n[venv]\npath = \"" +
+                           (dir.path() / "venv").string() +
+                           "\"\npython = \"3.11\"\n[[step]]\nid = \"venv\"\nkind = \"venv\"\n[[step]]\nid = \"c\"\nkind = \"check\"\nverify = [" +
+                           verify + "]\n";
+        auto r = recipe::parse_recipe(text, "t.toml");
+        REQUIRE(r);
+        return engine::make_plan(*r, {}, facts());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a verify clause's version is a PEP 440 specifier, reported where it was written") {
+    World w;
+    auto bad = w.plan(R"({ import = "torch", version = ">=2.x" })");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == ErrorCode::invalid_recipe);
+    CHECK(bad.error().message ==
+          "t.toml:14:41: invalid version specifier '>=2.x' in verify clause 'import torch': "
+          "'2.x' is not a valid version");
+    auto no_op = w.plan(R"({ import = "torch", version = "2.1" })");
+    REQUIRE_FALSE(no_op);
+    CHECK(no_op.error().message.starts_with("t.toml:14:41: invalid version specifier '2.1' in verify "
+                                            "clause 'import torch': expected a comparison operator"));
+}
+
+TEST_CASE("a verify clause's version is in the step key, canonical and expanded") {
+    World w;
+    auto plain = w.plan(R"({ import = "torch" })");
+    auto spaced = w.plan(R"({ import = "torch", version = "<3, >={vars.min}" })");
+    auto canonical = w.plan(R"({ import = "torch", version = ">=2.1,<3" })");
+    auto other = w.plan(R"({ import = "torch", version = ">=2.2,<3" })");
+    REQUIRE(plain);
+    REQUIRE(spaced);
+    REQUIRE(canonical);
+    REQUIRE(other);
+    CHECK(spaced->steps[1].verify[0].version == "<3,>=2.1");
+    CHECK(spaced->steps[1].verify[0].describe() == "import torch version <3,>=2.1");
+    CHECK(spaced->steps[1].key_explain.find("verify: [import torch version <3,>=2.1]") != std::string::npos);
+    CHECK(spaced->steps[1].key == canonical->steps[1].key);
+    CHECK(spaced->steps[1].key != plain->steps[1].key);
+    CHECK(spaced->steps[1].key != other->steps[1].key);
+    CHECK(plain->steps[1].verify[0].describe() == "import torch");
+}
