@@ -34,6 +34,7 @@ struct RunArgs {
     double lock_timeout = 600;
     std::string arch;
     bool no_device = false;
+    int verbose = 0;
 };
 
 void add_run_options(CLI::App& cmd, RunArgs& args) {
@@ -52,6 +53,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
     cmd.add_flag("--no-device", args.no_device,
                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
+    cmd.add_flag("-v,--verbose", args.verbose,
+                 "Stream each step's output to stderr as it arrives (it always goes to the step log)");
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
                  "<recipe dir>/lockfiles/<name>.lock.json) and fail on any drift");
@@ -77,7 +80,7 @@ void print_known_faults(const engine::RunReport& report, const recipe::Recipe& r
 }
 
 int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
-    TerminalStatus status;
+    TerminalStatus status(StatusOptions{.verbose = args.verbose});
     auto report_error = [&](const Error& e) {
         status.error(e);
         if (args.json) fmt::print("{}", error_json(e));

@@ -1,5 +1,6 @@
 #include "cli/status.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::cli {
@@ -27,6 +29,24 @@ const char* color_for(engine::StepResult r) {
         default: return k_red;
     }
 }
+
+constexpr auto k_tick = std::chrono::milliseconds(250);
+constexpr double k_default_heartbeat = 20;   // seconds; CI logs show a long step is alive
+constexpr size_t k_heartbeat_tail = 160;     // characters of the last line in a heartbeat
+
+size_t terminal_columns() {
+    struct winsize ws {};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    if (const char* columns = std::getenv("COLUMNS"); columns && std::atoi(columns) > 0)
+        return static_cast<size_t>(std::atoi(columns));
+    return 80;
+}
+
+double heartbeat_seconds(double configured) {
+    if (configured > 0) return configured;
+    if (const char* env = std::getenv("BOOTSTRAP_HEARTBEAT"); env && std::atof(env) > 0) return std::atof(env);
+    return k_default_heartbeat;
+}
 }  // namespace
 
 bool stderr_is_smart() {
@@ -34,14 +54,18 @@ bool stderr_is_smart() {
     return ::isatty(STDERR_FILENO) && term && std::strcmp(term, "dumb") != 0;
 }
 
-TerminalStatus::TerminalStatus() {
+TerminalStatus::TerminalStatus(StatusOptions options) : m_options(options) {
     m_smart = stderr_is_smart();
     m_color = m_smart && std::getenv("NO_COLOR") == nullptr;
-    if (m_smart) m_thread = std::thread([this] { ticker(); });
+    m_options.heartbeat_seconds = heartbeat_seconds(m_options.heartbeat_seconds);
 }
 
 TerminalStatus::~TerminalStatus() {
-    m_stop = true;
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
     if (m_thread.joinable()) m_thread.join();
 }
 
@@ -50,18 +74,26 @@ std::string TerminalStatus::paint(std::string_view text, const char* color) cons
     return fmt::format("{}{}\x1b[0m", color, text);
 }
 
+/// Wakes every tick while a step runs: on a smart terminal it redraws the live line (the clock
+/// moves even when the step prints nothing); on plain stderr it prints a heartbeat line when
+/// one is due.
 void TerminalStatus::ticker() {
+    std::unique_lock lock(m_mutex);
     while (!m_stop) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        std::lock_guard lock(m_mutex);
-        if (m_running) draw_live_locked();
+        m_wake.wait_for(lock, k_tick);
+        if (m_stop || !m_running) continue;
+        if (m_smart) draw_live_locked();
+        else heartbeat_locked();
     }
 }
 
 void TerminalStatus::draw_live_locked() {
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
-    auto secs = static_cast<long>(s);
-    fmt::print(stderr, "\r{}  {}:{:02}\x1b[K", m_live, secs / 60, secs % 60);
+    auto secs = static_cast<long>(std::chrono::duration<double>(Clock::now() - m_started).count());
+    std::string line = fmt::format("{}  {}  {}:{:02}", m_label, m_kind, secs / 60, secs % 60);
+    std::string last = core::redact_text(m_tail.last_line());
+    if (!last.empty()) line += "  " + last;
+    // One column short of the width: writing the last column makes some terminals wrap.
+    fmt::print(stderr, "\r{}\x1b[K", steps::cut_to_columns(line, terminal_columns() - 1));
     std::fflush(stderr);
 }
 
@@ -69,22 +101,69 @@ void TerminalStatus::clear_live_locked() {
     if (m_smart) fmt::print(stderr, "\r\x1b[K");
 }
 
+void TerminalStatus::heartbeat_locked() {
+    auto now = Clock::now();
+    if (std::chrono::duration<double>(now - m_last_beat).count() < m_options.heartbeat_seconds) return;
+    m_last_beat = now;
+    // Streamed output (-v) already shows the step is alive.
+    bool streamed = m_options.verbose > 0 && m_tail.bytes() > m_bytes_at_beat;
+    m_bytes_at_beat = m_tail.bytes();
+    if (streamed) return;
+    std::string elapsed = core::format_duration(std::chrono::duration<double>(now - m_started).count());
+    std::string last = core::redact_text(m_tail.last_line());
+    if (m_tail.bytes() == 0)
+        fmt::print(stderr, "  {}: {}, no output yet\n", m_label, elapsed);
+    else
+        fmt::print(stderr, "  {}: {}, {} of output ({} lines){}\n", m_label, elapsed,
+                   steps::format_bytes(m_tail.bytes()), m_tail.lines(),
+                   last.empty() ? "" : ", last: " + steps::cut_to_columns(last, k_heartbeat_tail));
+    std::fflush(stderr);
+}
+
 void TerminalStatus::step_started(size_t index, size_t total, const steps::ResolvedStep& step) {
     std::lock_guard lock(m_mutex);
-    m_live = fmt::format("[{}/{}] {}  {}", index + 1, total, step.id, recipe::to_string(step.kind));
-    m_started = std::chrono::steady_clock::now();
+    m_label = fmt::format("[{}/{}] {}", index + 1, total, step.id);
+    m_kind = recipe::to_string(step.kind);
+    m_started = m_last_beat = Clock::now();
+    m_tail.reset();
+    m_bytes_at_beat = 0;
+    m_stream.clear();
+    m_running = true;
     if (m_smart) {
-        m_running = true;
         draw_live_locked();
     } else {
-        fmt::print(stderr, "{} ...\n", m_live);
+        fmt::print(stderr, "{}  {} ...\n", m_label, m_kind);
         std::fflush(stderr);
     }
+    if (!m_thread.joinable()) m_thread = std::thread([this] { ticker(); });
+}
+
+void TerminalStatus::step_output(std::string_view chunk) {
+    std::lock_guard lock(m_mutex);
+    m_tail.feed(chunk);
+    if (m_options.verbose <= 0) return;
+    // Whole lines only, so the live line is never drawn into the middle of one.
+    m_stream += chunk;
+    size_t end = m_stream.rfind('\n');
+    if (end == std::string::npos) return;
+    clear_live_locked();
+    fmt::print(stderr, "{}", core::redact_text(std::string_view(m_stream).substr(0, end + 1)));
+    m_stream.erase(0, end + 1);
+    if (m_smart && m_running) draw_live_locked();
+    std::fflush(stderr);
+}
+
+void TerminalStatus::flush_stream_locked() {
+    if (m_stream.empty()) return;
+    clear_live_locked();
+    fmt::print(stderr, "{}\n", core::redact_text(m_stream));
+    m_stream.clear();
 }
 
 void TerminalStatus::step_finished(size_t index, size_t total, const engine::StepReport& report) {
     std::lock_guard lock(m_mutex);
     m_running = false;
+    flush_stream_locked();
     clear_live_locked();
     std::string result = engine::to_string(report.result);
     fmt::print(stderr, "[{}/{}] {}  {}  {}{}\n", index + 1, total, report.id, report.kind,
@@ -98,13 +177,14 @@ void TerminalStatus::message(std::string_view text) {
     std::lock_guard lock(m_mutex);
     clear_live_locked();
     fmt::print(stderr, "{}\n", text);
-    if (m_running) draw_live_locked();
+    if (m_running && m_smart) draw_live_locked();
     std::fflush(stderr);
 }
 
 void TerminalStatus::summary(const engine::RunReport& report) {
     std::lock_guard lock(m_mutex);
     m_running = false;
+    flush_stream_locked();
     clear_live_locked();
     size_t w_id = 4, w_kind = 4, w_res = 6;
     for (const auto& s : report.steps) {
@@ -137,6 +217,7 @@ void TerminalStatus::summary(const engine::RunReport& report) {
 void TerminalStatus::error(const Error& error) {
     std::lock_guard lock(m_mutex);
     m_running = false;
+    flush_stream_locked();
     clear_live_locked();
     fmt::print(stderr, "{} {}\n", paint("error:", k_red), error.message);
     // A recipe error's detail lists every problem, the first of which is the message itself.

@@ -1,24 +1,35 @@
 #pragma once
 // Terminal status on stderr, in the manner of ninja's LinePrinter: one live, overprinted line on
-// a smart terminal (isatty, TERM != dumb), plain lines otherwise (CI, `docker build`); colour
-// only on a terminal and never with NO_COLOR.
+// a smart terminal (isatty, TERM != dumb) showing the running step, its time and the last line
+// its children printed; plain lines otherwise (CI, `docker build`), with a heartbeat line while
+// a long step runs. Colour only on a terminal and never with NO_COLOR. With `verbose`, the
+// children's output is streamed to stderr as it arrives (it always goes to the step log).
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "engine/runner.hpp"
+#include "steps/child_output.hpp"
 
 namespace bootstrap::cli {
 
+struct StatusOptions {
+    int verbose = 0;  // -v: stream step output
+    /// Plain stderr: seconds between heartbeat lines of a running step; 0 takes
+    /// $BOOTSTRAP_HEARTBEAT, else 20.
+    double heartbeat_seconds = 0;
+};
+
 class TerminalStatus final : public engine::RunObserver {
 public:
-    TerminalStatus();
+    explicit TerminalStatus(StatusOptions options = {});
     ~TerminalStatus() override;
 
     void step_started(size_t index, size_t total, const steps::ResolvedStep& step) override;
+    void step_output(std::string_view chunk) override;
     void step_finished(size_t index, size_t total, const engine::StepReport& report) override;
     void message(std::string_view text) override;
 
@@ -30,19 +41,29 @@ public:
     [[nodiscard]] bool smart() const { return m_smart; }
 
 private:
+    using Clock = std::chrono::steady_clock;
     void ticker();
     void draw_live_locked();
     void clear_live_locked();
+    void heartbeat_locked();
+    void flush_stream_locked();
     std::string paint(std::string_view text, const char* color) const;
 
     bool m_smart = false;
     bool m_color = false;
+    StatusOptions m_options;
     std::mutex m_mutex;
-    std::string m_live;  // "[3/8] torch  install" while a step runs
-    std::chrono::steady_clock::time_point m_started;
-    std::atomic<bool> m_running{false};
-    std::atomic<bool> m_stop{false};
-    std::thread m_thread;
+    std::condition_variable m_wake;
+    std::string m_label;  // "[3/8] torch" while a step runs
+    std::string m_kind;   // "install"
+    Clock::time_point m_started;
+    Clock::time_point m_last_beat;
+    std::uint64_t m_bytes_at_beat = 0;
+    steps::OutputTail m_tail;  // the running step's output so far
+    std::string m_stream;      // -v: the unfinished line of output not yet printed
+    bool m_running = false;
+    bool m_stop = false;
+    std::thread m_thread;  // started with the first step
 };
 
 /// Same decisions, for other commands: should stderr get colour?

@@ -15,6 +15,7 @@
 #include "pyenv/import_probe.hpp"
 #include "pyenv/interpreter.hpp"
 #include "pyenv/module_owner.hpp"
+#include "steps/child_output.hpp"
 #include "steps/build.hpp"
 #include "steps/venv_swap.hpp"
 
@@ -38,13 +39,43 @@ exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, s
     return spec;
 }
 
+namespace {
+
+/// Steps whose children are installers (uv, pip), which say why they failed in a line of their
+/// own: that line, not "uv exit code 1", heads the error.
+bool runs_installer(recipe::StepKind kind) {
+    return kind == recipe::StepKind::venv || kind == recipe::StepKind::install ||
+           kind == recipe::StepKind::sync || kind == recipe::StepKind::build;
+}
+
+/// What the child printed: the step log from `offset` (earlier attempts and children come
+/// before it), or the captured output when there is no log.
+std::string child_output(const StepContext& ctx, const exec::ProcessResult& result, std::uintmax_t offset) {
+    if (ctx.log_path.empty()) return result.output;
+    auto text = core::read_file(ctx.log_path);
+    if (!text || text->size() < offset) return {};
+    return text->substr(offset);
+}
+
+}  // namespace
+
 Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv, const fs::path& cwd) {
     auto spec = child_spec(step, ctx, std::move(argv));
     if (!cwd.empty()) spec.cwd = cwd;
     log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
+    std::error_code ec;
+    std::uintmax_t offset = ctx.log_path.empty() ? 0 : fs::file_size(ctx.log_path, ec);
+    if (ec) offset = 0;
     BS_TRY(auto result, ctx.run(spec));
-    if (!result.ok()) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
-    return {};
+    if (result.ok()) return {};
+    auto err = child_failure(step, spec, result, ctx.log_path);
+    if (runs_installer(step.kind) && !result.timed_out && !result.interrupted) {
+        std::string cause = core::redact_text(installer_cause(child_output(ctx, result, offset)));
+        if (!cause.empty())
+            err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id, recipe::to_string(step.kind),
+                                      cause, fs::path(spec.argv[0]).filename().string(), result.describe());
+    }
+    return tl::unexpected(err);
 }
 
 namespace {
