@@ -26,11 +26,14 @@ enum class Outcome { ran, skipped_creates, skipped_unless, kept };
 
 /// Run the step's action (not its verify clauses). A child that fails, times out or is
 /// interrupted becomes an Error (step_failed / timeout / interrupted) whose message names the
-/// step, the argv and what happened, and whose detail holds the log tail and the log path.
+/// step, the argv and what happened, and whose detail holds the log tail and the log path. An
+/// installer's failure (venv, install, sync, build) is headed by its own cause line
+/// (steps::installer_cause), the exit status after it.
 [[nodiscard]] Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx);
 
 /// Run every verify clause; each import in its own interpreter. The error shows the real
-/// exception the import raised.
+/// exception the import raised. An import clause's `version` is then checked against the
+/// distribution that provides the module (pyenv::check_module_version).
 [[nodiscard]] Status verify(const ResolvedStep& step, StepContext& ctx);
 
 /// A child of the step: its argv, cwd, complete environment, timeout, log and live output.
