@@ -93,14 +93,15 @@ def test_live_line_shows_step_elapsed_and_output_tail(world):
 def test_plain_stderr_gets_heartbeats_during_a_long_step(world):
     recipe = R.write_recipe(world.root, steps=[
         R.venv(),
-        R.run("quiet", ["sh", "-c", "sleep 1.6"]),
-        R.run("slow", ["sh", "-c", "echo 'Downloading part 1'; printf 'Building wheel'; sleep 2.6"])])
+        R.run("quiet", ["sh", "-c", "sleep 2.2"]),
+        R.run("slow", ["sh", "-c", "echo 'Downloading part 1'; printf 'Building wheel'; sleep 3.4"])])
     proc = world.run([recipe], env={"BOOTSTRAP_HEARTBEAT": "1"})
     assert proc.returncode == 0, proc.stderr
     err = proc.stderr
-    assert re.search(r"^  \[2/3\] quiet: 1\.\d\ds, no output yet$", err, re.M), err
+    assert re.search(r"^  \[2/3\] quiet: [12]\.\d\ds, no output yet$", err, re.M), err
     beats = re.findall(r"^  \[3/3\] slow: (\d\.\d\d)s, 33 B of output \(1 lines\), last: Building wheel$", err, re.M)
-    assert len(beats) == 2, err  # at 1 s and at 2 s, not every tick
+    assert 2 <= len(beats) <= 3, err  # about once a second, not every tick (4 a second)
+    assert all(float(b) >= 1 for b in beats)
     # The heartbeat comes while the step runs: before its result line.
     assert err.index("  [3/3] slow: ") < err.index("[3/3] slow  run  ran")
 
