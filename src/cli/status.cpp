@@ -44,7 +44,8 @@ size_t terminal_columns() {
 
 double heartbeat_seconds(double configured) {
     if (configured > 0) return configured;
-    if (const char* env = std::getenv("BOOTSTRAP_HEARTBEAT"); env && std::atof(env) > 0) return std::atof(env);
+    if (const char* env = std::getenv("BOOTSTRAP_HEARTBEAT"); env && std::atof(env) > 0)
+        return std::atof(env);
     return k_default_heartbeat;
 }
 }  // namespace

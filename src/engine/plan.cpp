@@ -427,7 +427,8 @@ struct StepBuilder {
                     auto specifiers = pyenv::SpecifierSet::parse_detailed(v.version);
                     if (!specifiers)
                         return fail(ErrorCode::invalid_recipe,
-                                    fmt::format("{}: invalid version specifier '{}' in verify clause 'import {}': {}",
+                                    fmt::format("{}: invalid version specifier '{}' in verify clause "
+                                                "'import {}': {}",
                                                 clause.version->loc.str(), v.version, v.target,
                                                 specifiers.error().what));
                     v.version = specifiers->str();

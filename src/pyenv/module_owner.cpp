@@ -56,8 +56,8 @@ bool top_level_names(const Distribution& dist, std::string_view top) {
 
 }  // namespace
 
-std::vector<const Distribution*> distributions_providing(std::string_view module,
-                                                         const std::map<std::string, Distribution>& installed) {
+std::vector<const Distribution*> distributions_providing(
+    std::string_view module, const std::map<std::string, Distribution>& installed) {
     std::vector<const Distribution*> out;
     // "a.b.c", then "a.b", then "a": a submodule made at import time has no file of its own.
     for (std::string_view name = module; !name.empty();) {

@@ -50,7 +50,8 @@ bool runs_installer(recipe::StepKind kind) {
 
 /// What the child printed: the step log from `offset` (earlier attempts and children come
 /// before it), or the captured output when there is no log.
-std::string child_output(const StepContext& ctx, const exec::ProcessResult& result, std::uintmax_t offset) {
+std::string child_output(const StepContext& ctx, const exec::ProcessResult& result,
+                         std::uintmax_t offset) {
     if (ctx.log_path.empty()) return result.output;
     auto text = core::read_file(ctx.log_path);
     if (!text || text->size() < offset) return {};
@@ -72,8 +73,9 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
     if (runs_installer(step.kind) && !result.timed_out && !result.interrupted) {
         std::string cause = core::redact_text(installer_cause(child_output(ctx, result, offset)));
         if (!cause.empty())
-            err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id, recipe::to_string(step.kind),
-                                      cause, fs::path(spec.argv[0]).filename().string(), result.describe());
+            err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id,
+                                      recipe::to_string(step.kind), cause,
+                                      fs::path(spec.argv[0]).filename().string(), result.describe());
     }
     return tl::unexpected(err);
 }
@@ -140,13 +142,15 @@ Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const Resolv
 Status verify_version(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
     auto specifiers = pyenv::SpecifierSet::parse(clause.version);
     if (!specifiers)  // the plan checks a literal specifier; this one came from a placeholder
-        return fail(ErrorCode::invalid_recipe, fmt::format("step '{}': verify clause '{}': {}", step.id,
-                                                           clause.describe(), specifiers.error().message));
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("step '{}': verify clause '{}': {}", step.id, clause.describe(),
+                                specifiers.error().message));
     BS_TRY(auto facts, pyenv::venv_facts(ctx.venv, step.child_env));
     BS_TRY(auto installed, pyenv::scan_venv_packages(facts));
     auto dist = pyenv::check_module_version(clause.target, *specifiers, installed);
     if (!dist)
-        return fail(dist.error().code, fmt::format("step '{}': verify failed: {}", step.id, dist.error().message));
+        return fail(dist.error().code,
+                    fmt::format("step '{}': verify failed: {}", step.id, dist.error().message));
     log_line(ctx, fmt::format("verify: {} ok ({} {})", clause.describe(), dist->name, dist->version));
     return {};
 }
