@@ -283,6 +283,9 @@ struct StepBuilder {
                 break;
             }
             case recipe::BuildSource::Kind::git:
+                if (auto why = recipe::git_url_problem(b.location); out.complete && !why.empty())
+                    return fail(ErrorCode::invalid_recipe, fmt::format("{}: 'source.git' cannot be '{}': {}",
+                                                                       src.location.loc.str(), b.location, why));
                 b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev, b.submodules ? " +submodules" : "");
                 break;
             case recipe::BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "pyenv/index_config.hpp"
 #include "engine/lock.hpp"
 #include "engine/plan.hpp"
 #include "engine/rollback_batch.hpp"
@@ -69,6 +71,12 @@ public:
             auto batches = batch_installs(m_report.plan, [this](const manifest::Package& p) {
                 return installer_for(p)->name();
             });
+            // Manifests record index URLs without credentials; the caller supplies them now.
+            const auto known = pyenv::known_index_urls(m_facts.env, m_venv, m_options.known_index_urls);
+            for (auto& b : batches) {
+                if (b.request.index_url) b.request.index_url = pyenv::with_credentials(*b.request.index_url, known);
+                for (auto& u : b.request.extra_index_urls) u = pyenv::with_credentials(u, known);
+            }
             if (m_options.dry_run) {
                 for (const auto& b : batches)
                     if (b.resolves) BS_CHECK(check_batch(b));
@@ -188,7 +196,7 @@ private:
         spec.env = exec::compose_environment(m_facts.env, c.env_set, c.env_unset);
         spec.log_path = m_log;
         spec.capture = true;
-        log_line("$ " + core::format_argv(spec.argv));
+        log_line("$ " + core::redact_text(core::format_argv(spec.argv)));
         return exec::run_process(spec);
     }
 
@@ -197,7 +205,7 @@ private:
         ErrorCode code = r.interrupted ? ErrorCode::interrupted
                          : r.timed_out ? ErrorCode::timeout
                                        : ErrorCode::step_failed;
-        std::string detail = fmt::format("command: {}\ncwd: /\n", core::format_argv(c.argv));
+        std::string detail = fmt::format("command: {}\ncwd: /\n", core::redact_text(core::format_argv(c.argv)));
         if (auto tail = core::last_lines(r.output, k_tail_lines); !tail.empty())
             detail += fmt::format("--- last lines of the log ---\n{}\n", tail);
         detail += fmt::format("log: {}\n", m_log.string());

@@ -46,6 +46,9 @@ struct RollbackOptions {
     double lock_timeout = 600;               // rollback() only
     pyenv::NetworkOptions net;
     std::string run_id;                      // logs go to <venv>/.bootstrap/logs/<run_id>/; "" = new
+    /// Index URLs with credentials (a recipe's own), to put back into recorded, redacted ones;
+    /// the environment's and the installers' configured indexes are always asked too.
+    std::vector<std::string> known_index_urls;
 };
 
 /// Progress sink; either member may be empty.

@@ -335,6 +335,12 @@ private:
         options.run_id = m_report.run_id;
         options.net = m_plan.net;
         options.installer = m_plan.installer->name();
+        for (const auto& step : m_plan.steps)
+            if (step.install) {
+                if (step.install->index_url) options.known_index_urls.push_back(*step.install->index_url);
+                options.known_index_urls.insert(options.known_index_urls.end(), step.install->extra_index_urls.begin(),
+                                                step.install->extra_index_urls.end());
+            }
         RollbackObserver observer;
         observer.on_message = [this](std::string_view text) { m_observer.message(text); };
         m_observer.message(fmt::format("step failed: rolling the venv back to {}",

@@ -191,23 +191,6 @@ bool has_blank(const std::string& s) {
     });
 }
 
-/// A file that may be absent ("" then); other read errors propagate.
-Result<std::string> read_optional(const fs::path& file) {
-    auto text = core::read_file(file);
-    if (!text && text.error().code == ErrorCode::not_found) return std::string();
-    return text;
-}
-
-/// WHEEL's "Tag:" values in file order, joined with "," (as snapshots record them).
-std::string wheel_tags(std::string_view wheel) {
-    std::vector<std::string> tags;
-    for (const auto& line : core::split(wheel, '\n')) {
-        std::string_view l = core::trim(line);
-        if (core::starts_with(l, "Tag:")) tags.emplace_back(core::trim(l.substr(4)));
-    }
-    return core::join(tags, ",");
-}
-
 }  // namespace
 
 std::vector<std::string> target_problems(const Manifest& target) {
@@ -241,23 +224,7 @@ std::vector<std::string> target_problems(const Manifest& target) {
     return out;
 }
 
-Result<Package> read_installed_package(const pyenv::Distribution& dist) {
-    Package p;
-    p.name = dist.normalized_name;
-    p.display_name = dist.name;
-    p.version = dist.version;
-    p.installer = dist.installer;
-    p.requested = dist.requested;
-    BS_TRY(std::string wheel, read_optional(dist.dist_info / "WHEEL"));
-    p.wheel_tag = wheel_tags(wheel);
-    // No RECORD (a distutils-era install: its stamp is all zero), no digest.
-    if (dist.record_stamp != pyenv::FileStamp{}) {
-        BS_TRY(p.record_sha256, pyenv::record_digest(dist));
-    }
-    BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
-    p.origin = parse_origin(direct_url, dist.installer);
-    return p;
-}
+Result<Package> read_installed_package(const pyenv::Distribution& dist) { return read_package(dist); }
 
 const char* to_string(InstallSource::Kind kind) {
     switch (kind) {

@@ -33,10 +33,7 @@ std::string wheel_tags(std::string_view wheel) {
 }
 
 /// The facts of one dist-info beyond the scan: from the cache while its RECORD is unchanged.
-Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
-                                              PackageCache& cache) {
-    if (const auto* cached = cache.find(dist))
-        return *cached;
+Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
     CachedPackageFacts f;
     BS_TRY(std::string wheel, read_optional(dist.dist_info / "WHEEL"));
     f.wheel_tag = wheel_tags(wheel);
@@ -49,6 +46,14 @@ Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
     }
     BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
     f.origin = parse_origin(direct_url, dist.installer);
+    return f;
+}
+
+Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
+                                              PackageCache& cache) {
+    if (const auto* cached = cache.find(dist))
+        return *cached;
+    BS_TRY(auto f, read_facts(dist));
     cache.put(dist, f);
     return f;
 }
@@ -117,6 +122,11 @@ const std::vector<std::string>& build_env_names() {
         "TORCH_CUDA_ARCH_LIST",
     };
     return names;
+}
+
+Result<Package> read_package(const pyenv::Distribution& dist) {
+    BS_TRY(auto facts, read_facts(dist));
+    return to_package(dist, std::move(facts));
 }
 
 Origin parse_origin(std::string_view direct_url_json, std::string_view installer) {

@@ -151,6 +151,9 @@ void read_source(Reader& rd, const toml::node& n, Step& step) {
         src.kind = BuildSource::Kind::git;
         auto location = rd.text(*git, "source.git");
         if (location) src.location = *location;
+        if (location && literal(*location))
+            if (auto why = git_url_problem(location->value); !why.empty())
+                rd.report(location->loc, fmt::format("'source.git' cannot be '{}': {}", location->value, why));
         only_with("sha256", "url");
         if (const toml::node* rev = t.get("rev")) {
             src.rev = rd.text(*rev, "source.rev");

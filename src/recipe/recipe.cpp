@@ -75,6 +75,30 @@ bool all_hex(std::string_view s) {
 
 bool is_commit_id(std::string_view s) { return (s.size() == 40 || s.size() == 64) && all_hex(s); }
 
+std::string git_url_problem(std::string_view url) {
+    if (url.empty()) return "it is empty";
+    if (url.front() == '-') return "it starts with '-', which git would read as an option";
+    for (unsigned char c : url)
+        if (c < 0x20 || c == 0x7f || c == ' ') return "it contains a blank or a control character";
+    auto scheme_end = url.find("://");
+    if (scheme_end != std::string_view::npos) {
+        std::string scheme(url.substr(0, scheme_end));
+        for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const char* ok : {"https", "http", "ssh", "git", "file", "git+ssh", "ssh+git"})
+            if (scheme == ok) return {};
+        return fmt::format("scheme '{}' is not one of https, http, ssh, git, file", scheme);
+    }
+    if (url.find("::") != std::string_view::npos)
+        return "git's '<transport>::<address>' form (ext::, fd::) runs commands; use a URL";
+    if (url.front() == '/' || url.starts_with("./") || url.starts_with("../") || url.starts_with("~"))
+        return {};  // a local path
+    // scp-like: [user@]host:path, the host before the first ':' and no '/' before it.
+    auto colon = url.find(':');
+    auto slash = url.find('/');
+    if (colon != std::string_view::npos && colon > 0 && (slash == std::string_view::npos || colon < slash)) return {};
+    return {};  // a relative local path (taken from the recipe's directory)
+}
+
 bool is_sha256_hex(std::string_view s) { return s.size() == 64 && all_hex(s); }
 
 }  // namespace bootstrap::recipe

@@ -194,6 +194,11 @@ struct Recipe {
 
 /// A full git commit id: 40 (SHA-1) or 64 (SHA-256) hex digits.
 [[nodiscard]] bool is_commit_id(std::string_view s);
+
+/// Why `url` cannot be a git source ("" when it can): a URL with scheme https, http, ssh, git or
+/// file, scp-like `user@host:path`, or a local path — never anything git could read as an
+/// option (a leading '-'), `ext::`/`fd::` transports, control characters or blanks.
+[[nodiscard]] std::string git_url_problem(std::string_view url);
 /// A sha256 digest written in hex: 64 hex digits.
 [[nodiscard]] bool is_sha256_hex(std::string_view s);
 

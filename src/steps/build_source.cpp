@@ -62,7 +62,9 @@ std::string git_program(const ResolvedStep& step) {
 }
 
 exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std::vector<std::string> args) {
-    args.insert(args.begin(), git_program(step));
+    // Transports that run commands are off whatever the URL says (the recipe's URL is also
+    // validated, and always follows `--`).
+    args.insert(args.begin(), {git_program(step), "-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"});
     auto spec = child_spec(step, ctx, std::move(args));
     spec.env["GIT_TERMINAL_PROMPT"] = "0";  // never wait for a password on a terminal
     spec.cwd = "/";
@@ -99,9 +101,9 @@ Status git_fetch_commit(const ResolvedStep& step, StepContext& ctx, const fs::pa
     std::string last;
     for (int attempt = 1; attempt <= b.download_attempts; ++attempt) {
         BS_TRY(auto shallow, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--depth", "1",
-                                                 "--no-tags", b.location, b.rev}));
+                                                 "--no-tags", "--", b.location, b.rev}));
         if (shallow.ok()) return {};
-        BS_TRY(auto full, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--no-tags", b.location,
+        BS_TRY(auto full, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--no-tags", "--", b.location,
                                               "+refs/heads/*:refs/remotes/origin/*"}));
         if (full.ok()) return {};
         last = core::last_lines(full.output, 3);
@@ -127,7 +129,7 @@ Result<FetchedSource> fetch_git(const ResolvedStep& step, StepContext& ctx) {
     fs::remove_all(tmp, ec);
     auto cleanup = [&] { fs::remove_all(tmp, ec); };
     auto fetched = [&]() -> Status {
-        BS_CHECK(git_ok(step, ctx, {"init", "--quiet", tmp.string()}, "git init failed"));
+        BS_CHECK(git_ok(step, ctx, {"init", "--quiet", "--", tmp.string()}, "git init failed"));
         BS_CHECK(git_fetch_commit(step, ctx, tmp));
         BS_CHECK(git_ok(step, ctx, {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout", "--quiet",
                                     "--detach", b.rev},

@@ -96,3 +96,17 @@ TEST_CASE("pip: PIP_INDEX_URL, pip.conf [install] over [global], the venv's pip.
     env.erase("PIP_INDEX_URL");
     CHECK(pyenv::effective_indexes("pip", {}, env, home.path() / "venv").all() == V{"https://pypi.org/simple"});
 }
+
+TEST_CASE("a recorded, redacted index URL gets its credentials back from what the caller knows", "[index_config]") {
+    const std::vector<std::string> known{"https://pypi.org/simple", "http://deploy:S3cret@127.0.0.1:8080/main/simple/"};
+    CHECK(pyenv::with_credentials("http://deploy:***@127.0.0.1:8080/main/simple", known) ==
+          "http://deploy:S3cret@127.0.0.1:8080/main/simple/");
+    // Unknown: the URL without userinfo (netrc or a keyring may still have it), never "***".
+    CHECK(pyenv::with_credentials("https://u:***@other/simple", known) == "https://other/simple");
+    CHECK(pyenv::with_credentials("https://pypi.org/simple", known) == "https://pypi.org/simple");
+    exec::EnvMap env{{"UV_NO_CONFIG", "1"}, {"PIP_CONFIG_FILE", "/dev/null"},
+                     {"UV_INDEX_URL", "https://ci:T0k@mirror/simple"}};
+    auto all = pyenv::known_index_urls(env, "/v", {"https://r:pw@recipe/simple"});
+    CHECK(pyenv::with_credentials("https://ci:***@mirror/simple", all) == "https://ci:T0k@mirror/simple");
+    CHECK(pyenv::with_credentials("https://r:***@recipe/simple", all) == "https://r:pw@recipe/simple");
+}
