@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
+#include "pyenv/module_owner.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
 #include "exec/process.hpp"
@@ -64,34 +65,6 @@ std::string reinstall_fix(const DoctorOptions &options, const std::string &dist)
         return command;
     return fmt::format("re-run step '{}' (bootstrap run {} --from {}) / {}", step,
                        options.recipe->file.string(), step, command);
-}
-
-std::vector<std::string> top_level_modules(const pyenv::Distribution &dist) {
-    std::vector<std::string> out;
-    auto add = [&](std::string name) {
-        if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end())
-            out.push_back(std::move(name));
-    };
-    std::ifstream top(dist.dist_info / "top_level.txt");
-    for (std::string line; std::getline(top, line);)
-        add(std::string(core::trim(line)));
-    std::ifstream record(dist.dist_info / "RECORD");
-    for (std::string line; std::getline(record, line);) {
-        std::string path = line.substr(0, line.find(','));
-        if (path.empty() || path.find(".dist-info/") != std::string::npos ||
-            core::starts_with(path, ".."))
-            continue;
-        std::string first = path.substr(0, path.find('/'));
-        if (first == path) { // a top-level module file: "six.py", "amp_C.cpython-312-...so"
-            if (first.ends_with(".py"))
-                add(first.substr(0, first.size() - 3));
-            else if (first.ends_with(".so"))
-                add(first.substr(0, first.find('.')));
-        } else if (first != "__pycache__") {
-            add(first);
-        }
-    }
-    return out;
 }
 
 std::string count_of(size_t n, const std::string &singular, const std::string &plural) {
@@ -199,7 +172,7 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
         return out;
     }
     for (const auto &[name, dist] : detail::installed(options.venv))
-        for (const auto &module : detail::top_level_modules(dist))
+        for (const auto &module : pyenv::top_level_modules(dist))
             if (is_public_module_name(module))
                 add({module, "", fmt::format("installed: {} {}", dist.name, dist.version), false});
     return out;
@@ -223,7 +196,7 @@ who_requires(const std::map<std::string, pyenv::Distribution> &dists,
                 continue;
             if (req.marker && req.marker->str().find("extra") != std::string::npos)
                 continue;
-            auto tops = detail::top_level_modules(dist);
+            auto tops = pyenv::top_level_modules(dist);
             bool is_importer = std::find(tops.begin(), tops.end(), importer_top) != tops.end();
             if (!best || is_importer)
                 best = std::pair(&dist, req);
@@ -239,7 +212,7 @@ who_requires(const std::map<std::string, pyenv::Distribution> &dists,
 std::string distribution_of(const std::map<std::string, pyenv::Distribution> &dists,
                             const std::string &top) {
     for (const auto &[name, dist] : dists) {
-        auto tops = detail::top_level_modules(dist);
+        auto tops = pyenv::top_level_modules(dist);
         if (std::find(tops.begin(), tops.end(), top) != tops.end())
             return name;
     }

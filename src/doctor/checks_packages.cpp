@@ -12,6 +12,7 @@
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
+#include "pyenv/module_owner.hpp"
 #include "exec/process.hpp"
 #include "pyenv/interpreter.hpp"
 
@@ -38,7 +39,7 @@ void check_apex(const DoctorOptions &options,
     if (it == dists.end())
         return;
     const auto &dist = it->second;
-    auto tops = detail::top_level_modules(dist);
+    auto tops = pyenv::top_level_modules(dist);
     bool has_extensions = std::any_of(tops.begin(), tops.end(), [](const std::string &m) {
         return m == "amp_C" || m == "apex_C" || core::starts_with(m, "fused_");
     });

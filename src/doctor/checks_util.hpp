@@ -23,9 +23,6 @@ namespace bootstrap::doctor::detail {
 /// "re-run step 'x' (bootstrap run R --from x) / uv pip install --python V --reinstall D".
 [[nodiscard]] std::string reinstall_fix(const DoctorOptions &options, const std::string &dist);
 
-/// Top-level module names a distribution provides (top_level.txt, else RECORD paths).
-[[nodiscard]] std::vector<std::string> top_level_modules(const pyenv::Distribution &dist);
-
 /// "1 module" / "12 modules".
 [[nodiscard]] std::string count_of(size_t n, const std::string &singular,
                                    const std::string &plural);

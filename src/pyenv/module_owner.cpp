@@ -56,6 +56,28 @@ bool top_level_names(const Distribution& dist, std::string_view top) {
 
 }  // namespace
 
+std::vector<std::string> top_level_modules(const Distribution& dist) {
+    std::vector<std::string> out;
+    auto add = [&](std::string name) {
+        if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+    };
+    std::ifstream top(dist.dist_info / "top_level.txt");
+    for (std::string line; std::getline(top, line);) add(std::string(core::trim(line)));
+    std::ifstream record(dist.dist_info / "RECORD");
+    for (std::string row; std::getline(record, row);) {
+        std::string path = record_path(row);
+        if (path.empty() || path.find(".dist-info/") != std::string::npos || core::starts_with(path, "..")) continue;
+        std::string first = path.substr(0, path.find('/'));
+        if (first == path) {  // a top-level module file: "six.py", "amp_C.cpython-312-...so"
+            if (first.ends_with(".py")) add(first.substr(0, first.size() - 3));
+            else if (first.ends_with(".so")) add(first.substr(0, first.find('.')));
+        } else if (first != "__pycache__") {
+            add(first);
+        }
+    }
+    return out;
+}
+
 std::vector<const Distribution*> distributions_providing(
     std::string_view module, const std::map<std::string, Distribution>& installed) {
     std::vector<const Distribution*> out;

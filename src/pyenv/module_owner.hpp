@@ -17,6 +17,10 @@ namespace bootstrap::pyenv {
 /// package directory ("a/b/...") or module file ("a/b.py", "a/b.<tag>.so"), else its parent
 /// package's ("a"); when no RECORD does (an editable install), those whose top_level.txt names
 /// its top-level package. Sorted by normalised name.
+/// The other way round: the top-level modules a distribution installs (top_level.txt, then its
+/// RECORD's top-level packages, module files and extension modules), in first-seen order.
+[[nodiscard]] std::vector<std::string> top_level_modules(const Distribution& dist);
+
 [[nodiscard]] std::vector<const Distribution*> distributions_providing(
     std::string_view module, const std::map<std::string, Distribution>& installed);
 
