@@ -68,8 +68,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
 void print_known_faults(const engine::RunReport& report, const recipe::Recipe& recipe) {
     std::optional<std::vector<doctor::KnownFault>> faults;  // compiled once, only on a failure
     for (const auto& step : report.steps) {
-        if (step.log.empty() || (step.result != engine::StepResult::failed &&
-                                 step.result != engine::StepResult::optional_failed))
+        if (step.log.empty() || step.foreign_interpreter ||
+            (step.result != engine::StepResult::failed && step.result != engine::StepResult::optional_failed))
             continue;
         auto text = core::read_file(step.log);
         if (!text) continue;

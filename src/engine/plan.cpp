@@ -405,7 +405,7 @@ struct StepBuilder {
             }
             if (!out.env_set.count("PYTHONHOME")) out.child_env.erase("PYTHONHOME");
             for (auto* argv : {&out.argv, &out.unless})
-                if (!argv->empty() && venv_provides((*argv)[0], recipe.venv.python))
+                if (!argv->empty() && !out.env_set.count("PATH") && venv_provides((*argv)[0], recipe.venv.python))
                     (*argv)[0] = (plan.venv / "bin" / (*argv)[0]).string();
         }
         resolve_program(out.argv, out.child_env);

@@ -382,7 +382,10 @@ private:
     Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify) {
         const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
         if (interrupted) error.code = ErrorCode::interrupted;
-        if (auto note = foreign_interpreter_note(step); !note.empty()) error.detail += note;
+        if (auto note = foreign_interpreter_note(step); !note.empty()) {
+            error.detail += note;
+            report.foreign_interpreter = true;
+        }
         report.error = error;
         // The label says what went wrong, never why the step was due ("failed: up to date").
         report.reason = interrupted              ? std::string(in_verify ? "interrupted while verifying" : "interrupted")

@@ -43,6 +43,9 @@ struct StepReport {
     int attempts = 0;
     std::string log;
     std::optional<Error> error;
+    /// A run step that failed running a Python other than the venv's: hints that blame the
+    /// venv do not apply.
+    bool foreign_interpreter = false;
 };
 
 struct RunReport {
