@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +46,8 @@ Status create_directories(const fs::path& path) {
 
 Status write_file_atomic(const fs::path& path, std::string_view content) {
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
-    std::string tmpl = path.string() + ".tmp-XXXXXX";
+    // The pid lets a later run tell a dead writer's leftover from a live one's temp file.
+    std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0)
         return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
@@ -79,6 +81,46 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
                     fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
     }
     return {};
+}
+
+bool process_alive(long pid) {
+    if (pid <= 0) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+long pid_after(std::string_view name, std::string_view prefix) {
+    if (!name.starts_with(prefix)) return 0;
+    auto rest = name.substr(prefix.size());
+    size_t digits = 0;
+    while (digits < rest.size() && digits < 10 && rest[digits] >= '0' && rest[digits] <= '9')
+        ++digits;
+    if (digits == 0) return 0;
+    if (digits < rest.size() && rest[digits] != '-' && rest[digits] != '.') return 0;
+    return std::strtol(std::string(rest.substr(0, digits)).c_str(), nullptr, 10);
+}
+
+long temp_name_pid(std::string_view name) {
+    auto at = name.rfind(".tmp-");
+    if (at == std::string_view::npos) return 0;
+    return pid_after(name.substr(at), ".tmp-");
+}
+
+std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
+                                            const std::function<long(std::string_view)>& pid_of) {
+    std::vector<fs::path> removed;
+    std::error_code ec;
+    const long self = ::getpid();
+    std::vector<fs::path> dead;  // collected first: removing while reading the directory may skip
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        long pid = pid_of(entry.path().filename().string());
+        if (pid > 0 && pid != self && !process_alive(pid)) dead.push_back(entry.path());
+    }
+    for (const auto& path : dead) {
+        std::error_code rm;
+        fs::remove_all(path, rm);
+        if (!rm) removed.push_back(path);
+    }
+    return removed;
 }
 
 TempDir::TempDir(std::string_view prefix) {
