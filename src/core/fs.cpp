@@ -1,5 +1,7 @@
 #include "core/fs.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -121,6 +123,49 @@ std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
         if (!rm) removed.push_back(path);
     }
     return removed;
+}
+
+std::string format_size(uint64_t bytes) {
+    static const char* const k_units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    double v = static_cast<double>(bytes) / 1024;
+    size_t unit = 0;
+    while (v >= 1024 && unit + 1 < std::size(k_units)) v /= 1024, ++unit;
+    return fmt::format("{:.1f} {}", v, k_units[unit]);
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+    std::string s(text);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0 || s.find_first_not_of(' ', 0) != 0) return std::nullopt;
+    std::string number = s.substr(0, i);
+    if (std::count(number.begin(), number.end(), '.') > 1 || number == ".") return std::nullopt;
+    size_t u = i;
+    while (u < s.size() && s[u] == ' ') ++u;
+    std::string unit;
+    for (char c : s.substr(u)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const std::pair<const char*, double> k_units[] = {
+        {"", 1},           {"b", 1},          {"k", 1e3},        {"kb", 1e3},
+        {"m", 1e6},        {"mb", 1e6},       {"g", 1e9},        {"gb", 1e9},
+        {"t", 1e12},       {"tb", 1e12},      {"kib", 0x1p10},   {"mib", 0x1p20},
+        {"gib", 0x1p30},   {"tib", 0x1p40},
+    };
+    for (const auto& [name, factor] : k_units) {
+        if (unit != name) continue;
+        if (number.find('.') == std::string::npos && factor == 1) {  // exact, no float rounding
+            errno = 0;
+            char* end = nullptr;
+            unsigned long long v = std::strtoull(number.c_str(), &end, 10);
+            if (errno != 0 || *end != '\0') return std::nullopt;
+            return static_cast<uint64_t>(v);
+        }
+        double v = std::strtod(number.c_str(), nullptr) * factor;
+        if (!(v < 0x1p64)) return std::nullopt;
+        return static_cast<uint64_t>(v);
+    }
+    return std::nullopt;
 }
 
 TempDir::TempDir(std::string_view prefix) {

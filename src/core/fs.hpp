@@ -2,7 +2,9 @@
 // Filesystem helpers: every write goes to a temporary sibling and is renamed into place.
 
 #include <filesystem>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,14 @@ namespace fs = std::filesystem;
 /// removed stays. Returns the paths removed.
 std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
                                             const std::function<long(std::string_view)>& pid_of);
+
+/// A size for people: "512 B", "1.5 KiB", "4.0 GiB" (powers of 1024).
+[[nodiscard]] std::string format_size(uint64_t bytes);
+
+/// A size as a recipe writes one: bytes ("1048576") or a number with a unit ("2GiB", "1.5 MB",
+/// "500k"): B, KiB/MiB/GiB/TiB (powers of 1024), KB/MB/GB/TB and K/M/G/T (powers of 1000),
+/// case-insensitive. Nothing for anything else, or for a size that does not fit 64 bits.
+[[nodiscard]] std::optional<uint64_t> parse_size(std::string_view text);
 
 /// A fresh, empty directory under the system temp dir, removed by the destructor.
 class TempDir {

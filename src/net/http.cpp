@@ -30,6 +30,7 @@ Result<Response> get(const Request& request) {
         return fail(ErrorCode::interrupted,
                     fmt::format("interrupted while fetching {}", request.url));
     };
+    std::string capped;  // a note when a Retry-After was cut to the cap
     for (int attempt = 1;; ++attempt) {
         body.clear();
         auto r = session.perform(spec);
@@ -46,10 +47,12 @@ Result<Response> get(const Request& request) {
         }
         if (!detail::worth_retrying(r) || attempt > request.retries)
             return fail(ErrorCode::network,
-                        fmt::format("GET {} failed after {} attempt{}: {}", request.url, attempt,
-                                    attempt == 1 ? "" : "s", r.problem));
-        if (!core::sleep_interruptible(detail::retry_delay(r, request.backoff_base, attempt)))
-            return interrupted();
+                        fmt::format("GET {} failed after {} attempt{}: {}{}", request.url, attempt,
+                                    attempt == 1 ? "" : "s", r.problem,
+                                    capped.empty() ? "" : " (" + capped + ")"));
+        auto wait = detail::retry_delay(r, request.backoff_base, attempt, request.max_retry_after);
+        if (wait.asked) capped = wait.note();
+        if (!core::sleep_interruptible(wait.seconds)) return interrupted();
     }
 }
 

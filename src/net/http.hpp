@@ -18,6 +18,7 @@ struct Request {
     std::chrono::seconds read_timeout{30};  // abort when no byte arrives for this long
     int retries = 3;                         // extra attempts after the first
     double backoff_base = 0.5;               // seconds; doubles per attempt, capped at 30
+    double max_retry_after = 300;            // seconds; a longer Retry-After is cut to this
 };
 
 struct Response {

@@ -120,3 +120,26 @@ TEST_CASE("a writer killed mid-write leaves a temporary that names it, and it is
     CHECK(remove_dead_leftovers(dir.path(), temp_name_pid) == left);
     CHECK(fs::is_empty(dir.path()));
 }
+
+TEST_CASE("sizes are read as a recipe writes them and shown in binary units") {
+    CHECK(parse_size("1048576") == 1048576u);
+    CHECK(parse_size("2GiB") == 2ull << 30);
+    CHECK(parse_size("2 gib") == 2ull << 30);
+    CHECK(parse_size("1.5MiB") == 1572864u);
+    CHECK(parse_size("500k") == 500000u);
+    CHECK(parse_size("3 MB") == 3000000u);
+    CHECK(parse_size("64B") == 64u);
+    CHECK(parse_size("18446744073709551615") == UINT64_MAX);
+    CHECK_FALSE(parse_size(""));
+    CHECK_FALSE(parse_size("GiB"));
+    CHECK_FALSE(parse_size("-1"));
+    CHECK_FALSE(parse_size(" 5"));
+    CHECK_FALSE(parse_size("5 parsecs"));
+    CHECK_FALSE(parse_size("1.2.3 MB"));
+    CHECK_FALSE(parse_size("18446744073709551616"));
+    CHECK_FALSE(parse_size("20000000TiB"));
+    CHECK(format_size(0) == "0 B");
+    CHECK(format_size(1023) == "1023 B");
+    CHECK(format_size(1536) == "1.5 KiB");
+    CHECK(format_size(4ull << 30) == "4.0 GiB");
+}
