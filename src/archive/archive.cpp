@@ -317,7 +317,8 @@ private:
                     fmt::format("refusing to extract {}: member '{}' expands more than {:g}:1 ({} "
                                 "out of {} of the archive read so far); a decompression bomb?",
                                 m_file.string(), name, m_options.max_ratio,
-                                core::format_size(total), core::format_size(static_cast<uint64_t>(read))));
+                                core::format_size(total),
+                                core::format_size(static_cast<uint64_t>(read))));
     }
 
     // libarchive chdir()s into a path PATH_MAX or longer to create it piecewise, which would

@@ -145,12 +145,12 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     size_t u = i;
     while (u < s.size() && s[u] == ' ') ++u;
     std::string unit;
-    for (char c : s.substr(u)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char c : s.substr(u))
+        unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     static const std::pair<const char*, double> k_units[] = {
-        {"", 1},           {"b", 1},          {"k", 1e3},        {"kb", 1e3},
-        {"m", 1e6},        {"mb", 1e6},       {"g", 1e9},        {"gb", 1e9},
-        {"t", 1e12},       {"tb", 1e12},      {"kib", 0x1p10},   {"mib", 0x1p20},
-        {"gib", 0x1p30},   {"tib", 0x1p40},
+        {"", 1},         {"b", 1},        {"k", 1e3},      {"kb", 1e3},     {"m", 1e6},
+        {"mb", 1e6},     {"g", 1e9},      {"gb", 1e9},     {"t", 1e12},     {"tb", 1e12},
+        {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40},
     };
     for (const auto& [name, factor] : k_units) {
         if (unit != name) continue;

@@ -1,8 +1,8 @@
 #pragma once
 // Filesystem helpers: every write goes to a temporary sibling and is renamed into place.
 
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>

@@ -131,9 +131,8 @@ private:
         bool ok_status = head.status == 0 || (head.status >= 200 && head.status < 300);
         if (!ok_status) return true;  // m_writing stays false
         bool appending = head.status == 0 || head.status == 206;
-        if (head.status == 206 &&
-            (!head.range_start || *head.range_start != m_offset ||
-             (head.range_total && *head.range_total <= m_offset))) {
+        if (head.status == 206 && (!head.range_start || *head.range_start != m_offset ||
+                                   (head.range_total && *head.range_total <= m_offset))) {
             m_bad_range = true;  // not the bytes we asked for: start over
             return false;
         }
@@ -254,12 +253,14 @@ Result<Downloaded> download(const DownloadRequest& request) {
                                                         request.url));
     };
     auto out_of_time = [&](const std::string& why) -> tl::unexpected<Error> {
-        auto have = part.size();
+        auto have = part.size().value_or(0);
         return fail(ErrorCode::timeout,
-                    fmt::format("download of {} ran out of time after {}: {} ({} kept in {} "
-                                "to resume)",
-                                request.url, attempts_text(result.attempts), why,
-                                core::format_size(have ? *have : 0), part.path().string()));
+                    fmt::format("download of {} ran out of time after {}: {}{}", request.url,
+                                attempts_text(result.attempts), why,
+                                have == 0
+                                    ? std::string()
+                                    : fmt::format(" ({} kept in {} to resume)",
+                                                  core::format_size(have), part.path().string())));
     };
     auto past_deadline = [&] {
         return request.deadline && std::chrono::steady_clock::now() >= *request.deadline;
@@ -302,7 +303,8 @@ Result<Downloaded> download(const DownloadRequest& request) {
                                   core::format_size(*sink.too_large()), *sink.too_large(),
                                   core::format_size(request.max_bytes))
                 : sink.size_declared()
-                    ? fmt::format("more than the declared {} arrived", core::format_size(sink.limit()))
+                    ? fmt::format("more than the declared {} arrived",
+                                  core::format_size(sink.limit()))
                     : fmt::format("no size was declared and more than the limit of {} arrived",
                                   core::format_size(sink.limit()));
             return fail(ErrorCode::network,
@@ -317,8 +319,8 @@ Result<Downloaded> download(const DownloadRequest& request) {
             continue;
         }
         if (sink.bad_range()) BS_CHECK(part.truncate());
-        std::string problem = sink.bad_range() ? "the server answered a different range than asked"
-                                               : r.problem;
+        std::string problem =
+            sink.bad_range() ? "the server answered a different range than asked" : r.problem;
         if (!(detail::worth_retrying(r) || sink.bad_range()) || failures >= request.retries)
             return fail(ErrorCode::network,
                         fmt::format("download of {} failed after {}: {}{}", request.url,

@@ -20,10 +20,10 @@ inline constexpr uint64_t k_default_max_download = 4ull << 30;
 
 /// One failed attempt that is about to be retried.
 struct DownloadRetry {
-    int attempt = 0;       // the attempt that failed, from 1
-    std::string problem;   // "HTTP status 503", "slower than 1.0 KiB/s for 60 s (...)", ...
+    int attempt = 0;      // the attempt that failed, from 1
+    std::string problem;  // "HTTP status 503", "slower than 1.0 KiB/s for 60 s (...)", ...
     double wait_seconds = 0;
-    std::string note;      // "" or "the server's Retry-After of 99999 s was capped at 300 s"
+    std::string note;  // "" or "the server's Retry-After of 99999 s was capped at 300 s"
 };
 
 struct DownloadRequest {

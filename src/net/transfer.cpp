@@ -153,9 +153,10 @@ bool below_low_speed(Attempt& a, Clock::time_point now, uint64_t received) {
     uint64_t bytes = received - then;
     if (static_cast<double>(bytes) >= static_cast<double>(spec.low_speed_limit) * seconds)
         return false;
-    a.stop_reason = fmt::format(
-        "slower than {}/s for {:g} s ({} in the last {:.1f} s)", core::format_size(spec.low_speed_limit),
-        std::chrono::duration<double>(spec.low_speed_time).count(), core::format_size(bytes), seconds);
+    a.stop_reason = fmt::format("slower than {}/s for {:g} s ({} in the last {:.1f} s)",
+                                core::format_size(spec.low_speed_limit),
+                                std::chrono::duration<double>(spec.low_speed_time).count(),
+                                core::format_size(bytes), seconds);
     return true;
 }
 
@@ -238,9 +239,10 @@ TransferResult Session::perform(const TransferSpec& spec) {
     if (spec.deadline) {
         // A backstop behind on_progress's check: libcurl's own overall timeout, a little later
         // so that, when it fires, the deadline has surely passed.
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*spec.deadline -
-                                                                          Clock::now());
-        api->easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<long>(0, left.count()) + 250));
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(*spec.deadline - Clock::now());
+        api->easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                         static_cast<long>(std::max<long>(0, left.count()) + 250));
     }
     api->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     api->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -267,7 +269,8 @@ TransferResult Session::perform(const TransferSpec& spec) {
     r.too_slow = attempt.too_slow;
     r.deadline_passed = attempt.deadline_passed ||
                         (!r.completed && spec.deadline && Clock::now() >= *spec.deadline);
-    if (r.deadline_passed && attempt.stop_reason.empty()) attempt.stop_reason = "the deadline passed";
+    if (r.deadline_passed && attempt.stop_reason.empty())
+        attempt.stop_reason = "the deadline passed";
     r.permanent = permanent_failure(rc);
     r.range_refused = r.status == 416 || rc == CURLE_BAD_DOWNLOAD_RESUME;
     if (!attempt.stop_reason.empty() && !r.completed)
@@ -293,7 +296,8 @@ RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failure
         if (*r.head.retry_after > max_retry_after) d.asked = r.head.retry_after;
         return d;
     }
-    d.seconds = std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
+    d.seconds =
+        std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
     return d;
 }
 

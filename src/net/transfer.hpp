@@ -90,5 +90,4 @@ struct RetryDelay {
 /// Retry-After values above this many seconds are cut to it.
 inline constexpr double k_max_retry_after = 300;
 
-
 }  // namespace bootstrap::net::detail

@@ -445,8 +445,9 @@ std::optional<uint64_t> read_size(Reader& rd, const toml::node& n, std::string_v
     if (!size) {
         rd.report(rd.loc(n), fmt::format("'{}' must be a size such as \"2GiB\", \"500MB\" or a "
                                          "number of bytes, not {}",
-                                         name, n.is_string() ? "\"" + n.as_string()->get() + "\""
-                                                             : std::to_string(n.as_integer()->get())));
+                                         name,
+                                         n.is_string() ? "\"" + n.as_string()->get() + "\""
+                                                       : std::to_string(n.as_integer()->get())));
         return std::nullopt;
     }
     if (*size == 0) {

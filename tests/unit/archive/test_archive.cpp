@@ -345,7 +345,8 @@ with tar() as t:
     add(t, 'pkg/random.bin', os.urandom(3 << 20))
 )");
     archive::ExtractOptions options;
-    options.ratio_floor = 6 << 20;  // the zeros alone stay below it; the random data lowers the ratio
+    options.ratio_floor =
+        6 << 20;  // the zeros alone stay below it; the random data lowers the ratio
     auto r = archive::extract(file, dir.path() / "out", options);
     REQUIRE(r);
     CHECK(r->bytes == (7u << 20));

@@ -81,7 +81,8 @@ TEST_CASE("remove_dead_leftovers removes a dead writer's temporaries, never a li
     auto live_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", live);
     auto own_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", ::getpid());
     auto plain = dir.path() / "journal.json";
-    for (const auto& p : {dead_file, live_file, own_file, plain}) REQUIRE(write_file_atomic(p, "x"));
+    for (const auto& p : {dead_file, live_file, own_file, plain})
+        REQUIRE(write_file_atomic(p, "x"));
     REQUIRE(write_file_atomic(dead_dir / "sub" / "f", "x"));
 
     auto removed = remove_dead_leftovers(dir.path(), temp_name_pid);
