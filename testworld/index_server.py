@@ -28,11 +28,17 @@ Control endpoints (never counted, never faulted):
 Fault rules (JSON list, evaluated in order for every non-control request):
 
     {"match": "<regex searched in the URL path>", "kind": "status", "status": 503, "times": 2}
+                                                  ("headers": {"Retry-After": "99999"} adds those)
     {"kind": "delay", "seconds": 3, "times": N}   sleep, then keep evaluating later rules
     {"kind": "drop", "times": N}                  close without a response ("reset": true -> RST)
     {"kind": "truncate", "bytes": K, "times": N}  full headers + Content-Length, only K body bytes
     {"kind": "hang", "times": N, "seconds": S}    no answer until the client gives up
                                                   (or S seconds, default 3600, or shutdown)
+    {"kind": "trickle", "rate": R, "times": N}    the normal answer (Range honoured), its body sent
+                                                  at R bytes/s (default 2) until the client leaves
+    {"kind": "endless", "times": N}               200 without Content-Length and a body of zeros
+                                                  that never ends, at full speed ("rate": R to
+                                                  slow it) until the client leaves
 
 "match" omitted matches every path; "times" omitted means always; "method" (optional)
 restricts a rule to one HTTP method.  A rule whose "times" is used up is skipped.
@@ -63,7 +69,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-FAULT_KINDS = ("status", "delay", "drop", "truncate", "hang")
+FAULT_KINDS = ("status", "delay", "drop", "truncate", "hang", "trickle", "endless")
 _GROUP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -193,6 +199,13 @@ class Faults:
                 rule.setdefault("bytes", 0)
                 if int(rule["bytes"]) < 0:
                     raise ValueError(f"rule {i}: bytes must be >= 0")
+            if kind == "trickle" and float(rule.setdefault("rate", 2)) <= 0:
+                raise ValueError(f"rule {i}: rate must be > 0")
+            if kind == "endless" and rule.get("rate") is not None and float(rule["rate"]) <= 0:
+                raise ValueError(f"rule {i}: rate must be > 0")
+            if "headers" in rule and not (isinstance(rule["headers"], dict) and all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in rule["headers"].items())):
+                raise ValueError(f"rule {i}: headers must be an object of strings")
             rule["applied"] = 0
             out.append(rule)
         return out
@@ -262,14 +275,17 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        if truncate is not None:
+        if truncate is not None or self._trickle is not None:
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
         if self.command != "HEAD":
             payload = body if truncate is None else body[:truncate]
             try:
-                self.wfile.write(payload)
+                if self._trickle is not None:
+                    self._write_slowly(payload, self._trickle)
+                else:
+                    self.wfile.write(payload)
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
@@ -290,6 +306,40 @@ class Handler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes:
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n > 0 else b""
+
+    _trickle: float | None = None  # bytes/s of the body being sent, from a "trickle" rule
+
+    def _write_slowly(self, payload: bytes, rate: float) -> None:
+        """Write `payload` at `rate` bytes/s (ten writes a second at most); stop early on
+        shutdown. Raises BrokenPipeError/ConnectionResetError when the client leaves."""
+        step = max(1, int(rate / 10))
+        for at in range(0, len(payload), step):
+            if self.server.stopping.is_set():
+                raise BrokenPipeError("shutting down")
+            self.wfile.write(payload[at:at + step])
+            self.wfile.flush()
+            if at + step < len(payload):
+                time.sleep(step / rate)
+
+    def _endless(self, rate: float | None, fault_desc: str):
+        """200, no Content-Length, zeros until the client goes away (or shutdown)."""
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        sent = 0
+        block = bytes(65536 if rate is None else max(1, int(rate / 10)))
+        try:
+            while not self.server.stopping.is_set():
+                self.wfile.write(block)
+                sent += len(block)
+                if rate is not None:
+                    self.wfile.flush()
+                    time.sleep(len(block) / rate)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        self._log(200, fault_desc, f" endless: client left after {sent} bytes")
 
     def do_GET(self):
         self._dispatch()
@@ -334,6 +384,7 @@ class Handler(BaseHTTPRequestHandler):
             srv.stats[path] = srv.stats.get(path, 0) + 1
 
         truncate = None
+        self._trickle = None
         fault_desc = "-"
         for idx, rule in srv.faults.pick(self.command, path):
             kind = rule["kind"]
@@ -353,7 +404,13 @@ class Handler(BaseHTTPRequestHandler):
                 except ValueError:
                     reason = "Injected"
                 return self._send(status, f"{status} {reason} (injected fault)\n".encode(),
-                                  "text/plain; charset=utf-8", fault=fault_desc)
+                                  "text/plain; charset=utf-8", headers=rule.get("headers"),
+                                  fault=fault_desc)
+            if kind == "endless":
+                return self._endless(float(rule["rate"]) if rule.get("rate") else None,
+                                     fault_desc)
+            if kind == "trickle":
+                self._trickle = float(rule["rate"])
             if kind == "drop":
                 return self._drop(bool(rule.get("reset")), fault_desc)
             if kind == "hang":

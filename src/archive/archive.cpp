@@ -181,7 +181,8 @@ void support_formats(struct archive* a) {
 // to an absolute one below the root, sanitise the mode, write header then data blocks.
 class Extractor {
 public:
-    Extractor(const fs::path& file, const fs::path& root) : m_file(file), m_root(root) {}
+    Extractor(const fs::path& file, const fs::path& root, const ExtractOptions& options)
+        : m_file(file), m_root(root), m_options(options) {}
 
     Result<Extracted> run() {
         Utf8Names utf8;  // outlives both handles
@@ -263,8 +264,12 @@ private:
         auto perm = archive_entry_perm(entry) & 0755;
         archive_entry_set_perm(entry, is_dir ? (perm | 0700) : (perm | 0600));
 
+        // A member that says up front it would pass the limit is refused before its header.
+        if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0)
+            BS_CHECK(check_total(name, static_cast<uint64_t>(archive_entry_size(entry))));
         if (archive_write_header(out, entry) < ARCHIVE_WARN)
             return cannot(fmt::format("'{}': {}", name, reason(out)));
+        uint64_t member_end = 0;  // the member's size so far: data and holes before it
         for (;;) {
             if (core::interrupt_signal() != 0) return interrupted();
             const void* block = nullptr;
@@ -273,14 +278,47 @@ private:
             int r = archive_read_data_block(in, &block, &size, &offset);
             if (r == ARCHIVE_EOF) break;
             if (r < ARCHIVE_WARN) return cannot(fmt::format("'{}': {}", name, reason(in)));
+            uint64_t end = static_cast<uint64_t>(std::max<la_int64_t>(offset, 0)) + size;
+            if (end > member_end) {
+                BS_CHECK(check_total(name, end));
+                BS_CHECK(check_ratio(name, end, in));
+                member_end = end;
+            }
             if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN)
                 return cannot(fmt::format("'{}': {}", name, reason(out)));
             m_result.bytes += size;
         }
+        m_written += member_end;
         if (archive_write_finish_entry(out) < ARCHIVE_WARN)
             return cannot(fmt::format("'{}': {}", name, reason(out)));
         if (!is_dir) ++m_result.files;
         return {};
+    }
+
+    // The limits, with the member being written at `member_size` (data and holes): the whole
+    // tree's size, and its ratio to the archive's bytes read so far, so that a bomb shows at
+    // its first member. A member's declared size meets only the first: little of the archive
+    // is read when its header is.
+    Status check_total(const std::string& name, uint64_t member_size) const {
+        if (m_written + member_size <= m_options.max_bytes) return {};
+        return fail(ErrorCode::io,
+                    fmt::format("refusing to extract {}: member '{}' would take the extracted "
+                                "tree past {} (the limit on an archive's contents)",
+                                m_file.string(), name, core::format_size(m_options.max_bytes)));
+    }
+
+    Status check_ratio(const std::string& name, uint64_t member_size, struct archive* in) const {
+        uint64_t total = m_written + member_size;
+        if (total <= m_options.ratio_floor) return {};
+        la_int64_t read = archive_filter_bytes(in, -1);  // of the file, before decompression
+        double packed = static_cast<double>(std::max<la_int64_t>(read, 1));
+        if (static_cast<double>(total) <= m_options.max_ratio * packed) return {};
+        return fail(ErrorCode::io,
+                    fmt::format("refusing to extract {}: member '{}' expands more than {:g}:1 ({} "
+                                "out of {} of the archive read so far); a decompression bomb?",
+                                m_file.string(), name, m_options.max_ratio,
+                                core::format_size(total),
+                                core::format_size(static_cast<uint64_t>(read))));
     }
 
     // libarchive chdir()s into a path PATH_MAX or longer to create it piecewise, which would
@@ -305,8 +343,10 @@ private:
 
     fs::path m_file;
     fs::path m_root;
+    const ExtractOptions& m_options;
     LinkGuard m_links;
     Extracted m_result;
+    uint64_t m_written = 0;  // sizes of the members finished so far
 };
 
 // The single top-level directory of an extracted tree, or "" when there is none.
@@ -355,7 +395,7 @@ Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
         return tl::unexpected<Error>(std::move(error));
     };
 
-    Extractor extractor(archive_file, temp);
+    Extractor extractor(archive_file, temp, options);
     auto extracted = extractor.run();
     if (!extracted) return abandon(std::move(extracted.error()));
 

@@ -18,6 +18,12 @@ struct ExtractOptions {
     /// When every entry is under one top directory (sdists, GitHub tarballs), that directory's
     /// contents become dest's.
     bool strip_top = true;
+    /// The most the extracted tree may hold (file data, sparse holes included).
+    uint64_t max_bytes = 16ull << 30;
+    /// Once more than `ratio_floor` bytes are written, more than `max_ratio` bytes out per byte
+    /// of the archive read so far is taken for a decompression bomb.
+    double max_ratio = 200;
+    uint64_t ratio_floor = 10ull << 20;
 };
 
 struct Extracted {
@@ -31,7 +37,8 @@ struct Extracted {
 /// `dest.parent/.<name>.tmp-<pid>`, renamed to dest only when complete; on any error that
 /// directory is removed and dest does not exist. Absolute paths, `..`, links leaving the tree,
 /// writes through symlinks, devices and fifos are refused; setuid/setgid bits and group/other
-/// write permission are dropped. Interruptible (core::interrupt_signal).
+/// write permission are dropped. Extraction stops, naming the archive and the member, past
+/// `max_bytes` or `max_ratio` (a decompression bomb). Interruptible (core::interrupt_signal).
 [[nodiscard]] Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
                                         const ExtractOptions& options = {});
 

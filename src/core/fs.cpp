@@ -1,9 +1,12 @@
 #include "core/fs.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +48,8 @@ Status create_directories(const fs::path& path) {
 
 Status write_file_atomic(const fs::path& path, std::string_view content) {
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
-    std::string tmpl = path.string() + ".tmp-XXXXXX";
+    // The pid lets a later run tell a dead writer's leftover from a live one's temp file.
+    std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0)
         return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
@@ -79,6 +83,89 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
                     fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
     }
     return {};
+}
+
+bool process_alive(long pid) {
+    if (pid <= 0) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+long pid_after(std::string_view name, std::string_view prefix) {
+    if (!name.starts_with(prefix)) return 0;
+    auto rest = name.substr(prefix.size());
+    size_t digits = 0;
+    while (digits < rest.size() && digits < 10 && rest[digits] >= '0' && rest[digits] <= '9')
+        ++digits;
+    if (digits == 0) return 0;
+    if (digits < rest.size() && rest[digits] != '-' && rest[digits] != '.') return 0;
+    return std::strtol(std::string(rest.substr(0, digits)).c_str(), nullptr, 10);
+}
+
+long temp_name_pid(std::string_view name) {
+    auto at = name.rfind(".tmp-");
+    if (at == std::string_view::npos) return 0;
+    return pid_after(name.substr(at), ".tmp-");
+}
+
+std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
+                                            const std::function<long(std::string_view)>& pid_of) {
+    std::vector<fs::path> removed;
+    std::error_code ec;
+    const long self = ::getpid();
+    std::vector<fs::path> dead;  // collected first: removing while reading the directory may skip
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        long pid = pid_of(entry.path().filename().string());
+        if (pid > 0 && pid != self && !process_alive(pid)) dead.push_back(entry.path());
+    }
+    for (const auto& path : dead) {
+        std::error_code rm;
+        fs::remove_all(path, rm);
+        if (!rm) removed.push_back(path);
+    }
+    return removed;
+}
+
+std::string format_size(uint64_t bytes) {
+    static const char* const k_units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    double v = static_cast<double>(bytes) / 1024;
+    size_t unit = 0;
+    while (v >= 1024 && unit + 1 < std::size(k_units)) v /= 1024, ++unit;
+    return fmt::format("{:.1f} {}", v, k_units[unit]);
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+    std::string s(text);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0 || s.find_first_not_of(' ', 0) != 0) return std::nullopt;
+    std::string number = s.substr(0, i);
+    if (std::count(number.begin(), number.end(), '.') > 1 || number == ".") return std::nullopt;
+    size_t u = i;
+    while (u < s.size() && s[u] == ' ') ++u;
+    std::string unit;
+    for (char c : s.substr(u))
+        unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const std::pair<const char*, double> k_units[] = {
+        {"", 1},         {"b", 1},        {"k", 1e3},      {"kb", 1e3},     {"m", 1e6},
+        {"mb", 1e6},     {"g", 1e9},      {"gb", 1e9},     {"t", 1e12},     {"tb", 1e12},
+        {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40},
+    };
+    for (const auto& [name, factor] : k_units) {
+        if (unit != name) continue;
+        if (number.find('.') == std::string::npos && factor == 1) {  // exact, no float rounding
+            errno = 0;
+            char* end = nullptr;
+            unsigned long long v = std::strtoull(number.c_str(), &end, 10);
+            if (errno != 0 || *end != '\0') return std::nullopt;
+            return static_cast<uint64_t>(v);
+        }
+        double v = std::strtod(number.c_str(), nullptr) * factor;
+        if (!(v < 0x1p64)) return std::nullopt;
+        return static_cast<uint64_t>(v);
+    }
+    return std::nullopt;
 }
 
 TempDir::TempDir(std::string_view prefix) {

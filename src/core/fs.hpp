@@ -1,9 +1,13 @@
 #pragma once
 // Filesystem helpers: every write goes to a temporary sibling and is renamed into place.
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -14,8 +18,9 @@ namespace fs = std::filesystem;
 /// Read a whole file; the error names the path.
 [[nodiscard]] Result<std::string> read_file(const fs::path& path);
 
-/// Write `content` to `path` atomically: temp file in the same directory, fsync, rename.
-/// Parent directories are created. Never leaves a `*.tmp-*` behind, even on failure.
+/// Write `content` to `path` atomically: temp file `<path>.tmp-<pid>-XXXXXX` in the same
+/// directory, fsync, rename. Parent directories are created. Never leaves a `*.tmp-*` behind,
+/// even on failure (a killed process's is found by remove_dead_leftovers through its pid).
 [[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content);
 
 /// Create a directory and its parents; the error names the path.
@@ -24,6 +29,33 @@ namespace fs = std::filesystem;
 /// A path as a shell would read it: a leading `~` or `~/`, `$HOME` or `${HOME}` is the home
 /// directory `home` (nothing changes when `home` is empty).
 [[nodiscard]] std::string expand_home(std::string_view path, std::string_view home);
+
+/// Whether a process with this pid exists on this host: kill(pid, 0) succeeds, or fails with
+/// EPERM (another user's). A pid <= 0 is never alive.
+[[nodiscard]] bool process_alive(long pid);
+
+/// The pid in a temporary name this program makes, or 0: `<name>.tmp-<pid>-XXXXXX`
+/// (write_file_atomic) and `.<name>.tmp-<pid>` (extraction, compiles).
+[[nodiscard]] long temp_name_pid(std::string_view name);
+
+/// The pid right after `prefix` in `name` (`<prefix><pid>`, `<prefix><pid>-...` or
+/// `<prefix><pid>.…`), or 0: `.src-<key>-<pid>` is pid_after(name, ".src-<key>-").
+[[nodiscard]] long pid_after(std::string_view name, std::string_view prefix);
+
+/// Remove (recursively) the entries of `dir` for which `pid_of(name)` names a process that no
+/// longer exists on this host; never this process's own, never a live one's. Call it while
+/// holding the lock that the writers of those names hold. Best effort: what cannot be read or
+/// removed stays. Returns the paths removed.
+std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
+                                            const std::function<long(std::string_view)>& pid_of);
+
+/// A size for people: "512 B", "1.5 KiB", "4.0 GiB" (powers of 1024).
+[[nodiscard]] std::string format_size(uint64_t bytes);
+
+/// A size as a recipe writes one: bytes ("1048576") or a number with a unit ("2GiB", "1.5 MB",
+/// "500k"): B, KiB/MiB/GiB/TiB (powers of 1024), KB/MB/GB/TB and K/M/G/T (powers of 1000),
+/// case-insensitive. Nothing for anything else, or for a size that does not fit 64 bits.
+[[nodiscard]] std::optional<uint64_t> parse_size(std::string_view text);
 
 /// A fresh, empty directory under the system temp dir, removed by the destructor.
 class TempDir {

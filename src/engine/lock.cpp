@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
+
 namespace bootstrap::engine {
 
 Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double timeout_s,
@@ -21,7 +23,18 @@ Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double tim
         if (err.code == ErrorCode::interrupted) err.message = "interrupted while waiting for the venv lock";
         return tl::unexpected(err);
     }
-    return VenvLock(std::move(*lock));
+    VenvLock held(std::move(*lock));
+    // A dead pid's temporary is a leftover; a live one's (a `doctor` writing the facts cache
+    // meanwhile, say) is kept.
+    auto leftover_pid = [](std::string_view name) {
+        long pid = core::temp_name_pid(name);
+        return pid != 0 ? pid : core::pid_after(name, "recreate-trash-");
+    };
+    const auto state = venv / ".bootstrap";
+    for (const auto& dir : {state, state / "history", state / "locked"})
+        for (auto& path : core::remove_dead_leftovers(dir, leftover_pid))
+            held.m_removed.push_back(std::move(path));
+    return held;
 }
 
 }  // namespace bootstrap::engine

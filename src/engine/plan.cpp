@@ -314,6 +314,7 @@ struct StepBuilder {
         b.installer = plan.installer;
         b.net = plan.net;
         b.download_attempts = recipe.network.retries + 1;
+        b.max_download = recipe.network.max_download;
         if (facts.python) {
             b.python_version = facts.python->version;
             b.python_implementation = facts.python->implementation;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "net/transfer.hpp"
 
@@ -22,7 +23,12 @@ Result<Response> get(const Request& request) {
     spec.headers = request.headers;
     spec.connect_timeout = request.connect_timeout;
     spec.read_timeout = request.read_timeout;
+    bool too_long = false;  // the body passed max_bytes: an endless page, not a big one
     spec.on_body = [&](const detail::ResponseHead&, std::string_view chunk) {
+        if (body.size() + chunk.size() > request.max_bytes) {
+            too_long = true;
+            return false;
+        }
         body.append(chunk);
         return true;
     };
@@ -30,10 +36,15 @@ Result<Response> get(const Request& request) {
         return fail(ErrorCode::interrupted,
                     fmt::format("interrupted while fetching {}", request.url));
     };
+    std::string capped;  // a note when a Retry-After was cut to the cap
     for (int attempt = 1;; ++attempt) {
         body.clear();
         auto r = session.perform(spec);
         if (r.interrupted) return interrupted();
+        if (too_long)
+            return fail(ErrorCode::network,
+                        fmt::format("GET {} refused: the body is longer than the limit of {}",
+                                    request.url, core::format_size(request.max_bytes)));
         // file:// transfers have no status code: success is curl's own.
         if (r.completed && (r.status == 0 || (r.status >= 200 && r.status < 300))) {
             Response response;
@@ -46,10 +57,12 @@ Result<Response> get(const Request& request) {
         }
         if (!detail::worth_retrying(r) || attempt > request.retries)
             return fail(ErrorCode::network,
-                        fmt::format("GET {} failed after {} attempt{}: {}", request.url, attempt,
-                                    attempt == 1 ? "" : "s", r.problem));
-        if (!core::sleep_interruptible(detail::retry_delay(r, request.backoff_base, attempt)))
-            return interrupted();
+                        fmt::format("GET {} failed after {} attempt{}: {}{}", request.url, attempt,
+                                    attempt == 1 ? "" : "s", r.problem,
+                                    capped.empty() ? "" : " (" + capped + ")"));
+        auto wait = detail::retry_delay(r, request.backoff_base, attempt, request.max_retry_after);
+        if (wait.asked) capped = wait.note();
+        if (!core::sleep_interruptible(wait.seconds)) return interrupted();
     }
 }
 

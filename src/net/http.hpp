@@ -1,8 +1,10 @@
 #pragma once
-// HTTP GET with libcurl (which stays inside net/): timeouts, retries with exponential backoff,
-// Retry-After honoured, and "can this be retried" decided from the result, as data.
+// HTTP GET with libcurl (which stays inside net/): timeouts, a low-speed floor, retries with
+// exponential backoff, Retry-After honoured (capped), and "can this be retried" decided from the
+// result, as data.
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +20,8 @@ struct Request {
     std::chrono::seconds read_timeout{30};  // abort when no byte arrives for this long
     int retries = 3;                         // extra attempts after the first
     double backoff_base = 0.5;               // seconds; doubles per attempt, capped at 30
+    double max_retry_after = 300;            // seconds; a longer Retry-After is cut to this
+    uint64_t max_bytes = 256ull << 20;       // a longer body fails the request (not retried)
 };
 
 struct Response {
@@ -32,7 +36,8 @@ struct Response {
 [[nodiscard]] bool is_retryable(long status);
 
 /// GET `request.url`. A non-2xx final answer is an Error naming the URL and the status; a
-/// transport failure names the URL and curl's reason. Interruptible (core::interrupt_signal).
+/// transport failure names the URL and curl's reason; a body over `max_bytes` is refused.
+/// Retry-After is honoured up to `max_retry_after`. Interruptible (core::interrupt_signal).
 [[nodiscard]] Result<Response> get(const Request& request);
 
 }  // namespace bootstrap::net

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/strings.hpp"
 #include "net/http.hpp"
@@ -66,11 +68,20 @@ Result<const CurlApi*> curl_api() {
     return &api;
 }
 
+using Clock = std::chrono::steady_clock;
+
 // State of one perform(), reached from libcurl's callbacks.
 struct Attempt {
+    explicit Attempt(const TransferSpec& s) : spec(&s) {}
     const TransferSpec* spec;
     ResponseHead head;
     bool aborted = false;
+    // The low-speed window: (time, bytes so far) samples, oldest first; the first one at least
+    // low_speed_time old is where the rate is measured from.
+    std::deque<std::pair<Clock::time_point, uint64_t>> samples;
+    bool too_slow = false;
+    bool deadline_passed = false;
+    std::string stop_reason;  // why a check of ours stopped the transfer
 };
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
@@ -108,6 +119,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         a->head.content_length = parse_u64(value);
     } else if (name == "content-range" && core::to_lower(value.substr(0, 6)) == "bytes ") {
         a->head.range_start = parse_u64(value.substr(6));  // "*/T" (a 416's) gives none
+        if (auto slash = value.find('/'); slash != std::string_view::npos)
+            a->head.range_total = parse_u64(value.substr(slash + 1));  // "*" gives none
     }
     return size * n;
 }
@@ -124,8 +137,43 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     return size * n;
 }
 
-int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    return core::interrupt_signal() != 0 ? 1 : 0;  // non-zero aborts the transfer
+// libcurl's own low-speed pair (CURLOPT_LOW_SPEED_*) is spent on the read timeout (no byte for
+// that long), so the rate floor is measured here: an average over a sliding window, taken from
+// the newest sample at least a window old.
+bool below_low_speed(Attempt& a, Clock::time_point now, uint64_t received) {
+    const auto& spec = *a.spec;
+    if (spec.low_speed_limit == 0 || spec.low_speed_time.count() <= 0) return false;
+    if (a.samples.empty() || now - a.samples.back().first >= std::chrono::milliseconds(100))
+        a.samples.emplace_back(now, received);
+    const auto window_start = now - spec.low_speed_time;
+    while (a.samples.size() >= 2 && a.samples[1].first <= window_start) a.samples.pop_front();
+    const auto& [since, then] = a.samples.front();
+    if (since > window_start) return false;  // not a whole window observed yet
+    double seconds = std::chrono::duration<double>(now - since).count();
+    uint64_t bytes = received - then;
+    if (static_cast<double>(bytes) >= static_cast<double>(spec.low_speed_limit) * seconds)
+        return false;
+    a.stop_reason = fmt::format("slower than {}/s for {:g} s ({} in the last {:.1f} s)",
+                                core::format_size(spec.low_speed_limit),
+                                std::chrono::duration<double>(spec.low_speed_time).count(),
+                                core::format_size(bytes), seconds);
+    return true;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
+    auto* a = static_cast<Attempt*>(user);
+    if (core::interrupt_signal() != 0) return 1;  // non-zero aborts the transfer
+    auto now = Clock::now();
+    if (a->spec->deadline && now >= *a->spec->deadline) {
+        a->deadline_passed = true;
+        a->stop_reason = "the deadline passed";
+        return 1;
+    }
+    if (below_low_speed(*a, now, static_cast<uint64_t>(dlnow))) {
+        a->too_slow = true;
+        return 1;
+    }
+    return 0;
 }
 
 // Transport failures that would fail the same way on every attempt.
@@ -170,7 +218,7 @@ TransferResult Session::perform(const TransferSpec& spec) {
         ~HeaderCleanup() { api->slist_free_all(h); }
     } header_cleanup{api, headers};
 
-    Attempt attempt{&spec, {}, false};
+    Attempt attempt(spec);
     char errbuf[CURL_ERROR_SIZE] = {};
     std::string range = spec.range_from ? fmt::format("{}-", *spec.range_from) : std::string();
     api->easy_reset(curl);
@@ -187,9 +235,21 @@ TransferResult Session::perform(const TransferSpec& spec) {
     api->easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     api->easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
     api->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    api->easy_setopt(curl, CURLOPT_XFERINFODATA, &attempt);
+    if (spec.deadline) {
+        // A backstop behind on_progress's check: libcurl's own overall timeout, a little later
+        // so that, when it fires, the deadline has surely passed.
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(*spec.deadline - Clock::now());
+        api->easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                         static_cast<long>(std::max<long>(0, left.count()) + 250));
+    }
     api->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     api->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     api->easy_setopt(curl, CURLOPT_USERAGENT, "bootstrap");
+    // An error answer's body is never read (it could be endless); its status and headers
+    // (Retry-After) are all we use.
+    api->easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
     // CURLOPT_RANGE rather than RESUME_FROM: with the latter libcurl itself fails a 200 answer
     // ("server doesn't seem to support byte ranges"), where we want to take the whole body.
     if (spec.range_from) api->easy_setopt(curl, CURLOPT_RANGE, range.c_str());
@@ -203,11 +263,19 @@ TransferResult Session::perform(const TransferSpec& spec) {
     r.effective_url = effective ? effective : spec.url;
     r.head = std::move(attempt.head);
     r.aborted = attempt.aborted;
-    r.completed = rc == CURLE_OK;
-    r.interrupted = rc == CURLE_ABORTED_BY_CALLBACK || core::interrupt_signal() != 0;
+    // With FAILONERROR an answer >= 400 ends the transfer at its headers: a complete answer.
+    r.completed = rc == CURLE_OK || (rc == CURLE_HTTP_RETURNED_ERROR && r.status >= 400);
+    r.interrupted = core::interrupt_signal() != 0;
+    r.too_slow = attempt.too_slow;
+    r.deadline_passed = attempt.deadline_passed ||
+                        (!r.completed && spec.deadline && Clock::now() >= *spec.deadline);
+    if (r.deadline_passed && attempt.stop_reason.empty())
+        attempt.stop_reason = "the deadline passed";
     r.permanent = permanent_failure(rc);
     r.range_refused = r.status == 416 || rc == CURLE_BAD_DOWNLOAD_RESUME;
-    if (rc != CURLE_OK)
+    if (!attempt.stop_reason.empty() && !r.completed)
+        r.problem = attempt.stop_reason;
+    else if (rc != CURLE_OK && !r.completed)
         r.problem = errbuf[0] ? errbuf : api->easy_strerror(rc);
     else if (r.status != 0 && (r.status < 200 || r.status >= 300))
         r.problem = fmt::format("HTTP status {}", r.status);
@@ -215,13 +283,27 @@ TransferResult Session::perform(const TransferSpec& spec) {
 }
 
 bool worth_retrying(const TransferResult& r) {
+    if (r.deadline_passed) return false;
     if (!r.completed) return !r.permanent;
     return is_retryable(r.status);
 }
 
-double retry_delay(const TransferResult& r, double backoff_base, int failures) {
-    if (r.head.retry_after) return *r.head.retry_after;
-    return std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
+RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
+                       double max_retry_after) {
+    RetryDelay d;
+    if (r.head.retry_after) {
+        d.seconds = std::min(*r.head.retry_after, max_retry_after);
+        if (*r.head.retry_after > max_retry_after) d.asked = r.head.retry_after;
+        return d;
+    }
+    d.seconds =
+        std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
+    return d;
+}
+
+std::string RetryDelay::note() const {
+    if (!asked) return {};
+    return fmt::format("the server's Retry-After of {:g} s was capped at {:g} s", *asked, seconds);
 }
 
 }  // namespace bootstrap::net::detail

@@ -21,6 +21,7 @@ struct ResponseHead {
     std::string content_type;
     std::optional<uint64_t> content_length;
     std::optional<uint64_t> range_start;  // first byte of a "Content-Range: bytes N-M/T" answer
+    std::optional<uint64_t> range_total;  // its T (absent for "*")
     std::optional<double> retry_after;    // seconds; only the delta-seconds form
 };
 
@@ -29,6 +30,12 @@ struct TransferSpec {
     std::map<std::string, std::string> headers;
     std::chrono::seconds connect_timeout{10};
     std::chrono::seconds read_timeout{30};  // abort when no byte arrives for this long
+    /// Abort (retryably) when fewer than `low_speed_limit` bytes/s arrive, averaged over the
+    /// last `low_speed_time`; a zero in either turns the check off.
+    uint64_t low_speed_limit = 1024;
+    std::chrono::milliseconds low_speed_time{std::chrono::seconds(60)};
+    /// Abort (not retryably) at this moment, whatever is happening.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     std::optional<uint64_t> range_from;     // sends "Range: bytes=N-" (file:// honours it too)
     /// Each chunk of the body, with the head of the response it belongs to; false aborts.
     std::function<bool(const ResponseHead&, std::string_view)> on_body;
@@ -40,6 +47,8 @@ struct TransferResult {
     bool aborted = false;        // on_body returned false
     bool permanent = false;      // a transport failure no retry can fix (bad URL, no such file)
     bool range_refused = false;  // 416, or a file:// range past the end
+    bool too_slow = false;       // below the low-speed limit for the low-speed time (retryable)
+    bool deadline_passed = false;  // spec.deadline came first (not retryable)
     long status = 0;             // final HTTP status; 0 for file:// or when nothing answered
     ResponseHead head;
     std::string problem;  // why it did not complete, or "HTTP status N"
@@ -64,9 +73,21 @@ private:
 /// True when an attempt that ended like `r` is worth another try (is_retryable on the status).
 [[nodiscard]] bool worth_retrying(const TransferResult& r);
 
-/// Seconds to wait before attempt `failures + 1`: Retry-After when given, else
-/// `backoff_base * 2^(failures - 1)`, capped at 30.
-[[nodiscard]] double retry_delay(const TransferResult& r, double backoff_base, int failures);
+/// The wait before another attempt, and why it is that long.
+struct RetryDelay {
+    double seconds = 0;
+    std::optional<double> asked;  // the server's Retry-After, when it was cut to the cap
+    /// "" or "the server's Retry-After of 99999 s was capped at 300 s".
+    [[nodiscard]] std::string note() const;
+};
 
+/// Seconds to wait before attempt `failures + 1`: Retry-After when given, but at most
+/// `max_retry_after` (a server may not park us for a day); else
+/// `backoff_base * 2^(failures - 1)`, capped at 30.
+[[nodiscard]] RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
+                                     double max_retry_after);
+
+/// Retry-After values above this many seconds are cut to it.
+inline constexpr double k_max_retry_after = 300;
 
 }  // namespace bootstrap::net::detail

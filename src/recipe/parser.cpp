@@ -455,14 +455,42 @@ void read_venv(Reader& rd, const toml::node& n, Recipe& out) {
     }
 }
 
+/// `max_download`: a number of bytes, or a string with a unit ("2GiB", "500 MB").
+std::optional<uint64_t> read_size(Reader& rd, const toml::node& n, std::string_view name) {
+    std::optional<uint64_t> size;
+    if (n.is_integer()) {
+        if (n.as_integer()->get() >= 0) size = static_cast<uint64_t>(n.as_integer()->get());
+    } else if (n.is_string()) {
+        size = core::parse_size(n.as_string()->get());
+    } else {
+        rd.expect(n, NodeType::string, name, "a size (\"2GiB\", \"500MB\" or a number of bytes)");
+        return std::nullopt;
+    }
+    if (!size) {
+        rd.report(rd.loc(n), fmt::format("'{}' must be a size such as \"2GiB\", \"500MB\" or a "
+                                         "number of bytes, not {}",
+                                         name,
+                                         n.is_string() ? "\"" + n.as_string()->get() + "\""
+                                                       : std::to_string(n.as_integer()->get())));
+        return std::nullopt;
+    }
+    if (*size == 0) {
+        rd.report(rd.loc(n), fmt::format("'{}' must be more than 0 bytes", name));
+        return std::nullopt;
+    }
+    return size;
+}
+
 void read_network(Reader& rd, const toml::table& t, NetworkSection& out) {
-    rd.unknown_keys(t, {"timeout", "retries", "attempts"}, " in [network]");
+    rd.unknown_keys(t, {"timeout", "retries", "attempts", "max_download"}, " in [network]");
     if (const auto* n = t.get("timeout"))
         out.timeout = rd.integer(*n, "network.timeout", 1).value_or(out.timeout);
     if (const auto* n = t.get("retries"))
         out.retries = rd.integer(*n, "network.retries", 0).value_or(out.retries);
     if (const auto* n = t.get("attempts"))
         out.attempts = rd.integer(*n, "network.attempts", 1).value_or(out.attempts);
+    if (const auto* n = t.get("max_download"))
+        out.max_download = read_size(rd, *n, "network.max_download").value_or(out.max_download);
 }
 
 void read_env(Reader& rd, const toml::table& t, Recipe& out) {

@@ -2,6 +2,7 @@
 // The recipe as plain structs, produced by one parser (toml++ stays inside recipe/).
 // String fields keep their `{placeholders}` unexpanded; `placeholders.hpp` expands them.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -124,6 +125,9 @@ struct NetworkSection {
     int timeout = 30;     // per-read seconds -> UV_HTTP_TIMEOUT / pip --timeout
     int retries = 3;      // -> UV_HTTP_RETRIES / pip --retries
     int attempts = 1;     // whole-step attempts for install/sync steps
+    /// Bytes a build step's archive download may bring when the server declares no size (and
+    /// the most it may declare): "2GiB", "500MB" or a number of bytes.
+    uint64_t max_download = 4ull << 30;
 };
 
 /// How much a lint finding matters: only `error` makes `bootstrap lint` exit 3.

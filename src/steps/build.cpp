@@ -187,14 +187,15 @@ Status preflight(const ResolvedStep& step, StepContext& ctx) {
 
 /// Build into the cache (we hold the key's lock): a private copy of the source, the installer's
 /// build command, then publish. The copy is removed whatever happens.
-Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx, const BuildCache& cache,
-                                           const BuildKey& key) {
+Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx,
+                                           const BuildCache& cache, const BuildKey& key,
+                                           const Deadline& deadline) {
     const auto& b = *step.build;
     BS_CHECK(preflight(step, ctx));
-    BS_TRY(auto fetched, fetch_source(step, ctx));
+    BS_TRY(auto fetched, fetch_source(step, ctx, deadline));
     if (!fetched.note.empty()) log_line(ctx, fetched.note);
     BS_TRY(fs::path staging, cache.staging(key.digest));
-    fs::path src = cache.root() / fmt::format(".src-{}-{}", key.digest, ::getpid());
+    fs::path src = cache.source_copy(key.digest);
     std::error_code ec;
     fs::remove_all(src, ec);
     auto cleanup = [&](bool staging_too) {
@@ -228,6 +229,11 @@ Result<BuildKey> current_build_key(const ResolvedStep& step, StepContext& ctx) {
 
 Status run_build(const ResolvedStep& step, StepContext& ctx) {
     const auto& b = *step.build;
+    // The step's timeout bounds the source's download or git fetch too, not only the children.
+    Deadline deadline;
+    if (step.timeout > 0)
+        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(step.timeout));
     BS_TRY(auto key, current_build_key(step, ctx));
     log_line(ctx, fmt::format("build cache key {}:\n{}", key.digest, key.explain));
     BuildCache cache(b.home / "builds");
@@ -241,9 +247,11 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
                    log_line(ctx, msg);
                    if (ctx.on_output) ctx.on_output(msg + "\n");
                }));
+        for (const auto& left : cache.remove_leftovers(key.digest))
+            log_line(ctx, "removed " + left.string() + ", left by a builder that died");
         entry = cache.find(key.digest);  // the builder we waited for published it
         if (!entry) {
-            BS_TRY(auto built, build_into_cache(step, ctx, cache, key));
+            BS_TRY(auto built, build_into_cache(step, ctx, cache, key, deadline));
             ctx.note = fmt::format("built in {} (cache key {})", core::format_duration(built.build_seconds), short_key);
             entry = std::move(built);
         }

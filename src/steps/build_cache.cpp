@@ -88,6 +88,19 @@ Result<core::FileLock> BuildCache::lock(const std::string& key, double timeout_s
                                    fmt::format("build cache entry {}", key.substr(0, 16)), on_wait);
 }
 
+fs::path BuildCache::source_copy(const std::string& key) const {
+    return m_root / fmt::format(".src-{}-{}", key, ::getpid());
+}
+
+std::vector<fs::path> BuildCache::remove_leftovers(const std::string& key) const {
+    const std::string prefixes[] = {".tmp-" + key + "-", ".src-" + key + "-", "..src-" + key + "-"};
+    return core::remove_dead_leftovers(m_root, [&](std::string_view name) {
+        for (const auto& prefix : prefixes)
+            if (long pid = core::pid_after(name, prefix)) return pid;
+        return 0L;
+    });
+}
+
 Result<fs::path> BuildCache::staging(const std::string& key) const {
     fs::path dir = m_root / fmt::format(".tmp-{}-{}", key, ::getpid());
     std::error_code ec;

@@ -68,9 +68,16 @@ public:
     [[nodiscard]] Result<core::FileLock> lock(const std::string& key, double timeout_s,
                                               const std::function<void(long pid)>& on_wait) const;
 
-    /// A fresh, empty staging directory for building `key` (removed first if a dead builder of
-    /// ours left one).
+    /// A fresh, empty staging directory for building `key`: `<root>/.tmp-<key>-<pid>`.
     [[nodiscard]] Result<fs::path> staging(const std::string& key) const;
+
+    /// Where this process copies or extracts the source to build `key`:
+    /// `<root>/.src-<key>-<pid>` (extraction's own temporary is `..src-<key>-<pid>.tmp-<pid>`).
+    [[nodiscard]] fs::path source_copy(const std::string& key) const;
+
+    /// With `key`'s lock held: remove the staging dirs and source copies of `key` that builders
+    /// that died left (their pid is gone); a live process's are never touched. Returns them.
+    std::vector<fs::path> remove_leftovers(const std::string& key) const;
 
     /// Publish a staging directory holding exactly one wheel: write `inputs.txt` and
     /// `entry.txt`, then rename it to `<root>/<key>`. Remove it on any failure.

@@ -61,87 +61,177 @@ std::string git_program(const ResolvedStep& step) {
     return found.empty() ? std::string("git") : found.string();
 }
 
-exec::ProcessSpec git_spec(const ResolvedStep& step, const StepContext& ctx, std::vector<std::string> args) {
+constexpr uint64_t k_low_speed_limit = 1024;  // bytes/s
+
+/// The low-speed window: 60 s, unless BOOTSTRAP_LOW_SPEED_TIME (seconds; for tests) says less.
+std::chrono::milliseconds low_speed_time(const ResolvedStep& step) {
+    auto it = step.child_env.find("BOOTSTRAP_LOW_SPEED_TIME");
+    if (it != step.child_env.end()) {
+        char* end = nullptr;
+        double v = std::strtod(it->second.c_str(), &end);
+        if (end != it->second.c_str() && *end == '\0' && v > 0 && v < 3600)
+            return std::chrono::milliseconds(static_cast<long>(v * 1000));
+    }
+    return std::chrono::seconds(60);
+}
+
+/// One fetch of a step's source: the step, its context and its deadline.
+struct Fetch {
+    const ResolvedStep& step;
+    StepContext& ctx;
+    const Deadline& deadline;
+
+    /// Seconds before the deadline; a day without one.
+    double left() const {
+        if (!deadline) return 86400;
+        return std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+    }
+
+    /// "step 'x': WHAT did not finish within the step's timeout of N s[, WHY]".
+    tl::unexpected<Error> out_of_time(const std::string& what, std::string detail = {},
+                                      const std::string& why = {}) const {
+        return fail(
+            ErrorCode::timeout,
+            fmt::format("step '{}': {} did not finish within the step's timeout of {:g} s{}",
+                        step.id, what, step.timeout, why.empty() ? "" : ", " + why),
+            std::move(detail));
+    }
+};
+
+exec::ProcessSpec git_spec(const Fetch& f, std::vector<std::string> args) {
     // Transports that run commands are off whatever the URL says (the recipe's URL is also
     // validated, and always follows `--`).
-    args.insert(args.begin(), {git_program(step), "-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"});
-    auto spec = child_spec(step, ctx, std::move(args));
+    args.insert(args.begin(), {git_program(f.step), "-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"});
+    auto spec = child_spec(f.step, f.ctx, std::move(args));
     spec.env["GIT_TERMINAL_PROMPT"] = "0";  // never wait for a password on a terminal
     spec.cwd = "/";
     spec.capture = true;
+    if (f.deadline)  // what is left of the step's time, not all of it again
+        spec.timeout =
+            std::chrono::milliseconds(static_cast<long>(std::max(f.left(), 0.001) * 1000));
     return spec;
 }
 
-/// Run git; only an interrupt is an error here (callers judge the exit status).
-Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, const exec::ProcessSpec& spec) {
-    log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
-    BS_TRY(auto result, ctx.run(spec));
-    if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+/// Run git; only an interrupt, or running out of the step's time, is an error here (callers
+/// judge the exit status).
+Result<exec::ProcessResult> run_git(const Fetch& f, const exec::ProcessSpec& spec,
+                                    const std::string& what) {
+    if (f.left() <= 0) return f.out_of_time(what);
+    log_line(f.ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
+    BS_TRY(auto result, f.ctx.run(spec));
+    if (result.interrupted)
+        return tl::unexpected(child_failure(f.step, spec, result, f.ctx.log_path));
+    if (result.timed_out && f.deadline && f.left() <= 0.5)
+        return f.out_of_time(what, child_failure(f.step, spec, result, f.ctx.log_path).detail);
     return result;
 }
 
-Result<exec::ProcessResult> run_git(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args) {
-    return run_git(step, ctx, git_spec(step, ctx, std::move(args)));
+Result<exec::ProcessResult> run_git(const Fetch& f, std::vector<std::string> args,
+                                    const std::string& what) {
+    return run_git(f, git_spec(f, std::move(args)), what);
 }
 
 /// Run git; a non-zero exit is an error saying `what` went wrong.
-Status git_ok(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> args, const std::string& what) {
-    auto spec = git_spec(step, ctx, std::move(args));
-    BS_TRY(auto result, run_git(step, ctx, spec));
+Status git_ok(const Fetch& f, std::vector<std::string> args, const std::string& what) {
+    auto spec = git_spec(f, std::move(args));
+    BS_TRY(auto result, run_git(f, spec, what));
     if (result.ok()) return {};
-    auto err = child_failure(step, spec, result, ctx.log_path);
-    err.message = fmt::format("step '{}': {}: {}", step.id, what, result.describe());
+    auto err = child_failure(f.step, spec, result, f.ctx.log_path);
+    err.message = fmt::format("step '{}': {}: {}", f.step.id, what, result.describe());
     return tl::unexpected(err);
 }
 
 /// `git fetch` of one commit, shallow first; a server that refuses fetching a commit by id
-/// (uploadpack.allowReachableSHA1InWant off) gets a full fetch. Network failures are retried.
-Status git_fetch_commit(const ResolvedStep& step, StepContext& ctx, const fs::path& repo) {
-    const auto& b = *step.build;
+/// (uploadpack.allowReachableSHA1InWant off) gets a full fetch. Network failures are retried,
+/// a transfer below 1 KiB/s over the low-speed window is one; the step's time bounds it all.
+Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
+    const auto& b = *f.step.build;
+    const std::string what = fmt::format("the git fetch of {} from {}", b.rev, b.location);
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(low_speed_time(f.step)).count();
+    const std::vector<std::string> slow{
+        "-c", fmt::format("http.lowSpeedLimit={}", k_low_speed_limit), "-c",
+        fmt::format("http.lowSpeedTime={}", std::max<long>(1, seconds))};
+    auto fetch = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), slow.begin(), slow.end());
+        args.insert(args.begin(), {"-C", repo.string()});
+        return run_git(f, std::move(args), what);
+    };
     std::string last;
     for (int attempt = 1; attempt <= b.download_attempts; ++attempt) {
-        BS_TRY(auto shallow, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--depth", "1",
-                                                 "--no-tags", "--", b.location, b.rev}));
+        BS_TRY(auto shallow,
+               fetch({"fetch", "--quiet", "--depth", "1", "--no-tags", "--", b.location, b.rev}));
         if (shallow.ok()) return {};
-        BS_TRY(auto full, run_git(step, ctx, {"-C", repo.string(), "fetch", "--quiet", "--no-tags", "--", b.location,
-                                              "+refs/heads/*:refs/remotes/origin/*"}));
+        BS_TRY(auto full, fetch({"fetch", "--quiet", "--no-tags", "--", b.location,
+                                 "+refs/heads/*:refs/remotes/origin/*"}));
         if (full.ok()) return {};
         last = core::last_lines(full.output, 3);
         if (attempt < b.download_attempts) {
-            log_line(ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt, b.download_attempts));
-            if (!core::sleep_interruptible(std::min(30.0, 0.5 * (1 << (attempt - 1))))) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
+            double wait = std::min(30.0, 0.5 * (1 << (attempt - 1)));
+            if (wait >= f.left()) return f.out_of_time(what, last);
+            log_line(f.ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt,
+                                        b.download_attempts));
+            if (!core::sleep_interruptible(wait))
+                return fail(ErrorCode::interrupted,
+                            fmt::format("step '{}' interrupted", f.step.id));
         }
     }
     return fail(ErrorCode::network,
-                fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", step.id, b.rev, b.location,
-                            b.download_attempts),
-                last + (ctx.log_path.empty() ? "" : "\nlog: " + ctx.log_path.string()));
+                fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", f.step.id,
+                            b.rev, b.location, b.download_attempts),
+                last + (f.ctx.log_path.empty() ? "" : "\nlog: " + f.ctx.log_path.string()));
 }
 
-Result<FetchedSource> fetch_git(const ResolvedStep& step, StepContext& ctx) {
-    const auto& b = *step.build;
+/// Wait for `lock_file` (another build may be fetching the same source), no longer than the
+/// step's time allows.
+Result<core::FileLock> lock_source(const Fetch& f, const fs::path& lock_file,
+                                   const std::string& what) {
+    double limit = f.deadline ? f.left() : 3600.0;
+    if (limit <= 0) return f.out_of_time("waiting for " + what);
+    auto lock = core::FileLock::acquire(lock_file, limit, what, [&](long pid) {
+        log_line(f.ctx, fmt::format("another bootstrap (pid {}) is fetching {}; waiting for it",
+                                    pid, what));
+    });
+    if (!lock && lock.error().code == ErrorCode::lock_timeout && f.deadline && f.left() <= 0)
+        return f.out_of_time("waiting for " + what, lock.error().message);
+    return lock;
+}
+
+Result<FetchedSource> fetch_git(const Fetch& f) {
+    const auto& b = *f.step.build;
     fs::path root = b.home / "sources" / "git";
     fs::path final_dir = root / fmt::format("{}-{}", core::sha256_hex(b.location).substr(0, 16), b.rev.substr(0, 16));
     if (fs::exists(final_dir / ".git")) return FetchedSource{final_dir, false, ""};
     BS_CHECK(core::create_directories(root));
-    fs::path tmp = root / fmt::format(".tmp-{}-{}", final_dir.filename().string(), ::getpid());
+    BS_TRY(auto lock,
+           lock_source(f, b.home / "sources" / "locks" / (final_dir.filename().string() + ".lock"),
+                       "the checkout of " + b.location + " at " + b.rev.substr(0, 12)));
+    if (fs::exists(final_dir / ".git"))
+        return FetchedSource{final_dir, false, ""};  // the one we waited for
+    const std::string tmp_prefix = fmt::format(".tmp-{}-", final_dir.filename().string());
+    for (const auto& left : core::remove_dead_leftovers(
+             root, [&](std::string_view name) { return core::pid_after(name, tmp_prefix); }))
+        log_line(f.ctx, "removed " + left.string() + ", left by a fetch that died");
+    fs::path tmp = root / fmt::format("{}{}", tmp_prefix, ::getpid());
     std::error_code ec;
     fs::remove_all(tmp, ec);
     auto cleanup = [&] { fs::remove_all(tmp, ec); };
     auto fetched = [&]() -> Status {
-        BS_CHECK(git_ok(step, ctx, {"init", "--quiet", "--", tmp.string()}, "git init failed"));
-        BS_CHECK(git_fetch_commit(step, ctx, tmp));
-        BS_CHECK(git_ok(step, ctx, {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout", "--quiet",
-                                    "--detach", b.rev},
+        BS_CHECK(git_ok(f, {"init", "--quiet", "--", tmp.string()}, "git init failed"));
+        BS_CHECK(git_fetch_commit(f, tmp));
+        BS_CHECK(git_ok(f,
+                        {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout",
+                         "--quiet", "--detach", b.rev},
                         fmt::format("commit {} is not in {}", b.rev, b.location)));
-        BS_TRY(auto head, run_git(step, ctx, {"-C", tmp.string(), "rev-parse", "HEAD"}));
+        BS_TRY(auto head, run_git(f, {"-C", tmp.string(), "rev-parse", "HEAD"}, "git rev-parse"));
         std::string got(core::trim(head.output));
         if (got != b.rev)
             return fail(ErrorCode::step_failed,
-                        fmt::format("step '{}': {} checked out {} instead of commit {}", step.id, b.location, got, b.rev));
+                        fmt::format("step '{}': {} checked out {} instead of commit {}", f.step.id,
+                                    b.location, got, b.rev));
         if (b.submodules)
-            BS_CHECK(git_ok(step, ctx, {"-C", tmp.string(), "submodule", "update", "--init", "--recursive",
-                                        "--depth", "1"},
+            BS_CHECK(git_ok(f,
+                            {"-C", tmp.string(), "submodule", "update", "--init", "--recursive",
+                             "--depth", "1"},
                             "cannot fetch the submodules"));
         return {};
     }();
@@ -158,7 +248,8 @@ Result<FetchedSource> fetch_git(const ResolvedStep& step, StepContext& ctx) {
     return FetchedSource{final_dir, false, fmt::format("fetched {} at {}", b.location, b.rev.substr(0, 12))};
 }
 
-Result<FetchedSource> fetch_archive(const ResolvedStep& step, StepContext& ctx) {
+Result<FetchedSource> fetch_archive(const Fetch& f) {
+    const auto& step = f.step;
     const auto& b = *step.build;
     std::string name = b.location.substr(b.location.find_last_of('/') + 1);
     if (auto q = name.find_first_of("?#"); q != std::string::npos) name.resize(q);
@@ -169,23 +260,44 @@ Result<FetchedSource> fetch_archive(const ResolvedStep& step, StepContext& ctx) 
     request.sha256 = b.sha256;
     request.read_timeout = std::chrono::seconds(b.net.timeout);
     request.retries = b.download_attempts - 1;
-    log_line(ctx, fmt::format("download {} -> {}", request.url, request.dest.string()));
+    request.max_bytes = b.max_download;
+    request.low_speed_limit = k_low_speed_limit;
+    request.low_speed_time = low_speed_time(step);
+    request.deadline = f.deadline;
+    request.on_retry = [&](const net::DownloadRetry& e) {
+        log_line(f.ctx,
+                 fmt::format("download attempt {} failed ({}); retrying in {:.1f} s{}", e.attempt,
+                             e.problem, e.wait_seconds, e.note.empty() ? "" : " (" + e.note + ")"));
+    };
+    log_line(f.ctx, fmt::format("download {} -> {}", request.url, request.dest.string()));
     // Builds of other keys may need the same archive at the same time: one downloads, the
     // others wait and find it there.
-    double wait_limit = step.timeout > 0 ? step.timeout : 3600.0;
-    BS_TRY(auto lock, core::FileLock::acquire(request.dest.string() + ".lock", wait_limit,
-                                              "the download of " + request.url));
+    BS_TRY(auto lock,
+           lock_source(f, request.dest.string() + ".lock", "the download of " + request.url));
     auto got = net::download(request);
     if (!got) {
         Error err = got.error();
+        if (err.code == ErrorCode::timeout) {
+            // net's "download of URL ran out of time after 2 attempts: why (what is kept)".
+            std::string head = "download of " + request.url + " ran out of time ";
+            std::string why = core::starts_with(err.message, head) ? err.message.substr(head.size())
+                                                                   : err.message;
+            return f.out_of_time("the download of " + request.url, err.detail, why);
+        }
         err.message = fmt::format("step '{}': {}", step.id, err.message);
+        if (core::starts_with(got.error().message, "download of " + request.url + " refused: "))
+            err.message +=
+                fmt::format(" ([network] max_download is {})", core::format_size(b.max_download));
         return tl::unexpected(err);
     }
+    if (got->discarded > 0)
+        log_line(f.ctx, fmt::format("discarded {} of a stale partial download",
+                                    core::format_size(got->discarded)));
     std::string note;
     if (!got->already_there)
         note = fmt::format("downloaded {} ({} bytes{})", name, got->bytes,
                            got->resumed_from > 0 ? fmt::format(", resumed at {}", got->resumed_from) : "");
-    log_line(ctx, note.empty() ? "download: already there, sha256 ok" : note);
+    log_line(f.ctx, note.empty() ? "download: already there, sha256 ok" : note);
     return FetchedSource{got->path, true, note};
 }
 
@@ -241,16 +353,18 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
     return digest;
 }
 
-Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx) {
+Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
+                                   const Deadline& deadline) {
     const auto& b = *step.build;
+    Fetch f{step, ctx, deadline};
     switch (b.source_kind) {
         case recipe::BuildSource::Kind::path:
             if (!fs::is_directory(b.location))
                 return fail(ErrorCode::not_found,
                             fmt::format("step '{}': the source directory {} does not exist", step.id, b.location));
             return FetchedSource{b.location, false, ""};
-        case recipe::BuildSource::Kind::git: return fetch_git(step, ctx);
-        case recipe::BuildSource::Kind::url: return fetch_archive(step, ctx);
+        case recipe::BuildSource::Kind::git: return fetch_git(f);
+        case recipe::BuildSource::Kind::url: return fetch_archive(f);
     }
     return fail(ErrorCode::internal, "unknown source kind");
 }

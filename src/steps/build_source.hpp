@@ -3,7 +3,9 @@
 // out once into `$BOOTSTRAP_HOME/sources/git/`, or an archive downloaded (checksummed) into
 // `$BOOTSTRAP_HOME/sources/downloads/`. Builds never run in these: each build gets a copy.
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -18,6 +20,9 @@ namespace bootstrap::steps {
 /// unchanged tree is only stat()ed. "missing" when `dir` does not exist.
 [[nodiscard]] Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir);
 
+/// When a build step's time (its `timeout`) runs out; none without one.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
 /// Where the pristine source is once fetched: a directory (path, git) or an archive file (url).
 struct FetchedSource {
     fs::path location;
@@ -27,9 +32,14 @@ struct FetchedSource {
 
 /// Make the step's source local (see the file comment). Git: `git init` + a shallow fetch of
 /// the commit (a full fetch when the server refuses one by id), checked to be that commit;
-/// submodules when asked. Archives: libcurl with retries, resume and the sha256 check. Both are
-/// published by rename, so an interrupted fetch leaves nothing half-made behind.
-[[nodiscard]] Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx);
+/// submodules when asked. Archives: libcurl with retries, resume, the sha256 check and
+/// `[network] max_download`. Both are published by rename, so an interrupted fetch leaves
+/// nothing half-made behind; one process fetches a given source at a time (a file lock), and
+/// the temporaries of dead ones are removed. Neither runs past `deadline` (ErrorCode::timeout,
+/// naming the step's timeout). Transfers slower than 1 KiB/s over 60 s fail (retryably);
+/// `BOOTSTRAP_LOW_SPEED_TIME=<seconds>` in the step's environment shortens that window (tests).
+[[nodiscard]] Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
+                                                 const Deadline& deadline = std::nullopt);
 
 /// Put a copy of the source into `dest` (which must not exist): a directory is copied (its
 /// top-level `build` and `dist` left out), an archive extracted. Returns the project directory:

@@ -52,6 +52,7 @@ struct BuildSpec {
     std::shared_ptr<const pyenv::Installer> installer;
     pyenv::NetworkOptions net;
     int download_attempts = 4;               // [network] retries + 1, for archives and git
+    uint64_t max_download = 4ull << 30;      // [network] max_download, for archives
     // The venv's interpreter, as the plan knew it (part of the build-cache key).
     std::string python_version;
     std::string python_implementation;

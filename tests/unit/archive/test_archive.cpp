@@ -280,3 +280,74 @@ with zipfile.ZipFile(out, 'w') as z:
     REQUIRE(z);
     CHECK(read(dir.path() / "zip" / name) == "u");
 }
+
+TEST_CASE("a decompression bomb is refused, naming the archive and the member") {
+    core::TempDir dir("bs-archive");
+    // 64 MiB of zeros packs to some 64 KiB (gzip) or 64 KiB (deflate): ~1000:1.
+    fs::path file;
+    SECTION("tar.gz") {
+        file = make_archive(dir, "bomb.tar.gz", R"(
+with tar() as t:
+    add(t, 'pkg/setup.py', b'setup()\n')
+    add(t, 'pkg/zeros.bin', bytes(64 << 20))
+)");
+    }
+    SECTION("zip") {
+        file = make_archive(dir, "bomb.zip", R"(
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('pkg/setup.py', b'setup()\n')
+    z.writestr('pkg/zeros.bin', bytes(64 << 20))
+)");
+    }
+    auto dest = dir.path() / "out" / "pkg";
+    auto r = archive::extract(file, dest);
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(r.error().message.find(fmt::format("refusing to extract {}: member 'pkg/zeros.bin' "
+                                             "expands more than 200:1 (",
+                                             file.string())) == 0);
+    CHECK_FALSE(fs::exists(dest));
+    require_clean(dest.parent_path());
+}
+
+TEST_CASE("the extracted tree's size is capped, by a member's declared size or its data") {
+    core::TempDir dir("bs-archive");
+    auto file = make_archive(dir, "big.tar.gz", R"(
+import os
+with tar() as t:
+    add(t, 'pkg/setup.py', b'setup()\n')
+    add(t, 'pkg/data.bin', os.urandom(200000))
+)");
+    auto dest = dir.path() / "out" / "pkg";
+    archive::ExtractOptions options;
+    options.max_bytes = 100000;
+    auto r = archive::extract(file, dest, options);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message ==
+          fmt::format("refusing to extract {}: member 'pkg/data.bin' would take the extracted tree "
+                      "past 97.7 KiB (the limit on an archive's contents)",
+                      file.string()));
+    CHECK_FALSE(fs::exists(dest));
+    require_clean(dest.parent_path());
+
+    options.max_bytes = 200008;  // exactly what it holds
+    auto fits = archive::extract(file, dest, options);
+    REQUIRE(fits);
+    CHECK(fits->bytes == 200008);
+}
+
+TEST_CASE("a compressible archive below the ratio floor, or incompressible data, extracts") {
+    core::TempDir dir("bs-archive");
+    auto file = make_archive(dir, "fine.tar.gz", R"(
+import os
+with tar() as t:
+    add(t, 'pkg/zeros.bin', bytes(4 << 20))
+    add(t, 'pkg/random.bin', os.urandom(3 << 20))
+)");
+    archive::ExtractOptions options;
+    options.ratio_floor =
+        6 << 20;  // the zeros alone stay below it; the random data lowers the ratio
+    auto r = archive::extract(file, dir.path() / "out", options);
+    REQUIRE(r);
+    CHECK(r->bytes == (7u << 20));
+}

@@ -1,5 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 
@@ -27,4 +35,112 @@ TEST_CASE("read_file names the missing path") {
 TEST_CASE("sha256 of a known string") {
     CHECK(sha256_hex("abc") ==
           "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+namespace {
+
+// A pid that no process has: a child that has exited and been reaped.
+long dead_pid() {
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return pid;
+}
+
+}  // namespace
+
+TEST_CASE("temporary names carry the writer's pid") {
+    CHECK(temp_name_pid("journal.json.tmp-4242-aB3dEf") == 4242);
+    CHECK(temp_name_pid(".pkg.tmp-77") == 77);
+    CHECK(temp_name_pid(".x.so.tmp-12.log") == 12);
+    CHECK(temp_name_pid("journal.json") == 0);
+    CHECK(temp_name_pid("journal.json.tmp-") == 0);
+    CHECK(temp_name_pid("notes.tmp-abc") == 0);
+    CHECK(temp_name_pid("a.tmp-12x") == 0);
+    CHECK(pid_after(".src-abc-123", ".src-abc-") == 123);
+    CHECK(pid_after("..src-abc-123.tmp-123", "..src-abc-") == 123);
+    CHECK(pid_after(".src-abd-123", ".src-abc-") == 0);
+    CHECK(pid_after(".src-abc-", ".src-abc-") == 0);
+}
+
+TEST_CASE("process_alive: ourselves yes, a reaped child no") {
+    CHECK(process_alive(::getpid()));
+    CHECK(process_alive(1));  // init: another user's process still counts (EPERM)
+    CHECK_FALSE(process_alive(dead_pid()));
+    CHECK_FALSE(process_alive(0));
+    CHECK_FALSE(process_alive(-5));
+}
+
+TEST_CASE("remove_dead_leftovers removes a dead writer's temporaries, never a live one's") {
+    TempDir dir("bs-test");
+    long dead = dead_pid();
+    long live = ::getppid();  // alive while this test runs
+    auto dead_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", dead);
+    auto dead_dir = dir.path() / fmt::format(".pkg.tmp-{}", dead);
+    auto live_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", live);
+    auto own_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", ::getpid());
+    auto plain = dir.path() / "journal.json";
+    for (const auto& p : {dead_file, live_file, own_file, plain})
+        REQUIRE(write_file_atomic(p, "x"));
+    REQUIRE(write_file_atomic(dead_dir / "sub" / "f", "x"));
+
+    auto removed = remove_dead_leftovers(dir.path(), temp_name_pid);
+    std::sort(removed.begin(), removed.end());
+    std::vector<fs::path> expected{dead_file, dead_dir};
+    std::sort(expected.begin(), expected.end());
+    CHECK(removed == expected);
+    CHECK_FALSE(fs::exists(dead_file));
+    CHECK_FALSE(fs::exists(dead_dir));
+    CHECK(fs::exists(live_file));
+    CHECK(fs::exists(own_file));
+    CHECK(fs::exists(plain));
+    CHECK(remove_dead_leftovers(dir.path() / "missing", temp_name_pid).empty());
+}
+
+TEST_CASE("a writer killed mid-write leaves a temporary that names it, and it is removed") {
+    TempDir dir("bs-test");
+    auto target = dir.path() / "journal.json";
+    pid_t child = ::fork();
+    if (child == 0) {
+        // The file-size limit kills the child (SIGXFSZ) inside write_file_atomic's write.
+        rlimit one{1, 1}, no_core{0, 0};
+        ::setrlimit(RLIMIT_FSIZE, &one);
+        ::setrlimit(RLIMIT_CORE, &no_core);
+        (void)write_file_atomic(target, std::string(4096, 'x'));
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFSIGNALED(status));
+    std::vector<fs::path> left;
+    for (auto& e : fs::directory_iterator(dir.path())) left.push_back(e.path());
+    REQUIRE(left.size() == 1);
+    CHECK(temp_name_pid(left[0].filename().string()) == child);
+    CHECK(left[0].filename().string().starts_with(fmt::format("journal.json.tmp-{}-", child)));
+    CHECK(remove_dead_leftovers(dir.path(), temp_name_pid) == left);
+    CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("sizes are read as a recipe writes them and shown in binary units") {
+    CHECK(parse_size("1048576") == 1048576u);
+    CHECK(parse_size("2GiB") == 2ull << 30);
+    CHECK(parse_size("2 gib") == 2ull << 30);
+    CHECK(parse_size("1.5MiB") == 1572864u);
+    CHECK(parse_size("500k") == 500000u);
+    CHECK(parse_size("3 MB") == 3000000u);
+    CHECK(parse_size("64B") == 64u);
+    CHECK(parse_size("18446744073709551615") == UINT64_MAX);
+    CHECK_FALSE(parse_size(""));
+    CHECK_FALSE(parse_size("GiB"));
+    CHECK_FALSE(parse_size("-1"));
+    CHECK_FALSE(parse_size(" 5"));
+    CHECK_FALSE(parse_size("5 parsecs"));
+    CHECK_FALSE(parse_size("1.2.3 MB"));
+    CHECK_FALSE(parse_size("18446744073709551616"));
+    CHECK_FALSE(parse_size("20000000TiB"));
+    CHECK(format_size(0) == "0 B");
+    CHECK(format_size(1023) == "1023 B");
+    CHECK(format_size(1536) == "1.5 KiB");
+    CHECK(format_size(4ull << 30) == "4.0 GiB");
 }

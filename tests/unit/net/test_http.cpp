@@ -41,3 +41,20 @@ TEST_CASE("a refused connection is retried, then reported") {
     REQUIRE_FALSE(res);
     CHECK(res.error().message.find("failed after 2 attempts") != std::string::npos);
 }
+
+TEST_CASE("a body longer than max_bytes fails the request at once") {
+    core::TempDir dir("bs-net");
+    REQUIRE(core::write_file_atomic(dir.path() / "page.html", std::string(5000, 'x')));
+    net::Request r;
+    r.url = "file://" + (dir.path() / "page.html").string();
+    r.max_bytes = 4096;
+    auto res = net::get(r);
+    REQUIRE_FALSE(res);
+    CHECK(res.error().code == bootstrap::ErrorCode::network);
+    CHECK(res.error().message ==
+          "GET " + r.url + " refused: the body is longer than the limit of 4.0 KiB");
+    r.max_bytes = 5000;
+    auto fits = net::get(r);
+    REQUIRE(fits);
+    CHECK(fits->body.size() == 5000);
+}

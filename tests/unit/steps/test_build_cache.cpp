@@ -2,11 +2,16 @@
 // damaged entry, and the source-tree digest that stands for a directory source.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <fstream>
 #include <functional>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
@@ -143,6 +148,39 @@ TEST_CASE("the key's lock is exclusive and names its holder") {
     REQUIRE_FALSE(second);
     CHECK(second.error().code == ErrorCode::lock_timeout);
     CHECK(seen == ::getpid());
+}
+
+TEST_CASE("a dead builder's staging dir and source copies are removed; a live one's are kept") {
+    core::TempDir home("bs-build-cache");
+    steps::BuildCache cache(home.path() / "builds");
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    const long dead = child, live = ::getppid();
+    const std::string key(64, 'a'), other(64, 'b');
+    auto root = cache.root();
+    std::vector<fs::path> dead_ones{root / fmt::format(".tmp-{}-{}", key, dead),
+                                    root / fmt::format(".src-{}-{}", key, dead),
+                                    root / fmt::format("..src-{}-{}.tmp-{}", key, dead, dead)};
+    std::vector<fs::path> kept{root / fmt::format(".tmp-{}-{}", key, live),
+                               root / fmt::format(".src-{}-{}", key, live),
+                               root / fmt::format(".src-{}-{}", other, dead),  // another key's lock
+                               root / key, root / (key + ".lock")};
+    for (const auto& p : dead_ones) write(p / "setup.py", "x");
+    for (const auto& p : kept) write(p / "f", "x");
+    CHECK(cache.source_copy(key) == root / fmt::format(".src-{}-{}", key, ::getpid()));
+    auto staging = cache.staging(key);
+    REQUIRE(staging);
+    CHECK(*staging == root / fmt::format(".tmp-{}-{}", key, ::getpid()));
+
+    auto removed = cache.remove_leftovers(key);
+    std::sort(removed.begin(), removed.end());
+    std::sort(dead_ones.begin(), dead_ones.end());
+    CHECK(removed == dead_ones);
+    for (const auto& p : dead_ones) CHECK_FALSE(fs::exists(p));
+    for (const auto& p : kept) CHECK(fs::exists(p));
+    CHECK(fs::exists(*staging));  // our own
 }
 
 TEST_CASE("tree digest: content, names and the executable bit count; build outputs do not") {
