@@ -186,9 +186,19 @@ void check_placeholders(const Recipe& recipe, std::vector<Problem>& problems) {
     PlaceholderChecker checker(problems);
     check_vars(recipe, checker);
     check_venv_path(recipe.venv.path, checker);
+    // A NUL byte would silently cut a path, an argument or a variable where it reaches the
+    // system (C strings end there): refused wherever it is written.
+    auto check_nul = [&](const Text& text) {
+        if (text.value.find('\0') != std::string::npos)
+            problems.push_back({text.loc, "the value contains a NUL byte (\\u0000), which no path, argument or "
+                                          "environment variable can hold"});
+    };
     auto check_text = [&](const Text& text) {
+        check_nul(text);
         for (const auto& p : checker.placeholders(text)) checker.check(p, text.loc);
     };
+    check_nul(recipe.venv.path);
+    for (const auto& [name, text] : recipe.vars) check_nul(text);
     for (const auto& [name, text] : recipe.env_set) check_text(text);
     for (const auto& step : recipe.steps) for_each_text(step, check_text);
 }

@@ -45,3 +45,20 @@ def test_a_local_repository_path_still_builds_its_source(world, sources):
         recipe = git_recipe(world, url)
         proc = world.run(["plan", recipe])
         assert proc.returncode == 0, (url, proc.stderr)
+
+
+@pytest.mark.parametrize("where", ["argv", "env", "venv"])
+def test_nul_bytes_are_refused_at_validation(world, where):
+    """TOML lets a string hold \\u0000; C strings end there, so a path or argument would be cut."""
+    venv_path = "venv\\u0000/../elsewhere" if where == "venv" else "venv"
+    steps = [R.venv(), R.run("r", ["echo", "a\\u0000b"] if where == "argv" else ["echo", "ok"],
+                               **({"env": {"X": "a\\u0000b"}} if where == "env" else {}))]
+    text = R.render_recipe(steps=steps, venv_path="VENVPATH").replace("\\\\u0000", "\\u0000")
+    text = text.replace('"VENVPATH"', '"' + venv_path + '"')
+    recipe = world.root / "nul.toml"
+    recipe.write_text(text)
+    assert "\\u0000" in recipe.read_text()
+    proc = world.run(["plan", recipe])
+    assert proc.returncode == 2, proc.stderr
+    assert "NUL byte" in proc.stderr and f"{recipe}:" in proc.stderr, proc.stderr
+    assert not (world.root / "elsewhere").exists()
