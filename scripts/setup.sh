@@ -10,7 +10,7 @@ PYTEST_VERSION=8.3.5
 DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
   libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine
-  pybind11-dev python3-dev)
+  pybind11-dev python3-dev ccache tmux)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -35,7 +35,14 @@ if [ ! -x .tools/venv/bin/uv ] || [ "$(.tools/venv/bin/uv --version | awk '{prin
 fi
 
 BUILD_TYPE=${BUILD_TYPE:-Release}
+# ccache (when present) makes a rebuild, or a second clone's build, mostly cache hits; paths
+# are taken relative to the checkout so clones in other folders share entries.
+LAUNCHER=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD"
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" >/dev/null
 fi
 cmake --build build -j"$(nproc)"
