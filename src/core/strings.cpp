@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -113,6 +114,20 @@ std::string format_duration(double seconds) {
     auto total = static_cast<long>(seconds);
     if (total < 3600) return fmt::format("{}:{:02}", total / 60, total % 60);
     return fmt::format("{}:{:02}:{:02}", total / 3600, (total / 60) % 60, total % 60);
+}
+
+std::string clip(std::string_view s, size_t max) {
+    if (s.size() <= max) return std::string(s);
+    return fmt::format("{}... ({} characters)", s.substr(0, max), s.size());
+}
+
+std::optional<double> parse_double(std::string_view s) {
+    double value = 0;
+    const char* end = s.data() + s.size();
+    // chars_format::general: decimal and scientific, no hex; from_chars takes no leading '+'.
+    auto [ptr, ec] = std::from_chars(s.data(), end, value, std::chars_format::general);
+    if (s.empty() || ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
+    return value;
 }
 
 }  // namespace bootstrap::core

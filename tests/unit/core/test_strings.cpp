@@ -34,3 +34,44 @@ TEST_CASE("key fields are delimited so concatenations differ") {
     CHECK(a.digest() != b.digest());
     CHECK(a.explain() == "scheme: t-v1\nx: ab\ny: c\n");
 }
+
+TEST_CASE("parse_int takes a whole decimal number that fits, and never throws") {
+    CHECK(parse_int<int>("42") == 42);
+    CHECK(parse_int<int>("-7") == -7);
+    CHECK(parse_int<long long>("9223372036854775807") == 9223372036854775807LL);
+    CHECK_FALSE(parse_int<int>(""));
+    CHECK_FALSE(parse_int<int>("+1"));
+    CHECK_FALSE(parse_int<int>(" 1"));
+    CHECK_FALSE(parse_int<int>("1 "));
+    CHECK_FALSE(parse_int<int>("12abc"));
+    CHECK_FALSE(parse_int<unsigned>("-1"));
+    CHECK_FALSE(parse_int<int>("2147483648"));
+    CHECK_FALSE(parse_int<unsigned long long>(std::string(400, '9')));  // std::stoull throws
+}
+
+TEST_CASE("parse_leading_int reads the digits a text starts with") {
+    CHECK(parse_leading_int<long>("30abc") == 30);
+    CHECK(parse_leading_int<int>("4") == 4);
+    CHECK(parse_leading_int<long>("12345\n") == 12345);
+    CHECK_FALSE(parse_leading_int<int>("x1"));
+    CHECK_FALSE(parse_leading_int<int>(""));
+    CHECK_FALSE(parse_leading_int<int>(std::string(400, '1') + "x"));
+}
+
+TEST_CASE("parse_double takes a whole finite number") {
+    CHECK(parse_double("412.3") == 412.3);
+    CHECK(parse_double("1e3") == 1000.0);
+    CHECK(parse_double("-2") == -2.0);
+    CHECK(parse_double("7.") == 7.0);
+    CHECK_FALSE(parse_double(""));
+    CHECK_FALSE(parse_double("1.5x"));
+    CHECK_FALSE(parse_double("inf"));
+    CHECK_FALSE(parse_double("nan"));
+    CHECK_FALSE(parse_double("1e999"));
+    CHECK_FALSE(parse_double(std::string(400, '1')));  // std::stod throws std::out_of_range
+}
+
+TEST_CASE("clip keeps short text and cuts long text with its length") {
+    CHECK(clip("abc", 5) == "abc");
+    CHECK(clip(std::string(10, 'x'), 4) == "xxxx... (10 characters)");
+}
