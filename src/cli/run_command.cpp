@@ -7,6 +7,7 @@
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "core/fs.hpp"
+#include "core/strings.hpp"
 #include "doctor/knowledge.hpp"
 #include "engine/locking.hpp"
 #include "manifest/lockfile.hpp"
@@ -98,7 +99,8 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     options.only = args.only;
     options.skip = args.skip;
     options.lock_timeout = args.lock_timeout;
-    if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE")) options.backoff_base = std::atof(b);
+    if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE"))
+        options.backoff_base = core::parse_double(b).value_or(options.backoff_base);
     options.rollback_on_failure = args.rollback_on_failure;
     if (args.locked || !args.lockfile.empty()) {
         auto path = args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : fs::path(args.lockfile);

@@ -14,6 +14,7 @@
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/strings.hpp"
 
 namespace bootstrap::core {
 
@@ -21,7 +22,7 @@ namespace {
 long read_pid(int fd) {
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    return n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+    return n > 0 ? parse_leading_int<long>(trim(buf)).value_or(0) : 0;
 }
 }  // namespace
 

@@ -41,7 +41,7 @@ std::optional<Arch> parse_bare_arch(std::string_view s) {
     if (!all_digits(major_text) || !all_digits(minor_text) || minor_text.size() != 1 ||
         major_text.size() > 2)
         return std::nullopt;
-    arch.major = std::stoi(std::string(major_text));
+    arch.major = core::parse_int<int>(major_text).value_or(0);  // at most two digits
     arch.minor = minor_text[0] - '0';
     if (arch.major == 0) return std::nullopt;
     return arch;

@@ -14,6 +14,9 @@ namespace bootstrap::doctor {
 
 namespace {
 
+constexpr size_t k_max_line = 4096;
+constexpr size_t k_max_gpu_name = 256;
+
 // Megatron's training_log(): ' iteration       10/  500000 | ... | throughput per GPU
 // (TFLOP/s/GPU): 412.3 | ...'.
 const std::regex& throughput_re() {
@@ -68,16 +71,21 @@ std::vector<ThroughputSample> parse_throughput(std::string_view log) {
     for (size_t i = 0; i < lines.size(); ++i) {
         const std::string& line = lines[i];
         if (line.find("TFLOP/s/GPU") == std::string::npos) continue;
-        std::string cut = line.substr(0, 4096);  // libstdc++ regex recursion depth
+        // libstdc++'s regex matcher recurses once per character matched: cut the line.
+        std::string cut = line.substr(0, k_max_line);
         std::smatch m;
         if (!std::regex_search(cut, m, throughput_re())) continue;
+        // A figure beyond double's range (400 digits) is no sample: skip the line.
+        auto tflops = core::parse_double(m[1].str());
+        if (!tflops) continue;
         ThroughputSample s;
         s.line = static_cast<int>(i + 1);
-        s.tflops = std::stod(m[1].str());
-        if (std::regex_search(cut, m, iteration_re())) s.iteration = std::stol(m[1].str());
+        s.tflops = *tflops;
+        if (std::regex_search(cut, m, iteration_re()))
+            if (auto it = core::parse_int<long>(m[1].str())) s.iteration = *it;
         if (std::regex_search(cut, m, mfu_re())) {
-            double v = std::stod(m[1].str());
-            s.mfu = (m[2].length() > 0 || v > 1.0) ? v / 100.0 : v;
+            if (auto v = core::parse_double(m[1].str()))
+                s.mfu = (m[2].length() > 0 || *v > 1.0) ? *v / 100.0 : *v;
         }
         s.text = std::string(core::trim(cut.substr(0, 300)));
         out.push_back(std::move(s));
@@ -86,6 +94,8 @@ std::vector<ThroughputSample> parse_throughput(std::string_view log) {
 }
 
 std::optional<GpuPeak> peak_for_gpu(std::string_view name) {
+    // Every known name is short; a longer one (from --gpu) must not reach the regex matcher.
+    if (name.size() > k_max_gpu_name) return std::nullopt;
     std::string n = core::to_lower(name);
     // NVL (PCIe-card, lower power) and Grace-Hopper parts have other peaks: no guessing.
     if (n.find("nvl") != std::string::npos || n.find("gh200") != std::string::npos)
@@ -122,7 +132,7 @@ Result<PerfReport> analyze_perf(std::string_view log, const std::string& log_nam
         return fail(ErrorCode::usage,
                     fmt::format("no dense BF16 peak is known for GPU '{}' (known: H100 SXM, H100 "
                                 "PCIe, H200 SXM, A100); pass --peak TFLOPS",
-                                options.gpu));
+                                core::clip(options.gpu)));
     }
 
     r.samples = samples.size();

@@ -98,8 +98,10 @@ std::optional<std::pair<unsigned, unsigned>> parse_device_arch(std::string_view 
     if (digits.size() < 2 || digits.size() > 3) return std::nullopt;
     if (dot != std::string_view::npos && s.size() - dot != 2)
         return std::nullopt; // one minor digit
-    unsigned number = static_cast<unsigned>(std::stoul(digits));
-    return std::pair{number / 10, number % 10};
+    auto number = core::parse_int<unsigned>(digits);
+    if (!number)
+        return std::nullopt;
+    return std::pair{*number / 10, *number % 10};
 }
 
 bool usable_on(const FatbinEntry& e, unsigned major, unsigned minor) {

@@ -34,8 +34,11 @@ std::optional<HistoryEntry> parse_entry_name(const fs::path& file) {
     std::string_view digits = stem.substr(0, dash);
     if (!all_digits(digits) || digits.size() > 9)
         return std::nullopt;
+    auto number = core::parse_int<int>(digits);
+    if (!number)
+        return std::nullopt;
     HistoryEntry e;
-    e.number = std::stoi(std::string(digits));
+    e.number = *number;
     e.file = file;
     e.label = dash == std::string_view::npos ? "" : std::string(stem.substr(dash + 1));
     return e;
@@ -149,7 +152,7 @@ Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref)
         back = 0;
     if (core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5)) &&
         ref.size() <= 14)
-        back = std::stoi(ref.substr(5));
+        back = core::parse_int<int>(std::string_view(ref).substr(5));
     if (!by_number && !back) {
         std::error_code ec;
         if (fs::is_regular_file(ref, ec))
@@ -166,7 +169,7 @@ Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref)
                                 ref));
     BS_TRY(auto entries, list_history(venv));
     if (by_number) {
-        int number = std::stoi(ref);
+        int number = core::parse_int<int>(ref).value_or(-1); // by_number: at most 9 digits
         for (const auto& e : entries)
             if (e.number == number)
                 return e.file;

@@ -42,7 +42,7 @@ fs::path loaded_libstdcxx() {
 std::vector<long> version_parts(std::string_view v) {
     std::vector<long> parts;
     for (const auto& p : core::split(v, '.'))
-        parts.push_back(std::atol(p.c_str()));
+        parts.push_back(core::parse_leading_int<long>(p).value_or(0)); // "2.36" or "35-ubuntu"
     return parts;
 }
 

@@ -30,11 +30,12 @@ PackageCache PackageCache::load(fs::path file) {
         if (f.size() != k_fields)
             continue;
         Entry e;
-        try {
-            e.stamp = {std::stoull(f[1]), std::stoll(f[2]), std::stoull(f[3])};
-        } catch (const std::exception&) {
+        auto size = core::parse_int<uint64_t>(f[1]);
+        auto mtime = core::parse_int<int64_t>(f[2]);
+        auto inode = core::parse_int<uint64_t>(f[3]);
+        if (!size || !mtime || !inode)
             continue; // a damaged line is a miss
-        }
+        e.stamp = {*size, *mtime, *inode};
         e.facts.record_sha256 = f[4];
         e.facts.wheel_tag = f[5];
         e.facts.origin.kind = f[6];

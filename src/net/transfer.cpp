@@ -84,13 +84,9 @@ struct Attempt {
     std::string stop_reason;  // why a check of ours stopped the transfer
 };
 
+/// The digits `s` starts with ("100-199/1000" -> 100), when they fit.
 std::optional<uint64_t> parse_u64(std::string_view s) {
-    std::string text(s);
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str() || errno != 0 || text.front() == '-') return std::nullopt;
-    return v;
+    return core::parse_leading_int<uint64_t>(s);
 }
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -109,10 +105,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto value = core::trim(line.substr(colon + 1));
     if (name == "retry-after") {
         // Only the delta-seconds form; an HTTP date falls back to our own backoff.
-        std::string text(value);
-        char* end = nullptr;
-        double s = std::strtod(text.c_str(), &end);
-        if (end != text.c_str() && s >= 0) a->head.retry_after = s;
+        if (auto s = core::parse_double(value); s && *s >= 0) a->head.retry_after = *s;
     } else if (name == "content-type") {
         a->head.content_type = std::string(value);
     } else if (name == "content-length") {

@@ -78,7 +78,8 @@ std::string libstdcxx_level(const ResolvedStep& step, StepContext& ctx, const st
     for (const auto& s : *symbols) {
         if (!core::starts_with(s.version, "GLIBCXX_") || !s.defined) continue;
         std::vector<int> parts;
-        for (const auto& p : core::split(s.version.substr(8), '.')) parts.push_back(std::atoi(p.c_str()));
+        for (const auto& p : core::split(s.version.substr(8), '.'))
+            parts.push_back(core::parse_leading_int<int>(p).value_or(0));
         if (parts > best) {
             best = parts;
             best_name = s.version;

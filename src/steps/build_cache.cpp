@@ -72,11 +72,7 @@ std::optional<BuildCache::Entry> BuildCache::find(const std::string& key) const 
     e.sha256 = fields["sha256"];
     e.built_at = fields["built_at"];
     e.host = fields["host"];
-    try {
-        e.build_seconds = std::stod(fields["seconds"]);
-    } catch (...) {
-        e.build_seconds = 0;
-    }
+    e.build_seconds = core::parse_double(fields["seconds"]).value_or(0);
     auto digest = core::sha256_file(e.wheel);
     if (!digest || *digest != e.sha256) return std::nullopt;  // damaged: build again
     return e;

@@ -155,3 +155,31 @@ TEST_CASE("a log without throughput lines is invalid input naming the flag to ad
     CHECK(exit_code_for(r.error()) == 2);
     CHECK(r.error().message.find("--log-throughput") != std::string::npos);
 }
+
+TEST_CASE("hostile numbers in a log are skipped, never thrown") {
+    // std::stod threw std::out_of_range on these, which aborted `bootstrap perf`.
+    std::string huge(400, '1');
+    std::string log = "iteration 10/ 100 | throughput per GPU (TFLOP/s/GPU): " + huge + " |\n" +
+                      "iteration " + huge + "/ 100 | throughput per GPU (TFLOP/s/GPU): 400.0 | "
+                      "MFU: " + huge + "%\n";
+    auto samples = parse_throughput(log);
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].line == 2);
+    CHECK(samples[0].tflops == Approx(400.0));
+    CHECK(samples[0].iteration == -1);
+    CHECK_FALSE(samples[0].mfu);
+    auto r = analyze_perf("iteration 1/ 2 | throughput per GPU (TFLOP/s/GPU): " + huge + "\n",
+                          "train.log", on("H200"));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+}
+
+TEST_CASE("a GPU name of any length is looked up without a regex on all of it") {
+    // `\bh100\b.*\bpcie\b` on a 1,000,000-character name overflowed the stack.
+    CHECK_FALSE(peak_for_gpu("h100 " + std::string(1'000'000, 'x')));
+    auto r = analyze_perf(iteration_line(1, 300.0), "train.log",
+                          on("h100 " + std::string(100'000, 'x')));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.size() < 400);
+    CHECK(r.error().message.find("(100005 characters)") != std::string::npos);
+}
