@@ -161,11 +161,20 @@ bool search(const std::regex& re, std::string_view line) {
 }  // namespace
 
 Result<KnownFault> make_fault(KnownFault fault) {
+    for (const std::string* pattern : {&fault.pattern, &fault.near})
+        if (pattern->size() > recipe::k_max_fault_pattern)
+            return fail(ErrorCode::usage,
+                        fmt::format("known fault '{}': regular expression of {} characters (at "
+                                    "most {})",
+                                    fault.id, pattern->size(), recipe::k_max_fault_pattern));
+    // nosubs: only whether a line matches is asked, and libstdc++'s matcher spends stack per
+    // character on every capture group it is inside (20 nested groups overflowed it on a
+    // 4,096-character line); without them it is ~320 bytes per character, 1.3 MiB at k_max_line.
+    constexpr auto k_flags = std::regex::ECMAScript | std::regex::nosubs;
     try {
-        fault.compiled = std::make_shared<const std::regex>(fault.pattern, std::regex::ECMAScript);
+        fault.compiled = std::make_shared<const std::regex>(fault.pattern, k_flags);
         if (!fault.near.empty())
-            fault.compiled_near =
-                std::make_shared<const std::regex>(fault.near, std::regex::ECMAScript);
+            fault.compiled_near = std::make_shared<const std::regex>(fault.near, k_flags);
     } catch (const std::regex_error& e) {
         return fail(
             ErrorCode::usage,

@@ -200,12 +200,23 @@ std::optional<FaultEntry> read_fault(Reader& rd, const toml::table& t, size_t in
     auto suggested = rd.unknown_keys(t, k_fault_keys, " in " + label);
     if (const auto* n = t.get("match")) {
         if (auto m = rd.text(*n, "match")) {
-            try {
-                std::regex re(m->value, std::regex::ECMAScript);
-                if (m->value.empty()) rd.report(m->loc, "'match' must not be empty");
-            } catch (const std::regex_error& e) {
-                rd.report(m->loc,
-                          fmt::format("'match' is not a valid regular expression ({})", e.what()));
+            if (m->value.size() > k_max_fault_pattern) {
+                rd.report(m->loc, fmt::format("'match' is {} characters long; a pattern may have "
+                                              "at most {}",
+                                              m->value.size(), k_max_fault_pattern));
+            } else {
+                try {
+                    // The flags doctor::make_fault compiles with.
+                    std::regex re(m->value, std::regex::ECMAScript | std::regex::nosubs);
+                    if (m->value.empty()) rd.report(m->loc, "'match' must not be empty");
+                } catch (const std::regex_error& e) {
+                    rd.report(m->loc,
+                              e.code() == std::regex_constants::error_backref
+                                  ? std::string("'match' may not use back-references (\\1): "
+                                                "log lines are matched without capture groups")
+                                  : fmt::format("'match' is not a valid regular expression ({})",
+                                                e.what()));
+                }
             }
             fault.match = *m;
         }

@@ -10,6 +10,7 @@
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
+#include "recipe/prescan.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/toml_reader.hpp"
 #include "recipe/validate.hpp"
@@ -576,6 +577,8 @@ bool read_document(Reader& rd, const toml::table& root, Recipe& out) {
 }
 
 Result<Recipe> parse_named(std::string_view text, const std::string& name) {
+    if (auto problem = detail::prescan_toml(text, name))
+        return tl::unexpected(detail::make_recipe_error({std::move(*problem)}));
     toml::table root;
     try {
         root = toml::parse(text, std::string_view(name));
@@ -603,6 +606,9 @@ Result<Recipe> load_recipe(const std::filesystem::path& file) {
     if (std::filesystem::is_directory(status))
         return fail(ErrorCode::usage,
                     fmt::format("{}: is a directory, not a recipe file", file.string()));
+    // A file over the limit is not even read (a regular one: a pipe has no size).
+    if (auto size = std::filesystem::file_size(file, ec); !ec && size > detail::k_max_recipe_bytes)
+        return tl::unexpected(detail::make_recipe_error({detail::too_large(size, file.string())}));
     auto bytes = core::read_file(file);
     if (!bytes) return fail(ErrorCode::io, bytes.error().message, bytes.error().detail);
     BS_TRY(Recipe recipe, parse_named(*bytes, file.string()));

@@ -153,7 +153,13 @@ struct LintRule {
     Severity severity = Severity::error;
 };
 
-/// One `[[fault]]` entry: a regex (ECMAScript, matched per log line) and what it means.
+/// The longest `[[fault]] match` read: std::regex's compiler recurses per character and per
+/// group (a 100,000-character pattern overflowed the stack); real patterns are under 200.
+inline constexpr size_t k_max_fault_pattern = 1000;
+
+/// One `[[fault]]` entry: a regex (ECMAScript, matched per log line) and what it means. The
+/// regex is compiled with std::regex::nosubs (whether a line matches is all that is asked; a
+/// capture group costs stack per character matched), so it may not use back-references.
 struct FaultEntry {
     std::string id;
     SourceLoc loc;

@@ -225,3 +225,33 @@ TEST_CASE("an invalid regex is an error value naming the entry") {
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message.find("known fault 'broken'") == 0);
 }
+
+TEST_CASE("a recipe pattern is bounded and matched without capture groups") {
+    // 20 nested capture groups cost libstdc++'s matcher ~6 KiB of stack per character: a
+    // 4,000-character line overflowed it. Compiled with nosubs it is ~320 bytes a character.
+    KnownFault nested;
+    nested.id = "nested";
+    nested.pattern = std::string(20, '(') + "x" + std::string(20, ')') + "+y";
+    auto made = make_fault(nested);
+    REQUIRE(made);
+    CHECK(made->compiled->mark_count() == 0);
+    std::vector<KnownFault> kb{*made};
+    auto matches = match_log("start\n" + std::string(4000, 'x') + "y\n", kb);
+    REQUIRE(matches.size() == 1);
+    CHECK(matches[0].line == 2);
+    // A line beyond k_max_line is cut first: the `y` at 100,001 is never seen.
+    CHECK(match_log(std::string(100'000, 'x') + "y\n", kb).empty());
+
+    KnownFault huge;
+    huge.id = "huge";
+    huge.pattern = std::string(recipe::k_max_fault_pattern + 1, 'a');
+    auto too_long = make_fault(huge);
+    REQUIRE_FALSE(too_long);
+    CHECK(too_long.error().message ==
+          "known fault 'huge': regular expression of 1001 characters (at most 1000)");
+
+    KnownFault backref;
+    backref.id = "backref";
+    backref.pattern = "(a)\\1";
+    CHECK_FALSE(make_fault(backref));
+}
