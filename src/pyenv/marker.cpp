@@ -1,9 +1,12 @@
 #include "pyenv/marker.hpp"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/strings.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/specifier.hpp"
 
@@ -17,7 +20,9 @@ struct Marker::Node {
     };
 
     Kind kind = Kind::compare;
-    std::shared_ptr<const Node> left, right;  // all_of / any_of
+    // all_of / any_of: two or more. `a and b and c` is one node of three, not a chain, so a
+    // long marker is a wide tree, and only parentheses (bounded) make it deep.
+    std::vector<std::shared_ptr<const Node>> children;
     Operand lhs, rhs;                         // compare
     std::string op;                           // compare: "==", "in", "not in", ...
 };
@@ -66,6 +71,7 @@ bool is_ident_char(char c) {
 /// Recursive descent over the PEP 508 marker grammar:
 ///   or   := and ("or" and)*      and := expr ("and" expr)*
 ///   expr := "(" or ")" | value op value       value := variable | 'str' | "str"
+/// It recurses only into parentheses, at most k_max_marker_nesting deep.
 class Parser {
 public:
     explicit Parser(std::string_view s) : m_s(s) {}
@@ -76,7 +82,7 @@ public:
         skip_space();
         if (m_pos < m_s.size())
             return error(fmt::format("expected 'and', 'or' or the end of the marker, got '{}'",
-                                     m_s.substr(m_pos)));
+                                     core::clip(m_s.substr(m_pos))));
         return root;
     }
 
@@ -102,39 +108,39 @@ private:
         return true;
     }
 
-    static NodePtr combine(Node::Kind kind, NodePtr left, NodePtr right) {
+    /// `first` (keyword `first`)* as one node of `kind`, or `first` alone.
+    template <class Operand>
+    tl::expected<NodePtr, SyntaxError> parse_list(Node::Kind kind, std::string_view keyword,
+                                                  Operand operand) {
+        auto first = (this->*operand)();
+        if (!first) return first;
+        std::vector<NodePtr> items{std::move(*first)};
+        while (accept_keyword(keyword)) {
+            auto next = (this->*operand)();
+            if (!next) return next;
+            items.push_back(std::move(*next));
+        }
+        if (items.size() == 1) return std::move(items.front());
         auto node = std::make_shared<Node>();
         node->kind = kind;
-        node->left = std::move(left);
-        node->right = std::move(right);
+        node->children = std::move(items);
         return node;
     }
 
     tl::expected<NodePtr, SyntaxError> parse_or() {
-        auto left = parse_and();
-        if (!left) return left;
-        while (accept_keyword("or")) {
-            auto right = parse_and();
-            if (!right) return right;
-            left = combine(Node::Kind::any_of, std::move(*left), std::move(*right));
-        }
-        return left;
+        return parse_list(Node::Kind::any_of, "or", &Parser::parse_and);
     }
 
     tl::expected<NodePtr, SyntaxError> parse_and() {
-        auto left = parse_expr();
-        if (!left) return left;
-        while (accept_keyword("and")) {
-            auto right = parse_expr();
-            if (!right) return right;
-            left = combine(Node::Kind::all_of, std::move(*left), std::move(*right));
-        }
-        return left;
+        return parse_list(Node::Kind::all_of, "and", &Parser::parse_expr);
     }
 
     tl::expected<NodePtr, SyntaxError> parse_expr() {
         skip_space();
         if (m_pos < m_s.size() && m_s[m_pos] == '(') {
+            if (++m_depth > k_max_marker_nesting)
+                return error(fmt::format("parentheses nested more than {} deep (the limit is {})",
+                                         k_max_marker_nesting, k_max_marker_nesting));
             ++m_pos;
             auto inner = parse_or();
             if (!inner) return inner;
@@ -142,6 +148,7 @@ private:
             if (m_pos >= m_s.size() || m_s[m_pos] != ')')
                 return error("expected ')' to close the parenthesis");
             ++m_pos;
+            --m_depth;
             return inner;
         }
         auto node = std::make_shared<Node>();
@@ -173,11 +180,11 @@ private:
         std::string_view word = m_s.substr(start, m_pos - start);
         if (word.empty())
             return error_at(fmt::format("expected a marker variable or a quoted string, got '{}'",
-                                        m_s.substr(start)),
+                                        core::clip(m_s.substr(start))),
                             start);
         for (const VariableName& v : k_variables)
             if (v.spelling == word) return Node::Operand{true, std::string(v.canonical)};
-        return error_at(fmt::format("unknown marker variable '{}'", word), start);
+        return error_at(fmt::format("unknown marker variable '{}'", core::clip(word)), start);
     }
 
     tl::expected<std::string, SyntaxError> parse_op() {
@@ -200,6 +207,7 @@ private:
 
     std::string_view m_s;
     size_t m_pos = 0;
+    int m_depth = 0;  // open parentheses
 };
 
 std::string operand_str(const Node::Operand& o) {
@@ -213,14 +221,17 @@ std::string node_str(const Node& node) {
     switch (node.kind) {
         case Node::Kind::compare:
             return fmt::format("{} {} {}", operand_str(node.lhs), node.op, operand_str(node.rhs));
-        case Node::Kind::all_of: {
-            auto side = [](const Node& n) {
-                return n.kind == Node::Kind::any_of ? "(" + node_str(n) + ")" : node_str(n);
-            };
-            return side(*node.left) + " and " + side(*node.right);
+        case Node::Kind::all_of:
+        case Node::Kind::any_of: {
+            const bool all = node.kind == Node::Kind::all_of;
+            std::string out;
+            for (const NodePtr& child : node.children) {
+                if (!out.empty()) out += all ? " and " : " or ";
+                bool wrap = all && child->kind == Node::Kind::any_of;
+                out += wrap ? "(" + node_str(*child) + ")" : node_str(*child);
+            }
+            return out;
         }
-        case Node::Kind::any_of:
-            return node_str(*node.left) + " or " + node_str(*node.right);
     }
     return {};
 }
@@ -262,9 +273,11 @@ bool compare(std::string lhs, const std::string& op, std::string rhs, bool is_ex
 bool evaluate_node(const Node& node, const MarkerEnv& env) {
     switch (node.kind) {
         case Node::Kind::all_of:
-            return evaluate_node(*node.left, env) && evaluate_node(*node.right, env);
+            return std::all_of(node.children.begin(), node.children.end(),
+                               [&](const NodePtr& c) { return evaluate_node(*c, env); });
         case Node::Kind::any_of:
-            return evaluate_node(*node.left, env) || evaluate_node(*node.right, env);
+            return std::any_of(node.children.begin(), node.children.end(),
+                               [&](const NodePtr& c) { return evaluate_node(*c, env); });
         case Node::Kind::compare: {
             bool is_extra = (node.lhs.is_variable && node.lhs.text == "extra") ||
                             (node.rhs.is_variable && node.rhs.text == "extra");
@@ -278,6 +291,11 @@ bool evaluate_node(const Node& node, const MarkerEnv& env) {
 }  // namespace
 
 tl::expected<Marker, SyntaxError> Marker::parse_detailed(std::string_view text) {
+    if (text.size() > k_max_marker_length)
+        return tl::unexpected(SyntaxError{
+            fmt::format("marker of {} characters (the limit is {})", text.size(),
+                        k_max_marker_length),
+            0});
     auto root = Parser(text).parse();
     if (!root) return tl::unexpected(root.error());
     Marker marker;
@@ -290,7 +308,8 @@ Result<Marker> Marker::parse(std::string_view text) {
     auto marker = parse_detailed(text);
     if (!marker)
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid marker '{}': {} at column {}", text, marker.error().what,
+                    fmt::format("invalid marker '{}': {} at column {}", core::clip(text),
+                                marker.error().what,
                                 marker.error().offset + 1));
     return *marker;
 }

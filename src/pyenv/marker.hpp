@@ -16,6 +16,12 @@ namespace bootstrap::pyenv {
 /// platform_python_implementation, implementation_name, implementation_version, and "extra".
 using MarkerEnv = std::map<std::string, std::string>;
 
+/// The longest marker parsed. PEP 508 sets none; real markers are under 300 characters.
+inline constexpr size_t k_max_marker_length = 16 * 1024;
+/// How deep parentheses may nest in a marker (the parser recurses into each pair; 100,000
+/// nested pairs overflowed the stack). Python's packaging stops near 330 (its recursion limit).
+inline constexpr int k_max_marker_nesting = 32;
+
 class Marker {
 public:
     [[nodiscard]] static Result<Marker> parse(std::string_view text);

@@ -41,7 +41,8 @@ public:
             if (auto ok = parse_marker(req); !ok) return tl::unexpected(ok.error());
         }
         skip_space();
-        if (m_pos < m_s.size()) return error(fmt::format("unexpected '{}'", m_s.substr(m_pos)));
+        if (m_pos < m_s.size())
+            return error(fmt::format("unexpected '{}'", core::clip(m_s.substr(m_pos))));
         return req;
     }
 
@@ -71,7 +72,7 @@ private:
             return tl::unexpected(SyntaxError{
                 fmt::format("'{}' is not a valid {} (letters, digits, '-', '_', '.'; starting "
                             "and ending with a letter or digit)",
-                            word, what.substr(what.find(' ') + 1)),
+                            core::clip(word), what.substr(what.find(' ') + 1)),
                 start});
         return word;
     }
@@ -169,7 +170,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
     auto req = RequirementParser(text).parse();
     if (!req)
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid requirement '{}': {} at column {}", text, req.error().what,
+                    fmt::format("invalid requirement '{}': {} at column {}", core::clip(text),
+                                req.error().what,
                                 req.error().offset + 1));
     return *req;
 }

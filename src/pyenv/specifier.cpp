@@ -105,7 +105,8 @@ Result<Specifier> Specifier::parse(std::string_view text) {
     if (!spec)
         return fail(
             ErrorCode::invalid_recipe,
-            fmt::format("invalid specifier '{}': {} at column {}", text, spec.error().what,
+            fmt::format("invalid specifier '{}': {} at column {}", core::clip(text),
+                        spec.error().what,
                         spec.error().offset + 1 + static_cast<size_t>(item.data() - text.data())));
     return *spec;
 }
@@ -200,8 +201,8 @@ Result<SpecifierSet> SpecifierSet::parse(std::string_view text) {
     auto set = parse_detailed(text);
     if (!set)
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid specifier '{}': {} at column {}", text, set.error().what,
-                                set.error().offset + 1));
+                    fmt::format("invalid specifier '{}': {} at column {}", core::clip(text),
+                                set.error().what, set.error().offset + 1));
     return *set;
 }
 

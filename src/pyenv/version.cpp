@@ -141,7 +141,7 @@ Result<Version> Version::parse(std::string_view text) {
     std::string_view s = core::trim(text);
     auto invalid = [&](size_t pos, std::string_view why) {
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid version '{}': {} at column {}", text, why,
+                    fmt::format("invalid version '{}': {} at column {}", core::clip(text), why,
                                 pos + 1 + static_cast<size_t>(s.data() - text.data())));
     };
     if (s.empty()) return fail(ErrorCode::invalid_recipe, "invalid version '': it is empty");

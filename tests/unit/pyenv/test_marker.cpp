@@ -145,3 +145,46 @@ TEST_CASE("Marker parse errors say what and where") {
         CHECK(r.error().message == message);
     }
 }
+
+TEST_CASE("Marker bounds nesting and length") {
+    // 100,000 nested parentheses, or 100,000 `and`s, overflowed the stack (parse, str,
+    // evaluate and the tree's destructor all recursed). Both now stop at a bound, with a clipped
+    // quote of the text.
+    auto paren = [](int n) {
+        return std::string(n, '(') + "os_name == 'posix'" + std::string(n, ')');
+    };
+    auto deep = Marker::parse(paren(100'000));
+    REQUIRE_FALSE(deep);
+    CHECK(deep.error().message.find("marker of 200018 characters (the limit is 16384) at column "
+                                    "1") != std::string::npos);
+    CHECK(deep.error().message.size() < 400);
+
+    auto ok = Marker::parse(paren(32));
+    REQUIRE(ok);
+    CHECK(ok->str() == "os_name == \"posix\"");
+    CHECK(ok->evaluate(linux_env()));
+    auto nested = Marker::parse(paren(33));
+    REQUIRE_FALSE(nested);
+    CHECK(nested.error().message.find(": parentheses nested more than 32 deep (the limit is 32) "
+                                      "at column 33") != std::string::npos);
+    // The bound is on open parentheses, not on how many there are.
+    std::string siblings;
+    for (int i = 0; i < 100; ++i) siblings += (i ? " or " : "") + paren(20);
+    CHECK(Marker::parse(siblings));
+
+    std::string chain;
+    for (int i = 0; i < 100'000; ++i) chain += (i ? " and " : "") + std::string("os_name == 'x'");
+    auto long_chain = Marker::parse(chain);
+    REQUIRE_FALSE(long_chain);
+    CHECK(long_chain.error().message.find("the limit is 16384") != std::string::npos);
+
+    // Up to the length bound, a chain of 700 (13 KiB) is one wide node: canonical and evaluated.
+    std::string wide = "os_name == 'posix'";
+    for (int i = 1; i < 700; ++i) wide += i % 2 ? " and os_name != 'nt'" : " or os_name == 'x'";
+    auto w = Marker::parse(wide);
+    REQUIRE(w);
+    CHECK(w->evaluate(linux_env()));
+    auto again = Marker::parse(w->str());
+    REQUIRE(again);
+    CHECK(again->str() == w->str());
+}
