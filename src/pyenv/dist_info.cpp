@@ -270,37 +270,124 @@ Result<RecordDigests> record_digests(const Distribution& dist) {
 
 namespace {
 
-/// The walk behind is_satisfied: one requirement, then what the installed dist requires.
+/// The walk behind is_satisfied: one requirement, then what the installed dist requires,
+/// depth first. The path from the top requirement is an explicit stack of Frames, not the call
+/// stack: a chain of 20,000 installed distributions each requiring the next overflowed it.
+///
+/// Each frame walks its distribution's extras ("" first, then the requested ones), each extra's
+/// Requires-Dist in order. A dependency is first checked itself (enter); when its distribution
+/// has requirements of its own, a frame is pushed for it and its verdict comes back to the
+/// parent when that frame is popped (done). A failed dependency fails its parent, unless the
+/// recipe allows that conflict, up to the top.
 class SatisfactionCheck {
 public:
     SatisfactionCheck(const std::map<std::string, Distribution>& installed, std::string* why_not,
                       const std::set<std::pair<std::string, std::string>>& allowed_conflicts)
         : m_installed(installed), m_why_not(why_not), m_allowed(allowed_conflicts) {}
 
-    /// `required_by` is "" for the top-level requirement, else "transformers 4.57.1".
-    bool check(const Requirement& req, MarkerEnv& env, bool prereleases,
-               const std::string& required_by) {
-        if (req.marker && !req.marker->evaluate(env)) return true;
+    bool check(const Requirement& req, MarkerEnv& env, bool prereleases) {
+        std::vector<Frame> stack;
+        Verdict verdict = enter(req, env, prereleases, "", stack);
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (verdict != Verdict::pending) {  // the verdict on f's current dependency
+                const Requirement& dep = f.deps[f.dep];
+                bool ok = verdict == Verdict::holds ||
+                          // the recipe overrides this pin on purpose
+                          (m_allowed.count({f.dist->normalized_name, dep.normalized_name}) &&
+                           m_installed.count(dep.normalized_name));
+                verdict = Verdict::pending;
+                if (!ok) {
+                    verdict = done(stack, env, false);
+                    continue;
+                }
+                ++f.dep;
+            }
+            if (f.walking && f.dep < f.deps.size()) {
+                // Dependencies were chosen by a resolver; accept installed pre-releases there,
+                // as `pip check` does. (`f` may move when enter pushes: copy what it needs.)
+                const Requirement dep = f.deps[f.dep];
+                const std::string required_by = f.installed;
+                verdict = enter(dep, env, true, required_by, stack);
+                continue;
+            }
+            if (f.walking) {  // this extra's dependencies all hold
+                env["extra"] = f.saved_extra;
+                f.walking = false;
+                ++f.extra;
+            }
+            // Each "name[extra]" is walked once: that stops cycles.
+            auto first_visit = [&] {
+                return m_visited.insert(f.dist->normalized_name + "[" + f.extras[f.extra] + "]")
+                    .second;
+            };
+            while (f.extra < f.extras.size() && !first_visit()) ++f.extra;
+            if (f.extra == f.extras.size()) {
+                verdict = done(stack, env, true);
+                continue;
+            }
+            auto deps = read_requires_dist(*f.dist);
+            if (!deps) {
+                verdict = done(stack, env, fail(deps.error().message));
+                continue;
+            }
+            f.deps = std::move(*deps);
+            f.dep = 0;
+            f.walking = true;
+            f.saved_extra = env["extra"];
+            env["extra"] = f.extras[f.extra];
+        }
+        return verdict == Verdict::holds;
+    }
+
+private:
+    enum class Verdict { pending, holds, fails };
+    static Verdict verdict_of(bool ok) { return ok ? Verdict::holds : Verdict::fails; }
+
+    /// One distribution whose requirements are being walked.
+    struct Frame {
+        const Distribution* dist = nullptr;
+        std::string installed;            // "transformers 4.57.1": the deps' required_by
+        std::vector<std::string> extras;  // "" and the requested extras
+        size_t extra = 0;                 // the extra being walked (or next to walk)
+        bool walking = false;             // deps hold extras[extra]'s Requires-Dist
+        std::vector<Requirement> deps;
+        size_t dep = 0;
+        std::string saved_extra;  // env["extra"] before this frame set it
+    };
+
+    /// Pop the top frame with its verdict, restoring the marker env it changed.
+    static Verdict done(std::vector<Frame>& stack, MarkerEnv& env, bool ok) {
+        if (stack.back().walking) env["extra"] = stack.back().saved_extra;
+        stack.pop_back();
+        return verdict_of(ok);
+    }
+
+    /// Check `req` itself: its verdict, or pending after pushing a frame to walk what its
+    /// distribution requires. `required_by` is "" for the top-level requirement.
+    Verdict enter(const Requirement& req, const MarkerEnv& env, bool prereleases,
+                              const std::string& required_by, std::vector<Frame>& stack) {
+        if (req.marker && !req.marker->evaluate(env)) return Verdict::holds;
         std::string suffix = required_by.empty() ? "" : " (required by " + required_by + ")";
 
         auto it = m_installed.find(req.normalized_name);
-        if (it == m_installed.end()) return fail(req.name + " is not installed" + suffix);
+        if (it == m_installed.end()) return refuse(req.name + " is not installed" + suffix);
         const Distribution& dist = it->second;
         std::string installed = dist.name + " " + dist.version;
 
         if (!req.url.empty())
-            return fail(fmt::format("{} @ {} is a direct URL requirement, which cannot be "
+            return refuse(fmt::format("{} @ {} is a direct URL requirement, which cannot be "
                                     "checked against the installed {}{}",
                                     req.name, req.url, installed, suffix));
         if (!req.specifier.empty()) {
             auto version = Version::parse(dist.version);
             if (!version)
-                return fail(fmt::format("{} has a version that is not PEP 440, so it cannot "
+                return refuse(fmt::format("{} has a version that is not PEP 440, so it cannot "
                                         "satisfy {}{}{}",
                                         installed, req.name, req.specifier.str(), suffix));
             if (!req.specifier.contains(*version, prereleases)) {
                 bool only_prerelease = req.specifier.contains(*version, true);
-                return fail(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name,
+                return refuse(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name,
                                         req.specifier.str(),
                                         only_prerelease ? " (it is a pre-release, and "
                                                           "pre-releases are not allowed)"
@@ -310,30 +397,16 @@ public:
         }
 
         // Base dependencies (extra == "") and those of each requested extra, each only once.
-        std::vector<std::string> extras{""};
-        extras.insert(extras.end(), req.extras.begin(), req.extras.end());
-        for (const std::string& extra : extras) {
-            if (!m_visited.insert(dist.normalized_name + "[" + extra + "]").second) continue;
-            auto deps = read_requires_dist(dist);
-            if (!deps) return fail(deps.error().message);
-            std::string saved = env["extra"];
-            env["extra"] = extra;
-            bool ok = true;
-            for (const Requirement& dep : *deps) {
-                // Dependencies were chosen by a resolver; accept installed pre-releases there,
-                // as `pip check` does.
-                if (check(dep, env, true, installed)) continue;
-                if (m_allowed.count({dist.normalized_name, dep.normalized_name}) &&
-                    m_installed.count(dep.normalized_name))
-                    continue;  // the recipe overrides this pin on purpose
-                ok = false;
-                break;
-            }
-            env["extra"] = saved;
-            if (!ok) return false;
-        }
-        return true;
+        Frame frame;
+        frame.dist = &dist;
+        frame.installed = std::move(installed);
+        frame.extras.push_back("");
+        frame.extras.insert(frame.extras.end(), req.extras.begin(), req.extras.end());
+        stack.push_back(std::move(frame));
+        return Verdict::pending;
     }
+
+    Verdict refuse(std::string reason) { return verdict_of(fail(std::move(reason))); }
 
 private:
     bool fail(std::string reason) {
@@ -354,7 +427,8 @@ bool is_satisfied(const Requirement& req, const std::map<std::string, Distributi
                   const std::set<std::pair<std::string, std::string>>& allowed_conflicts) {
     MarkerEnv walk_env = env;
     if (!walk_env.count("extra")) walk_env["extra"] = "";
-    return SatisfactionCheck(installed, why_not, allowed_conflicts).check(req, walk_env, prereleases, "");
+    return SatisfactionCheck(installed, why_not, allowed_conflicts)
+        .check(req, walk_env, prereleases);
 }
 
 }  // namespace bootstrap::pyenv
