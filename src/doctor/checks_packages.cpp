@@ -3,6 +3,7 @@
 // (apex refuses to build otherwise), variables that must not be set (P5, P20).
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 
@@ -147,8 +148,29 @@ std::string torch_cuda_version(const fs::path &site) {
     static const std::regex cuda(R"(^cuda(?:\s*:\s*[^=]+)?\s*=\s*['"]([0-9.]+)['"])");
     for (const auto &line : core::split(*text, '\n')) {
         std::smatch m;
-        if (std::regex_search(line, m, cuda))
+        // std::regex recurses per character: a line that long is no `cuda = '12.8'` anyway.
+        if (line.size() <= 4096 && std::regex_search(line, m, cuda))
             return m[1];
+    }
+    return {};
+}
+
+/// "12.8" from nvcc --version's "release 12.8," (digits, a dot, digits), or "".
+std::string nvcc_release(std::string_view output) {
+    auto digits = [&](size_t from) {
+        size_t end = from;
+        while (end < output.size() && std::isdigit(static_cast<unsigned char>(output[end])))
+            ++end;
+        return end;
+    };
+    for (size_t at = output.find("release "); at != std::string_view::npos;
+         at = output.find("release ", at + 1)) {
+        size_t major = at + 8, dot = digits(major);
+        if (dot == major || dot >= output.size() || output[dot] != '.')
+            continue;
+        size_t end = digits(dot + 1);
+        if (end > dot + 1)
+            return std::string(output.substr(major, end - major));
     }
     return {};
 }
@@ -183,11 +205,12 @@ void check_nvcc(const DoctorOptions &options, std::vector<Finding> &out) {
     spec.capture = true;
     spec.timeout = std::chrono::seconds(30);
     auto ran = exec::run_process(spec);
-    static const std::regex release(R"(release ([0-9]+\.[0-9]+))");
-    std::smatch m;
-    if (!ran || !ran->ok() || !std::regex_search(ran->output, m, release))
+    // "Cuda compilation tools, release 12.8, V12.8.93": scanned by hand, the output is unbounded.
+    if (!ran || !ran->ok())
         return;
-    std::string nvcc_version = m[1];
+    std::string nvcc_version = nvcc_release(ran->output);
+    if (nvcc_version.empty())
+        return;
     auto major_minor = [](const std::string &v) {
         auto parts = core::split(v, '.');
         return parts.size() >= 2 ? parts[0] + "." + parts[1] : v;

@@ -114,7 +114,8 @@ Result<fs::path> detect_venv_origin(const fs::path &venv) {
                                                       venv.string(), text.error().message));
     for (const auto &l : core::split(*text, '\n')) {
         std::smatch m;
-        if (std::regex_match(l, m, line) && m[1].str().front() == '/')
+        // std::regex recurses per character; no path is longer than PATH_MAX (4096).
+        if (l.size() <= 4096 && std::regex_match(l, m, line) && m[1].str().front() == '/')
             return fs::path(m[1].str());
     }
     return fail(ErrorCode::not_found,

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -60,9 +59,24 @@ FlagAliases aliases_for(const recipe::Recipe& recipe) {
 
 namespace {
 
-bool is_module_name(const std::string& m) {
-    static const std::regex re(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
-    return std::regex_match(m, re);
+/// Dotted identifiers ([A-Za-z_][A-Za-z0-9_]* joined by '.'), scanned by hand: a module name
+/// comes from a recipe or a config and can be any length, too long for std::regex's recursion.
+bool is_module_name(std::string_view m) {
+    auto is_start = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
+    bool at_start = true;
+    for (char c : m) {
+        if (at_start) {
+            if (!is_start(c)) return false;
+            at_start = false;
+        } else if (c == '.') {
+            at_start = true;
+        } else if (!is_start(c) && !(c >= '0' && c <= '9')) {
+            return false;
+        }
+    }
+    return !at_start;
 }
 
 }  // namespace
@@ -73,7 +87,7 @@ ImportFact VenvImportProbe::can_import(const std::string& module) {
     auto python = m_venv / "bin" / "python";
     std::error_code ec;
     if (!is_module_name(module)) {
-        fact.detail = fmt::format("'{}' is not a module name", module);
+        fact.detail = fmt::format("'{}' is not a module name", core::clip(module));
     } else if (!std::filesystem::exists(python, ec)) {
         fact.detail = fmt::format("no interpreter at {}", python.string());
     } else {

@@ -1,6 +1,6 @@
 #include "pyenv/import_probe.hpp"
 
-#include <regex>
+#include <optional>
 
 #include "core/strings.hpp"
 
@@ -44,30 +44,54 @@ exec::ProcessSpec import_probe_spec(const std::filesystem::path& python, const s
     return spec;
 }
 
+namespace {
+
+/// "import MOD failed: REST" -> REST (MOD: no whitespace).
+std::optional<std::string_view> failed_message(std::string_view line) {
+    constexpr std::string_view k_import = "import ", k_failed = " failed: ";
+    if (!core::starts_with(line, k_import)) return std::nullopt;
+    size_t module_end = line.find_first_of(" \t\r\f\v", k_import.size());
+    if (module_end == k_import.size() || module_end == std::string_view::npos ||
+        line.substr(module_end, k_failed.size()) != k_failed)
+        return std::nullopt;
+    return line.substr(module_end + k_failed.size());
+}
+
+/// "ModuleNotFoundError: No module named 'a.b'" -> "a" (the top-level module), else "".
+std::string missing_top_module(std::string_view text) {
+    constexpr std::string_view k_prefix = "ModuleNotFoundError: No module named '";
+    if (!core::starts_with(text, k_prefix) || text.size() < k_prefix.size() + 1 ||
+        text.back() != '\'')
+        return {};
+    std::string_view name = text.substr(k_prefix.size(), text.size() - k_prefix.size() - 1);
+    if (name.find('\'') != std::string_view::npos) return {};
+    std::string_view top = name.substr(0, name.find('.'));
+    return std::string(top);
+}
+
+} // namespace
+
+// Plain string scanning, no std::regex: an exception message can be any length (a 40,000
+// character one overflowed the stack of libstdc++'s recursive regex matcher).
 ImportFailure parse_import_probe(std::string_view output) {
     ImportFailure f;
-    static const std::regex failed(R"(^import \S+ failed: (.*)$)");
-    static const std::regex root(R"(^root cause: (.*)$)");
-    static const std::regex missing(R"(^ModuleNotFoundError: No module named '([^'.]+)[^']*'$)");
+    constexpr std::string_view k_root = "root cause: ";
     for (const auto &raw : core::split(output, '\n')) {
-        std::string line(core::trim(raw));
+        std::string_view line = core::trim(raw);
         if (!core::starts_with(line, k_probe_prefix))
             continue;
-        line = line.substr(k_probe_prefix.size());
-        f.summary += (f.summary.empty() ? "" : "; ") + line;
-        std::smatch m;
-        if (std::regex_match(line, m, failed))
-            f.error = m[1];
-        else if (std::regex_match(line, m, root))
-            f.root_cause = m[1];
-        else if (line.find(" has no attribute ") != std::string::npos)
+        line.remove_prefix(k_probe_prefix.size());
+        f.summary += (f.summary.empty() ? "" : "; ") + std::string(line);
+        if (auto message = failed_message(line))
+            f.error = *message;
+        else if (core::starts_with(line, k_root))
+            f.root_cause = line.substr(k_root.size());
+        else if (line.find(" has no attribute ") != std::string_view::npos)
             f.missing_attribute = true;
     }
     if (f.root_cause.empty())
         f.root_cause = f.error;
-    std::smatch m;
-    if (std::regex_match(f.root_cause, m, missing))
-        f.missing_module = m[1];
+    f.missing_module = missing_top_module(f.root_cause);
     return f;
 }
 

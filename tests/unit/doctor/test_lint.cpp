@@ -285,3 +285,22 @@ fix = "f"
     CHECK(check("--transformer-impl transformer_engine\n--attention-backend flash\n").empty());
     CHECK(probe.asked.empty());
 }
+
+TEST_CASE("a module name of any length is checked without std::regex") {
+    // The regex check of a 100,000-character name overflowed the stack.
+    core::TempDir tmp("lint-long");
+    VenvImportProbe nowhere(tmp.path() / "missing");
+    std::string name = std::string(50'000, 'a') + "." + std::string(50'000, 'b');
+    auto fact = nowhere.can_import(name);
+    CHECK(fact.state == ImportFact::State::unknown);
+    CHECK(fact.detail.rfind("no interpreter at ", 0) == 0);
+    auto bad = nowhere.can_import(name + ".9");
+    CHECK(bad.state == ImportFact::State::unknown);
+    CHECK(bad.detail.size() < 300);
+    CHECK(bad.detail.find("is not a module name") != std::string::npos);
+    CHECK_FALSE(nowhere.can_import("a..b").detail.find("is not a module name") ==
+                std::string::npos);
+    CHECK_FALSE(nowhere.can_import("a.").detail.find("is not a module name") ==
+                std::string::npos);
+    CHECK(nowhere.can_import("_a1.b_2").detail.rfind("no interpreter at ", 0) == 0);
+}
