@@ -37,15 +37,15 @@ constexpr size_t k_heartbeat_tail = 160;     // characters of the last line in a
 size_t terminal_columns() {
     struct winsize ws {};
     if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    if (const char* columns = std::getenv("COLUMNS"); columns && std::atoi(columns) > 0)
-        return static_cast<size_t>(std::atoi(columns));
+    if (const char* columns = std::getenv("COLUMNS"))
+        if (auto n = core::parse_int<int>(columns); n && *n > 0) return static_cast<size_t>(*n);
     return 80;
 }
 
 double heartbeat_seconds(double configured) {
     if (configured > 0) return configured;
-    if (const char* env = std::getenv("BOOTSTRAP_HEARTBEAT"); env && std::atof(env) > 0)
-        return std::atof(env);
+    if (const char* env = std::getenv("BOOTSTRAP_HEARTBEAT"))
+        if (auto seconds = core::parse_double(env); seconds && *seconds > 0) return *seconds;
     return k_default_heartbeat;
 }
 }  // namespace

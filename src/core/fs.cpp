@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.hpp"
+
 namespace bootstrap::core {
 
 Result<std::string> read_file(const fs::path& path) {
@@ -98,7 +100,7 @@ long pid_after(std::string_view name, std::string_view prefix) {
         ++digits;
     if (digits == 0) return 0;
     if (digits < rest.size() && rest[digits] != '-' && rest[digits] != '.') return 0;
-    return std::strtol(std::string(rest.substr(0, digits)).c_str(), nullptr, 10);
+    return parse_int<long>(rest.substr(0, digits)).value_or(0);
 }
 
 long temp_name_pid(std::string_view name) {
@@ -155,15 +157,11 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     for (const auto& [name, factor] : k_units) {
         if (unit != name) continue;
         if (number.find('.') == std::string::npos && factor == 1) {  // exact, no float rounding
-            errno = 0;
-            char* end = nullptr;
-            unsigned long long v = std::strtoull(number.c_str(), &end, 10);
-            if (errno != 0 || *end != '\0') return std::nullopt;
-            return static_cast<uint64_t>(v);
+            return parse_int<uint64_t>(number);
         }
-        double v = std::strtod(number.c_str(), nullptr) * factor;
-        if (!(v < 0x1p64)) return std::nullopt;
-        return static_cast<uint64_t>(v);
+        auto v = parse_double(number);  // digits and one '.': only its size can fail it
+        if (!v || !(*v * factor < 0x1p64)) return std::nullopt;
+        return static_cast<uint64_t>(*v * factor);
     }
     return std::nullopt;
 }

@@ -67,10 +67,9 @@ constexpr uint64_t k_low_speed_limit = 1024;  // bytes/s
 std::chrono::milliseconds low_speed_time(const ResolvedStep& step) {
     auto it = step.child_env.find("BOOTSTRAP_LOW_SPEED_TIME");
     if (it != step.child_env.end()) {
-        char* end = nullptr;
-        double v = std::strtod(it->second.c_str(), &end);
-        if (end != it->second.c_str() && *end == '\0' && v > 0 && v < 3600)
-            return std::chrono::milliseconds(static_cast<long>(v * 1000));
+        auto v = core::parse_double(it->second);
+        if (v && *v > 0 && *v < 3600)
+            return std::chrono::milliseconds(static_cast<long>(*v * 1000));
     }
     return std::chrono::seconds(60);
 }
