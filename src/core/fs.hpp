@@ -18,10 +18,26 @@ namespace fs = std::filesystem;
 /// Read a whole file; the error names the path.
 [[nodiscard]] Result<std::string> read_file(const fs::path& path);
 
+/// Read a regular file of at most `max_bytes` bytes. Anything else is refused without blocking
+/// or reading it (opened O_NONBLOCK, then fstat): a FIFO, a device (a symlink to /dev/zero), a
+/// directory, a larger file (io: "cannot read PATH: not a regular file (a FIFO)", "cannot read
+/// PATH: larger than 64 MiB (70.0 MiB)"); a missing file is not_found. For files other programs
+/// wrote (a dist-info's METADATA and RECORD).
+[[nodiscard]] Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_bytes);
+
+/// "a FIFO", "a character device", "a directory", ... for an st_mode that is not a regular file.
+[[nodiscard]] std::string describe_file_type(unsigned mode);
+
 /// Write `content` to `path` atomically: temp file `<path>.tmp-<pid>-XXXXXX` in the same
 /// directory, fsync, rename. Parent directories are created. Never leaves a `*.tmp-*` behind,
 /// even on failure (a killed process's is found by remove_dead_leftovers through its pid).
 [[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content);
+
+/// Like write_file_atomic, but the file must not exist yet: the complete file appears under
+/// `path` (temp file, fsync, link(2), which never replaces a file) or not at all. When `path`
+/// exists it is left alone: the error (io) says so and `*exists` is set to true.
+[[nodiscard]] Status write_file_exclusive(const fs::path& path, std::string_view content,
+                                          bool* exists = nullptr);
 
 /// Create a directory and its parents; the error names the path.
 [[nodiscard]] Status create_directories(const fs::path& path);
@@ -49,7 +65,7 @@ namespace fs = std::filesystem;
 std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
                                             const std::function<long(std::string_view)>& pid_of);
 
-/// A size for people: "512 B", "1.5 KiB", "4.0 GiB" (powers of 1024).
+/// A size for people: "512 B", "1.5 KiB", "4 GiB" (powers of 1024; a whole number without a decimal).
 [[nodiscard]] std::string format_size(uint64_t bytes);
 
 /// A size as a recipe writes one: bytes ("1048576") or a number with a unit ("2GiB", "1.5 MB",

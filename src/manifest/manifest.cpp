@@ -33,11 +33,14 @@ json origin_json(const Origin& o) {
 }
 
 json package_json(const Package& p) {
-    return json{{"display_name", p.display_name}, {"version", p.version},
-                {"installer", p.installer},       {"requested", p.requested},
-                {"wheel_tag", p.wheel_tag},       {"record_sha256", p.record_sha256},
-                {"record_sha256_portable", p.record_sha256_portable},
-                {"origin", origin_json(p.origin)}};
+    json j{{"display_name", p.display_name}, {"version", p.version},
+           {"installer", p.installer},       {"requested", p.requested},
+           {"wheel_tag", p.wheel_tag},       {"record_sha256", p.record_sha256},
+           {"record_sha256_portable", p.record_sha256_portable},
+           {"origin", origin_json(p.origin)}};
+    if (!p.broken.empty())
+        j["broken"] = p.broken;
+    return j;
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -145,7 +148,9 @@ Package read_package(const std::string& name, const json& j) {
     p.name = name;
     p.display_name = f.str("display_name");
     p.version = f.str("version");
-    if (p.version.empty())
+    p.broken = f.str("broken");
+    // A broken install's version comes from its directory name, which may not have one.
+    if (p.version.empty() && p.broken.empty())
         throw Invalid{path + ": no version"};
     p.installer = f.str("installer");
     p.requested = f.boolean("requested");

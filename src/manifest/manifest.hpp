@@ -43,6 +43,11 @@ struct Package {
     /// shebangs name the venv: compares packages across venvs. "" in manifests older than it.
     std::string record_sha256_portable;
     Origin origin;
+    /// Why the install is unusable, "" when it is whole: "METADATA missing" (an install cut
+    /// short, by a full disk say), "RECORD is not a regular file (a FIFO)". Name and version
+    /// then come from the dist-info directory's name. Written only when set, so manifests
+    /// from before it read as whole.
+    std::string broken;
     friend bool operator==(const Package&, const Package&) = default;
 };
 

@@ -13,9 +13,10 @@ namespace bootstrap::manifest {
 
 namespace {
 
-/// A file that may legitimately be absent: "" then; other read errors propagate.
+/// A dist-info file that may legitimately be absent: "" then; other read errors (a FIFO, a
+/// device, a file over the size cap) propagate.
 Result<std::string> read_optional(const fs::path& file) {
-    auto text = core::read_file(file);
+    auto text = core::read_regular_file(file, pyenv::k_max_dist_info_file);
     if (!text && text.error().code == ErrorCode::not_found)
         return std::string();
     return text;
@@ -32,25 +33,41 @@ std::string wheel_tags(std::string_view wheel) {
     return core::join(tags, ",");
 }
 
-/// The facts of one dist-info beyond the scan: from the cache while its RECORD is unchanged.
+/// The facts of one dist-info beyond the scan. A broken dist-info gives what it can: what
+/// cannot be read stays empty.
 Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
+    const bool broken = !dist.broken.empty();
+    // Whole: a read error is an error. Broken: it is already the finding.
+    auto tolerate = [&](Result<std::string> text) -> Result<std::string> {
+        if (!text && broken)
+            return std::string();
+        return text;
+    };
     CachedPackageFacts f;
-    BS_TRY(std::string wheel, read_optional(dist.dist_info / "WHEEL"));
+    BS_TRY(std::string wheel, tolerate(read_optional(dist.dist_info / "WHEEL")));
     f.wheel_tag = wheel_tags(wheel);
     // A RECORD-less install (old distutils) has no digest (scan_site_packages could not stat
     // it: the stamp is all zero); an unreadable one is an error.
     if (dist.record_stamp != pyenv::FileStamp{}) {
-        BS_TRY(auto digests, pyenv::record_digests(dist));
-        f.record_sha256 = std::move(digests.exact);
-        f.record_sha256_portable = std::move(digests.portable);
+        auto digests = pyenv::record_digests(dist);
+        if (digests) {
+            f.record_sha256 = std::move(digests->exact);
+            f.record_sha256_portable = std::move(digests->portable);
+        } else if (!broken) {
+            return tl::unexpected(digests.error());
+        }
     }
-    BS_TRY(std::string direct_url, read_optional(dist.dist_info / "direct_url.json"));
+    BS_TRY(std::string direct_url, tolerate(read_optional(dist.dist_info / "direct_url.json")));
     f.origin = parse_origin(direct_url, dist.installer);
     return f;
 }
 
+/// read_facts, from the cache while its RECORD is unchanged. Broken dist-infos are not cached:
+/// a repaired one is read afresh.
 Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
                                               PackageCache& cache) {
+    if (!dist.broken.empty())
+        return read_facts(dist);
     if (const auto* cached = cache.find(dist))
         return *cached;
     BS_TRY(auto f, read_facts(dist));
@@ -69,6 +86,7 @@ Package to_package(const pyenv::Distribution& dist, CachedPackageFacts facts) {
     p.record_sha256 = std::move(facts.record_sha256);
     p.record_sha256_portable = std::move(facts.record_sha256_portable);
     p.origin = std::move(facts.origin);
+    p.broken = dist.broken;
     return p;
 }
 
@@ -215,7 +233,8 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
         // platlib may not exist when it differs from purelib (lib64 layouts).
         if (site != sites.front() && !fs::exists(site))
             continue;
-        BS_TRY(auto dists, pyenv::scan_site_packages(site));
+        // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
+        BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true));
         for (const auto& [name, dist] : dists) {
             if (m.packages.count(name))
                 continue; // purelib first, as sys.path has it

@@ -46,7 +46,9 @@ struct SnapshotRequest {
 /// Snapshot the venv. Host facts that need a subprocess (gcc, nvcc) are cached under
 /// `<venv>/.bootstrap/host.facts`, keyed on the tools' stat, and each package's RECORD digest,
 /// WHEEL tags and origin under `<venv>/.bootstrap/packages.cache`, keyed on its RECORD's stat,
-/// so a repeated snapshot spawns nothing and reads little. Starts no Python.
+/// so a repeated snapshot spawns nothing and reads little. Starts no Python. A broken dist-info
+/// (no METADATA, a METADATA or RECORD that is not a regular file or is over 64 MiB) is listed
+/// with Package::broken set, under the name and version of its directory.
 [[nodiscard]] Result<Manifest> take_snapshot(const SnapshotRequest& request);
 
 }  // namespace bootstrap::manifest

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
@@ -29,8 +31,10 @@ public:
     ~Fd() {
         if (m_fd >= 0) ::close(m_fd);
     }
+    Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
+    Fd& operator=(Fd&&) = delete;
     int get() const { return m_fd; }
     bool ok() const { return m_fd >= 0; }
 
@@ -38,9 +42,39 @@ private:
     int m_fd;
 };
 
+/// Opens a dist-info file without blocking and only when it is a regular file of at most
+/// k_max_dist_info_file bytes; otherwise `why` says what it is ("METADATA missing", "METADATA
+/// is not a regular file (a FIFO)", ...). Installers write these files; a hostile or damaged
+/// venv must not hang or exhaust a scan.
+Fd open_dist_file(int dir_fd, const char* name, std::string& why) {
+    Fd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd.ok()) {
+        why = errno == ENOENT ? fmt::format("{} missing", name)
+                              : fmt::format("{} unreadable: {}", name, std::strerror(errno));
+        return fd;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        why = fmt::format("{} unreadable: {}", name, std::strerror(errno));
+        return Fd(-1);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        why = fmt::format("{} is not a regular file ({})", name, core::describe_file_type(st.st_mode));
+        return Fd(-1);
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > k_max_dist_info_file) {
+        why = fmt::format("{} is larger than {} ({})", name, core::format_size(k_max_dist_info_file),
+                          core::format_size(static_cast<std::uint64_t>(st.st_size)));
+        return Fd(-1);
+    }
+    return fd;
+}
+
 /// Reads the RFC 822 header block of a METADATA file line by line and stops at the first
 /// blank line, so the long description (often most of the file) is never read. The buffer
-/// is the caller's, reused across files.
+/// is the caller's, reused across files. Linear in the bytes read however long a line is (the
+/// newline search resumes where the last one stopped), and never more than
+/// k_max_dist_info_file bytes: past that, too_large() is set and the headers end.
 class HeaderReader {
 public:
     HeaderReader(int fd, std::string& buffer) : m_fd(fd), m_buf(buffer) { m_buf.clear(); }
@@ -48,32 +82,51 @@ public:
     /// The next header line without its line ending; false at the blank line or end of file.
     bool next(std::string_view& line) {
         for (;;) {
-            size_t nl = m_buf.find('\n', m_start);
+            size_t nl = m_buf.find('\n', m_scan);
             if (nl != std::string::npos || m_eof) {
                 size_t end = nl == std::string::npos ? m_buf.size() : nl;
                 if (end == m_start && nl == std::string::npos) return false;  // EOF
                 line = std::string_view(m_buf).substr(m_start, end - m_start);
-                m_start = nl == std::string::npos ? m_buf.size() : nl + 1;
+                m_start = m_scan = nl == std::string::npos ? m_buf.size() : nl + 1;
                 if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
                 return !line.empty();
             }
-            m_buf.erase(0, m_start);  // keep only the partial line, then read more
-            m_start = 0;
-            char chunk[8192];
+            m_scan = m_buf.size();  // no newline up to here: the next search starts here
+            // Drop the lines already returned once they are at least half the buffer, so a
+            // long line is moved a bounded number of times (amortised linear).
+            if (m_start > 0 && m_start >= m_buf.size() / 2) {
+                m_buf.erase(0, m_start);
+                m_scan -= m_start;
+                m_start = 0;
+            }
+            if (m_read >= k_max_dist_info_file) {
+                m_too_large = true;
+                m_eof = true;
+                return false;
+            }
+            char chunk[16384];
             ssize_t n = ::read(m_fd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
+            if (n <= 0) {
                 m_eof = true;
-            else
+            } else {
                 m_buf.append(chunk, static_cast<size_t>(n));
+                m_read += static_cast<std::uint64_t>(n);
+            }
         }
     }
+
+    /// The headers ran past k_max_dist_info_file bytes (the file grew after it was checked).
+    [[nodiscard]] bool too_large() const { return m_too_large; }
 
 private:
     int m_fd;
     std::string& m_buf;
-    size_t m_start = 0;
+    size_t m_start = 0;  // where the next line begins
+    size_t m_scan = 0;   // where the newline search resumes (>= m_start)
+    std::uint64_t m_read = 0;
     bool m_eof = false;
+    bool m_too_large = false;
 };
 
 /// "Name: torch" → value when the header name matches (header names are case-insensitive).
@@ -89,44 +142,63 @@ bool header_value(std::string_view line, std::string_view key, std::string_view&
 }
 
 std::string read_small_file(int dir_fd, const char* name) {
-    Fd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC));
+    std::string why;
+    Fd fd = open_dist_file(dir_fd, name, why);
     if (!fd.ok()) return {};
     char buf[256];
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     return n > 0 ? std::string(core::trim(std::string_view(buf, static_cast<size_t>(n)))) : "";
 }
 
-/// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one.
-bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
-    Fd dir(::openat(site_fd, std::string(entry).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir.ok()) return false;
-    Fd metadata(::openat(dir.get(), "METADATA", O_RDONLY | O_CLOEXEC));
-    if (!metadata.ok()) return false;
+/// "{name}-{version}.dist-info" → name and version (the version "" when there is no dash).
+void names_from_directory(std::string_view entry, Distribution& dist) {
+    std::string_view stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
+    size_t dash = stem.find('-');
+    if (dist.name.empty()) dist.name = std::string(stem.substr(0, dash));
+    if (dist.version.empty() && dash != std::string_view::npos)
+        dist.version = std::string(stem.substr(dash + 1));
+}
 
-    HeaderReader headers(metadata.get(), buffer);
-    std::string_view line, value;
-    bool have_name = false, have_version = false;
-    while ((!have_name || !have_version) && headers.next(line)) {
-        if (!have_name && header_value(line, "name", value)) {
-            dist.name = std::string(value);
-            have_name = true;
-        } else if (!have_version && header_value(line, "version", value)) {
-            dist.version = std::string(value);
-            have_version = true;
+/// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one. A
+/// directory whose METADATA or RECORD cannot be used is still filled in (name and version
+/// from the directory name) with `broken` saying why.
+bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
+    Fd dir(::openat(site_fd, std::string(entry).c_str(),
+                    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+    if (!dir.ok()) return false;
+    Fd metadata = open_dist_file(dir.get(), "METADATA", dist.broken);
+    if (metadata.ok()) {
+        HeaderReader headers(metadata.get(), buffer);
+        std::string_view line, value;
+        bool have_name = false, have_version = false;
+        while ((!have_name || !have_version) && headers.next(line)) {
+            if (!have_name && header_value(line, "name", value)) {
+                dist.name = std::string(value);
+                have_name = true;
+            } else if (!have_version && header_value(line, "version", value)) {
+                dist.version = std::string(value);
+                have_version = true;
+            }
         }
+        if (headers.too_large())
+            dist.broken = fmt::format("METADATA is larger than {}",
+                                      core::format_size(k_max_dist_info_file));
     }
     // A METADATA without them is broken; the directory name "{name}-{version}.dist-info"
     // still says what is installed.
-    std::string_view stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
-    size_t dash = stem.find('-');
-    if (!have_name) dist.name = std::string(stem.substr(0, dash));
-    if (!have_version && dash != std::string_view::npos)
-        dist.version = std::string(stem.substr(dash + 1));
+    names_from_directory(entry, dist);
     if (dist.name.empty()) return false;
     dist.normalized_name = normalize_name(dist.name);
 
     struct stat st {};
     if (::fstatat(dir.get(), "RECORD", &st, 0) == 0) {
+        if (!S_ISREG(st.st_mode) && dist.broken.empty())
+            dist.broken = fmt::format("RECORD is not a regular file ({})",
+                                      core::describe_file_type(st.st_mode));
+        else if (static_cast<std::uint64_t>(st.st_size) > k_max_dist_info_file && dist.broken.empty())
+            dist.broken = fmt::format("RECORD is larger than {} ({})",
+                                      core::format_size(k_max_dist_info_file),
+                                      core::format_size(static_cast<std::uint64_t>(st.st_size)));
         dist.record_stamp.size = static_cast<std::uint64_t>(st.st_size);
         dist.record_stamp.mtime_ns =
             static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
@@ -148,7 +220,8 @@ bool newer(const Distribution& a, const Distribution& b) {
 }  // namespace
 
 Result<std::map<std::string, Distribution>>
-scan_site_packages(const std::filesystem::path& site_packages, const std::vector<std::string>& only) {
+scan_site_packages(const std::filesystem::path& site_packages, const std::vector<std::string>& only,
+                   bool include_broken) {
     DIR* dir = ::opendir(site_packages.c_str());
     if (dir == nullptr)
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
@@ -169,11 +242,16 @@ scan_site_packages(const std::filesystem::path& site_packages, const std::vector
             continue;
         Distribution dist;
         if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;
+        if (!dist.broken.empty() && !include_broken) continue;
         dist.dist_info = site_packages / name;
         std::string key = dist.normalized_name;
         // try_emplace leaves `dist` untouched when the key is taken, so it can still compete.
+        // A broken one wins over a whole one: it is what needs attention (and it makes the
+        // installers fail).
         auto [it, inserted] = out.try_emplace(key, std::move(dist));
-        if (!inserted && newer(dist, it->second)) it->second = std::move(dist);
+        if (!inserted && (dist.broken.empty() == it->second.broken.empty() ? newer(dist, it->second)
+                                                                           : !dist.broken.empty()))
+            it->second = std::move(dist);
     }
     ::closedir(dir);
     return out;
@@ -181,10 +259,14 @@ scan_site_packages(const std::filesystem::path& site_packages, const std::vector
 
 Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     std::filesystem::path path = dist.dist_info / "METADATA";
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+    std::string why;
+    Fd fd = dir.ok() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
+    if (!dir.ok())
+        why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
     if (!fd.ok())
-        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
-                    fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+        return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
+                    fmt::format("cannot read {}: {}", path.string(), why));
     std::string buffer;
     HeaderReader headers(fd.get(), buffer);
     std::vector<std::string> values;
@@ -199,6 +281,9 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
         continuing = header_value(line, "requires-dist", value);
         if (continuing) values.emplace_back(value);
     }
+    if (headers.too_large())
+        return fail(ErrorCode::io, fmt::format("cannot read {}: its headers run past {}", path.string(),
+                                               core::format_size(k_max_dist_info_file)));
     std::vector<Requirement> out;
     out.reserve(values.size());
     for (const std::string& text : values) {
@@ -259,12 +344,12 @@ std::string portable_record_text_digest(std::string_view record_text) {
 }
 
 Result<std::string> record_digest(const Distribution& dist) {
-    BS_TRY(auto text, core::read_file(dist.dist_info / "RECORD"));
+    BS_TRY(auto text, core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file));
     return record_text_digest(text);
 }
 
 Result<RecordDigests> record_digests(const Distribution& dist) {
-    BS_TRY(auto text, core::read_file(dist.dist_info / "RECORD"));
+    BS_TRY(auto text, core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file));
     return RecordDigests{record_text_digest(text), portable_record_text_digest(text)};
 }
 

@@ -31,15 +31,27 @@ struct Distribution {
     FileStamp record_stamp;       // stat of RECORD
     std::string installer;        // INSTALLER file content ("uv", "pip"), "" if none
     bool requested = false;       // REQUESTED file present
+    /// Why the dist-info cannot be used, "" when it can: "METADATA missing" (an install cut
+    /// short, e.g. by a full disk), "METADATA is not a regular file (a FIFO)", "RECORD is larger
+    /// than 64 MiB", ... Name and version then come from the directory name.
+    std::string broken;
 };
+
+/// The most bytes read from one dist-info file (METADATA, RECORD, ...): real ones are KiBs to
+/// a few MiB (RECORD of a large wheel); anything larger is treated as damaged.
+inline constexpr std::uint64_t k_max_dist_info_file = 64ull * 1024 * 1024;
 
 /// Every distribution in `site_packages`, keyed by normalised name. Reads only the METADATA
 /// headers it needs (stops at the first blank line). With `only` (normalised names), reads just
-/// the `*.dist-info` directories named for those.
+/// the `*.dist-info` directories named for those. A broken dist-info (Distribution::broken) is
+/// left out, unless `include_broken`: then it is listed, and wins over a whole one of the same
+/// name. Never blocks on or reads more than k_max_dist_info_file bytes of a dist-info file.
 [[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(
-    const std::filesystem::path& site_packages, const std::vector<std::string>& only = {});
+    const std::filesystem::path& site_packages, const std::vector<std::string>& only = {},
+    bool include_broken = false);
 
-/// The Requires-Dist lines of an installed distribution, parsed.
+/// The Requires-Dist lines of an installed distribution, parsed. A METADATA that is not a
+/// regular file, or whose headers run past k_max_dist_info_file, is an error naming it.
 [[nodiscard]] Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist);
 
 /// SHA-256 of the distribution's RECORD file (which itself lists a hash of every file), less
@@ -61,7 +73,8 @@ struct RecordDigests {
     std::string portable;  // portable_record_text_digest
 };
 
-/// Both digests of the distribution's RECORD, from one read.
+/// Both digests of the distribution's RECORD, from one read. RECORD must be a regular file of
+/// at most k_max_dist_info_file bytes (else an io error naming it).
 [[nodiscard]] Result<RecordDigests> record_digests(const Distribution& dist);
 
 /// Does the installed set satisfy `req` (and, transitively, the requirements of what satisfies

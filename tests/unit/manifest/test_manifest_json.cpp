@@ -34,6 +34,9 @@ Manifest full_manifest() {
                     "ab12",
                     "sha256=ff"};
     m.packages["localwheel"] = local;
+    Package broken = pkg("wandb", "0.22.0", "r4");
+    broken.broken = "METADATA missing";
+    m.packages["wandb"] = broken;
     m.python = {"3.11.7", "cpython", ".cpython-311-x86_64-linux-gnu.so",
                 "cpython-311-x86_64-linux-gnu", "linux-x86_64"};
     m.torch = Torch{"2.5.1+cu124", "12.4", "1"};
@@ -87,7 +90,7 @@ TEST_CASE("manifest JSON is deterministic") {
     // Same content, packages inserted in another order.
     Manifest b = full_manifest();
     b.packages.clear();
-    for (const char* n : {"vcs-thing", "localwheel", "demo-core"})
+    for (const char* n : {"vcs-thing", "wandb", "localwheel", "demo-core"})
         b.packages[n] = a.packages[n];
     CHECK(to_json(a) == to_json(b));
     std::string text = to_json(a);
@@ -179,4 +182,34 @@ TEST_CASE("a manifest without the portable digest (written before it existed) st
     CHECK(r->packages.at("a").record_sha256_portable.empty());
     // Written back, the field is there (empty): every manifest has the same keys.
     CHECK(to_json(*r).find("\"record_sha256_portable\": \"\"") != std::string::npos);
+}
+
+TEST_CASE("a broken install is written as such; manifests without the field read as whole") {
+    Manifest m = full_manifest();
+    std::string text = to_json(m);
+    CHECK(text.find("\"broken\": \"METADATA missing\"") != std::string::npos);
+    // Only the broken package carries the key.
+    CHECK(text.find("\"broken\"") == text.rfind("\"broken\""));
+
+    auto old = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1"}}})",
+                         "old.json");
+    REQUIRE(old.has_value());
+    CHECK(old->packages.at("a").broken.empty());
+
+    // A broken dist-info's directory name may not hold a version.
+    auto nameless = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "",
+        "broken": "METADATA missing"}}})",
+                              "b.json");
+    REQUIRE(nameless.has_value());
+    CHECK(nameless->packages.at("a").broken == "METADATA missing");
+    auto whole = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": ""}}})",
+                           "c.json");
+    REQUIRE_FALSE(whole.has_value());
+    CHECK(whole.error().message == "c.json: not a valid manifest: packages.a: no version");
+    auto typed = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1",
+        "broken": true}}})",
+                           "d.json");
+    REQUIRE_FALSE(typed.has_value());
+    CHECK(typed.error().message ==
+          "d.json: not a valid manifest: packages.a.broken: expected a string");
 }

@@ -51,6 +51,9 @@ fs::path make_fixture_venv(const fs::path& root) {
     legacy.record.reset();
     legacy.tags.clear();
     write_dist(site, legacy);
+    // An install cut short (a full disk): the dist-info holds only RECORD.
+    REQUIRE(bootstrap::core::write_file_atomic(site / "wandb-0.22.0.dist-info" / "RECORD",
+                                               "wandb/__init__.py,sha256=abc,10\n"));
     DistSpec torch{"torch", "2.5.1+cu124", "uv\n", true};
     torch.tags = {"cp311-cp311-linux_x86_64"};
     write_dist(site, torch);
@@ -116,7 +119,7 @@ TEST_CASE("snapshot reads each package from its dist-info") {
     fs::path venv = make_fixture_venv(tmp.path());
     auto m = take_snapshot(fixture_request(venv));
     REQUIRE(m.has_value());
-    REQUIRE(m->packages.size() == 9);
+    REQUIRE(m->packages.size() == 10);
 
     const Package& foo = m->packages.at("foo-bar");
     CHECK(foo.display_name == "Foo.Bar");
@@ -137,6 +140,11 @@ TEST_CASE("snapshot reads each package from its dist-info") {
     CHECK(m->packages.at("legacy").origin.kind == "unknown");
     CHECK(m->packages.at("legacy").record_sha256.empty());
     CHECK(m->packages.at("legacy").wheel_tag.empty());
+    for (const auto& [name, p] : m->packages)
+        CHECK(p.broken == (name == "wandb" ? "METADATA missing" : ""));
+    const Package& wandb = m->packages.at("wandb");
+    CHECK(wandb.version == "0.22.0");
+    CHECK(wandb.record_sha256 == bootstrap::core::sha256_hex("wandb/__init__.py,sha256=abc,10\n"));
 
     REQUIRE(m->torch.has_value());
     CHECK(*m->torch == Torch{"2.5.1+cu124", "12.4", "1"});
@@ -155,6 +163,42 @@ TEST_CASE("snapshot reads each package from its dist-info") {
         CHECK(m2->packages.at("demo-core").record_sha256 !=
               m->packages.at("demo-core").record_sha256);
     }
+}
+
+TEST_CASE("snapshot lists a hostile dist-info as broken instead of reading it") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = tmp.path() / "venv";
+    fs::path site = bs_test::site_packages(venv);
+    write_dist(site, {"good", "1.0"});
+    fs::path fifo = write_dist(site, {"fifo", "2.0"});
+    fs::remove(fifo / "RECORD");
+    REQUIRE(::mkfifo((fifo / "RECORD").c_str(), 0644) == 0);
+    fs::path zero = write_dist(site, {"zero", "3.0"});
+    fs::remove(zero / "METADATA");
+    fs::create_symlink("/dev/zero", zero / "METADATA");
+    fs::path wheel_fifo = write_dist(site, {"wheelfifo", "4.0"});
+    fs::remove(wheel_fifo / "WHEEL");
+    REQUIRE(::mkfifo((wheel_fifo / "WHEEL").c_str(), 0644) == 0);
+
+    auto m = take_snapshot(fixture_request(venv));
+    // A whole dist-info whose WHEEL is a FIFO is an error naming it (it is not read).
+    REQUIRE_FALSE(m);
+    CHECK(m.error().message ==
+          "cannot read " + (wheel_fifo / "WHEEL").string() + ": not a regular file (a FIFO)");
+    fs::remove_all(wheel_fifo);
+
+    m = take_snapshot(fixture_request(venv));
+    REQUIRE(m);
+    CHECK(m->packages.at("good").broken.empty());
+    CHECK(m->packages.at("fifo").broken == "RECORD is not a regular file (a FIFO)");
+    CHECK(m->packages.at("fifo").record_sha256.empty());
+    CHECK(m->packages.at("zero").broken == "METADATA is not a regular file (a character device)");
+    CHECK(m->packages.at("zero").version == "3.0");
+    // The broken ones are not cached: a repaired dist-info is read afresh.
+    auto cache = bootstrap::core::read_file(venv / ".bootstrap" / "packages.cache");
+    REQUIRE(cache);
+    CHECK(cache->find("fifo-2.0.dist-info") == std::string::npos);
+    CHECK(cache->find("good-1.0.dist-info") != std::string::npos);
 }
 
 TEST_CASE("snapshot without torch records null, and a missing site-packages is an error") {
@@ -303,7 +347,7 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     auto fourth = take_snapshot(fixture_request(venv));
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
-    CHECK(fourth->packages.size() == 8);
+    CHECK(fourth->packages.size() == 9);
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,108 @@ TEST_CASE("scan_site_packages handles odd METADATA and duplicate dist-infos") {
     REQUIRE(installed.count("nameless"));
     CHECK(installed.at("nameless").version == "2.5");
     CHECK(installed.at("dup").version == "1.10");
+}
+
+TEST_CASE("a hostile dist-info neither blocks nor exhausts a scan") {
+    TempDir tmp("bs-pyenv");
+    fs::path site = tmp.path();
+    write_dist(site, {"good", "1.0"});
+    // A METADATA that is a FIFO without a writer (opening it plainly waits forever), one that
+    // is a symlink to /dev/zero (endless, no newline), and a RECORD that is one.
+    fs::path fifo = site / "fifo_meta-1.0.dist-info";
+    fs::create_directories(fifo);
+    REQUIRE(::mkfifo((fifo / "METADATA").c_str(), 0644) == 0);
+    fs::path zero = site / "zero_meta-2.0.dist-info";
+    fs::create_directories(zero);
+    fs::create_symlink("/dev/zero", zero / "METADATA");
+    fs::path zero_record = write_dist(site, {"zero_record", "3.0"});
+    fs::remove(zero_record / "RECORD");
+    fs::create_symlink("/dev/zero", zero_record / "RECORD");
+    fs::path fifo_installer = write_dist(site, {"fifo_installer", "4.0", {}, ""});
+    REQUIRE(::mkfifo((fifo_installer / "INSTALLER").c_str(), 0644) == 0);
+    fs::path only_record = site / "wandb-0.22.0.dist-info";
+    fs::create_directories(only_record);
+    REQUIRE(bootstrap::core::write_file_atomic(only_record / "RECORD", "wandb/__init__.py,,\n"));
+
+    // By default the broken ones are left out, as before.
+    auto installed = scan(site);
+    CHECK(installed.size() == 2);
+    CHECK(installed.count("good"));
+    CHECK(installed.at("fifo-installer").installer.empty());
+
+    auto all = bootstrap::pyenv::scan_site_packages(site, {}, /*include_broken=*/true);
+    REQUIRE(all);
+    REQUIRE(all->size() == 6);
+    CHECK(all->at("good").broken.empty());
+    CHECK(all->at("fifo-meta").broken == "METADATA is not a regular file (a FIFO)");
+    CHECK(all->at("fifo-meta").version == "1.0");
+    CHECK(all->at("zero-meta").broken == "METADATA is not a regular file (a character device)");
+    CHECK(all->at("zero-record").broken == "RECORD is not a regular file (a character device)");
+    CHECK(all->at("zero-record").version == "3.0");
+    const Distribution& wandb = all->at("wandb");
+    CHECK(wandb.broken == "METADATA missing");
+    CHECK(wandb.name == "wandb");
+    CHECK(wandb.version == "0.22.0");
+    CHECK(wandb.dist_info == only_record);
+    CHECK_FALSE(wandb.record_stamp == bootstrap::pyenv::FileStamp{});
+
+    // The readers name the file and refuse it rather than read it.
+    auto reqs = bootstrap::pyenv::read_requires_dist(all->at("zero-meta"));
+    REQUIRE_FALSE(reqs);
+    CHECK(reqs.error().message == "cannot read " + (zero / "METADATA").string() +
+                                      ": METADATA is not a regular file (a character device)");
+    auto digest = bootstrap::pyenv::record_digests(all->at("zero-record"));
+    REQUIRE_FALSE(digest);
+    CHECK(digest.error().message == "cannot read " + (zero_record / "RECORD").string() +
+                                        ": not a regular file (a character device)");
+}
+
+TEST_CASE("a broken dist-info wins over a whole one of the same project") {
+    TempDir tmp("bs-pyenv");
+    write_dist(tmp.path(), {"dup", "1.0"});
+    fs::create_directories(tmp.path() / "dup-1.1.dist-info");
+    auto all = bootstrap::pyenv::scan_site_packages(tmp.path(), {}, true);
+    REQUIRE(all);
+    CHECK(all->at("dup").version == "1.1");
+    CHECK(all->at("dup").broken == "METADATA missing");
+    CHECK(scan(tmp.path()).at("dup").version == "1.0");
+}
+
+TEST_CASE("METADATA and RECORD larger than 64 MiB are broken, not read") {
+    TempDir tmp("bs-pyenv");
+    fs::path dir = write_dist(tmp.path(), {"huge", "1.0"});
+    // Sparse: the size is what is checked, no byte is read.
+    REQUIRE(::truncate((dir / "RECORD").c_str(), (64 << 20) + 1) == 0);
+    auto all = bootstrap::pyenv::scan_site_packages(tmp.path(), {}, true);
+    REQUIRE(all);
+    CHECK(all->at("huge").broken == "RECORD is larger than 64 MiB (64.0 MiB)");
+    auto digest = bootstrap::pyenv::record_digest(all->at("huge"));
+    REQUIRE_FALSE(digest);
+    CHECK(digest.error().message.find("larger than 64 MiB") != std::string::npos);
+
+    REQUIRE(::truncate((dir / "METADATA").c_str(), 65 << 20) == 0);
+    all = bootstrap::pyenv::scan_site_packages(tmp.path(), {}, true);
+    REQUIRE(all);
+    CHECK(all->at("huge").broken == "METADATA is larger than 64 MiB (65 MiB)");
+}
+
+TEST_CASE("a 50 MB header line is read in linear time") {
+    TempDir tmp("bs-pyenv");
+    fs::path dir = tmp.path() / "long-1.0.dist-info";
+    std::string metadata = "Metadata-Version: 2.1\nName: long\nSummary: ";
+    metadata.append(50'000'000, 'a');
+    metadata += "\nVersion: 1.5\nRequires-Dist: numpy>=1.0\n\nbody\n";
+    REQUIRE(bootstrap::core::write_file_atomic(dir / "METADATA", metadata));
+    const auto start = std::chrono::steady_clock::now();
+    auto installed = scan(tmp.path());
+    auto reqs = bootstrap::pyenv::read_requires_dist(installed.at("long"));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(installed.at("long").version == "1.5");
+    REQUIRE(reqs);
+    CHECK(reqs->size() == 1);
+    // Linear: well under a second (the quadratic search took 10-70 s per read).
+    CHECK(seconds < 3.0);
 }
 
 TEST_CASE("scan_site_packages reports a missing directory") {
