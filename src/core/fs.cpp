@@ -215,10 +215,12 @@ std::optional<uint64_t> parse_size(std::string_view text) {
         return static_cast<uint64_t>(*v * factor);
     }
     return std::nullopt;
+}
+
 Status write_file_exclusive(const fs::path& path, std::string_view content, bool* exists) {
     if (exists) *exists = false;
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
-    std::string tmpl = path.string() + ".tmp-XXXXXX";
+    std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0)
         return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",

@@ -145,6 +145,8 @@ TEST_CASE("sizes are read as a recipe writes them and shown in binary units") {
     CHECK(format_size(1023) == "1023 B");
     CHECK(format_size(1536) == "1.5 KiB");
     CHECK(format_size(4ull << 30) == "4 GiB");
+}
+
 TEST_CASE("read_regular_file refuses FIFOs, devices, directories and large files at once") {
     TempDir dir("bs-test");
     auto fifo = dir.path() / "fifo";
@@ -169,7 +171,7 @@ TEST_CASE("read_regular_file refuses FIFOs, devices, directories and large files
     REQUIRE(write_file_atomic(big, std::string(2048, 'x')));
     r = read_regular_file(big, 1024);
     REQUIRE_FALSE(r);
-    CHECK(r.error().message == "cannot read " + big.string() + ": larger than 1.0 KiB (2.0 KiB)");
+    CHECK(r.error().message == "cannot read " + big.string() + ": larger than 1 KiB (2 KiB)");
     CHECK(read_regular_file(big, 2048).value() == std::string(2048, 'x'));
 
     r = read_regular_file(dir.path() / "missing", 1024);

@@ -52,7 +52,7 @@ TEST_CASE("a body longer than max_bytes fails the request at once") {
     REQUIRE_FALSE(res);
     CHECK(res.error().code == bootstrap::ErrorCode::network);
     CHECK(res.error().message ==
-          "GET " + r.url + " refused: the body is longer than the limit of 4.0 KiB");
+          "GET " + r.url + " refused: the body is longer than the limit of 4 KiB");
     r.max_bytes = 5000;
     auto fits = net::get(r);
     REQUIRE(fits);
