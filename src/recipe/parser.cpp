@@ -341,7 +341,7 @@ std::optional<Step> read_step(Reader& rd, const toml::table& t, size_t index,
     std::vector<std::string> suggested;  // a typo of a required key already says it is missing
     for (auto&& [key, value] : t) {
         auto spec = std::find_if(std::begin(k_step_keys), std::end(k_step_keys),
-                                 [&](const StepKey& k) { return k.name == key.str(); });
+                                 [&name = key](const StepKey& k) { return k.name == name.str(); });
         if (spec == std::end(k_step_keys)) {
             auto known = step_keys(bit(*kind));
             if (core::closest_match(key.str(), known).empty()) known = step_keys(k_every_kind);
