@@ -10,6 +10,8 @@
 #   FUZZ_SECONDS=30                    per target (CI's budget: see scripts/test.sh)
 #   FUZZ_SCRATCH=DIR                   corpus/artifacts/logs (default: a per-checkout dir in TMPDIR)
 #   FUZZ_CXX=clang++-14                the compiler (scripts/setup.sh installs clang-14)
+#   FUZZ_KNOWN_CRASHES=FILE            default tests/fuzz/known_crashes.txt
+#   FUZZ_JOBS=$(nproc)                 targets fuzzed at the same time (one core each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -32,12 +34,14 @@ scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$(printf '%s' "$root" | c
 #   perf 4096          the parser already cuts lines at 4096 for the same regex reason
 TARGETS=(recipe:4096 dist_info:2048 pep440:1024 pep508:2048 import_probe:4096 fatbin:8192
   elf:16384 index_page:8192 perf:4096)
+# Run only when named: the planted crash tests/integration/test_fuzz_script.py checks this with.
+NAMED_ONLY=(selftest:64)
 
 if [ $# -gt 0 ]; then
   selected=()
   for want in "$@"; do
     found=""
-    for t in "${TARGETS[@]}"; do [ "${t%%:*}" = "$want" ] && found=$t; done
+    for t in "${TARGETS[@]}" "${NAMED_ONLY[@]}"; do [ "${t%%:*}" = "$want" ] && found=$t; done
     [ -n "$found" ] || { echo "fuzz: no target '$want' (known: ${TARGETS[*]%%:*})" >&2; exit 2; }
     selected+=("$found")
   done
@@ -65,7 +69,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
 [ -x "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$symbolizer}
 
-known_file=tests/fuzz/known_crashes.txt
+known_file=${FUZZ_KNOWN_CRASHES:-tests/fuzz/known_crashes.txt}
 
 # known_crash TARGET LOG: print the description of the known crash whose patterns all match the
 # report in LOG (tab-separated lines: target, description, one or more extended regexes).
@@ -85,24 +89,25 @@ known_crash() {
 # The report of a finding: from the sanitizer's (or libFuzzer's) first line to the reproducer.
 print_report() {
   awk '/==ERROR:|^terminate called|fuzz invariant failed|runtime error:|ALARM: working on|out-of-memory|ERROR: libFuzzer|LeakSanitizer/ { on = 1 }
-       on && !/^#[0-9]+\t/ && !/^0x[0-9a-f][0-9a-f],/ && !/^Base64:/ { print; if (++n >= 80) exit }' "$1" |
+       /^Shadow bytes around/ { shadow = 1 }
+       /==ABORTING/ { shadow = 0 }
+       on && !shadow && !/^#[0-9]+\t/ && !/^0x[0-9a-f][0-9a-f],/ && !/^Base64:/ { print; if (++n >= 80) exit }' "$1" |
     cut -c1-400 | sed 's/^/    /' >&2
 }
 
-failed=()
-total_execs=0
-fuzz_start=$SECONDS
-for t in "${TARGETS[@]}"; do
-  name=${t%%:*} max_len=${t#*:}
-  work=$scratch/$name
+# fuzz_target NAME MAX_LEN: fuzz one target for FUZZ_SECONDS; its messages go to stderr, and its
+# exec count and verdict ("ok" or "crash") to $scratch/NAME/result.
+fuzz_target() {
+  local name=$1 max_len=$2
+  local work=$scratch/$name
   mkdir -p "$work/corpus"
-  rm -rf "$work/artifacts" "$work/tmp" "$work"/run*.log
+  rm -rf "$work/artifacts" "$work/tmp" "$work"/run*.log "$work/result"
   mkdir -p "$work/artifacts" "$work/tmp"
-  dict=()
+  local dict=()
   [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
 
-  execs=0 runs=0 known=0 verdict="no crash"
-  deadline=$((SECONDS + FUZZ_SECONDS))
+  local execs=0 runs=0 known=0 verdict="no crash" result=ok log rc n reproducer description
+  local deadline=$((SECONDS + FUZZ_SECONDS))
   # A known crash ends a libFuzzer run; fuzzing resumes from the corpus until the time is up.
   while [ $((deadline - SECONDS)) -ge 1 ] && [ $runs -lt 20 ]; do
     runs=$((runs + 1))
@@ -124,19 +129,46 @@ for t in "${TARGETS[@]}"; do
       [ -n "$reproducer" ] && rm -f "$work/corpus/${reproducer##*-}"
       continue
     fi
-    verdict="CRASH"
-    failed+=("$name")
+    verdict="CRASH" result=crash
     echo "fuzz: $name: FINDING (exit $rc); reproduce: build-fuzz/fuzz_$name ${reproducer:-<no artifact: see $log>}" >&2
     print_report "$log"
     break
   done
-  total_execs=$((total_execs + execs))
+  local corpus
   corpus=$(find "$work/corpus" -type f | wc -l)
   [ $known -gt 0 ] && [ "$verdict" = "no crash" ] && verdict="no new crash ($known known, see $known_file)"
   echo "fuzz: $name: $execs execs, max_len $max_len, corpus $corpus in $work/corpus: $verdict" >&2
+  echo "$execs $result" >"$work/result"
+}
+
+# Targets run FUZZ_JOBS at a time (libFuzzer uses one core each); each one's messages are printed
+# together once it is done.
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
+fuzz_start=$SECONDS
+running=0
+for t in "${TARGETS[@]}"; do
+  if [ $running -ge "$FUZZ_JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  mkdir -p "$scratch/${t%%:*}"
+  fuzz_target "${t%%:*}" "${t#*:}" 2>"$scratch/${t%%:*}/report.txt" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+total_execs=0
+for t in "${TARGETS[@]}"; do
+  name=${t%%:*}
+  cat "$scratch/$name/report.txt" >&2
+  read -r execs result <"$scratch/$name/result" || { execs=0 result=crash; }
+  total_execs=$((total_execs + execs))
+  [ "$result" = ok ] || failed+=("$name")
 done
 
-echo "fuzz: ${#TARGETS[@]} targets, $total_execs execs in $((SECONDS - fuzz_start)) s (build ${build_seconds} s), scratch $scratch" >&2
+echo "fuzz: ${#TARGETS[@]} targets, $total_execs execs in $((SECONDS - fuzz_start)) s" \
+  "($FUZZ_JOBS at a time; build ${build_seconds} s), scratch $scratch" >&2
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]}" >&2
   exit 1

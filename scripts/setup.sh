@@ -10,7 +10,8 @@ PYTEST_VERSION=8.3.5
 DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
   libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine
-  pybind11-dev python3-dev)
+  pybind11-dev python3-dev
+  clang-14 libclang-rt-14-dev llvm-14)  # scripts/fuzz.sh: libFuzzer, and llvm-symbolizer for stacks
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
