@@ -259,8 +259,10 @@ std::optional<bool> yaml_bool(const YAML::Node& n) {
 void collect_yaml_map(const YAML::Node& map, const LineIndex& lines, const std::string& file,
                       TrainingConfig& out) {
     for (auto it = map.begin(); it != map.end(); ++it) {
-        const YAML::Node& key = it->first;
-        const YAML::Node& value = it->second;
+        // Copies: a yaml-cpp map iterator's operator-> returns a temporary proxy, so a reference
+        // to it->first dangles at the end of the statement (ASan: stack-use-after-scope).
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;
         if (!key.IsScalar()) continue;
         Evidence where = lines.at(file, key.Mark().line + 1);
         if (value.IsMap()) {
