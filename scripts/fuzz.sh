@@ -33,7 +33,7 @@ scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$(printf '%s' "$root" | c
 #   import_probe 4096  std::regex_match recurses per character of a probe line (~15,000 chars)
 #   perf 4096          the parser already cuts lines at 4096 for the same regex reason
 TARGETS=(recipe:4096 dist_info:2048 pep440:1024 pep508:2048 import_probe:4096 fatbin:8192
-  elf:16384 index_page:8192 perf:4096)
+  elf:16384 index_page:8192 perf:4096 flags:4096)
 # Run only when named: the planted crash tests/integration/test_fuzz_script.py checks this with.
 NAMED_ONLY=(selftest:64)
 
