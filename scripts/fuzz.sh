@@ -12,6 +12,7 @@
 #   FUZZ_CXX=clang++-14                the compiler (scripts/setup.sh installs clang-14)
 #   FUZZ_KNOWN_CRASHES=FILE            default tests/fuzz/known_crashes.txt
 #   FUZZ_JOBS=$(nproc)                 targets fuzzed at the same time (one core each)
+#   FUZZ_TIMEOUT=25                    seconds one input may take before it counts as a hang
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -71,28 +72,29 @@ symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
 
 known_file=${FUZZ_KNOWN_CRASHES:-tests/fuzz/known_crashes.txt}
 
-# known_crash TARGET LOG: print the description of the known crash whose patterns all match the
-# report in LOG (tab-separated lines: target, description, one or more extended regexes).
+# report_of LOG: the report of a finding, from the sanitizer's (or libFuzzer's) first line to the
+# reproducer, without the shadow-memory map and the input's hex and base64 dumps.
+report_of() {
+  awk '/==ERROR:|^terminate called|fuzz invariant failed|runtime error:|ALARM: working on|out-of-memory|ERROR: libFuzzer|LeakSanitizer/ { on = 1 }
+       /^Shadow bytes around/ { shadow = 1 }
+       /==ABORTING/ { shadow = 0 }
+       on && !shadow && !/^#[0-9]+\t/ && !/^0x[0-9a-f][0-9a-f],/ && !/^Base64:/ { print; if (++n >= 80) exit }' "$1" |
+    cut -c1-400
+}
+
+# known_crash TARGET REPORT: print the description of the known crash whose patterns all match
+# REPORT (known_file: tab-separated lines of target, description, one or more extended regexes).
 known_crash() {
-  local target=$1 log=$2 name description patterns p all
+  local target=$1 report=$2 name description patterns p all
   [ -f "$known_file" ] || return 1
   while IFS=$'\t' read -r name description patterns; do
     [ "$name" = "$target" ] || continue
     all=1
     IFS=$'\t' read -r -a pats <<<"$patterns"
-    for p in "${pats[@]}"; do grep -Eq -- "$p" "$log" || { all=0; break; }; done
+    for p in "${pats[@]}"; do grep -Eq -- "$p" "$report" || { all=0; break; }; done
     if [ $all = 1 ]; then printf '%s\n' "$description"; return 0; fi
   done < <(grep -v '^#' "$known_file" | grep -v '^[[:space:]]*$')
   return 1
-}
-
-# The report of a finding: from the sanitizer's (or libFuzzer's) first line to the reproducer.
-print_report() {
-  awk '/==ERROR:|^terminate called|fuzz invariant failed|runtime error:|ALARM: working on|out-of-memory|ERROR: libFuzzer|LeakSanitizer/ { on = 1 }
-       /^Shadow bytes around/ { shadow = 1 }
-       /==ABORTING/ { shadow = 0 }
-       on && !shadow && !/^#[0-9]+\t/ && !/^0x[0-9a-f][0-9a-f],/ && !/^Base64:/ { print; if (++n >= 80) exit }' "$1" |
-    cut -c1-400 | sed 's/^/    /' >&2
 }
 
 # fuzz_target NAME MAX_LEN: fuzz one target for FUZZ_SECONDS; its messages go to stderr, and its
@@ -121,7 +123,8 @@ fuzz_target() {
     execs=$((execs + ${n:-0}))
     [ $rc -eq 0 ] && break
     reproducer=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-    if description=$(known_crash "$name" "$log"); then
+    report_of "$log" >"$log.report"
+    if description=$(known_crash "$name" "$log.report"); then
       known=$((known + 1))
       echo "fuzz: $name: known crash ($description): $reproducer" >&2
       # A corpus entry kept from an earlier run may be the reproducer itself (libFuzzer names
@@ -131,7 +134,7 @@ fuzz_target() {
     fi
     verdict="CRASH" result=crash
     echo "fuzz: $name: FINDING (exit $rc); reproduce: build-fuzz/fuzz_$name ${reproducer:-<no artifact: see $log>}" >&2
-    print_report "$log"
+    sed 's/^/    /' "$log.report" >&2
     break
   done
   local corpus
