@@ -486,7 +486,7 @@ private:
     std::optional<manifest::Manifest> m_before;
     std::optional<manifest::Manifest> m_after;
     bool m_previous_loaded = false;
-    int m_previous_number = 0;
+    std::int64_t m_previous_number = 0;
     std::optional<manifest::Manifest> m_previous;
 };
 

@@ -4,6 +4,7 @@
 // the installer; failures stop the run (unless optional); an interrupt records the step as
 // interrupted so the next run resumes there.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -54,8 +55,8 @@ struct RunReport {
     std::vector<StepReport> steps;
     double seconds = 0;
     std::optional<Error> error;  // what stopped the run
-    std::optional<int> history_before;  // history entries written by this run
-    std::optional<int> history_after;
+    std::optional<std::int64_t> history_before;  // history entries written by this run
+    std::optional<std::int64_t> history_after;
     std::string changes;                // before -> after, one line per change ("" when none)
     std::string changes_summary;        // "2 added, 1 upgraded" / "no change"
     bool rolled_back = false;           // --rollback-on-failure restored the before-snapshot

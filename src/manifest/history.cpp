@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -24,19 +25,30 @@ bool all_digits(std::string_view s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// Digits as a number; nullopt when empty, not all digits, or past int64.
+std::optional<std::int64_t> parse_number(std::string_view digits) {
+    if (!all_digits(digits))
+        return std::nullopt;
+    return core::parse_int<std::int64_t>(digits);
+}
+
 /// "0007-after-run.json" → {7, "after-run"}; nullopt for anything else (temp files, claims).
-std::optional<HistoryEntry> parse_entry_name(const fs::path& file) {
+/// Any number of digits: the lister must see every number the writer may have used.
+Result<std::optional<HistoryEntry>> parse_entry_name(const fs::path& file) {
     std::string name = file.filename().string();
     if (name.size() < 6 || name.substr(name.size() - 5) != ".json")
         return std::nullopt;
     std::string_view stem = std::string_view(name).substr(0, name.size() - 5);
     size_t dash = stem.find('-');
     std::string_view digits = stem.substr(0, dash);
-    if (!all_digits(digits) || digits.size() > 9)
+    if (!all_digits(digits))
         return std::nullopt;
-    auto number = core::parse_int<int>(digits);
+    auto number = parse_number(digits);
     if (!number)
-        return std::nullopt;
+        return fail(ErrorCode::io,
+                    fmt::format("history entry {} has a number too large to use; rename or "
+                                "remove it (bootstrap numbers entries up to {})",
+                                file.string(), k_max_history_number));
     HistoryEntry e;
     e.number = *number;
     e.file = file;
@@ -108,9 +120,11 @@ Result<std::vector<HistoryEntry>> list_history(const fs::path& venv) {
             return entries;
         return fail(ErrorCode::io, fmt::format("cannot list {}: {}", dir.string(), ec.message()));
     }
-    for (const auto& item : it)
-        if (auto e = parse_entry_name(item.path()))
+    for (const auto& item : it) {
+        BS_TRY(auto e, parse_entry_name(item.path()));
+        if (e)
             entries.push_back(std::move(*e));
+    }
     std::sort(entries.begin(), entries.end(), [](const HistoryEntry& a, const HistoryEntry& b) {
         return a.number != b.number ? a.number < b.number : a.file < b.file;
     });
@@ -121,9 +135,18 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
     const fs::path dir = history_dir(venv);
     BS_CHECK(core::create_directories(dir));
     BS_TRY(auto entries, list_history(venv));
-    int number = entries.empty() ? 1 : entries.back().number + 1;
+    std::int64_t number = entries.empty() ? 1 : entries.back().number + 1;
     const std::string label = sanitize_label(m.label);
+    const std::string text = to_json(m);
     for (;; ++number) {
+        if (number > k_max_history_number)
+            return fail(ErrorCode::io,
+                        fmt::format("cannot add to the history in {}: its newest entry {} is "
+                                    "numbered at or past the highest number bootstrap writes ({})",
+                                    dir.string(),
+                                    entries.empty() ? "?" : entries.back().file.filename().string(),
+                                    k_max_history_number),
+                        "move the entries numbered that high out of the history directory");
         const fs::path claim_file = dir / fmt::format(".{:04d}.claim", number);
         BS_TRY(bool mine, claim(claim_file));
         if (!mine)
@@ -137,8 +160,11 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
             continue;
         }
         HistoryEntry entry{number, dir / fmt::format("{:04d}-{}.json", number, label), label};
-        auto saved = save_manifest(entry.file, m);
+        bool exists = false;
+        auto saved = core::write_file_exclusive(entry.file, text, &exists);
         ::unlink(claim_file.c_str());
+        if (!saved && exists)
+            continue;  // never overwrite an entry, whoever wrote it
         if (!saved)
             return tl::unexpected(saved.error());
         return entry;
@@ -146,13 +172,15 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
 }
 
 Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref) {
-    std::optional<int> back; // how many entries before the newest
-    bool by_number = all_digits(ref) && ref.size() <= 9;
+    std::optional<std::int64_t> back; // how many entries before the newest
+    const bool by_number = all_digits(ref);
+    const bool by_back = core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5));
     if (ref == "last")
         back = 0;
-    if (core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5)) &&
-        ref.size() <= 14)
-        back = core::parse_int<int>(std::string_view(ref).substr(5));
+    if (by_back)
+        // Too many digits for 64 bits: more than any history holds, like any too-large N.
+        back = parse_number(std::string_view(ref).substr(5))
+                   .value_or(std::numeric_limits<std::int64_t>::max());
     if (!by_number && !back) {
         std::error_code ec;
         if (fs::is_regular_file(ref, ec))
@@ -169,12 +197,13 @@ Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref)
                                 ref));
     BS_TRY(auto entries, list_history(venv));
     if (by_number) {
-        int number = core::parse_int<int>(ref).value_or(-1); // by_number: at most 9 digits
+        auto number = parse_number(ref);
         for (const auto& e : entries)
-            if (e.number == number)
+            if (number && e.number == *number)
                 return e.file;
         return fail(ErrorCode::usage,
-                    fmt::format("no history entry {} in {}: {}", number, history_dir(venv).string(),
+                    fmt::format("no history entry {} in {}: {}",
+                                number ? std::to_string(*number) : ref, history_dir(venv).string(),
                                 describe_entries(entries)));
     }
     if (static_cast<size_t>(*back) >= entries.size())

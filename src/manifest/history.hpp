@@ -3,9 +3,14 @@
 //
 // Appending is safe without the venv lock: a number is taken by creating a `.NNNN.claim` file
 // with O_EXCL, checking that no entry with that number appeared meanwhile, writing the entry
-// atomically (temp + rename) and removing the claim. A claim left by a crash only skips its
-// number.
+// exclusively (temp + link(2), which never replaces a file) and removing the claim. A claim left
+// by a crash only skips its number.
+//
+// Numbers have as many digits as they need (at least four); the lister reads any count, so it
+// and the writer always agree on the newest entry. Past k_max_history_number the writer
+// refuses rather than wrap.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,8 +22,12 @@
 
 namespace bootstrap::manifest {
 
+/// The highest entry number written: 15 digits, exact in a JSON number (a double) as
+/// `history --json` prints it.
+inline constexpr std::int64_t k_max_history_number = 999'999'999'999'999;
+
 struct HistoryEntry {
-    int number = 0;
+    std::int64_t number = 0;
     fs::path file;
     std::string label;
 };
@@ -29,11 +38,12 @@ struct HistoryEntry {
 /// "" becomes "snapshot".
 [[nodiscard]] std::string sanitize_label(std::string_view label);
 
-/// Entries sorted by number (reads only file names).
+/// Entries sorted by number (reads only file names). A name whose number does not fit in 64
+/// bits is an error naming it.
 [[nodiscard]] Result<std::vector<HistoryEntry>> list_history(const fs::path& venv);
 
 /// Append a manifest as the next number (file label: the manifest's label, sanitised);
-/// returns the entry.
+/// returns the entry. Past k_max_history_number: an error saying which entry is that high.
 [[nodiscard]] Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m);
 
 /// Resolve a user reference to a file: a history number ("3"), "last" (the newest entry),

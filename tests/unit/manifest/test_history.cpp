@@ -116,6 +116,63 @@ TEST_CASE("references: numbers, last, last~N and files") {
     CHECK_THAT(empty.error().message, Catch::EndsWith(": the history is empty"));
 }
 
+TEST_CASE("numbers past nine digits are listed, written and referenced without wrapping") {
+    TempDir tmp("bs-history");
+    fs::path venv = tmp.path();
+    REQUIRE(append_history(venv, with({pkg("a", "1")})));
+    // An entry numbered 999,999,999: the old lister ignored the 10-digit names that came next,
+    // so every later append rewrote entry 1,000,000,000.
+    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / "999999999-after.json",
+                                               to_json(with({pkg("a", "2")}))));
+    auto e1 = append_history(venv, with({pkg("a", "3")}, "after"));
+    REQUIRE(e1.has_value());
+    CHECK(e1->number == 1'000'000'000);
+    CHECK(e1->file.filename() == "1000000000-after.json");
+    auto e2 = append_history(venv, with({pkg("a", "4")}, "after"));
+    REQUIRE(e2.has_value());
+    CHECK(e2->number == 1'000'000'001);
+    auto listed = list_history(venv);
+    REQUIRE(listed.has_value());
+    REQUIRE(listed->size() == 4);
+    CHECK(listed->back().number == 1'000'000'001);
+    CHECK(load_reference(venv, "last")->packages.at("a").version == "4");
+    CHECK(load_reference(venv, "last~1")->packages.at("a").version == "3");
+    CHECK(load_reference(venv, "1000000000")->packages.at("a").version == "3");
+    CHECK(load_reference(venv, "999999999")->packages.at("a").version == "2");
+    auto huge = load_reference(venv, "last~99999999999999999999999");
+    REQUIRE_FALSE(huge);
+    CHECK(huge.error().code == ErrorCode::usage);
+    auto absent = load_reference(venv, "99999999999999999999999");
+    REQUIRE_FALSE(absent);
+    CHECK(absent.error().message == "no history entry 99999999999999999999999 in " +
+                                        history_dir(venv).string() +
+                                        ": the history holds entries 1 to 1000000001");
+}
+
+TEST_CASE("the history refuses to number past its maximum") {
+    TempDir tmp("bs-history");
+    fs::path venv = tmp.path();
+    const std::string top = std::to_string(k_max_history_number) + "-after.json";
+    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / top, to_json(with({}))));
+    auto refused = append_history(venv, with({pkg("a", "1")}));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message ==
+          "cannot add to the history in " + history_dir(venv).string() + ": its newest entry " +
+              top + " is numbered at or past the highest number bootstrap writes (" +
+              std::to_string(k_max_history_number) + ")");
+    CHECK(refused.error().detail == "move the entries numbered that high out of the history directory");
+
+    // A name too large for 64 bits is named, not skipped (skipping it is how numbers wrapped).
+    fs::remove(history_dir(venv) / top);
+    const fs::path overflow = history_dir(venv) / "99999999999999999999-x.json";
+    REQUIRE(bootstrap::core::write_file_atomic(overflow, to_json(with({}))));
+    auto listed = list_history(venv);
+    REQUIRE_FALSE(listed);
+    CHECK(listed.error().message.find(overflow.string()) != std::string::npos);
+    fs::remove(overflow);
+
+}
+
 TEST_CASE("describe_history summarises each entry against the one before") {
     TempDir tmp("bs-history");
     fs::path venv = tmp.path();
