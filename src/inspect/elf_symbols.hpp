@@ -19,7 +19,8 @@ struct ElfSymbol {
 };
 
 /// Every entry of `file`'s `.dynsym` (defined and undefined), in table order, with the version
-/// name each defined symbol carries. Fails (io) for unreadable or non-ELF files; a file without
+/// name each defined symbol carries. Fails (io) for unreadable, non-ELF, truncated or corrupt
+/// files (a header table or a section past the end of the file); a file without
 /// a .dynsym gives an empty list.
 [[nodiscard]] Result<std::vector<ElfSymbol>>
 read_dynamic_symbols(const std::filesystem::path &file);

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "inspect/elf_check.hpp"
+
 #include "core/strings.hpp"
 
 namespace bootstrap::inspect {
@@ -194,7 +196,9 @@ Result<CudaContents> read_cuda_contents(const fs::path& file) {
                     fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
     ElfCloser elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
     if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF)
-        return fail(ErrorCode::io, fmt::format("{} is not an ELF file", file.string()));
+        return tl::unexpected(not_elf(fd.fd, file));
+    // A library cut short reads as one with fewer sections: an error, not "no CUDA code".
+    BS_CHECK(check_elf_complete(elf.elf, fd.fd, file));
     size_t names = 0;
     if (elf_getshdrstrndx(elf.elf, &names) != 0)
         return fail(ErrorCode::io, fmt::format("cannot read the section names of {}: {}",

@@ -58,7 +58,8 @@ struct CudaContents {
 [[nodiscard]] Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const unsigned char> section);
 
 /// Read `file` (an ELF shared library or executable) and list its fatbin entries. A file without
-/// a .nv_fatbin section is not an error (has_fatbin false). Fails for unreadable or non-ELF files.
+/// a .nv_fatbin section is not an error (has_fatbin false). Fails for unreadable or non-ELF files,
+/// and for a truncated or corrupt one (a header table or a section past the end of the file).
 [[nodiscard]] Result<CudaContents> read_cuda_contents(const fs::path& file);
 
 /// The distinct targets, in order of first appearance: "sm_90 SASS, compute_90 PTX".

@@ -83,3 +83,15 @@ TEST_CASE("read_dynamic_symbols rejects what is not ELF", "[elf_symbols]") {
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message.find("nope.so") != std::string::npos);
 }
+
+TEST_CASE("read_dynamic_symbols rejects a truncated library", "[elf_symbols]") {
+    auto whole = bootstrap::core::read_file("/proc/self/exe");
+    REQUIRE(whole);
+    TempDir dir("elfsym");
+    auto cut = dir.path() / "libcut.so";
+    REQUIRE(bootstrap::core::write_file_atomic(cut, std::string_view(*whole).substr(0, whole->size() / 3)));
+    auto r = read_dynamic_symbols(cut);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::io);
+    CHECK(r.error().message.find(cut.string() + " is truncated or corrupt: ") == 0);
+}

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
@@ -244,6 +246,26 @@ TEST_CASE("read_cuda_contents on files without CUDA code", "[inspect][fatbin]") 
     auto check = check_cuda_arch(plain->entries, "9.0", "unit_inspect");
     REQUIRE_FALSE(check);
     CHECK_THAT(check.error().message, Catch::Contains("carries no CUDA code"));
+}
+
+TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA code'",
+          "[inspect][fatbin]") {
+    auto whole = bootstrap::core::read_file("/proc/self/exe");
+    REQUIRE(whole);
+    REQUIRE(read_cuda_contents("/proc/self/exe"));
+    TempDir dir("bs-truncated");
+    // Cut short in the section data, in the section header table, and inside the ELF header.
+    for (size_t keep : {whole->size() / 2, whole->size() - 16, size_t{40}}) {
+        INFO(keep);
+        fs::path cut = dir.path() / "libcut.so";
+        REQUIRE(bootstrap::core::write_file_atomic(cut, std::string_view(*whole).substr(0, keep)));
+        auto r = read_cuda_contents(cut);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == ErrorCode::io);
+        CHECK_THAT(r.error().message, Catch::StartsWith(cut.string() + " is truncated or corrupt: "));
+        CHECK_THAT(r.error().message,
+                   Catch::EndsWith(fmt::format("(the file has {} bytes)", keep)));
+    }
 }
 
 TEST_CASE("real nvcc output: sm_90 SASS for --arch 9.0", "[inspect][fatbin][nvcc]") {
