@@ -90,6 +90,32 @@ struct StepBuilder {
 
     Status venv_step(steps::ResolvedStep& out) {
         auto cfg = pyenv::read_pyvenv_cfg(plan.venv);
+        std::error_code ec;
+        if (!cfg && fs::is_directory(plan.venv, ec)) {
+            // Not a venv, and not empty: someone's files. Turning it into a venv would mix the
+            // two (and --recreate moves them aside and deletes them). bootstrap's own state dir
+            // does not count: a first run that failed leaves only that.
+            std::vector<std::string> names;
+            for (const auto& e : fs::directory_iterator(plan.venv, ec))
+                if (e.path().filename() != ".bootstrap") names.push_back(e.path().filename().string());
+            std::sort(names.begin(), names.end());
+            if (!names.empty() && !options.recreate) {
+                const size_t shown = std::min<size_t>(names.size(), 3);
+                std::vector<std::string> some(names.begin(), names.begin() + static_cast<long>(shown));
+                return fail(ErrorCode::usage,
+                            fmt::format("{}: {} exists and is not a venv (no pyvenv.cfg), but it is not "
+                                        "empty: it holds {}{}",
+                                        out.source->loc.str(), plan.venv.string(), core::join(some, ", "),
+                                        names.size() > shown ? fmt::format(" and {} more", names.size() - shown)
+                                                             : std::string()),
+                            "choose another venv path, or re-run with --recreate to replace the directory's "
+                            "contents with a venv (they are deleted)");
+            }
+            if (!names.empty()) {
+                out.recreate = true;
+                out.note = "not a venv: its contents are replaced by a new venv (--recreate)";
+            }
+        }
         if (cfg) {
             std::string have = pyenv::venv_python_version(*cfg);
             if (pyenv::python_version_matches(have, recipe.venv.python) && !options.recreate) {
@@ -577,6 +603,21 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
                                     recipe.venv.path.loc.str()));
         venv = home_expanded(path.value, facts.env);
         if (venv.is_relative()) venv = recipe.file.parent_path() / venv;
+    }
+    // The path goes into line-based state (the facts cache, logs, scripts' shebangs): a newline
+    // or other control character would corrupt it, and no real venv needs one.
+    const std::string text = venv.string();
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c != 0x7f) continue;
+        const std::string from = options.venv ? std::string("--venv")
+                                              : recipe.venv.path.loc.str() + ": [venv] path";
+        return fail(options.venv ? ErrorCode::usage : ErrorCode::invalid_recipe,
+                    fmt::format("{}: the venv path {} contains a control character ({} at byte {}); "
+                                "choose a path without one",
+                                from, core::shell_quote(text), c == '\n' ? std::string("a newline")
+                                                                         : fmt::format("0x{:02x}", c),
+                                i));
     }
     return venv.lexically_normal();
 }

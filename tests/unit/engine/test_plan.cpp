@@ -160,3 +160,54 @@ TEST_CASE("pip backend: venv module and python -m pip with timeout and retries")
     CHECK(std::vector<std::string>(argv.begin() + 1, argv.begin() + 8) ==
           std::vector<std::string>{"-m", "pip", "install", "--timeout", "30", "--retries", "3"});
 }
+
+TEST_CASE("a venv path with a control character is refused with where it came from") {
+    World w;
+    engine::PlanOptions opts;
+    opts.venv = w.dir.path() / "a\nb";
+    auto plan = engine::make_plan(w.recipe(k_steps), opts, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::usage);
+    CHECK(plan.error().message ==
+          "--venv: the venv path '" + w.dir.path().string() +
+              "/a\nb' contains a control character (a newline at byte " +
+              std::to_string(w.dir.path().string().size() + 2) + "); choose a path without one");
+
+    std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
+    auto r = recipe::parse_recipe(text, (w.dir.path() / "t.toml").string());
+    REQUIRE(r);
+    auto from_recipe = engine::make_plan(*r, {}, w.facts());
+    REQUIRE_FALSE(from_recipe);
+    CHECK(from_recipe.error().code == ErrorCode::invalid_recipe);
+    CHECK_THAT(from_recipe.error().message, Catch::Contains("t.toml:4:"));
+    CHECK_THAT(from_recipe.error().message, Catch::Contains("[venv] path"));
+    CHECK_THAT(from_recipe.error().message, Catch::Contains("(0x09 at byte"));
+}
+
+TEST_CASE("an existing directory that is not a venv is kept unless --recreate") {
+    World w;
+    const fs::path dir = w.dir.path() / "venv";
+    // Empty, or holding only bootstrap's state: made into a venv.
+    fs::create_directories(dir / ".bootstrap" / "logs");
+    auto plan = engine::make_plan(w.recipe(k_steps), {}, w.facts());
+    REQUIRE(plan);
+    CHECK_FALSE(plan->steps[0].recreate);
+
+    std::ofstream(dir / "train.py") << "print('mine')\n";
+    fs::create_directories(dir / "data");
+    plan = engine::make_plan(w.recipe(k_steps), {}, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::usage);
+    CHECK_THAT(plan.error().message,
+               Catch::EndsWith(dir.string() + " exists and is not a venv (no pyvenv.cfg), but it is "
+                                              "not empty: it holds data, train.py"));
+    CHECK_THAT(plan.error().detail, Catch::Contains("--recreate"));
+    CHECK(fs::exists(dir / "train.py"));  // planning changes nothing
+
+    engine::PlanOptions recreate;
+    recreate.recreate = true;
+    plan = engine::make_plan(w.recipe(k_steps), recreate, w.facts());
+    REQUIRE(plan);
+    CHECK(plan->steps[0].recreate);
+    CHECK_FALSE(plan->steps[0].keep_venv);
+}
