@@ -19,12 +19,54 @@
 namespace bootstrap::core {
 
 namespace {
-long read_pid(int fd) {
-    char buf[32] = {};
-    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    return n > 0 ? parse_leading_int<long>(trim(buf)).value_or(0) : 0;
+
+std::string read_content(int fd) {
+    char buf[4096];
+    ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
+
+/// The whole content: pid, then child lines (short: one line per running child).
+bool write_content(int fd, const std::string& text) {
+    return ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) ==
+                                          static_cast<ssize_t>(text.size());
+}
+
 }  // namespace
+
+long LockHolder::current() const {
+    if (pid_alive || live_children.empty()) return pid;
+    return live_children.front();
+}
+
+LockHolder parse_lock_holder(std::string_view content) {
+    LockHolder h;
+    bool first = true;
+    for (const auto& raw : split(content, '\n')) {
+        std::string_view line = trim(raw);
+        if (line.empty()) continue;
+        const bool child = starts_with(line, "child ");
+        if (child) line.remove_prefix(6);
+        const long pid = parse_int<long>(line).value_or(0);
+        if (pid <= 0) continue;
+        if (child) {
+            if (process_alive(pid)) h.live_children.push_back(pid);
+        } else if (first) {
+            h.pid = pid;
+            h.pid_alive = process_alive(pid);
+            first = false;
+        }
+    }
+    return h;
+}
+
+LockHolder read_lock_holder(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return {};
+    LockHolder h = parse_lock_holder(read_content(fd));
+    ::close(fd);
+    return h;
+}
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double timeout_s, std::string_view what,
                                    const std::function<void(long)>& on_wait) {
@@ -40,7 +82,7 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
             ::close(fd);
             return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)));
         }
-        long pid = read_pid(fd);
+        long pid = parse_lock_holder(read_content(fd)).current();
         if (!told && on_wait) {
             on_wait(pid);
             told = true;
@@ -59,11 +101,16 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-        // The lock itself holds; only the pid shown to a waiter is missing.
-    }
+    // The lock itself holds even when this fails; only the pid shown to a waiter is missing.
+    (void)write_content(fd, std::to_string(::getpid()) + "\n");
     return FileLock(fd);
+}
+
+void FileLock::record_children(int fd, const std::vector<long>& children) {
+    if (fd < 0) return;
+    std::string text = std::to_string(::getpid()) + "\n";
+    for (long pid : children) text += "child " + std::to_string(pid) + "\n";
+    (void)write_content(fd, text);
 }
 
 FileLock::~FileLock() {

@@ -1,20 +1,42 @@
 #pragma once
 // An exclusive flock on a file that holds the owner's pid: the kernel drops it when the holder
 // dies, so a crashed process never wedges anyone. Used for the venv lock and for build-cache keys.
+//
+// The flock belongs to the open file, not to a process: a child that inherits the descriptor
+// holds the lock as long as it runs, even after the owner died (the venv lock is passed on so
+// on purpose, engine/lock.hpp). The file then also lists those children, one `child PID` line
+// each, so a waiter can name the process it waits for.
 
 #include <filesystem>
 #include <functional>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
 namespace bootstrap::core {
 
+/// Who holds a lock, as its file says.
+struct LockHolder {
+    long pid = 0;                     // the process that took it; 0 when the file says nothing
+    bool pid_alive = false;
+    std::vector<long> live_children;  // recorded children that still run
+    /// The process to name: the owner while it runs, else its first live child, else the owner.
+    [[nodiscard]] long current() const;
+};
+
+/// Read the holder from a lock file's content (see the header comment).
+[[nodiscard]] LockHolder parse_lock_holder(std::string_view content);
+
+/// read a lock file and parse_lock_holder it (an unreadable file says nothing: pid 0).
+[[nodiscard]] LockHolder read_lock_holder(const std::filesystem::path& path);
+
 class FileLock {
 public:
     /// Wait up to `timeout_s` seconds (polling, interruptible) for the lock on `path` (created,
-    /// with its parent directories). `on_wait` is called once, with the holder's pid, if we have
-    /// to wait. Errors: lock_timeout (message names `what` and the holder's pid; detail the
-    /// file), interrupted, io.
+    /// with its parent directories). `on_wait` is called once, with the holder's pid
+    /// (LockHolder::current), if we have to wait. Errors: lock_timeout (message names `what`
+    /// and the holder's pid; detail the file), interrupted, io.
     [[nodiscard]] static Result<FileLock> acquire(const std::filesystem::path& path, double timeout_s,
                                                   std::string_view what,
                                                   const std::function<void(long pid)>& on_wait = {});
@@ -22,6 +44,13 @@ public:
     FileLock& operator=(FileLock&&) = delete;
     FileLock(const FileLock&) = delete;
     ~FileLock();
+
+    /// The descriptor that holds the flock (for passing it on to children).
+    [[nodiscard]] int fd() const { return m_fd; }
+
+    /// Rewrite the lock file open as `fd` as our pid plus a `child PID` line per pid in
+    /// `children` (best effort: the lock holds regardless).
+    static void record_children(int fd, const std::vector<long>& children);
 
 private:
     explicit FileLock(int fd) : m_fd(fd) {}

@@ -1,25 +1,41 @@
 #pragma once
 // One mutating run per venv: a core::FileLock on `<venv>/.bootstrap/lock`, holding the owner's
-// pid. The kernel drops the lock when the holder dies, so a crashed run never wedges the venv;
-// what it was writing (`journal.json.tmp-<pid>-*`, ...) is removed by the next holder.
+// pid. The kernel drops the lock when the last holder of the open file goes away, so a crashed
+// run never wedges the venv; what it was writing (`journal.json.tmp-<pid>-*`, ...) is removed
+// by the next holder.
+//
+// Every child started while the lock is held (installers, run steps, probes) inherits the
+// locked descriptor: if bootstrap is killed (SIGKILL, an OOM kill) while uv still installs, the
+// orphaned uv keeps the venv locked until it exits, and the next run waits for it instead of
+// installing beside it. The lock file lists those children (`child PID` lines), so a waiter
+// names the orphan rather than the dead run.
 
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/file_lock.hpp"
+#include "exec/process.hpp"
 
 namespace bootstrap::engine {
 
 class VenvLock {
 public:
-    /// Wait up to `timeout_s` seconds (polling, interruptible) for the lock. The lock_timeout
-    /// error names the holder's pid; `on_wait` is called once if we have to wait. Once held, the
+    /// Wait up to `timeout_s` seconds (polling, interruptible) for the lock. `on_wait` is called
+    /// once if we have to wait, with the holder's pid: the run's, or once that run is gone, the
+    /// child of it that still holds the lock. The lock_timeout error says which. Once held, the
     /// temporaries of dead processes in `.bootstrap/`, `.bootstrap/history/` and
     /// `.bootstrap/locked/` are removed (never a live process's).
     [[nodiscard]] static Result<VenvLock> acquire(const std::filesystem::path& venv, double timeout_s,
                                                   const std::function<void(long pid)>& on_wait = {});
+
+    /// "another bootstrap run (pid 12)", or "pid 34, a child that bootstrap run pid 12 started
+    /// and that outlived it (it inherited the lock)", or "a process that inherited it from
+    /// bootstrap run pid 12, which has exited".
+    [[nodiscard]] static std::string describe_holder(const core::LockHolder& holder);
 
     /// What acquire() removed.
     [[nodiscard]] const std::vector<std::filesystem::path>& removed_leftovers() const {
@@ -27,8 +43,11 @@ public:
     }
 
 private:
-    explicit VenvLock(core::FileLock lock) : m_lock(std::move(lock)) {}
+    struct Children;
+    VenvLock(core::FileLock lock, std::shared_ptr<Children> children);
     core::FileLock m_lock;
+    std::shared_ptr<Children> m_children;
+    std::unique_ptr<exec::InheritedFd> m_inherited;
     std::vector<std::filesystem::path> m_removed;
 };
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include <fcntl.h>
@@ -35,6 +36,34 @@ constexpr milliseconds k_poll_interval{100};
 // After SIGKILL to the group, how long the pipe may stay open before we stop reading it. Only a
 // process that left our group (setsid) can still hold it, and nothing we send reaches it.
 constexpr milliseconds k_abandon_pipe_after{1000};
+
+/// The descriptors every child inherits (InheritedFd), process-wide like the interrupt flag:
+/// whoever starts a child while the venv lock is held must pass it on, whichever module that is.
+struct Inherited {
+    unsigned long id;
+    int fd;
+    InheritedFd::OnChild on_child;
+};
+
+std::mutex& inherited_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::vector<Inherited>& inherited_list() {
+    static std::vector<Inherited> list;
+    return list;
+}
+
+std::vector<Inherited> inherited_now() {
+    std::lock_guard<std::mutex> guard(inherited_mutex());
+    return inherited_list();
+}
+
+void tell_children(const std::vector<Inherited>& inherited, pid_t pid, bool started) {
+    for (const auto& i : inherited)
+        if (i.on_child) i.on_child(static_cast<long>(pid), started);
+}
 
 class Fd {
   public:
@@ -137,8 +166,9 @@ class SpawnSetup {
     SpawnSetup(const SpawnSetup&) = delete;
     SpawnSetup& operator=(const SpawnSetup&) = delete;
 
-    /// Returns the first error of the set-up calls, 0 when all succeeded.
-    int prepare(const ProcessSpec& spec, int output_fd) {
+    /// Returns the first error of the set-up calls, 0 when all succeeded. `inherit` go to
+    /// descriptors 3, 4, ...: they must all be numbered above those (see run_process).
+    int prepare(const ProcessSpec& spec, int output_fd, const std::vector<int>& inherit) {
         int rc = 0;
         auto step = [&rc](int r) {
             if (rc == 0) rc = r;
@@ -146,9 +176,14 @@ class SpawnSetup {
         step(posix_spawn_file_actions_addopen(&m_actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0));
         step(posix_spawn_file_actions_adddup2(&m_actions, output_fd, STDOUT_FILENO));
         step(posix_spawn_file_actions_adddup2(&m_actions, output_fd, STDERR_FILENO));
+        // dup2 leaves the copy without FD_CLOEXEC: it survives the exec.
+        for (size_t i = 0; i < inherit.size(); ++i)
+            step(posix_spawn_file_actions_adddup2(&m_actions, inherit[i],
+                                                  STDERR_FILENO + 1 + static_cast<int>(i)));
         // Anything a library opened without O_CLOEXEC would otherwise leak into the child and
         // could hold a pipe or a lock open for as long as the build runs.
-        step(posix_spawn_file_actions_addclosefrom_np(&m_actions, STDERR_FILENO + 1));
+        step(posix_spawn_file_actions_addclosefrom_np(
+            &m_actions, STDERR_FILENO + 1 + static_cast<int>(inherit.size())));
         if (!spec.cwd.empty())
             step(posix_spawn_file_actions_addchdir_np(&m_actions, spec.cwd.c_str()));
 
@@ -178,9 +213,9 @@ class SpawnSetup {
 };
 
 [[nodiscard]] Result<pid_t> spawn_child(const ProcessSpec& spec, const fs::path& program,
-                                        int output_fd) {
+                                        int output_fd, const std::vector<int>& inherit) {
     SpawnSetup setup;
-    if (int rc = setup.prepare(spec, output_fd); rc != 0)
+    if (int rc = setup.prepare(spec, output_fd, inherit); rc != 0)
         return fail(ErrorCode::process,
                     fmt::format("{}: cannot prepare the spawn: {}",
                                 start_failure_prefix(spec, program), std::strerror(rc)));
@@ -374,6 +409,20 @@ class Supervision {
 
 }  // namespace
 
+InheritedFd::InheritedFd(int fd, OnChild on_child) {
+    static unsigned long next_id = 0;
+    std::lock_guard<std::mutex> guard(inherited_mutex());
+    m_id = ++next_id;
+    inherited_list().push_back({m_id, fd, std::move(on_child)});
+}
+
+InheritedFd::~InheritedFd() {
+    std::lock_guard<std::mutex> guard(inherited_mutex());
+    auto& list = inherited_list();
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Inherited& i) { return i.id == m_id; }),
+               list.end());
+}
+
 std::string signal_name(int sig) {
     if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
     return fmt::format("signal {}", sig);
@@ -422,10 +471,27 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     BS_TRY(Fd log, open_log(spec));
     BS_TRY(Pipe pipe, make_pipe());
 
+    // Copies numbered above their places in the child (3, 4, ...), so that no dup2 there
+    // overwrites one that is still to be placed; closefrom then closes the copies.
+    const auto inherited = inherited_now();
+    std::vector<Fd> copies;
+    std::vector<int> inherit;
+    for (const auto& i : inherited) {
+        int copy = ::fcntl(i.fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1 + static_cast<int>(inherited.size()));
+        if (copy < 0)
+            return fail(ErrorCode::process,
+                        fmt::format("{}: cannot pass descriptor {} on: {}",
+                                    start_failure_prefix(spec, program), i.fd, std::strerror(errno)));
+        copies.emplace_back(copy);
+        inherit.push_back(copy);
+    }
+
     const auto started = Clock::now();
-    BS_TRY(pid_t pid, spawn_child(spec, program, pipe.write.get()));
+    BS_TRY(pid_t pid, spawn_child(spec, program, pipe.write.get(), inherit));
     // Only the child's copies of the write end may remain, or EOF would never come.
     pipe.write.reset();
+    copies.clear();
+    tell_children(inherited, pid, true);
 
     ProcessResult result;
     std::string log_error;
@@ -434,6 +500,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
         result = supervision.run();
         log_error = supervision.log_error();
     }
+    tell_children(inherited, pid, false);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     if (!log_error.empty())
         return fail(ErrorCode::io,

@@ -52,6 +52,23 @@ struct ProcessResult {
     [[nodiscard]] std::string describe() const;
 };
 
+/// While it lives, every child that run_process starts (from any thread) gets `fd` open, at
+/// descriptors 3, 4, ... in registration order (no FD_CLOEXEC), and `on_child` hears of each:
+/// (pid, true) once it started, (pid, false) once it was reaped. For a lock that must stay held
+/// by what we started even if we are killed: the venv lock (engine/lock.hpp). `fd` must stay
+/// open while registered.
+class InheritedFd {
+  public:
+    using OnChild = std::function<void(long pid, bool started)>;
+    explicit InheritedFd(int fd, OnChild on_child = {});
+    ~InheritedFd();
+    InheritedFd(const InheritedFd&) = delete;
+    InheritedFd& operator=(const InheritedFd&) = delete;
+
+  private:
+    unsigned long m_id;
+};
+
 /// Run to completion. Fails (Error) only when the child could not be started (argv[0] not
 /// found: not_found, naming it and the PATH searched; exec failure or bad cwd: process; an
 /// interrupt already pending: interrupted, nothing is started), or when the log could not be

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "core/file_lock.hpp"
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace bootstrap::core;
 
@@ -201,4 +203,37 @@ TEST_CASE("write_file_exclusive never replaces a file") {
     int entries = 0;
     for ([[maybe_unused]] auto& e : fs::directory_iterator(p.parent_path())) ++entries;
     CHECK(entries == 1);  // no temporaries left behind
+}
+
+TEST_CASE("a lock file names its holder, or the child that outlived it") {
+    const long self = ::getpid();
+    auto h = parse_lock_holder(std::to_string(self) + "\n");
+    CHECK(h.pid == self);
+    CHECK(h.pid_alive);
+    CHECK(h.current() == self);
+
+    // A dead owner (pid numbers are never this high) with a live and a dead child.
+    h = parse_lock_holder("2147483000\nchild 2147483001\nchild " + std::to_string(self) + "\n");
+    CHECK(h.pid == 2147483000);
+    CHECK_FALSE(h.pid_alive);
+    CHECK(h.live_children == std::vector<long>{self});
+    CHECK(h.current() == self);
+
+    h = parse_lock_holder("2147483000\nchild 2147483001\n");
+    CHECK(h.live_children.empty());
+    CHECK(h.current() == 2147483000);
+    CHECK(parse_lock_holder("").pid == 0);
+    CHECK(parse_lock_holder("garbage\nchild x\n").pid == 0);
+}
+
+TEST_CASE("a lock stays held by a child that inherited its descriptor") {
+    TempDir dir("bs-test");
+    auto path = dir.path() / "lock";
+    auto lock = FileLock::acquire(path, 1, "test");
+    REQUIRE(lock);
+    FileLock::record_children(lock->fd(), {4242});
+    CHECK(read_file(path).value() == std::to_string(::getpid()) + "\nchild 4242\n");
+    auto second = FileLock::acquire(path, 0.1, "the test lock");
+    REQUIRE_FALSE(second);
+    CHECK(second.error().code == bootstrap::ErrorCode::lock_timeout);
 }

@@ -178,6 +178,35 @@ TEST_CASE("the child runs in its own process group and inherits no stray fds") {
     CHECK(pid != std::to_string(::getpgrp()));
 }
 
+TEST_CASE("a registered descriptor reaches every child at 3, 4, ... and outlives us there") {
+    // Two pipes whose write ends are registered: the child writes to each at its place.
+    int a[2], b[2];
+    REQUIRE(::pipe2(a, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
+    std::vector<std::pair<long, bool>> seen;
+    {
+        bootstrap::exec::InheritedFd first(a[1], [&](long pid, bool started) { seen.emplace_back(pid, started); });
+        bootstrap::exec::InheritedFd second(b[1]);
+        auto result = run_ok(shell("echo one >&3; echo two >&4; echo $$; ls /proc/$$/fd"));
+        std::string pid = result.output.substr(0, result.output.find('\n'));
+        CHECK(result.output == pid + "\n0\n1\n2\n3\n4\n");
+        REQUIRE(seen.size() == 2);
+        CHECK(seen[0] == std::pair<long, bool>{std::stol(pid), true});
+        CHECK(seen[1] == std::pair<long, bool>{std::stol(pid), false});
+        char buf[16] = {};
+        CHECK(::read(a[0], buf, sizeof buf) == 4);
+        CHECK(std::string(buf) == "one\n");
+        char buf2[16] = {};
+        CHECK(::read(b[0], buf2, sizeof buf2) == 4);
+        CHECK(std::string(buf2) == "two\n");
+    }
+    // Unregistered: back to stdio only.
+    auto result = run_ok(shell("ls /proc/$$/fd"));
+    CHECK(result.output == "0\n1\n2\n");
+    CHECK(seen.size() == 2);
+    for (int fd : {a[0], a[1], b[0], b[1]}) ::close(fd);
+}
+
 TEST_CASE("the child does not inherit ignored signal dispositions") {
     auto old_pipe = std::signal(SIGPIPE, SIG_IGN);
     auto old_int = std::signal(SIGINT, SIG_IGN);
