@@ -227,6 +227,44 @@ void check_nvcc(const DoctorOptions &options, std::vector<Finding> &out) {
         "torch.version.cuda"));
 }
 
+/// A dist-info an install left unusable (no METADATA after a full disk, a METADATA or RECORD
+/// that is not a regular file): the installers fail on it, and pip cannot uninstall it.
+void check_broken_installs(const DoctorOptions &options, std::vector<Finding> &out) {
+    const fs::path site = find_site_packages(options.venv);
+    if (site.empty())
+        return;
+    auto dists = pyenv::scan_site_packages(site, {}, /*include_broken=*/true);
+    if (!dists)
+        return;
+    for (const auto &[name, dist] : *dists) {
+        if (dist.broken.empty())
+            continue;
+        std::string fix;
+        if (options.recipe) {
+            const std::string step = detail::step_installing(options.recipe, name);
+            fix = fmt::format("bootstrap run {} removes it first (the dist-info and the files its RECORD "
+                              "lists){}",
+                              options.recipe->file.string(),
+                              step.empty() ? std::string()
+                                           : fmt::format("; step '{}' then installs {} again", step, name));
+        } else {
+            fix = fmt::format("bootstrap rollback --venv {} --to N (an entry of `bootstrap history`) removes "
+                              "it and reinstalls {} when the entry has it; a run of the venv's recipe removes "
+                              "it too",
+                              options.venv.string(), name);
+        }
+        out.push_back(make_finding(
+            "broken-install", Severity::error,
+            fmt::format("broken install of {}{}: {}", name, dist.version.empty() ? "" : " " + dist.version,
+                        dist.broken),
+            {dist.dist_info.string(),
+             "uv fails on it (\"Failed to read metadata\") and pip cannot uninstall it"},
+            fix,
+            "an install cut short (a full disk, a killed installer) leaves a dist-info without its "
+            "METADATA"));
+    }
+}
+
 void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
     const auto &env = options.environment;
     if (auto it = env.find("MCORE_DPA_USE_SDPA"); options.te_path && it != env.end())
@@ -251,6 +289,7 @@ void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
 std::vector<Finding> check_packages(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
     auto dists = detail::installed(options.venv);
+    check_broken_installs(options, out);
     check_apex(options, dists, out);
     check_pip(options, dists, out);
     check_helpers_cpp(options, out);
@@ -258,7 +297,7 @@ std::vector<Finding> check_packages(const DoctorOptions &options, CheckSummary *
     check_variables(options, out);
     const size_t n = detail::problems(out);
     detail::summarize(summary, "packages",
-                      n == 0 ? "no known-bad package, build tool or variable"
+                      n == 0 ? "no broken install, known-bad package, build tool or variable"
                              : detail::count_of(n, "problem", "problems"));
     return out;
 }

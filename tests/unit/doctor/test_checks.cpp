@@ -194,6 +194,37 @@ TEST_CASE("PyPI's apex, missing pip and forbidden variables", "[doctor][packages
     CHECK(find_rule(again, "env") == nullptr);
 }
 
+TEST_CASE("a dist-info without METADATA is a broken install, with the fix", "[doctor][packages]") {
+    core::TempDir tmp("doctor");
+    fs::path venv = tmp.path() / "v";
+    fake_venv(venv, venv.string());
+    fs::path site = venv / "lib" / "python3.11" / "site-packages";
+    write(site / "wandb-0.22.0.dist-info" / "RECORD", "wandb/__init__.py,,\n");
+    DoctorOptions options;
+    options.venv = venv;
+    CheckSummary summary;
+    auto findings = check_packages(options, &summary);
+    const auto *broken = find_rule(findings, "broken-install");
+    REQUIRE(broken != nullptr);
+    CHECK(broken->severity == Severity::error);
+    CHECK(broken->message == "broken install of wandb 0.22.0: METADATA missing");
+    CHECK(broken->evidence.at(0) == (site / "wandb-0.22.0.dist-info").string());
+    CHECK(broken->fix.find("bootstrap rollback --venv " + venv.string() + " --to N") == 0);
+    CHECK(summary.line == "packages: 1 problem");
+
+    auto recipe = recipe::parse_recipe(
+        "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
+        "[[step]]\nid = \"tools\"\nkind = \"install\"\npackages = [\"wandb\"]\n",
+        "t.toml");
+    REQUIRE(recipe);
+    options.recipe = &*recipe;
+    findings = check_packages(options);
+    broken = find_rule(findings, "broken-install");
+    REQUIRE(broken != nullptr);
+    CHECK(broken->fix == "bootstrap run t.toml removes it first (the dist-info and the files its RECORD "
+                         "lists); step 'tools' then installs wandb again");
+}
+
 TEST_CASE("allow_conflicts pairs come from the recipe's steps", "[doctor][deps]") {
     auto recipe = recipe::parse_recipe(
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"

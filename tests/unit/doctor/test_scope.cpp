@@ -131,7 +131,7 @@ TEST_CASE("the summaries say what passed", "[doctor][scope]") {
     CHECK(summary.line == "symbols: 0 of 1 symbol defined");
 
     auto packages = check_packages(options, &summary);
-    CHECK(summary.line == "packages: no known-bad package, build tool or variable");
+    CHECK(summary.line == "packages: no broken install, known-bad package, build tool or variable");
     options.environment = {{"UV_PROJECT_ENVIRONMENT", "/elsewhere"}};
     packages = check_packages(options, &summary);
     CHECK(summary.line == "packages: 1 problem");
