@@ -19,6 +19,7 @@
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/snapshot.hpp"
+#include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/interpreter.hpp"
 
@@ -60,7 +61,8 @@ public:
         BS_TRY(auto current, snapshot("rollback-before"));
         BS_CHECK(setup_installers(current));
         manifest::RollbackSources sources{&*m_store, m_options.find_links, m_options.index_url};
-        m_report.plan = manifest::plan_rollback(m_target, current, sources);
+        m_report.plan = manifest::plan_rollback(m_target, without_broken(current), sources);
+        plan_broken();
         m_timings.push_back({"snapshot and plan", ms_since(start)});
         if (m_observer.on_plan) m_observer.on_plan(m_report.plan);
         BS_CHECK(refuse_unreachable("cannot be restored"));
@@ -87,6 +89,7 @@ public:
         }
         m_report.log = fs::exists(m_log) ? m_log : fs::path();
         if (!m_options.dry_run && !m_report.plan.empty()) BS_CHECK(verify_and_record(current));
+        if (!m_options.dry_run) BS_CHECK(check_no_broken());
         m_report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         if (!m_report.log.empty()) log_timings();
         return m_report;
@@ -113,6 +116,59 @@ private:
         std::vector<std::string> parts;
         for (const auto& t : m_timings) parts.push_back(fmt::format("{} {} ms", t.phase, t.ms));
         log_line(fmt::format("# took {:.0f} ms: {}", m_report.seconds * 1000, core::join(parts, ", ")));
+    }
+
+    /// `current` less its broken installs (Package::broken): to the planner they are missing.
+    /// No installer can take them away (pip cannot read them, uv fails on them), so the
+    /// rollback removes them itself (remove_broken) and installs the target's version afresh.
+    manifest::Manifest without_broken(const manifest::Manifest& current) {
+        manifest::Manifest out = current;
+        for (const auto& [name, p] : current.packages)
+            if (!p.broken.empty()) {
+                m_broken[name] = p;
+                out.packages.erase(name);
+            }
+        return out;
+    }
+
+    /// Show each broken install in the plan: reinstalled when the target has it, else removed.
+    void plan_broken() {
+        auto& plan = m_report.plan;
+        for (const auto& [name, p] : m_broken) {
+            auto it = std::find_if(plan.install.begin(), plan.install.end(),
+                                   [&](const manifest::RollbackInstall& i) { return i.name == name; });
+            if (it != plan.install.end()) {
+                it->current = p.version;
+                it->reason = fmt::format("broken install: {}", p.broken);
+            } else if (!m_target.packages.count(name)) {
+                plan.remove.push_back({name, p.version});
+            }
+            // Else the target's package is unreachable: the plan says so and nothing changes.
+        }
+        std::sort(plan.remove.begin(), plan.remove.end(),
+                  [](const auto& a, const auto& b) { return a.name < b.name; });
+    }
+
+    /// Remove the broken installs (after every check passed, before the first install).
+    Status remove_broken() {
+        if (m_broken.empty()) return {};
+        BS_TRY(auto notes, pyenv::remove_broken_installs(*m_facts.python));
+        for (const auto& note : notes) say(note);
+        if (!notes.empty()) m_report.changed = true;
+        return {};
+    }
+
+    /// A rollback is not done while a broken install remains (one that the plan could not
+    /// touch, or one that appeared meanwhile).
+    Status check_no_broken() const {
+        BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
+        if (broken.empty()) return {};
+        std::vector<std::string> names;
+        for (const auto& d : broken) names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
+        return fail(ErrorCode::step_failed,
+                    fmt::format("rollback of {} leaves {} broken install(s): {}", m_venv.string(),
+                                broken.size(), core::join(names, ", ")),
+                    "run the rollback again; `bootstrap doctor --venv " + m_venv.string() + "` shows them");
     }
 
     Status check_interpreter() const {
@@ -296,6 +352,7 @@ private:
         if (batches.size() > 1) m_timings.push_back({"checks", ms_since(t)});
 
         t = Clock::now();
+        BS_CHECK(remove_broken());
         for (const auto& b : batches) BS_CHECK(install(b, current));
         if (!batches.empty()) m_timings.push_back({"install", ms_since(t)});
 
@@ -310,6 +367,7 @@ private:
         t = Clock::now();
         std::vector<std::string> removals, pip_last;
         for (const auto& r : m_report.plan.remove) {
+            if (m_broken.count(r.name)) continue;  // removed by remove_broken()
             // pip cannot be used after it removed itself: that goes last.
             (r.name == "pip" && m_default == m_pip.get() ? pip_last : removals).push_back(r.name);
         }
@@ -468,6 +526,7 @@ private:
     bool m_has_pip = false;
     RollbackReport m_report;
     std::vector<Timing> m_timings;
+    std::map<std::string, manifest::Package> m_broken;  // broken installs in the venv, by name
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "engine/rollback.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
+#include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "steps/executor.hpp"
@@ -95,6 +96,12 @@ public:
         BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
         if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
         if (waited || restored) BS_CHECK(replan(venv));
+        // An install cut short (no METADATA) makes uv fail on every later install and cannot be
+        // uninstalled: remove it, so that the step that installs it runs again.
+        if (m_facts.python) {
+            BS_TRY(auto removed, pyenv::remove_broken_installs(*m_facts.python));
+            for (const auto& note : removed) m_observer.message(note);
+        }
         BS_TRY(m_journal, Journal::load(venv));
         m_journal.recipe = m_recipe.name;
         BS_TRY(m_installed, scan_installed(m_facts));

@@ -159,3 +159,81 @@ def test_a_killed_runs_orphan_keeps_the_venv_locked_until_it_exits(world):
     ok(third)
     assert not pid_alive(child)
     assert f"waiting for the venv lock held by pid {child}" in third.stderr
+
+
+# --------------------------------------------------------------------------- an install cut short
+
+def break_install(world, name: str) -> Path:
+    """What uv leaves when the disk fills while it writes a dist-info: RECORD only."""
+    (dist_info,) = list(site_packages(world.venv).glob(f"{name}-*.dist-info"))
+    for f in dist_info.iterdir():
+        if f.name != "RECORD":
+            f.unlink()
+    return dist_info
+
+
+def test_run_and_doctor_on_a_dist_info_holding_only_record(world):
+    recipe = R.write_recipe(world.root, steps=[
+        R.venv(), R.install("tools", ["wandb"], index_url=world.index.url())])
+    ok(world.run([recipe]))
+    dist_info = break_install(world, "wandb")
+
+    proc = world.run(["snapshot", "--venv", world.venv])
+    ok(proc)
+    assert json.loads(proc.stdout)["packages"]["wandb"]["broken"] == "METADATA missing"
+
+    proc = world.run(["doctor", "--venv", world.venv, "--recipe", recipe])
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "broken install of wandb 0.22.0: METADATA missing" in out, out
+    assert f"bootstrap run {recipe} removes it first" in out
+    assert "step 'tools' then installs wandb again" in out
+
+    # Before: uv failed ("Failed to read metadata for: wandb==0.22.0") on every later run.
+    proc = world.run([recipe])
+    ok(proc)
+    assert ("removed the broken install of wandb 0.22.0 (METADATA missing): its dist-info "
+            "wandb-0.22.0.dist-info and the") in proc.stderr
+    assert (dist_info / "METADATA").is_file()
+    assert world.version_of("wandb") == "0.22.0"
+    assert world.python("import wandb").returncode == 0
+    proc = world.run(["doctor", "--venv", world.venv, "--recipe", recipe])
+    assert "broken install of" not in proc.stdout + proc.stderr
+
+
+def test_rollback_reinstalls_a_broken_package_the_target_has(world):
+    recipe = R.write_recipe(world.root, steps=[
+        R.venv(), R.install("tools", ["wandb"], index_url=world.index.url())])
+    ok(world.run([recipe]))
+    break_install(world, "wandb")
+    proc = world.run(["rollback", "--venv", world.venv, "--to", "1"])
+    # Before: "nothing to do" (rc 0), or a verification failure, with the broken wandb still there.
+    ok(proc)
+    assert "wandb 0.22.0 (broken install: METADATA missing)" in proc.stdout, proc.stdout
+    assert "removed the broken install of wandb 0.22.0" in proc.stdout + proc.stderr
+    assert world.version_of("wandb") == "0.22.0"
+    snap = json.loads(ok(world.run(["snapshot", "--venv", world.venv])).stdout)
+    assert "broken" not in snap["packages"]["wandb"]
+
+
+def test_rollback_removes_a_broken_package_the_target_lacks(world):
+    ok(world.run([core_recipe(world, "1.0.0")]))  # history entry 1: no wandb
+    world.uv_pip("install", "--index-url", world.index.url(), "--no-deps", "wandb")
+    dist_info = break_install(world, "wandb")
+    module = site_packages(world.venv) / "wandb"
+    assert module.is_dir()
+
+    dry = world.run(["rollback", "--venv", world.venv, "--to", "1", "--dry-run"])
+    ok(dry)
+    assert "- wandb 0.22.0 (remove)" in dry.stdout, dry.stdout
+    assert dist_info.exists()
+
+    proc = world.run(["rollback", "--venv", world.venv, "--to", "1"])
+    # Before: "already matches 1" (rc 0) while the broken dist-info stayed.
+    ok(proc)
+    assert "already matches" not in proc.stdout
+    assert not dist_info.exists()
+    assert not module.exists()  # the files its RECORD listed
+    assert (world.venv / "bin" / "wandb").exists()  # outside site-packages: left alone
+    assert world.version_of("wandb") is None
+    assert world.version_of("demo-core") == "1.0.0"
