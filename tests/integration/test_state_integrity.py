@@ -237,3 +237,45 @@ def test_rollback_removes_a_broken_package_the_target_lacks(world):
     assert (world.venv / "bin" / "wandb").exists()  # outside site-packages: left alone
     assert world.version_of("wandb") is None
     assert world.version_of("demo-core") == "1.0.0"
+
+
+# --------------------------------------------------------------------------- the venv path and directory
+
+def test_a_venv_path_with_a_control_character_is_refused(world):
+    recipe = core_recipe(world, "1.0.0")
+    bad = world.root / "a\nb"
+    proc = world.run([recipe, "--venv", bad])
+    assert proc.returncode == 2, proc.stderr
+    assert (f"error: --venv: the venv path '{bad}' contains a control character (a newline at byte "
+            f"{len(str(world.root)) + 2}); choose a path without one") in proc.stderr
+    assert not bad.exists()  # before: created, and its facts cache broke every later run
+
+
+def test_a_directory_that_is_not_a_venv_is_not_made_one_without_recreate(world):
+    recipe = core_recipe(world, "1.0.0")
+    (world.venv / "src").mkdir(parents=True)
+    (world.venv / "src" / "train.py").write_text("print('mine')\n")
+    proc = world.run([recipe])
+    assert proc.returncode == 2, proc.stderr
+    assert (f"{world.venv} exists and is not a venv (no pyvenv.cfg), but it is not empty: it holds src"
+            in proc.stderr)
+    assert "--recreate" in proc.stderr
+    assert not (world.venv / "pyvenv.cfg").exists()  # before: silently made into a venv
+
+    # With --recreate its contents are replaced by the venv.
+    ok(world.run([recipe, "--recreate"]))
+    assert (world.venv / "pyvenv.cfg").is_file()
+    assert not (world.venv / "src").exists()
+    assert world.version_of("demo-core") == "1.0.0"
+
+
+def test_inspect_on_a_truncated_library_is_an_error(world, tmp_path):
+    whole = Path(world.bootstrap).read_bytes()
+    cut = tmp_path / "libcut.so"
+    cut.write_bytes(whole[: len(whole) // 2])
+    proc = world.run(["inspect", cut])
+    # Before: "no CUDA code (no .nv_fatbin section)" and exit 0.
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"error: {cut} is truncated or corrupt: " in proc.stderr
+    assert f"(the file has {len(whole) // 2} bytes)" in proc.stderr
+    ok(world.run(["inspect", world.bootstrap]))
