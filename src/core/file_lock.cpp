@@ -28,8 +28,8 @@ std::string read_content(int fd) {
 
 /// The whole content: pid, then child lines (short: one line per running child).
 bool write_content(int fd, const std::string& text) {
-    return ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) ==
-                                          static_cast<ssize_t>(text.size());
+    return ::ftruncate(fd, 0) == 0 &&
+           ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
 }
 
 }  // namespace

@@ -242,21 +242,23 @@ void check_broken_installs(const DoctorOptions &options, std::vector<Finding> &o
         std::string fix;
         if (options.recipe) {
             const std::string step = detail::step_installing(options.recipe, name);
-            fix = fmt::format("bootstrap run {} removes it first (the dist-info and the files its RECORD "
-                              "lists){}",
-                              options.recipe->file.string(),
-                              step.empty() ? std::string()
-                                           : fmt::format("; step '{}' then installs {} again", step, name));
+            fix = fmt::format(
+                "bootstrap run {} removes it first (the dist-info and the files its RECORD "
+                "lists){}",
+                options.recipe->file.string(),
+                step.empty() ? std::string()
+                             : fmt::format("; step '{}' then installs {} again", step, name));
         } else {
-            fix = fmt::format("bootstrap rollback --venv {} --to N (an entry of `bootstrap history`) removes "
-                              "it and reinstalls {} when the entry has it; a run of the venv's recipe removes "
-                              "it too",
-                              options.venv.string(), name);
+            fix = fmt::format(
+                "bootstrap rollback --venv {} --to N (an entry of `bootstrap history`) removes "
+                "it and reinstalls {} when the entry has it; a run of the venv's recipe removes "
+                "it too",
+                options.venv.string(), name);
         }
         out.push_back(make_finding(
             "broken-install", Severity::error,
-            fmt::format("broken install of {}{}: {}", name, dist.version.empty() ? "" : " " + dist.version,
-                        dist.broken),
+            fmt::format("broken install of {}{}: {}", name,
+                        dist.version.empty() ? "" : " " + dist.version, dist.broken),
             {dist.dist_info.string(),
              "uv fails on it (\"Failed to read metadata\") and pip cannot uninstall it"},
             fix,

@@ -30,7 +30,8 @@ VenvLock::VenvLock(core::FileLock lock, std::shared_ptr<Children> children)
     : m_lock(std::move(lock)), m_children(std::move(children)) {
     m_children->fd = m_lock.fd();
     m_inherited = std::make_unique<exec::InheritedFd>(
-        m_lock.fd(), [children = m_children](long pid, bool started) { children->update(pid, started); });
+        m_lock.fd(),
+        [children = m_children](long pid, bool started) { children->update(pid, started); });
 }
 
 std::string VenvLock::describe_holder(const core::LockHolder& holder) {
@@ -47,18 +48,21 @@ std::string VenvLock::describe_holder(const core::LockHolder& holder) {
 Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double timeout_s,
                                    const std::function<void(long)>& on_wait) {
     const std::filesystem::path file = venv / ".bootstrap" / "lock";
-    auto lock = core::FileLock::acquire(file, timeout_s, "the venv " + venv.string(), [&](long pid) {
-        if (on_wait) on_wait(pid);
-    });
+    auto lock =
+        core::FileLock::acquire(file, timeout_s, "the venv " + venv.string(), [&](long pid) {
+            if (on_wait) on_wait(pid);
+        });
     if (!lock) {
         Error err = lock.error();
         if (err.code == ErrorCode::lock_timeout) {
             const core::LockHolder holder = core::read_lock_holder(file);
-            err.message = fmt::format("the venv {} is locked by {}; gave up after {:.0f}s (--lock-timeout)",
-                                      venv.string(), describe_holder(holder), timeout_s);
+            err.message =
+                fmt::format("the venv {} is locked by {}; gave up after {:.0f}s (--lock-timeout)",
+                            venv.string(), describe_holder(holder), timeout_s);
             if (!holder.pid_alive && holder.pid != 0)
-                err.detail += "\nwait for it to finish (or end it) before running again: it may still be "
-                              "changing the venv";
+                err.detail +=
+                    "\nwait for it to finish (or end it) before running again: it may still be "
+                    "changing the venv";
         }
         if (err.code == ErrorCode::interrupted) err.message = "interrupted while waiting for the venv lock";
         return tl::unexpected(err);

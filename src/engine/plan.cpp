@@ -97,19 +97,23 @@ struct StepBuilder {
             // does not count: a first run that failed leaves only that.
             std::vector<std::string> names;
             for (const auto& e : fs::directory_iterator(plan.venv, ec))
-                if (e.path().filename() != ".bootstrap") names.push_back(e.path().filename().string());
+                if (e.path().filename() != ".bootstrap")
+                    names.push_back(e.path().filename().string());
             std::sort(names.begin(), names.end());
             if (!names.empty() && !options.recreate) {
                 const size_t shown = std::min<size_t>(names.size(), 3);
-                std::vector<std::string> some(names.begin(), names.begin() + static_cast<long>(shown));
-                return fail(ErrorCode::usage,
-                            fmt::format("{}: {} exists and is not a venv (no pyvenv.cfg), but it is not "
-                                        "empty: it holds {}{}",
-                                        out.source->loc.str(), plan.venv.string(), core::join(some, ", "),
-                                        names.size() > shown ? fmt::format(" and {} more", names.size() - shown)
-                                                             : std::string()),
-                            "choose another venv path, or re-run with --recreate to replace the directory's "
-                            "contents with a venv (they are deleted)");
+                std::vector<std::string> some(names.begin(),
+                                              names.begin() + static_cast<long>(shown));
+                return fail(
+                    ErrorCode::usage,
+                    fmt::format("{}: {} exists and is not a venv (no pyvenv.cfg), but it is not "
+                                "empty: it holds {}{}",
+                                out.source->loc.str(), plan.venv.string(), core::join(some, ", "),
+                                names.size() > shown
+                                    ? fmt::format(" and {} more", names.size() - shown)
+                                    : std::string()),
+                    "choose another venv path, or re-run with --recreate to replace the "
+                    "directory's contents with a venv (they are deleted)");
             }
             if (!names.empty()) {
                 out.recreate = true;
@@ -610,14 +614,14 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
     for (size_t i = 0; i < text.size(); ++i) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c >= 0x20 && c != 0x7f) continue;
-        const std::string from = options.venv ? std::string("--venv")
-                                              : recipe.venv.path.loc.str() + ": [venv] path";
-        return fail(options.venv ? ErrorCode::usage : ErrorCode::invalid_recipe,
-                    fmt::format("{}: the venv path {} contains a control character ({} at byte {}); "
-                                "choose a path without one",
-                                from, core::shell_quote(text), c == '\n' ? std::string("a newline")
-                                                                         : fmt::format("0x{:02x}", c),
-                                i));
+        const std::string from =
+            options.venv ? std::string("--venv") : recipe.venv.path.loc.str() + ": [venv] path";
+        return fail(
+            options.venv ? ErrorCode::usage : ErrorCode::invalid_recipe,
+            fmt::format("{}: the venv path {} contains a control character ({} at byte {}); "
+                        "choose a path without one",
+                        from, core::shell_quote(text),
+                        c == '\n' ? std::string("a newline") : fmt::format("0x{:02x}", c), i));
     }
     return venv.lexically_normal();
 }

@@ -135,8 +135,9 @@ private:
     void plan_broken() {
         auto& plan = m_report.plan;
         for (const auto& [name, p] : m_broken) {
-            auto it = std::find_if(plan.install.begin(), plan.install.end(),
-                                   [&](const manifest::RollbackInstall& i) { return i.name == name; });
+            auto it =
+                std::find_if(plan.install.begin(), plan.install.end(),
+                             [&](const manifest::RollbackInstall& i) { return i.name == name; });
             if (it != plan.install.end()) {
                 it->current = p.version;
                 it->reason = fmt::format("broken install: {}", p.broken);
@@ -164,11 +165,13 @@ private:
         BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
         if (broken.empty()) return {};
         std::vector<std::string> names;
-        for (const auto& d : broken) names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
+        for (const auto& d : broken)
+            names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
         return fail(ErrorCode::step_failed,
                     fmt::format("rollback of {} leaves {} broken install(s): {}", m_venv.string(),
                                 broken.size(), core::join(names, ", ")),
-                    "run the rollback again; `bootstrap doctor --venv " + m_venv.string() + "` shows them");
+                    "run the rollback again; `bootstrap doctor --venv " + m_venv.string() +
+                        "` shows them");
     }
 
     Status check_interpreter() const {

@@ -419,8 +419,9 @@ InheritedFd::InheritedFd(int fd, OnChild on_child) {
 InheritedFd::~InheritedFd() {
     std::lock_guard<std::mutex> guard(inherited_mutex());
     auto& list = inherited_list();
-    list.erase(std::remove_if(list.begin(), list.end(), [&](const Inherited& i) { return i.id == m_id; }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(), [&](const Inherited& i) { return i.id == m_id; }),
+        list.end());
 }
 
 std::string signal_name(int sig) {
@@ -477,11 +478,12 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     std::vector<Fd> copies;
     std::vector<int> inherit;
     for (const auto& i : inherited) {
-        int copy = ::fcntl(i.fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1 + static_cast<int>(inherited.size()));
+        int copy =
+            ::fcntl(i.fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1 + static_cast<int>(inherited.size()));
         if (copy < 0)
-            return fail(ErrorCode::process,
-                        fmt::format("{}: cannot pass descriptor {} on: {}",
-                                    start_failure_prefix(spec, program), i.fd, std::strerror(errno)));
+            return fail(ErrorCode::process, fmt::format("{}: cannot pass descriptor {} on: {}",
+                                                        start_failure_prefix(spec, program), i.fd,
+                                                        std::strerror(errno)));
         copies.emplace_back(copy);
         inherit.push_back(copy);
     }

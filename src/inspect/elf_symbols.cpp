@@ -67,8 +67,7 @@ Result<std::vector<ElfSymbol>> read_dynamic_symbols(const std::filesystem::path 
         return fail(ErrorCode::io,
                     fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
     ElfHandle elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
-    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF)
-        return tl::unexpected(not_elf(fd.fd, file));
+    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF) return tl::unexpected(not_elf(fd.fd, file));
     // A library cut short reads as one with fewer symbols: an error, not a missing symbol.
     BS_CHECK(check_elf_complete(elf.elf, fd.fd, file));
 

@@ -195,8 +195,7 @@ Result<CudaContents> read_cuda_contents(const fs::path& file) {
         return fail(ErrorCode::io,
                     fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
     ElfCloser elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
-    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF)
-        return tl::unexpected(not_elf(fd.fd, file));
+    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF) return tl::unexpected(not_elf(fd.fd, file));
     // A library cut short reads as one with fewer sections: an error, not "no CUDA code".
     BS_CHECK(check_elf_complete(elf.elf, fd.fd, file));
     size_t names = 0;

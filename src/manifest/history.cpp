@@ -164,7 +164,7 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
         auto saved = core::write_file_exclusive(entry.file, text, &exists);
         ::unlink(claim_file.c_str());
         if (!saved && exists)
-            continue;  // never overwrite an entry, whoever wrote it
+            continue; // never overwrite an entry, whoever wrote it
         if (!saved)
             return tl::unexpected(saved.error());
         return entry;
@@ -174,7 +174,8 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
 Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref) {
     std::optional<std::int64_t> back; // how many entries before the newest
     const bool by_number = all_digits(ref);
-    const bool by_back = core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5));
+    const bool by_back =
+        core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5));
     if (ref == "last")
         back = 0;
     if (by_back)

@@ -103,7 +103,8 @@ private:
         std::error_code ec;
         for (const auto& e : fs::directory_iterator(cache, ec)) {
             const std::string name = e.path().filename().string();
-            if (core::starts_with(name, stem + ".") && name.ends_with(".pyc")) fs::remove(e.path(), ec);
+            if (core::starts_with(name, stem + ".") && name.ends_with(".pyc"))
+                fs::remove(e.path(), ec);
         }
         m_dirs.insert(cache);
     }
@@ -132,11 +133,13 @@ Result<std::vector<Distribution>> find_broken_installs(const InterpreterFacts& f
     return out;
 }
 
-Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages, const Distribution& dist) {
+Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages,
+                                            const Distribution& dist) {
     std::error_code ec;
     const fs::path site = fs::weakly_canonical(site_packages, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
     // The dist-info must be an entry of site-packages itself.
     const fs::path dist_info = site / dist.dist_info.filename();
     std::error_code parent_ec;
@@ -163,7 +166,8 @@ Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages, const
             fs::remove_all(dist_info, ec);
         }
         if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", dist_info.string(), ec.message()));
+            return fail(ErrorCode::io,
+                        fmt::format("cannot remove {}: {}", dist_info.string(), ec.message()));
     }
     remover.prune();
     return out;
@@ -177,9 +181,10 @@ Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& 
             if (dist.broken.empty()) continue;
             BS_TRY(auto removed, remove_broken_install(site, dist));
             std::string note = fmt::format(
-                "removed the broken install of {} {} ({}): its dist-info {} and the {} file(s) its RECORD "
-                "lists",
-                dist.name, dist.version, dist.broken, dist.dist_info.filename().string(), removed.files);
+                "removed the broken install of {} {} ({}): its dist-info {} and the {} file(s) "
+                "its RECORD lists",
+                dist.name, dist.version, dist.broken, dist.dist_info.filename().string(),
+                removed.files);
             if (removed.left_outside > 0)
                 note += fmt::format(" ({} outside site-packages left alone)", removed.left_outside);
             notes.push_back(std::move(note));

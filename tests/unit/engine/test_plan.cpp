@@ -168,12 +168,13 @@ TEST_CASE("a venv path with a control character is refused with where it came fr
     auto plan = engine::make_plan(w.recipe(k_steps), opts, w.facts());
     REQUIRE_FALSE(plan);
     CHECK(plan.error().code == ErrorCode::usage);
-    CHECK(plan.error().message ==
-          "--venv: the venv path '" + w.dir.path().string() +
-              "/a\nb' contains a control character (a newline at byte " +
-              std::to_string(w.dir.path().string().size() + 2) + "); choose a path without one");
+    CHECK(plan.error().message == "--venv: the venv path '" + w.dir.path().string() +
+                                      "/a\nb' contains a control character (a newline at byte " +
+                                      std::to_string(w.dir.path().string().size() + 2) +
+                                      "); choose a path without one");
 
-    std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
+    std::string text =
+        "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
     auto r = recipe::parse_recipe(text, (w.dir.path() / "t.toml").string());
     REQUIRE(r);
     auto from_recipe = engine::make_plan(*r, {}, w.facts());
@@ -199,8 +200,9 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     REQUIRE_FALSE(plan);
     CHECK(plan.error().code == ErrorCode::usage);
     CHECK_THAT(plan.error().message,
-               Catch::EndsWith(dir.string() + " exists and is not a venv (no pyvenv.cfg), but it is "
-                                              "not empty: it holds data, train.py"));
+               Catch::EndsWith(dir.string() +
+                               " exists and is not a venv (no pyvenv.cfg), but it is "
+                               "not empty: it holds data, train.py"));
     CHECK_THAT(plan.error().detail, Catch::Contains("--recreate"));
     CHECK(fs::exists(dir / "train.py"));  // planning changes nothing
 

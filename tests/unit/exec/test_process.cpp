@@ -185,7 +185,8 @@ TEST_CASE("a registered descriptor reaches every child at 3, 4, ... and outlives
     REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
     std::vector<std::pair<long, bool>> seen;
     {
-        bootstrap::exec::InheritedFd first(a[1], [&](long pid, bool started) { seen.emplace_back(pid, started); });
+        bootstrap::exec::InheritedFd first(
+            a[1], [&](long pid, bool started) { seen.emplace_back(pid, started); });
         bootstrap::exec::InheritedFd second(b[1]);
         auto result = run_ok(shell("echo one >&3; echo two >&4; echo $$; ls /proc/$$/fd"));
         std::string pid = result.output.substr(0, result.output.find('\n'));

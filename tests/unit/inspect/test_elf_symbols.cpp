@@ -89,7 +89,8 @@ TEST_CASE("read_dynamic_symbols rejects a truncated library", "[elf_symbols]") {
     REQUIRE(whole);
     TempDir dir("elfsym");
     auto cut = dir.path() / "libcut.so";
-    REQUIRE(bootstrap::core::write_file_atomic(cut, std::string_view(*whole).substr(0, whole->size() / 3)));
+    REQUIRE(bootstrap::core::write_file_atomic(
+        cut, std::string_view(*whole).substr(0, whole->size() / 3)));
     auto r = read_dynamic_symbols(cut);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::io);

@@ -262,7 +262,8 @@ TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA cod
         auto r = read_cuda_contents(cut);
         REQUIRE_FALSE(r);
         CHECK(r.error().code == ErrorCode::io);
-        CHECK_THAT(r.error().message, Catch::StartsWith(cut.string() + " is truncated or corrupt: "));
+        CHECK_THAT(r.error().message,
+                   Catch::StartsWith(cut.string() + " is truncated or corrupt: "));
         CHECK_THAT(r.error().message,
                    Catch::EndsWith(fmt::format("(the file has {} bytes)", keep)));
     }

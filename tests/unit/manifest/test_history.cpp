@@ -160,7 +160,8 @@ TEST_CASE("the history refuses to number past its maximum") {
           "cannot add to the history in " + history_dir(venv).string() + ": its newest entry " +
               top + " is numbered at or past the highest number bootstrap writes (" +
               std::to_string(k_max_history_number) + ")");
-    CHECK(refused.error().detail == "move the entries numbered that high out of the history directory");
+    CHECK(refused.error().detail ==
+          "move the entries numbered that high out of the history directory");
 
     // A name too large for 64 bits is named, not skipped (skipping it is how numbers wrapped).
     fs::remove(history_dir(venv) / top);
@@ -170,7 +171,6 @@ TEST_CASE("the history refuses to number past its maximum") {
     REQUIRE_FALSE(listed);
     CHECK(listed.error().message.find(overflow.string()) != std::string::npos);
     fs::remove(overflow);
-
 }
 
 TEST_CASE("describe_history summarises each entry against the one before") {
