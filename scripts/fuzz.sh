@@ -91,7 +91,7 @@ known_crash() {
     [ "$name" = "$target" ] || continue
     all=1
     IFS=$'\t' read -r -a pats <<<"$patterns"
-    for p in "${pats[@]}"; do grep -Eq -- "$p" "$report" || { all=0; break; }; done
+    for p in "${pats[@]}"; do LC_ALL=C grep -Eq -- "$p" "$report" || { all=0; break; }; done
     if [ $all = 1 ]; then printf '%s\n' "$description"; return 0; fi
   done < <(grep -v '^#' "$known_file" | grep -v '^[[:space:]]*$')
   return 1
