@@ -56,8 +56,8 @@ def test_fuzzing_runs_and_keeps_new_entries_out_of_the_repository(tmp_path):
     r = run_fuzz(tmp_path / "scratch", "pep440", "selftest", seconds=3)
     assert r.returncode == 0, r.stderr
     for target in ("pep440", "selftest"):
-        m = re.search(rf"^fuzz: {target}: (\d+) execs, max_len \d+, corpus (\d+) in (\S+): no crash$",
-                      r.stderr, re.M)
+        m = re.search(rf"^fuzz: {target}: (\d+) execs, max_len \d+, corpus (\d+) in (\S+): "
+                      r"no crash$", r.stderr, re.M)
         assert m, r.stderr
         assert int(m.group(1)) > 100
         assert Path(m.group(3)) == tmp_path / "scratch" / target / "corpus"
@@ -72,14 +72,15 @@ def test_a_crash_fails_with_its_reproducer_and_stack(tmp_path):
     plant(scratch)
     r = run_fuzz(scratch, "selftest", known=tmp_path / "none.txt")
     assert r.returncode == 1, r.stderr
-    m = re.search(r"^fuzz: selftest: FINDING \(exit \d+\); reproduce: build-fuzz/fuzz_selftest (\S+)$",
-                  r.stderr, re.M)
+    m = re.search(r"^fuzz: selftest: FINDING \(exit \d+\); reproduce: "
+                  r"build-fuzz/fuzz_selftest (\S+)$", r.stderr, re.M)
     assert m, r.stderr
     reproducer = Path(m.group(1))
     assert reproducer.read_bytes() == PLANTED
     assert reproducer.is_relative_to(scratch)
     assert "AddressSanitizer: heap-buffer-overflow" in r.stderr
-    assert re.search(r"#\d+ 0x[0-9a-f]+ in LLVMFuzzerTestOneInput .*tests/fuzz/selftest.cpp", r.stderr)
+    assert re.search(r"#\d+ 0x[0-9a-f]+ in LLVMFuzzerTestOneInput .*tests/fuzz/selftest.cpp",
+                     r.stderr)
     assert re.search(r"^fuzz: FAILED: selftest$", r.stderr, re.M), r.stderr
 
 
