@@ -22,7 +22,8 @@ FUZZ_CXX=${FUZZ_CXX:-clang++-14}
 # One input may take this long before it counts as a hang: generous, since CI's two cores are
 # shared and an ASan build of a std::regex compile is slow; a real infinite loop still trips it.
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-25}
-scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$(printf '%s' "$root" | cksum | cut -d' ' -f1)}
+checkout_id=$(printf '%s' "$root" | cksum | cut -d' ' -f1)
+scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$checkout_id}
 
 # name:max_len. The lengths fit each format's real inputs (the seeds are below them) and, for
 # now, stay below the known crashes that other changes are fixing, so that CI stays green until
@@ -91,7 +92,7 @@ known_crash() {
     [ "$name" = "$target" ] || continue
     all=1
     IFS=$'\t' read -r -a pats <<<"$patterns"
-    for p in "${pats[@]}"; do grep -Eq -- "$p" "$report" || { all=0; break; }; done
+    for p in "${pats[@]}"; do LC_ALL=C grep -Eq -- "$p" "$report" || { all=0; break; }; done
     if [ $all = 1 ]; then printf '%s\n' "$description"; return 0; fi
   done < <(grep -v '^#' "$known_file" | grep -v '^[[:space:]]*$')
   return 1
@@ -133,13 +134,16 @@ fuzz_target() {
       continue
     fi
     verdict="CRASH" result=crash
-    echo "fuzz: $name: FINDING (exit $rc); reproduce: build-fuzz/fuzz_$name ${reproducer:-<no artifact: see $log>}" >&2
+    echo "fuzz: $name: FINDING (exit $rc); reproduce:" \
+      "build-fuzz/fuzz_$name ${reproducer:-<no artifact: see $log>}" >&2
     sed 's/^/    /' "$log.report" >&2
     break
   done
   local corpus
   corpus=$(find "$work/corpus" -type f | wc -l)
-  [ $known -gt 0 ] && [ "$verdict" = "no crash" ] && verdict="no new crash ($known known, see $known_file)"
+  if [ $known -gt 0 ] && [ "$verdict" = "no crash" ]; then
+    verdict="no new crash ($known known, see $known_file)"
+  fi
   echo "fuzz: $name: $execs execs, max_len $max_len, corpus $corpus in $work/corpus: $verdict" >&2
   echo "$execs $result" >"$work/result"
 }
