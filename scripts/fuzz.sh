@@ -25,17 +25,12 @@ FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-25}
 checkout_id=$(printf '%s' "$root" | cksum | cut -d' ' -f1)
 scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$checkout_id}
 
-# name:max_len. The lengths fit each format's real inputs (the seeds are below them) and, for
-# now, stay below the known crashes that other changes are fixing, so that CI stays green until
-# they land; raise them then:
-#   recipe 4096        toml++ overflows its stack on dotted keys of ~40,000 segments (80 KB), and
-#                      std::regex on a [[fault]] match nesting ~6,000 groups (6 KB)
-#   pep508 2048        Marker::parse recurses once per '(' and overflows at ~3,500 levels
-#   dist_info 2048     the same marker recursion through a Requires-Dist line
-#   import_probe 4096  std::regex_match recurses per character of a probe line (~15,000 chars)
-#   perf 4096          the parser already cuts lines at 4096 for the same regex reason
-TARGETS=(recipe:4096 dist_info:2048 pep440:1024 pep508:2048 import_probe:4096 fatbin:8192
-  elf:16384 index_page:8192 perf:4096 flags:4096)
+# name:max_len. Each cap lies above the inputs that once crashed its parser (all bounded now,
+# and each has a seed in corpus/<target>/ that replays it): a dotted key of 50,000 segments and a
+# 100,000-character [[fault]] match (recipe), markers nested 100,000 deep (pep508, dist_info),
+# probe and log lines of 40,000+ characters (import_probe, perf).
+TARGETS=(recipe:131072 dist_info:131072 pep440:1024 pep508:131072 import_probe:65536
+  fatbin:8192 elf:16384 index_page:65536 perf:65536 flags:4096)
 # Run only when named: the planted crash tests/integration/test_fuzz_script.py checks this with.
 NAMED_ONLY=(selftest:64)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian 12 machine for bootstrap: Debian packages, a pinned uv (and pytest) from
-# PyPI in a project-local tools venv, then a Release build in build/. Safe to re-run: each part
-# is skipped when already in place.
+# Set up a fresh Debian 12 machine for bootstrap: Debian packages (with --test-tools, also those
+# the fuzz targets need), a pinned uv (and pytest) from PyPI in a project-local tools venv, then
+# a Release build in build/. Safe to re-run: each part is skipped when already in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,15 @@ DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
   libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine
   pybind11-dev python3-dev ccache tmux)
+# Only the test suite needs these (scripts/test.sh passes --test-tools): clang's libFuzzer and
+# sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks.
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+for arg in "$@"; do
+  case $arg in
+    --test-tools) DEB_PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+    *) echo "setup: unknown option '$arg' (known: --test-tools)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -1,15 +1,51 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, then unit tests (ctest) and integration tests (pytest, real
-# uv, real venvs, a loopback fixture index).
+# The whole test suite: set up, then four stages, each run even when an earlier one failed:
+#   unit         ctest in build/ (Catch2)
+#   integration  pytest tests/integration (real uv, real venvs, a loopback fixture index and,
+#                when PyPI answers, real PyPI)
+#   sanitize     the unit tests again under ASan+UBSan (scripts/sanitize.sh, build-asan/)
+#   fuzz         every fuzz target for FUZZ_SECONDS each (scripts/fuzz.sh, build-fuzz/)
+# A summary line per stage ends the output; the exit status is 1 when any stage failed.
+#   TEST_STAGES="unit integration"   run only these stages
+#   FUZZ_SECONDS=45                  per fuzz target (10 targets, two at a time on two cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test-tools
 
 export PATH="$PWD/.tools/venv/bin:$PATH"
 export BOOTSTRAP_BIN="$PWD/build/bootstrap"
+export FUZZ_SECONDS=${FUZZ_SECONDS:-45}
+# The sanitizer and fuzz builds share the compiler cache the main build uses.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
+STAGES=(${TEST_STAGES:-unit integration sanitize fuzz})
 
-echo "== unit tests" >&2
-ctest --test-dir build --output-on-failure -j2
+summary=()
+failed=0
+stage() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  echo "== $name" >&2
+  "$@" || rc=$?
+  if [ $rc -eq 0 ]; then
+    summary+=("$(printf '%-12s passed in %d s' "$name" $((SECONDS - start)))")
+  else
+    summary+=("$(printf '%-12s FAILED (exit %d) after %d s' "$name" $rc $((SECONDS - start)))")
+    failed=1
+  fi
+}
 
-echo "== integration tests" >&2
-.tools/venv/bin/pytest tests/integration -q -p no:cacheprovider
+for s in "${STAGES[@]}"; do
+  case $s in
+    unit) stage unit ctest --test-dir build --output-on-failure -j2 ;;
+    integration) stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider ;;
+    sanitize) stage sanitize bash scripts/sanitize.sh ;;
+    fuzz) stage fuzz bash scripts/fuzz.sh ;;
+    *) echo "test: unknown stage '$s' (known: unit integration sanitize fuzz)" >&2; exit 2 ;;
+  esac
+done
+
+echo "== summary" >&2
+printf '%s\n' "${summary[@]}" >&2
+exit $failed

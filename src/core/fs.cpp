@@ -98,17 +98,20 @@ Status create_directories(const fs::path& path) {
     return {};
 }
 
-Status write_file_atomic(const fs::path& path, std::string_view content) {
+namespace {
+
+/// Writes `content` to a new temporary file next to `path` (0644, synced, closed) and returns
+/// its name; nothing is left behind on failure. The pid in the name lets a later run tell a dead
+/// writer's leftover from a live one's temp file.
+Result<std::string> write_temp_beside(const fs::path& path, std::string_view content) {
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
-    // The pid lets a later run tell a dead writer's leftover from a live one's temp file.
     std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0)
         return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
                                                path.string(), std::strerror(errno)));
-    auto abandon = [&](const char* what) {
-        int err = errno;
-        ::close(fd);
+    auto abandon = [&](const char* what, int err) {
+        if (fd >= 0) ::close(fd);
         ::unlink(tmpl.c_str());
         return fail(ErrorCode::io,
                     fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
@@ -118,19 +121,25 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
         ssize_t n = ::write(fd, content.data() + done, content.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return abandon("write");
+            return abandon("write", errno);
         }
         done += static_cast<size_t>(n);
     }
     ::fchmod(fd, 0644);
-    if (::fsync(fd) != 0) return abandon("sync");
-    if (::close(fd) != 0) {
-        ::unlink(tmpl.c_str());
-        return fail(ErrorCode::io, fmt::format("cannot close {}", path.string()));
-    }
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    if (::fsync(fd) != 0) return abandon("sync", errno);
+    int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) return abandon("close", errno);
+    return tmpl;
+}
+
+}  // namespace
+
+Status write_file_atomic(const fs::path& path, std::string_view content) {
+    BS_TRY(std::string tmp, write_temp_beside(path, content));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;
-        ::unlink(tmpl.c_str());
+        ::unlink(tmp.c_str());
         return fail(ErrorCode::io,
                     fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
     }
@@ -219,38 +228,11 @@ std::optional<uint64_t> parse_size(std::string_view text) {
 
 Status write_file_exclusive(const fs::path& path, std::string_view content, bool* exists) {
     if (exists) *exists = false;
-    if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
-    std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
-    int fd = ::mkstemp(tmpl.data());
-    if (fd < 0)
-        return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
-                                               path.string(), std::strerror(errno)));
-    auto abandon = [&](const char* what, int err) {
-        ::close(fd);
-        ::unlink(tmpl.c_str());
-        return fail(ErrorCode::io,
-                    fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
-    };
-    size_t done = 0;
-    while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return abandon("write", errno);
-        }
-        done += static_cast<size_t>(n);
-    }
-    ::fchmod(fd, 0644);
-    if (::fsync(fd) != 0) return abandon("sync", errno);
-    if (::close(fd) != 0) {
-        int err = errno;
-        ::unlink(tmpl.c_str());
-        return fail(ErrorCode::io, fmt::format("cannot close {}: {}", path.string(), std::strerror(err)));
-    }
+    BS_TRY(std::string tmp, write_temp_beside(path, content));
     // link(2), unlike rename(2), fails when the name is taken: two writers never clobber one.
-    int rc = ::link(tmpl.c_str(), path.c_str());
+    int rc = ::link(tmp.c_str(), path.c_str());
     int err = errno;
-    ::unlink(tmpl.c_str());
+    ::unlink(tmp.c_str());
     if (rc != 0) {
         if (err == EEXIST && exists) *exists = true;
         return fail(ErrorCode::io, fmt::format("cannot create {}: {}", path.string(),

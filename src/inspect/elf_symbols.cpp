@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -33,19 +35,24 @@ struct ElfHandle {
     }
 };
 
-/// Version index -> name, from SHT_GNU_verdef (the versions this file defines).
+/// Version index -> name, from SHT_GNU_verdef (the versions this file defines). Bounded by the
+/// section's data: each entry must lie further into it than the last (a `vd_next` that loops
+/// or runs past the end stops the walk), and offsets never pass through `int` unchecked.
 std::map<unsigned, std::string> read_verdefs(Elf *elf, Elf_Scn *scn, const GElf_Shdr &shdr) {
     std::map<unsigned, std::string> names;
     Elf_Data *data = elf_getdata(scn, nullptr);
     if (!data)
         return names;
+    const size_t end = std::min<size_t>(data->d_size, std::numeric_limits<int>::max());
     size_t offset = 0;
-    for (GElf_Word i = 0; i < shdr.sh_info; ++i) {
+    for (GElf_Word i = 0; i < shdr.sh_info && offset < end; ++i) {
         GElf_Verdef def;
         if (!gelf_getverdef(data, static_cast<int>(offset), &def))
             break;
         GElf_Verdaux aux;
-        if (def.vd_cnt > 0 && gelf_getverdaux(data, static_cast<int>(offset + def.vd_aux), &aux)) {
+        const size_t aux_at = offset + def.vd_aux;
+        if (def.vd_cnt > 0 && aux_at < end &&
+            gelf_getverdaux(data, static_cast<int>(aux_at), &aux)) {
             const char *n = elf_strptr(elf, shdr.sh_link, aux.vda_name);
             if (n)
                 names[def.vd_ndx] = n;
@@ -97,7 +104,11 @@ Result<std::vector<ElfSymbol>> read_dynamic_symbols(const std::filesystem::path 
         return fail(ErrorCode::io,
                     fmt::format("cannot read .dynsym of {}: {}", file.string(), elf_errmsg(-1)));
     Elf_Data *vdata = versym ? elf_getdata(versym, nullptr) : nullptr;
+    // The header's count, bounded by the data libelf really read (and by `int`, gelf's index).
     size_t count = dynsym_hdr.sh_entsize ? dynsym_hdr.sh_size / dynsym_hdr.sh_entsize : 0;
+    if (dynsym_hdr.sh_entsize)
+        count = std::min({count, data->d_size / dynsym_hdr.sh_entsize,
+                          static_cast<size_t>(std::numeric_limits<int>::max())});
     for (size_t i = 1; i < count; ++i) { // entry 0 is the reserved null symbol
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym))

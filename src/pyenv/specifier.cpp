@@ -67,7 +67,10 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     pos = op.size();
     while (pos < item.size() && is_space(item[pos])) ++pos;
     size_t version_start = pos;
-    while (pos < item.size() && !is_space(item[pos])) ++pos;
+    // As packaging reads it: even an arbitrary (===) version ends at ';' and ')', which belong to
+    // the requirement around it, so that a requirement's text and its str() parse alike.
+    auto in_version = [](char c) { return !is_space(c) && c != ';' && c != ')'; };
+    while (pos < item.size() && in_version(item[pos])) ++pos;
     std::string_view version = item.substr(version_start, pos - version_start);
     if (version.empty())
         return tl::unexpected(

@@ -123,6 +123,10 @@ TEST_CASE("Requirement parse errors quote the text and the column") {
                       "'>=1.0' at column 10"},
         {"foo (>=1.0) bar", "invalid requirement 'foo (>=1.0) bar': unexpected 'bar' at column 13"},
         {"foo==1.0x", "invalid requirement 'foo==1.0x': '1.0x' is not a valid version at column 6"},
+        // Found by the pep508 fuzz target: an arbitrary version ends at ';' as packaging reads
+        // it, so 'a (===x;y)' is refused rather than printed as 'a===x;y' (a marker 'y').
+        {"a (===x;y)", "invalid requirement 'a (===x;y)': unexpected ';y' after the version at "
+                       "column 8"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);
