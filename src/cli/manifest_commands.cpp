@@ -91,6 +91,13 @@ Result<void> snapshot(const SnapshotArgs& args) {
     // venv's journal and history when bootstrap manages it: a saved manifest is restorable.
     for (const auto& warning : engine::annotate_from_records(m, venv))
         fmt::print(stderr, "warning: {}\n", warning);
+    // The manifest records a broken install ("broken": why); say it where a person looks too.
+    for (const auto& [name, package] : m.packages)
+        if (!package.broken.empty())
+            fmt::print(stderr,
+                       "warning: broken install of {}: {} (a run removes it, then its step installs it again; "
+                       "`bootstrap doctor` says more)\n",
+                       name, package.broken);
     std::error_code ec;
     if (args.output.empty() || args.output == "-")
         fmt::print("{}", manifest::to_json(m));

@@ -181,6 +181,8 @@ def test_run_and_doctor_on_a_dist_info_holding_only_record(world):
     proc = world.run(["snapshot", "--venv", world.venv])
     ok(proc)
     assert json.loads(proc.stdout)["packages"]["wandb"]["broken"] == "METADATA missing"
+    assert ("warning: broken install of wandb: METADATA missing (a run removes it, then its "
+            "step installs it again; `bootstrap doctor` says more)") in proc.stderr
 
     proc = world.run(["doctor", "--venv", world.venv, "--recipe", recipe])
     assert proc.returncode != 0
