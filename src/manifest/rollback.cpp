@@ -195,7 +195,9 @@ bool has_blank(const std::string& s) {
 
 std::vector<std::string> target_problems(const Manifest& target) {
     std::vector<std::string> out;
-    for (const auto& [key, p] : target.packages) {
+    for (const auto& entry : target.packages) {
+        const std::string& key = entry.first;  // a plain reference: clang 14 cannot capture a binding
+        const Package& p = entry.second;
         auto bad = [&](const std::string& what) { out.push_back(fmt::format("{}: {}", key, what)); };
         if (!pyenv::is_valid_name(key) || pyenv::normalize_name(key) != key) {
             bad("not a normalised PEP 503 project name");
