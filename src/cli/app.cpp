@@ -11,6 +11,7 @@
 #include "cli/status.hpp"
 #include "cli/version.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::cli {
@@ -48,6 +49,9 @@ int unknown_command(std::string_view word, const std::vector<std::string>& names
 
 int run_cli(int argc, char** argv) {
     core::install_interrupt_handlers();
+    // BOOTSTRAP_LOG sets the console's log level for every command; `run -v/-vv` raise it.
+    if (auto warning = core::log::configure_console(0); !warning.empty())
+        fmt::print(stderr, "warning: {}\n", warning);
 
     CLI::App app{"bootstrap: build reproducible GPU training environments from declarative recipes",
                  "bootstrap"};
@@ -57,7 +61,10 @@ int run_cli(int argc, char** argv) {
         "bootstrap RECIPE is short for bootstrap run RECIPE (RECIPE: an existing file, or a path\n"
         "with a '/' or ending in .toml). `bootstrap help COMMAND` is `bootstrap COMMAND --help`.\n"
         "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 3 doctor/lint found errors,\n"
-        "130 interrupted.");
+        "130 interrupted.\n"
+        "BOOTSTRAP_LOG=trace|debug|info|warn|error|off sets the log level on stderr (default warn;\n"
+        "`run -v` info, `-vv` debug); a run that changes something also writes its debug log to\n"
+        "<venv>/.bootstrap/logs/<run-id>/bootstrap.log.");
     Outcome outcome;
     set_run_command(app, outcome);
     set_plan_command(app, outcome);

@@ -7,6 +7,7 @@
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "core/fs.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 #include "doctor/knowledge.hpp"
 #include "engine/locking.hpp"
@@ -55,7 +56,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
     cmd.add_flag("-v,--verbose", args.verbose,
-                 "Stream each step's output to stderr as it arrives (it always goes to the step log)");
+                 "Stream each step's output to stderr as it arrives (it always goes to the step log); "
+                 "-vv also prints the debug log (plan decisions, keys, children's argv and env)");
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
                  "<recipe dir>/lockfiles/<name>.lock.json) and fail on any drift");
@@ -82,6 +84,8 @@ void print_known_faults(const engine::RunReport& report, const recipe::Recipe& r
 
 int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     TerminalStatus status(StatusOptions{.verbose = args.verbose});
+    // -v: step output streamed and the log's info lines; -vv: its debug lines too.
+    if (args.verbose > 0) (void)core::log::configure_console(args.verbose);
     auto report_error = [&](const Error& e) {
         status.error(e);
         if (args.json) fmt::print("{}", error_json(e));

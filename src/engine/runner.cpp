@@ -4,10 +4,13 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
@@ -73,9 +76,19 @@ public:
 
     Result<RunReport> run() {
         const auto start = Clock::now();
+        // The debug log (core/log.hpp): kept in memory until the run changes something.
+        m_report.run_id = core::new_run_id();
+        core::log::set_secret_names(m_recipe.env_secret);
+        core::log::begin_run();
+        struct EndLog {
+            ~EndLog() { core::log::end_run(); }
+        } end_log;
+        core::log::debug("run {}: recipe {} ({} steps), bootstrap pid {}", m_report.run_id,
+                         m_recipe.file.string(), m_recipe.steps.size(), getpid());
         BS_TRY(auto venv_facts_pre, gather_facts({}, true));
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
+        core::log::debug("venv {}", venv.string());
         // Building for an arch nothing confirmed (--arch, --no-device) is said before anything runs.
         for (const auto& notice : m_plan.device_notices) m_observer.message("warning: " + notice);
         BS_CHECK(check_selection());
@@ -106,7 +119,6 @@ public:
         m_journal.recipe = m_recipe.name;
         BS_TRY(m_installed, scan_installed(m_facts));
 
-        m_report.run_id = core::new_run_id();
         m_report.venv = venv;
         m_report.steps.resize(m_plan.steps.size());
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
@@ -130,6 +142,9 @@ public:
         if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
             restore_before();
         m_report.seconds = since(start);
+        core::log::debug("run {} {} in {:.3f} s", m_report.run_id,
+                         m_report.error ? "failed: " + m_report.error->message : std::string("passed"),
+                         m_report.seconds);
         return m_report;
     }
 
@@ -187,13 +202,19 @@ private:
         const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
         const bool runs = decision.runs_action();
         const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
+        core::log::debug("step {} ({}): {}: {}; key {}", step.id, recipe::to_string(step.kind),
+                         to_string(decision.decision), decision.reason, step.key);
+        if (!step.key_explain.empty()) core::log::debug("step {} key inputs:\n{}", step.id, step.key_explain);
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
         if (runs || verifies) {
-            ctx.log_path = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id /
-                           fmt::format("{:02}-{}.log", i + 1, step.id);
+            const fs::path dir = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id;
+            ctx.log_path = dir / fmt::format("{:02}-{}.log", i + 1, step.id);
             report.log = ctx.log_path.string();
+            // From here the run leaves logs: its debug log joins them (what it kept so far first).
+            if (auto persisted = core::log::persist_run_log(dir / "bootstrap.log"); !persisted)
+                m_observer.message("warning: " + persisted.error().message);
         }
 
         report.reason = decision.reason;
@@ -212,6 +233,8 @@ private:
         }
 
         report.seconds = since(start);
+        core::log::debug("step {}: {} in {:.3f} s", step.id,
+                         status ? "done" : "failed: " + status.error().message, report.seconds);
         if (!status) return finish_failed(i, step, report, status.error(), in_verify);
 
         report.result = runs                                         ? StepResult::ran

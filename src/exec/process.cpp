@@ -20,6 +20,7 @@
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::exec {
@@ -456,6 +457,30 @@ fs::path find_program(std::string_view name, std::string_view path_var) {
     return {};
 }
 
+namespace {
+
+/// The debug log's account of a child: its argv, cwd, and the environment it gets where that
+/// differs from bootstrap's own (secret values shown as ***, URL credentials redacted).
+void log_start(const ProcessSpec& spec, const fs::path& program, pid_t pid) {
+    if (!core::log::enabled(core::log::Level::debug)) return;
+    std::string argv = program.string();
+    for (size_t i = 1; i < spec.argv.size(); ++i) argv += " " + core::shell_quote(spec.argv[i]);
+    core::log::debug("pid {} started: {}{}", pid, argv,
+                     spec.cwd.empty() ? std::string() : " (cwd " + spec.cwd.string() + ")");
+    const EnvMap own = current_environment();
+    std::string changed;
+    for (const auto& [name, value] : spec.env) {
+        auto it = own.find(name);
+        if (it == own.end() || it->second != value)
+            changed += " " + core::log::shown_env(name, value);
+    }
+    for (const auto& [name, value] : own)
+        if (!spec.env.contains(name)) changed += " -" + name;
+    if (!changed.empty()) core::log::debug("pid {} environment (changed from bootstrap's):{}", pid, changed);
+}
+
+}  // namespace
+
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (spec.argv.empty() || spec.argv.front().empty())
         return fail(ErrorCode::process, "cannot run an empty command");
@@ -494,6 +519,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     pipe.write.reset();
     copies.clear();
     tell_children(inherited, pid, true);
+    log_start(spec, program, pid);
 
     ProcessResult result;
     std::string log_error;
@@ -504,6 +530,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     }
     tell_children(inherited, pid, false);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    core::log::debug("pid {} ({}): {} after {:.3f} s", pid, program.filename().string(),
+                     result.describe(), result.seconds);
     if (!log_error.empty())
         return fail(ErrorCode::io,
                     fmt::format("cannot write log {} of '{}': {}", spec.log_path.string(),
