@@ -26,7 +26,30 @@ namespace bootstrap::engine {
 
 namespace {
 
-constexpr const char* k_step_key_scheme = "bootstrap-step-v1";
+// v2: transport settings ([network] timeout/retries) left the key.
+constexpr const char* k_step_key_scheme = "bootstrap-step-v2";
+
+// Transport settings ([network] timeout/retries) change how an installer fetches, not what it
+// installs: they stay out of the key, so a changed timeout re-runs nothing. A step's command is
+// built a second time with these values, which no recipe can set (timeout >= 1, retries >= 0);
+// what differs between the two is transport (see without_transport).
+constexpr pyenv::NetworkOptions k_key_transport{-1, -1};
+constexpr const char* k_transport_shown = "<[network]>";
+
+/// `cmd` without its transport settings: `probe` is the same command built with
+/// k_key_transport; an argv word that differs is shown as k_transport_shown, an environment
+/// variable that differs is dropped.
+pyenv::Command without_transport(const pyenv::Command& cmd, const pyenv::Command& probe) {
+    pyenv::Command out = cmd;
+    if (probe.argv.size() == cmd.argv.size())
+        for (size_t i = 0; i < cmd.argv.size(); ++i)
+            if (cmd.argv[i] != probe.argv[i]) out.argv[i] = k_transport_shown;
+    for (const auto& [k, v] : cmd.env_set) {
+        auto it = probe.env_set.find(k);
+        if (it == probe.env_set.end() || it->second != v) out.env_set.erase(k);
+    }
+    return out;
+}
 
 // Pass-through variables that do not change what a step produces; everything else a child can
 // see is part of its key. Programs are resolved to absolute paths, so PATH need not be hashed.
@@ -143,7 +166,8 @@ struct StepBuilder {
         return {};
     }
 
-    Status install_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+    Status install_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd,
+                        pyenv::Command& key_cmd) {
         pyenv::InstallRequest req;
         BS_TRY(req.requirements, texts(s.packages, out));
         for (size_t i = 0; i < req.requirements.size(); ++i) {
@@ -167,12 +191,15 @@ struct StepBuilder {
         if (options.locked) {
             lock_install(s, out, req);
             cmd = plan.installer->install(plan.venv, req, plan.net);
+            key_cmd = plan.installer->install(plan.venv, req, k_key_transport);
             // uv and pip spell these the same: every pin comes from the file, with its hash.
-            cmd.argv.insert(cmd.argv.end(), {"-r", out.requirements_file.string(), "--require-hashes"});
+            for (auto* c : {&cmd, &key_cmd})
+                c->argv.insert(c->argv.end(), {"-r", out.requirements_file.string(), "--require-hashes"});
             out.install = std::move(req);
             return {};
         }
         cmd = plan.installer->install(plan.venv, req, plan.net);
+        key_cmd = plan.installer->install(plan.venv, req, k_key_transport);
         out.install = std::move(req);
         return {};
     }
@@ -200,7 +227,8 @@ struct StepBuilder {
         out.requirements_text = manifest::locked_requirements(owned, artifacts);
     }
 
-    Status sync_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+    Status sync_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd,
+                     pyenv::Command& key_cmd) {
         auto uv = pyenv::find_uv(plan.base_env.count("PATH") ? plan.base_env.at("PATH") : "");
         if (!uv && options.dry_run) uv = fs::path("uv");  // `plan` shows it by name
         if (!uv) return tl::unexpected(uv.error());
@@ -209,6 +237,7 @@ struct StepBuilder {
         if (options.locked && std::find(args.begin(), args.end(), "--locked") == args.end())
             args.push_back("--locked");  // uv.lock is the sync step's own lockfile
         cmd = pyenv::uv_sync(*uv, local_path(project), plan.venv, args, plan.net);
+        key_cmd = pyenv::uv_sync(*uv, local_path(project), plan.venv, args, k_key_transport);
         bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
         bool after_install = std::any_of(plan.steps.begin(), plan.steps.end(),
                                          [](const auto& st) { return st.kind == recipe::StepKind::install; });
@@ -279,7 +308,8 @@ struct StepBuilder {
     /// A Python package from source: the source's identity (commit, archive sha256 or a tree
     /// digest) and the ABI packages' versions go into the step key; the build-cache key is
     /// computed when the step runs (steps/build.hpp).
-    Status build_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd) {
+    Status build_step(const recipe::Step& s, steps::ResolvedStep& out, pyenv::Command& cmd,
+                      pyenv::Command& key_cmd) {
         const auto& src = *s.build_source;
         steps::BuildSpec b;
         b.source_kind = src.kind;
@@ -358,6 +388,7 @@ struct StepBuilder {
         shown.project = b.subdirectory.empty() ? "<copy of the source>" : "<copy of the source>/" + b.subdirectory;
         shown.out_dir = "<build cache staging dir>";
         cmd = plan.installer->build_wheel(plan.venv, shown, plan.net);
+        key_cmd = plan.installer->build_wheel(plan.venv, shown, k_key_transport);
         out.build = std::move(b);
         return {};
     }
@@ -395,17 +426,18 @@ struct StepBuilder {
             (s.kind == recipe::StepKind::install || s.kind == recipe::StepKind::sync) ? recipe.network.attempts : 1);
         out.timeout = s.timeout.value_or(0);
 
-        pyenv::Command cmd;
+        pyenv::Command cmd, key_cmd;
         switch (s.kind) {
             case recipe::StepKind::venv: BS_CHECK(venv_step(out)); break;
-            case recipe::StepKind::install: BS_CHECK(install_step(s, out, cmd)); break;
-            case recipe::StepKind::sync: BS_CHECK(sync_step(s, out, cmd)); break;
+            case recipe::StepKind::install: BS_CHECK(install_step(s, out, cmd, key_cmd)); break;
+            case recipe::StepKind::sync: BS_CHECK(sync_step(s, out, cmd, key_cmd)); break;
             case recipe::StepKind::run: BS_CHECK(run_step(s, out)); break;
             case recipe::StepKind::check: break;
             case recipe::StepKind::pybind11: BS_CHECK(pybind11_step(s, out)); break;
-            case recipe::StepKind::build: BS_CHECK(build_step(s, out, cmd)); break;
+            case recipe::StepKind::build: BS_CHECK(build_step(s, out, cmd, key_cmd)); break;
         }
         if (!cmd.argv.empty()) out.argv = cmd.argv;
+        key_cmd = key_cmd.argv.empty() ? cmd : without_transport(cmd, key_cmd);
 
         // Environment: recipe-level [env] is already in base_env; now the installer's own
         // variables, then the step's env/env_unset (the step wins).
@@ -413,10 +445,13 @@ struct StepBuilder {
             BS_TRY(auto value, text(v, out));
             out.env_set[k] = value;
         }
+        exec::EnvMap key_env_set = out.env_set;  // the same, with the key's transport values
         for (const auto& [k, v] : cmd.env_set) out.env_set[k] = v;
+        for (const auto& [k, v] : key_cmd.env_set) key_env_set[k] = v;
         for (const auto& [k, v] : s.env) {
             BS_TRY(auto value, text(v, out));
             out.env_set[k] = value;
+            key_env_set[k] = value;
         }
         out.env_unset = recipe.env_unset;
         out.env_unset.insert(out.env_unset.end(), s.env_unset.begin(), s.env_unset.end());
@@ -441,6 +476,8 @@ struct StepBuilder {
         }
         resolve_program(out.argv, out.child_env);
         resolve_program(out.unless, out.child_env);
+        std::vector<std::string> key_argv = cmd.argv.empty() ? out.argv : key_cmd.argv;
+        if (!key_argv.empty() && !out.argv.empty()) key_argv[0] = out.argv[0];
         if (out.install) {
             for (auto& url : pyenv::effective_indexes(plan.installer->name(), *out.install, out.child_env, plan.venv).all())
                 out.index_urls.push_back(core::redact_url(url));
@@ -482,11 +519,13 @@ struct StepBuilder {
         // A build whose values use `{device.*}` is checked against those arches before it runs.
         if (out.build && ex.device_uses() > device_uses_before && ex.device_choice_made())
             out.build->archs = *ex.device_choice_made();
-        compute_key(out, prev_key);
+        compute_key(out, prev_key, key_argv, key_env_set);
         return out;
     }
 
-    void compute_key(steps::ResolvedStep& out, const std::string& prev_key) {
+    /// `argv` and `env_set` are the step's own, as built with the key's transport settings.
+    void compute_key(steps::ResolvedStep& out, const std::string& prev_key,
+                     const std::vector<std::string>& key_argv, const exec::EnvMap& env_set) {
         if (!out.complete) {
             out.key.clear();
             out.key_explain = "(known once the venv exists)\n";
@@ -501,11 +540,11 @@ struct StepBuilder {
         key.add("id", out.id);
         key.add("kind", recipe::to_string(out.kind));
         std::vector<std::string> argv;
-        for (const auto& a : out.argv) argv.push_back(core::redact_text(a));
+        for (const auto& a : key_argv) argv.push_back(core::redact_text(a));
         key.add("argv", argv);
         key.add("cwd", out.cwd.string());
         std::vector<std::string> set;
-        for (const auto& [k, v] : out.env_set) set.push_back(k + "=" + core::shown_value(k, v, secret));
+        for (const auto& [k, v] : env_set) set.push_back(k + "=" + core::shown_value(k, v, secret));
         key.add("env.set", set);
         key.add("env.unset", out.env_unset);
         std::vector<std::string> inherited;
