@@ -192,7 +192,7 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     fs::create_directories(dir / ".bootstrap" / "logs");
     auto plan = engine::make_plan(w.recipe(k_steps), {}, w.facts());
     REQUIRE(plan);
-    CHECK_FALSE(plan->steps[0].recreate);
+    CHECK_FALSE(plan->steps[0].as<steps::VenvSpec>()->recreate);
 
     std::ofstream(dir / "train.py") << "print('mine')\n";
     fs::create_directories(dir / "data");
@@ -210,6 +210,6 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     recreate.recreate = true;
     plan = engine::make_plan(w.recipe(k_steps), recreate, w.facts());
     REQUIRE(plan);
-    CHECK(plan->steps[0].recreate);
-    CHECK_FALSE(plan->steps[0].keep_venv);
+    CHECK(plan->steps[0].as<steps::VenvSpec>()->recreate);
+    CHECK_FALSE(plan->steps[0].kept);
 }
