@@ -6,10 +6,10 @@
 #include "cli/status.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "engine/build_key.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
-#include "steps/build.hpp"
 
 namespace bootstrap::cli {
 
@@ -39,16 +39,13 @@ std::string describe_source(const steps::BuildSpec& b) {
 /// A build step's cache key as it would be computed now (torch, nvcc and the compiler are
 /// asked), with its inputs, and whether the cache already holds it.
 void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
-    steps::StepContext ctx;
-    ctx.venv = plan.venv;
-    auto key = steps::current_build_key(s, ctx);
+    auto key = engine::build_key_now(plan, s);
     if (!key) {
         fmt::print("  build key: cannot be computed now: {}\n", key.error().message);
         return;
     }
-    steps::BuildCache cache(s.build()->home / "builds");
     fmt::print("  build key: {} ({})\n", key->digest,
-               cache.find(key->digest) ? "in the build cache: installs without building" : "not built yet");
+               key->cached ? "in the build cache: installs without building" : "not built yet");
     for (const auto& line : core::split(key->explain, '\n'))
         if (!line.empty()) fmt::print("    | {}\n", line);
 }
