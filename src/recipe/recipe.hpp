@@ -28,7 +28,7 @@ struct Text {
     SourceLoc loc;
 };
 
-enum class StepKind { venv, install, sync, run, check, pybind11, build };
+enum class StepKind { venv, install, sync, run, check, pybind11, build, echo };
 [[nodiscard]] const char* to_string(StepKind kind);
 
 enum class InstallerKind { uv, pip };
