@@ -28,7 +28,7 @@ using NodeType = toml::node_type;
 
 // The step kinds a recipe may name, in the order error messages list them.
 constexpr StepKind k_kinds[] = {StepKind::venv,  StepKind::install,  StepKind::sync, StepKind::run,
-                                StepKind::check, StepKind::pybind11, StepKind::build, StepKind::echo};
+                                StepKind::check, StepKind::pybind11, StepKind::build};
 
 constexpr unsigned bit(StepKind kind) { return 1u << static_cast<unsigned>(kind); }
 constexpr unsigned every_kind() {
@@ -42,7 +42,6 @@ constexpr unsigned k_sync = bit(StepKind::sync);
 constexpr unsigned k_run = bit(StepKind::run);
 constexpr unsigned k_pybind11 = bit(StepKind::pybind11);
 constexpr unsigned k_build = bit(StepKind::build);
-constexpr unsigned k_echo = bit(StepKind::echo);
 
 using StepField = void (*)(Reader&, const toml::node&, Step&);
 
@@ -83,7 +82,7 @@ const StepKey k_step_keys[] = {
      BS_STEP_FIELD(s.allow_conflicts = r.strings(n, "allow_conflicts"))},
     {"project", k_sync, BS_STEP_FIELD(s.project = r.text(n, "project"))},
     {"args", k_sync, BS_STEP_FIELD(s.args = r.texts(n, "args"))},
-    {"argv", k_run | k_echo, BS_STEP_FIELD(s.argv = r.nonempty_texts(n, "argv"))},
+    {"argv", k_run, BS_STEP_FIELD(s.argv = r.nonempty_texts(n, "argv"))},
     {"cwd", k_run, BS_STEP_FIELD(s.cwd = r.text(n, "cwd"))},
     {"creates", k_run, BS_STEP_FIELD(s.creates = r.text(n, "creates"))},
     {"unless", k_run, BS_STEP_FIELD(s.unless = r.nonempty_texts(n, "unless"))},

@@ -24,7 +24,6 @@ const char* to_string(StepKind kind) {
     case StepKind::check: return "check";
     case StepKind::pybind11: return "pybind11";
     case StepKind::build: return "build";
-    case StepKind::echo: return "echo";
     }
     return "?";
 }

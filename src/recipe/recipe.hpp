@@ -28,7 +28,7 @@ struct Text {
     SourceLoc loc;
 };
 
-enum class StepKind { venv, install, sync, run, check, pybind11, build, echo };
+enum class StepKind { venv, install, sync, run, check, pybind11, build };
 [[nodiscard]] const char* to_string(StepKind kind);
 
 enum class InstallerKind { uv, pip };

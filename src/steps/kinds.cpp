@@ -14,13 +14,12 @@ extern const Kind k_run_kind;
 extern const Kind k_check_kind;
 extern const Kind k_pybind11_kind;
 extern const Kind k_build_kind;
-extern const Kind k_echo_kind;
 
 namespace {
 
 const Kind* const k_kinds[] = {
     &k_venv_kind, &k_install_kind, &k_sync_kind, &k_run_kind, &k_check_kind, &k_pybind11_kind,
-    &k_build_kind, &k_echo_kind,
+    &k_build_kind,
 };
 
 }  // namespace

@@ -107,15 +107,9 @@ struct Pybind11Spec {
     std::string source_digest;  // sha256 of the source ("missing" if none)
 };
 
-/// An `echo` step (steps/kind_echo.cpp).
-struct EchoSpec {
-    std::string line;
-};
-
 /// One alternative per step kind (steps/kind.hpp); the order does not matter.
 using KindSpec =
-    std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec, BuildSpec,
-                 EchoSpec>;
+    std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec, BuildSpec>;
 
 /// The position of `T` in KindSpec (Kind::spec checks a step's payload against its kind).
 template <class T, class... Ts>
