@@ -29,6 +29,7 @@
 #include "doctor/knowledge.hpp"
 #include "doctor/lint.hpp"
 #include "doctor/perf.hpp"
+#include "engine/launch.hpp"
 #include "engine/plan.hpp"
 #include "exec/environment.hpp"
 #include "exec/process.hpp"
@@ -441,15 +442,7 @@ int execute_launch(const LaunchArgs& args) {
     else return report_error(r.error(), false);
     auto venv = doctor_venv(args.doctor.venv, loaded);
     if (!venv) return report_error(venv.error(), false);
-    // The command's environment: the caller's, less the recipe's [env] unset, with the venv's.
-    exec::EnvMap env = exec::current_environment();
-    for (const auto& name : loaded->env_unset) env.erase(name);
-    auto old_path = env.find("PATH");
-    env["PATH"] = (*venv / "bin").string() +
-                  (old_path == env.end() || old_path->second.empty() ? "" : ":" + old_path->second);
-    env["VIRTUAL_ENV"] = venv->string();
-    env["VENV"] = venv->string();
-    env.erase("PYTHONHOME");
+    const exec::EnvMap env = engine::launch_environment(*loaded, *venv, exec::current_environment());
 
     auto config = launch_config(args.command);
     if (!config) return report_error(config.error(), false);
@@ -470,27 +463,7 @@ int execute_launch(const LaunchArgs& args) {
     if (errors > 0) fmt::print(stderr, "launching anyway (--force)\n");
     std::fflush(stdout);
     std::fflush(stderr);
-    std::vector<std::string> entries;
-    for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
-    std::vector<char*> envp, argv;
-    for (auto& e : entries) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> words = args.command;
-    auto program = exec::find_program(words[0], env["PATH"]);
-    if (program.empty())
-        return report_error(Error{ErrorCode::not_found,
-                                  fmt::format("launch: {} not found on PATH {}", words[0],
-                                              env["PATH"]),
-                                  ""},
-                            false);
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    ::execve(program.c_str(), argv.data(), envp.data());
-    return report_error(Error{ErrorCode::process,
-                              fmt::format("launch: cannot exec {}: {}", program.string(),
-                                          std::strerror(errno)),
-                              ""},
-                        false);
+    return report_error(engine::launch_command(args.command, env), false);
 }
 
 /// Options doctor and launch share.

@@ -4,7 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
 #include "engine/locking.hpp"
-#include "net/http.hpp"
+#include "engine/page_fetch.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::cli {
@@ -27,16 +27,7 @@ int execute_lock(const LockArgs& args) {
     if (!loaded) return fail_with(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
-    // net::get follows redirects; the page's format comes from the Content-Type it answers with.
-    auto fetch = [](const std::string& url) -> Result<engine::FetchedPage> {
-        net::Request request;
-        request.url = url;
-        request.headers["Accept"] = std::string(engine::k_simple_accept);
-        BS_TRY(auto response, net::get(request));
-        return engine::FetchedPage{std::move(response.body), std::move(response.content_type),
-                                   std::move(response.effective_url)};
-    };
-    auto lock = engine::make_lockfile(*loaded, options, fetch);
+    auto lock = engine::make_lockfile(*loaded, options, engine::fetch_project_page);
     if (!lock) return fail_with(lock.error());
     auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
     if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());

@@ -6,10 +6,10 @@
 #include "cli/status.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "engine/build_key.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
-#include "steps/build.hpp"
 
 namespace bootstrap::cli {
 
@@ -39,16 +39,13 @@ std::string describe_source(const steps::BuildSpec& b) {
 /// A build step's cache key as it would be computed now (torch, nvcc and the compiler are
 /// asked), with its inputs, and whether the cache already holds it.
 void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
-    steps::StepContext ctx;
-    ctx.venv = plan.venv;
-    auto key = steps::current_build_key(s, ctx);
+    auto key = engine::build_key_now(plan, s);
     if (!key) {
         fmt::print("  build key: cannot be computed now: {}\n", key.error().message);
         return;
     }
-    steps::BuildCache cache(s.build->home / "builds");
     fmt::print("  build key: {} ({})\n", key->digest,
-               cache.find(key->digest) ? "in the build cache: installs without building" : "not built yet");
+               key->cached ? "in the build cache: installs without building" : "not built yet");
     for (const auto& line : core::split(key->explain, '\n'))
         if (!line.empty()) fmt::print("    | {}\n", line);
 }
@@ -74,15 +71,17 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
             fmt::print("  {}: {}\n", what, d.reason);
         }
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
-        if (!s.index_urls.empty()) fmt::print("  indexes: {}\n", core::join(s.index_urls, ", "));
-        if (s.build) fmt::print("  source: {}\n", describe_source(*s.build));
+        if (s.install() && !s.install()->index_urls.empty())
+            fmt::print("  indexes: {}\n", core::join(s.install()->index_urls, ", "));
+        if (s.build()) fmt::print("  source: {}\n", describe_source(*s.build()));
         if (!s.argv.empty()) fmt::print("  argv: {}\n", core::redact_text(core::format_argv(s.argv)));
         fmt::print("  cwd: {}\n", s.cwd.string());
         for (const auto& [k, v] : s.env_set)
             fmt::print("  env set: {}={}\n", k, core::shown_value(k, v, plan.recipe->env_secret));
         if (!s.env_unset.empty()) fmt::print("  env unset: {}\n", core::join(s.env_unset, " "));
-        if (!s.creates.empty()) fmt::print("  creates: {}\n", s.creates);
-        if (!s.unless.empty()) fmt::print("  unless: {}\n", core::redact_text(core::format_argv(s.unless)));
+        if (s.run() && !s.run()->creates.empty()) fmt::print("  creates: {}\n", s.run()->creates);
+        if (s.run() && !s.run()->unless.empty())
+            fmt::print("  unless: {}\n", core::redact_text(core::format_argv(s.run()->unless)));
         if (s.timeout > 0) fmt::print("  timeout: {}s\n", s.timeout);
         if (s.attempts > 1) fmt::print("  attempts: {}\n", s.attempts);
         for (const auto& v : s.verify) fmt::print("  verify: {}\n", v.describe());
@@ -90,7 +89,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
         if (explain) {
             for (const auto& line : core::split(s.key_explain, '\n'))
                 if (!line.empty()) fmt::print("    | {}\n", line);
-            if (s.build && s.complete) print_build_key(plan, s);
+            if (s.build() && s.complete) print_build_key(plan, s);
         }
     }
 }

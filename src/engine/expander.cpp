@@ -7,12 +7,22 @@
 
 namespace bootstrap::engine {
 
-void Expander::set_device(const PlanOptions& options, Plan* plan) {
-    m_device_request.given = options.arch;
-    m_device_request.no_device = options.no_device;
+void Expander::set_device(const std::optional<std::string>& arch, bool no_device) {
+    m_device_request.given = arch;
+    m_device_request.no_device = no_device;
     m_device_request.fallback_arch = m_recipe.device_fallback_arch;
     m_device_request.ptx = m_recipe.device_ptx;
-    m_plan = plan;
+    m_device_enabled = true;
+}
+
+DeviceFindings Expander::take_findings() {
+    DeviceFindings out;
+    out.notes = std::move(m_findings.notes);
+    out.notices = std::move(m_findings.notices);
+    out.facts = m_findings.facts;
+    m_findings.notes.clear();
+    m_findings.notices.clear();
+    return out;
 }
 
 Result<recipe::Expanded> Expander::expand(const recipe::Text& text) {
@@ -58,7 +68,7 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
     if (p.ns == "device") {
         // resolve_venv_path expands [vars] without a plan: a device value is "not known
         // yet" there, so the venv path alone never probes devices.
-        if (!m_plan) return std::optional<std::string>();
+        if (!m_device_enabled) return std::optional<std::string>();
         BS_TRY(const device::ArchChoice* choice, device_choice());
         ++m_device_uses;
         const auto& d = choice->derived;
@@ -84,7 +94,8 @@ Result<device::ArchChoice> Expander::choose_device() {
     std::string driver;
     // --no-device probes nothing; --arch still probes, to say what it overrides.
     if (!m_device_request.no_device || m_device_request.given) {
-        fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg") ? m_venv : fs::path();
+        std::error_code ec;
+        fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg", ec) ? m_venv : fs::path();
         BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env));
         detected = report.archs();
         if (const auto* chosen = report.chosen_answer()) {
@@ -94,19 +105,19 @@ Result<device::ArchChoice> Expander::choose_device() {
         }
         for (const auto& answer : report.answers)
             if (driver.empty() && !answer.driver_version.empty()) driver = answer.driver_version;
-        for (const auto& w : report.warnings) m_plan->notes.push_back("device: " + w);
+        for (const auto& w : report.warnings) m_findings.notes.push_back("device: " + w);
     }
     auto choice = device::choose_archs(detected, detected_by, m_device_request);
     if (!choice) return tl::unexpected(choice.error());
     for (const auto& n : choice->notices) {
-        m_plan->notes.push_back(n);
-        m_plan->device_notices.push_back(n);
+        m_findings.notes.push_back(n);
+        m_findings.notices.push_back(n);
     }
     // What the run's manifests record about the device the build targets.
-    m_plan->device_facts["cuda_archs"] = choice->derived.torch_arch_list;
-    m_plan->device_facts["cuda_archs_from"] = choice->origin;
-    if (!gpus.empty()) m_plan->device_facts["gpus"] = core::join(gpus, ", ");
-    if (!driver.empty()) m_plan->device_facts["driver_version"] = driver;
+    m_findings.facts["cuda_archs"] = choice->derived.torch_arch_list;
+    m_findings.facts["cuda_archs_from"] = choice->origin;
+    if (!gpus.empty()) m_findings.facts["gpus"] = core::join(gpus, ", ");
+    if (!driver.empty()) m_findings.facts["driver_version"] = driver;
     return choice;
 }
 

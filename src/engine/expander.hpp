@@ -7,14 +7,26 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "device/arch.hpp"
-#include "engine/plan.hpp"
+#include "engine/facts.hpp"
 #include "recipe/placeholders.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::engine {
+
+/// What expanding `{device.*}` found out, for the plan to keep.
+struct DeviceFindings {
+    std::vector<std::string> notes;    // remarks for the plan ("device: ...")
+    std::vector<std::string> notices;  // the loud ones among `notes` (`run` shows them)
+    /// What `{device.*}` stood for: cuda_archs, cuda_archs_from, gpus, driver_version (when
+    /// known). Empty when nothing was probed.
+    std::map<std::string, std::string> facts;
+};
+
+namespace fs = std::filesystem;
 
 class Expander {
 public:
@@ -22,9 +34,12 @@ public:
 
     void set_venv(const fs::path& venv) { m_venv = venv; }
 
-    /// Enables `{device.*}`: the request from the options, and the plan that gets the notices
-    /// and the device facts. Without it a device value is "not known yet".
-    void set_device(const PlanOptions& options, Plan* plan);
+    /// Enables `{device.*}`: `arch` is --arch, `no_device` --no-device. Without it a device
+    /// value is "not known yet".
+    void set_device(const std::optional<std::string>& arch, bool no_device);
+
+    /// What the device probes found since the last call (notes, notices), and the device facts.
+    [[nodiscard]] DeviceFindings take_findings();
 
     [[nodiscard]] Result<recipe::Expanded> expand(const recipe::Text& text);
 
@@ -47,7 +62,8 @@ private:
     fs::path m_venv;
     std::map<std::string, recipe::Expanded> m_vars;
     device::ArchRequest m_device_request;
-    Plan* m_plan = nullptr;
+    bool m_device_enabled = false;
+    DeviceFindings m_findings;
     std::optional<Result<device::ArchChoice>> m_device;
     int m_device_uses = 0;
 };

@@ -199,10 +199,10 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
     std::vector<std::string> recipe_urls;
     for (const auto& step : plan.steps)
-        if (step.install) {
-            if (step.install->index_url) recipe_urls.push_back(*step.install->index_url);
-            recipe_urls.insert(recipe_urls.end(), step.install->extra_index_urls.begin(),
-                               step.install->extra_index_urls.end());
+        if (step.install()) {
+            if (step.install()->request.index_url) recipe_urls.push_back(*step.install()->request.index_url);
+            recipe_urls.insert(recipe_urls.end(), step.install()->request.extra_index_urls.begin(),
+                               step.install()->request.extra_index_urls.end());
         }
     const auto known = pyenv::known_index_urls(facts.env, venv, recipe_urls);
     std::vector<std::string> missing;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "engine/facts.hpp"
 #include "exec/environment.hpp"
 #include "manifest/lockfile.hpp"
 #include "pyenv/installer.hpp"
@@ -20,13 +21,6 @@
 namespace bootstrap::engine {
 
 namespace fs = std::filesystem;
-
-/// What the plan is computed from. Gathered once per run (and again after the venv step).
-struct Facts {
-    exec::EnvMap env;                               // the caller's complete environment
-    int cpus = 1;
-    std::optional<pyenv::InterpreterFacts> python;  // when the venv exists
-};
 
 struct PlanOptions {
     std::optional<fs::path> venv;  // --venv: overrides [venv] path

@@ -24,11 +24,12 @@ std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps
     if (pkg.origin.kind == "local" && core::starts_with(pkg.origin.url, "file://") &&
         pkg.origin.url.ends_with(".whl")) {
         fs::path p = pkg.origin.url.substr(7);
-        if (fs::exists(p)) return p;
+        std::error_code ec;
+        if (fs::exists(p, ec)) return p;
     }
     // Installed from a --find-links directory: look for its wheel there.
-    if (step != nullptr && step->install)
-        for (const auto& dir : step->install->find_links) {
+    if (step != nullptr && step->install())
+        for (const auto& dir : step->install()->request.find_links) {
             std::error_code ec;
             for (const auto& entry : fs::directory_iterator(dir, ec))
                 if (wheel_matches(entry.path(), pkg.name, pkg.version)) return entry.path();
@@ -90,7 +91,7 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
             // The default index first, then the extras (pyenv/index_config.hpp), as recorded
             // when the step ran; a journal from before that record falls back to the plan's.
             auto urls = own->second.entry->index_urls;
-            if (urls.empty() && step != nullptr) urls = step->index_urls;
+            if (urls.empty() && step != nullptr && step->install()) urls = step->install()->index_urls;
             if ((pkg.origin.kind == "index" || pkg.origin.kind == "unknown") && !urls.empty())
                 pkg.origin.index_urls = urls;
         }

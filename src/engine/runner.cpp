@@ -21,6 +21,7 @@
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "steps/executor.hpp"
+#include "steps/kind.hpp"
 #include "steps/venv_swap.hpp"
 
 namespace bootstrap::engine {
@@ -44,7 +45,7 @@ Result<DistRecord> record_of(const pyenv::Distribution& d) {
 
 /// A run step that ran a Python other than the venv's: its failure says nothing about the venv.
 std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
-    if (step.kind != recipe::StepKind::run || step.argv.empty()) return {};
+    if (step.run() == nullptr || step.argv.empty()) return {};
     const fs::path program = step.argv[0];
     const std::string name = program.filename().string();
     if (!core::starts_with(name, "python") && !core::starts_with(name, "pip")) return {};
@@ -242,7 +243,7 @@ private:
                                                                      : StepResult::skipped;
         if (outcome == steps::Outcome::kept && runs) {
             report.result = StepResult::skipped;
-            if (step.kind == recipe::StepKind::venv) report.reason = step.note;
+            if (step.kept) report.reason = step.note;
         }
         // What a check or a verify clause saw changes only when something actually ran.
         if (outcome == steps::Outcome::ran) m_earlier_ran = true;
@@ -251,7 +252,7 @@ private:
         m_observer.step_finished(i, total, report);
 
         // Creating the venv makes its interpreter's facts known: resolve the later steps now.
-        if (step.kind == recipe::StepKind::venv && outcome == steps::Outcome::ran) {
+        if (steps::kind_of(step.kind).makes_venv && outcome == steps::Outcome::ran) {
             BS_CHECK(replan(m_plan.venv));
             BS_TRY(m_installed, scan_installed(m_facts));
         }
@@ -366,10 +367,11 @@ private:
         options.net = m_plan.net;
         options.installer = m_plan.installer->name();
         for (const auto& step : m_plan.steps)
-            if (step.install) {
-                if (step.install->index_url) options.known_index_urls.push_back(*step.install->index_url);
-                options.known_index_urls.insert(options.known_index_urls.end(), step.install->extra_index_urls.begin(),
-                                                step.install->extra_index_urls.end());
+            if (const auto* install = step.install()) {
+                const auto& request = install->request;
+                if (request.index_url) options.known_index_urls.push_back(*request.index_url);
+                options.known_index_urls.insert(options.known_index_urls.end(), request.extra_index_urls.begin(),
+                                                request.extra_index_urls.end());
             }
         RollbackObserver observer;
         observer.on_message = [this](std::string_view text) { m_observer.message(text); };
@@ -392,8 +394,6 @@ private:
             report.attempts = attempt;
             auto outcome = steps::execute(step, ctx);
             if (outcome) {
-                if (*outcome == steps::Outcome::skipped_creates) report.reason = "creates: " + step.creates + " exists";
-                if (*outcome == steps::Outcome::skipped_unless) report.reason = "unless: command succeeded";
                 if (!ctx.note.empty()) report.reason = ctx.note;
                 if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
                 return *outcome;
@@ -458,7 +458,7 @@ private:
             return m_journal.save(m_plan.venv);
         }
         Installed before = std::move(m_installed);
-        if (step.kind == recipe::StepKind::venv) {
+        if (steps::kind_of(step.kind).makes_venv) {
             BS_TRY(m_facts, gather_facts(m_plan.venv, true));
         }
         BS_TRY(m_installed, scan_installed(m_facts));
@@ -482,8 +482,9 @@ private:
         std::set<std::string> owned;
         for (const auto& name : changed)
             if (m_installed.count(name)) owned.insert(name);
-        for (const auto& req : step.requirements)
-            if (m_installed.count(req.normalized_name)) owned.insert(req.normalized_name);
+        if (const auto* install = step.install())
+            for (const auto& req : install->requirements)
+                if (m_installed.count(req.normalized_name)) owned.insert(req.normalized_name);
 
         entry.dists.clear();
         for (const auto& name : owned) {
@@ -493,7 +494,7 @@ private:
         entry.key = step.key;
         entry.status = StepStatus::ok;
         entry.venv_state = installed_state(m_installed);
-        entry.index_urls = step.index_urls;
+        entry.index_urls = step.install() ? step.install()->index_urls : std::vector<std::string>{};
         entry.run_id = m_report.run_id;
         entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;

@@ -4,17 +4,18 @@
 
 #include "core/sha256.hpp"
 #include "pyenv/name.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::engine {
 
 namespace {
 
-/// Files a step promises (`creates`, a pybind11 output, `file` verify clauses) still exist:
-/// a stat each.
+/// Files a step promises (its kind's, such as `creates` or a pybind11 output, and `file` verify
+/// clauses) still exist: a stat each.
 bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
+    const auto& kind = steps::kind_of(step.kind);
     std::vector<std::string> paths;
-    if (!step.creates.empty()) paths.push_back(step.creates);
-    if (!step.output.empty()) paths.push_back(step.output);
+    if (kind.promised_files) paths = kind.promised_files(step);
     for (const auto& v : step.verify)
         if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
     for (const auto& p : paths) {
@@ -25,6 +26,13 @@ bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
         }
     }
     return true;
+}
+
+/// The requirements whose being satisfied makes running `step` unnecessary (its kind's hook).
+std::optional<steps::Satisfiable> satisfiable(const steps::ResolvedStep& step) {
+    const auto& kind = steps::kind_of(step.kind);
+    if (!kind.satisfiable) return std::nullopt;
+    return kind.satisfiable(step);
 }
 
 }  // namespace
@@ -39,10 +47,13 @@ std::string installed_state(const Installed& installed) {
 
 SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
     : m_plan(plan), m_facts(facts), m_journal(journal) {
-    for (const auto& st : plan.steps)
+    for (const auto& st : plan.steps) {
+        const auto* install = st.install();
+        if (install == nullptr) continue;
         for (const auto& dependent : st.source->allow_conflicts)
-            for (const auto& req : st.requirements)
+            for (const auto& req : install->requirements)
                 m_allowed_conflicts.insert({pyenv::normalize_name(dependent), req.normalized_name});
+    }
 }
 
 /// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
@@ -70,12 +81,12 @@ bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, st
     return true;
 }
 
-bool SkipRule::requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
-                                 std::string* why) const {
-    if (step.kind != recipe::StepKind::install || !m_facts.python) return true;
-    for (const auto& req : step.requirements) {
+bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
+                                 const Installed& installed, std::string* why) const {
+    if (!m_facts.python) return true;
+    for (const auto& req : requirements) {
         std::string reason;
-        if (!pyenv::is_satisfied(req, installed, m_facts.python->markers, step.pre, &reason, m_allowed_conflicts)) {
+        if (!pyenv::is_satisfied(req, installed, m_facts.python->markers, pre, &reason, m_allowed_conflicts)) {
             *why = reason.empty() ? fmt::format("{} is no longer satisfied", req.str()) : reason;
             return false;
         }
@@ -100,11 +111,11 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
 
     if (!holds) {
         // An install step that never ran (or changed) need not call the installer when the
-        // venv already satisfies it; upgrade/reinstall steps always ask the installer.
-        if (step.kind == recipe::StepKind::install && !step.upgrade && !step.reinstall && m_facts.python &&
-            !installed.empty()) {
+        // venv already satisfies it (its kind says which requirements; upgrade/reinstall steps
+        // always ask the installer).
+        if (auto wanted = satisfiable(step); wanted && m_facts.python && !installed.empty()) {
             std::string ignored;
-            if (requirements_hold(step, installed, &ignored))
+            if (requirements_hold(wanted->requirements, wanted->pre, installed, &ignored))
                 return {Decision::satisfied, "requirements already satisfied"};
         }
         return {Decision::run, why_run};
@@ -142,7 +153,7 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
             d = {Decision::run, "its inputs are known once the venv exists"};
         } else {
             d = rule.decide(step, installed, earlier, false, false);
-            if (d.runs_action() && step.keep_venv) d = {Decision::up_to_date, step.note};
+            if (d.runs_action() && step.kept) d = {Decision::up_to_date, step.note};
         }
         if (d.runs_action()) earlier = true;
         out.push_back(std::move(d));

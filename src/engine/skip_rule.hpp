@@ -62,7 +62,8 @@ public:
 
 private:
     bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why);
-    bool requirements_hold(const steps::ResolvedStep& step, const Installed& installed, std::string* why) const;
+    bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
+                           const Installed& installed, std::string* why) const;
 
     const Plan& m_plan;
     const Facts& m_facts;

@@ -22,6 +22,7 @@
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/strings.hpp"
+#include "exec/exec_image.hpp"
 
 namespace bootstrap::exec {
 
@@ -221,23 +222,11 @@ class SpawnSetup {
                     fmt::format("{}: cannot prepare the spawn: {}",
                                 start_failure_prefix(spec, program), std::strerror(rc)));
 
-    std::vector<char*> argv;
-    argv.reserve(spec.argv.size() + 1);
-    for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-
-    std::vector<std::string> env_entries;
-    env_entries.reserve(spec.env.size());
-    for (const auto& [name, value] : spec.env) env_entries.push_back(name + "=" + value);
-    std::vector<char*> envp;
-    envp.reserve(env_entries.size() + 1);
-    for (auto& entry : env_entries) envp.push_back(entry.data());
-    envp.push_back(nullptr);
-
+    ExecImage image(spec.argv, spec.env);
     pid_t pid = -1;
     // glibc's posix_spawn reports chdir and exec failures of the child through its return value.
-    int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), argv.data(),
-                           envp.data());
+    int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), image.argv(),
+                           image.envp());
     if (rc != 0)
         return fail(ErrorCode::process,
                     fmt::format("{}: {}", start_failure_prefix(spec, program), std::strerror(rc)));

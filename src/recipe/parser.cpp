@@ -26,8 +26,17 @@ using NodeType = toml::node_type;
 
 // ---- steps ----------------------------------------------------------------------------------
 
+// The step kinds a recipe may name, in the order error messages list them.
+constexpr StepKind k_kinds[] = {StepKind::venv,  StepKind::install,  StepKind::sync, StepKind::run,
+                                StepKind::check, StepKind::pybind11, StepKind::build};
+
 constexpr unsigned bit(StepKind kind) { return 1u << static_cast<unsigned>(kind); }
-constexpr unsigned k_every_kind = 0x7f;
+constexpr unsigned every_kind() {
+    unsigned bits = 0;
+    for (auto kind : k_kinds) bits |= bit(kind);
+    return bits;
+}
+constexpr unsigned k_every_kind = every_kind();
 constexpr unsigned k_install = bit(StepKind::install);
 constexpr unsigned k_sync = bit(StepKind::sync);
 constexpr unsigned k_run = bit(StepKind::run);
@@ -109,8 +118,7 @@ std::vector<std::string> step_keys(unsigned kinds) {
 }
 
 std::optional<StepKind> parse_kind(std::string_view name) {
-    for (auto kind : {StepKind::venv, StepKind::install, StepKind::sync, StepKind::run,
-                      StepKind::check, StepKind::pybind11, StepKind::build})
+    for (auto kind : k_kinds)
         if (name == to_string(kind)) return kind;
     return std::nullopt;
 }
@@ -341,13 +349,13 @@ std::optional<StepKind> read_step_kind(Reader& rd, const toml::table& t, const S
                                           *name));
         return std::nullopt;
     }
-    std::string near =
-        core::closest_match(*name, {"venv", "install", "sync", "run", "check", "pybind11", "build"});
+    std::vector<std::string> names;
+    for (auto kind : k_kinds) names.emplace_back(to_string(kind));
+    std::string near = core::closest_match(*name, names);
     rd.report(rd.loc(*n),
               near.empty()
-                  ? fmt::format("unknown step kind '{}' (expected one of venv, "
-                                "install, sync, run, check, pybind11, build)",
-                                *name)
+                  ? fmt::format("unknown step kind '{}' (expected one of {})", *name,
+                                core::join(names, ", "))
                   : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
     return std::nullopt;
 }

@@ -45,7 +45,7 @@ print("bootstrap-torch: %s cuda %s cxx11_abi %d" % (torch.__version__, torch.ver
 /// "2.11.0+cu130 cuda 13.0 cxx11_abi 1": importing torch costs seconds on a real node, so the
 /// answer is kept in the venv per installed torch (its version and RECORD's stat stamp).
 Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     if (b.torch_version.empty()) return std::string("not installed");
     std::string torch_line = "torch " + b.torch_version + " record " + b.torch_record_stamp;
     fs::path cache = ctx.venv / ".bootstrap" / "torch.facts";
@@ -104,7 +104,7 @@ bool build_relevant(const std::string& name) {
 }
 
 Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& source) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     BuildInputs in;
     in.source = core::redact_text(source);
     in.subdirectory = b.subdirectory;
@@ -141,7 +141,7 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
 
 /// The source's identity now: a directory is hashed again (it may have changed since the plan).
 Result<std::string> source_identity(const ResolvedStep& step) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     if (b.source_kind != recipe::BuildSource::Kind::path) return b.source_identity;
     BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
     return "tree " + digest;
@@ -151,7 +151,7 @@ Result<std::string> source_identity(const ResolvedStep& step) {
 /// another arch keeps the version). The installer's own variables are already in the step's
 /// environment: the plan put the build command's there, and install sets the same ones.
 Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path& wheel) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     std::string name = core::split(wheel.filename().string(), '-').front();
     pyenv::InstallRequest req;
     req.requirements = {wheel.string()};
@@ -170,7 +170,7 @@ Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path&
 /// build for the arches, torch's extension builder accepts the list. A failed check stops the
 /// build before its minutes are spent.
 Status preflight(const ResolvedStep& step, StepContext& ctx) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     if (!b.archs) return {};
     fs::path python = ctx.venv / "bin" / "python";
     auto torch = device::probe_torch(python, step.child_env);
@@ -191,7 +191,7 @@ Status preflight(const ResolvedStep& step, StepContext& ctx) {
 Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx,
                                            const BuildCache& cache, const BuildKey& key,
                                            const Deadline& deadline) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     BS_CHECK(preflight(step, ctx));
     BS_TRY(auto fetched, fetch_source(step, ctx, deadline));
     if (!fetched.note.empty()) log_line(ctx, fetched.note);
@@ -229,7 +229,7 @@ Result<BuildKey> current_build_key(const ResolvedStep& step, StepContext& ctx) {
 }
 
 Status run_build(const ResolvedStep& step, StepContext& ctx) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     // The step's timeout bounds the source's download or git fetch too, not only the children.
     Deadline deadline;
     if (step.timeout > 0)

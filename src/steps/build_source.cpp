@@ -144,7 +144,7 @@ Status git_ok(const Fetch& f, std::vector<std::string> args, const std::string& 
 /// (uploadpack.allowReachableSHA1InWant off) gets a full fetch. Network failures are retried,
 /// a transfer below 1 KiB/s over the low-speed window is one; the step's time bounds it all.
 Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
-    const auto& b = *f.step.build;
+    const auto& b = *f.step.build();
     const std::string what = fmt::format("the git fetch of {} from {}", b.rev, b.location);
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(low_speed_time(f.step)).count();
     const std::vector<std::string> slow{
@@ -196,7 +196,7 @@ Result<core::FileLock> lock_source(const Fetch& f, const fs::path& lock_file,
 }
 
 Result<FetchedSource> fetch_git(const Fetch& f) {
-    const auto& b = *f.step.build;
+    const auto& b = *f.step.build();
     fs::path root = b.home / "sources" / "git";
     fs::path final_dir = root / fmt::format("{}-{}", core::sha256_hex(b.location).substr(0, 16), b.rev.substr(0, 16));
     if (fs::exists(final_dir / ".git")) return FetchedSource{final_dir, false, ""};
@@ -249,7 +249,7 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
 
 Result<FetchedSource> fetch_archive(const Fetch& f) {
     const auto& step = f.step;
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     std::string name = b.location.substr(b.location.find_last_of('/') + 1);
     if (auto q = name.find_first_of("?#"); q != std::string::npos) name.resize(q);
     if (name.empty()) name = "source";
@@ -354,7 +354,7 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
 
 Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
                                    const Deadline& deadline) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     Fetch f{step, ctx, deadline};
     switch (b.source_kind) {
         case recipe::BuildSource::Kind::path:
@@ -369,7 +369,7 @@ Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
 }
 
 Result<fs::path> stage_source(const ResolvedStep& step, const FetchedSource& source, const fs::path& dest) {
-    const auto& b = *step.build;
+    const auto& b = *step.build();
     if (source.is_archive) {
         auto extracted = archive::extract(source.location, dest);
         if (!extracted) {

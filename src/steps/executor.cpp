@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,14 +18,23 @@
 #include "pyenv/interpreter.hpp"
 #include "pyenv/module_owner.hpp"
 #include "steps/child_output.hpp"
-#include "steps/build.hpp"
-#include "steps/venv_swap.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::steps {
 
 namespace {
 
 constexpr size_t k_tail_lines = 40;
+
+// The lines the verify probes print for us (pyenv/import_probe.hpp and k_find_spec_probe).
+constexpr std::string_view k_verify_prefix = "bootstrap-verify: ";
+constexpr std::string_view k_origin_prefix = "bootstrap-verify-origin: ";
+
+/// The rest of `line` after `prefix`, or nullopt when it does not start with it.
+std::optional<std::string> after_prefix(const std::string& line, std::string_view prefix) {
+    if (!core::starts_with(line, prefix)) return std::nullopt;
+    return line.substr(prefix.size());
+}
 
 }  // namespace
 
@@ -40,13 +51,6 @@ exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, s
 }
 
 namespace {
-
-/// Steps whose children are installers (uv, pip), which say why they failed in a line of their
-/// own: that line, not "uv exit code 1", heads the error.
-bool runs_installer(recipe::StepKind kind) {
-    return kind == recipe::StepKind::venv || kind == recipe::StepKind::install ||
-           kind == recipe::StepKind::sync || kind == recipe::StepKind::build;
-}
 
 /// What the child printed: the step log from `offset` (earlier attempts and children come
 /// before it), or the captured output when there is no log.
@@ -70,7 +74,9 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
     BS_TRY(auto result, ctx.run(spec));
     if (result.ok()) return {};
     auto err = child_failure(step, spec, result, ctx.log_path);
-    if (runs_installer(step.kind) && !result.timed_out && !result.interrupted) {
+    // Installers (uv, pip) say why they failed in a line of their own: that line, not "uv
+    // exit code 1", heads the error.
+    if (kind_of(step.kind).runs_installer && !result.timed_out && !result.interrupted) {
         std::string cause = core::redact_text(installer_cause(child_output(ctx, result, offset)));
         if (!cause.empty())
             err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id,
@@ -106,8 +112,8 @@ Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
     BS_TRY(auto result, ctx.run(spec));
     std::string origin, why;
     for (const auto& line : core::split(result.output, '\n')) {
-        if (core::starts_with(line, "bootstrap-verify-origin: ")) origin = line.substr(25);
-        if (core::starts_with(line, "bootstrap-verify: ")) why = line.substr(18);
+        if (auto rest = after_prefix(line, k_origin_prefix)) origin = *rest;
+        if (auto rest = after_prefix(line, k_verify_prefix)) why = *rest;
     }
     if (result.interrupted || (!result.ok() && why.empty()))
         return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
@@ -155,45 +161,6 @@ Status verify_version(const ResolvedStep& step, StepContext& ctx, const Resolved
     return {};
 }
 
-/// Compile a pybind11 module: to a temp name beside the output, renamed into place, so an
-/// interrupted or failed compile never leaves a half-written module that imports.
-Status build_pybind11(const ResolvedStep& step, StepContext& ctx) {
-    std::vector<std::string> argv = step.argv;
-    if (!step.pybind11_includes.empty()) {
-        auto spec = child_spec(step, ctx, step.pybind11_includes);
-        spec.capture = true;
-        log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
-        BS_TRY(auto result, ctx.run(spec));
-        if (!result.ok()) {
-            auto err = child_failure(step, spec, result, ctx.log_path);
-            err.message += " (is pybind11 installed in the venv? or set the step's pybind11_include)";
-            return tl::unexpected(err);
-        }
-        std::vector<std::string> flags;
-        for (const auto& word : core::split(result.output, ' ')) {
-            std::string w(core::trim(word));
-            if (!w.empty()) flags.push_back(w);
-        }
-        argv.insert(argv.begin() + static_cast<long>(std::min(step.includes_at, argv.size())),
-                    flags.begin(), flags.end());
-    }
-    fs::path output = step.output;
-    fs::path tmp = output.parent_path() /
-                   fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
-    argv.back() = tmp.string();
-    std::error_code ec;
-    fs::create_directories(output.parent_path(), ec);
-    auto built = run_child(step, ctx, argv);
-    if (built) {
-        fs::rename(tmp, output, ec);
-        if (ec)
-            built = fail(ErrorCode::io, fmt::format("step '{}': cannot rename {} to {}: {}", step.id,
-                                                    tmp.string(), output.string(), ec.message()));
-    }
-    if (!built) fs::remove(tmp, ec);
-    return built;
-}
-
 }  // namespace
 
 void log_line(const StepContext& ctx, const std::string& line) {
@@ -236,49 +203,12 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
 }
 
 Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
-    switch (step.kind) {
-        case recipe::StepKind::venv:
-            if (auto restored = restore_unfinished_recreate(ctx.venv); !restored) return tl::unexpected(restored.error());
-            else if (*restored) log_line(ctx, "restored the venv whose recreation an earlier run did not finish");
-            if (step.keep_venv) return Outcome::kept;
-            if (step.recreate) BS_CHECK(recreate_venv(ctx.venv, [&] { return run_child(step, ctx, step.argv); }));
-            else BS_CHECK(run_child(step, ctx, step.argv));
-            return Outcome::ran;
-        case recipe::StepKind::install:
-            if (!step.requirements_file.empty()) {
-                if (step.requirements_text.empty()) return Outcome::ran;  // the lock gives it nothing
-                BS_CHECK(core::write_file_atomic(step.requirements_file, step.requirements_text));
-            }
-            BS_CHECK(run_child(step, ctx, step.argv));
-            return Outcome::ran;
-        case recipe::StepKind::sync:
-            BS_CHECK(run_child(step, ctx, step.argv));
-            return Outcome::ran;
-        case recipe::StepKind::run: {
-            if (!step.creates.empty() && fs::exists(step.creates)) {
-                log_line(ctx, fmt::format("skipped: {} exists", step.creates));
-                return Outcome::skipped_creates;
-            }
-            if (!step.unless.empty()) {
-                auto spec = child_spec(step, ctx, step.unless);
-                log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)) + "   # unless");
-                BS_TRY(auto result, ctx.run(spec));
-                if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
-                if (result.ok()) return Outcome::skipped_unless;
-            }
-            BS_CHECK(run_child(step, ctx, step.argv));
-            return Outcome::ran;
-        }
-        case recipe::StepKind::check:
-            return Outcome::ran;
-        case recipe::StepKind::pybind11:
-            BS_CHECK(build_pybind11(step, ctx));
-            return Outcome::ran;
-        case recipe::StepKind::build:
-            BS_CHECK(run_build(step, ctx));
-            return Outcome::ran;
-    }
-    return fail(ErrorCode::internal, "unknown step kind");
+    const Kind& kind = kind_of(step.kind);
+    if (step.spec.index() != kind.spec)
+        return fail(ErrorCode::internal,
+                    fmt::format("step '{}': its resolved form is not a {} step's", step.id,
+                                recipe::to_string(step.kind)));
+    return kind.execute(step, ctx);
 }
 
 Status verify(const ResolvedStep& step, StepContext& ctx) {
@@ -286,7 +216,8 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         if (core::interrupt_signal() != 0)
             return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
         if (clause.kind == recipe::VerifyClause::Kind::file) {
-            if (!fs::exists(clause.target))
+            std::error_code ec;
+            if (!fs::exists(clause.target, ec))
                 return fail(ErrorCode::step_failed,
                             fmt::format("step '{}': verify failed: {} does not exist", step.id,
                                         clause.target));
@@ -315,8 +246,8 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             // The probe's own summary lines name the real exception (and its root cause).
             std::string summary;
             for (const auto& line : core::split(result.output, '\n'))
-                if (core::starts_with(line, "bootstrap-verify: "))
-                    summary += (summary.empty() ? "" : "; ") + line.substr(18);
+                if (auto rest = after_prefix(line, k_verify_prefix))
+                    summary += (summary.empty() ? "" : "; ") + *rest;
             if (summary.empty()) summary = result.describe();
             auto err = child_failure(step, spec, result, ctx.log_path);
             err.code = result.timed_out ? ErrorCode::timeout : ErrorCode::step_failed;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "device/arch.hpp"
@@ -63,49 +65,101 @@ struct BuildSpec {
     std::optional<device::ArchChoice> archs;
 };
 
+/// A `venv` step after expansion.
+struct VenvSpec {
+    bool recreate = false;  // replace an existing venv (its .bootstrap state is kept)
+    std::string python;     // the Python the recipe asks for ("3.12")
+};
+
+/// An `install` step after expansion.
+struct InstallSpec {
+    std::vector<pyenv::Requirement> requirements;
+    pyenv::InstallRequest request;  // what the installer is asked (structured, never re-parsed)
+    /// The indexes the installer asks (pyenv/index_config.hpp), default first, credentials
+    /// redacted; recorded as the origin of what the step installs.
+    std::vector<std::string> index_urls;
+    fs::path requirements_file;     // --locked: written before the step runs
+    std::string requirements_text;  //   (pinned lines with --hash)
+    bool upgrade = false;
+    bool reinstall = false;
+    bool pre = false;
+};
+
+/// A `sync` step after expansion: its argv says everything.
+struct SyncSpec {};
+
+/// A `run` step after expansion.
+struct RunSpec {
+    std::string creates;              // skip when this path exists
+    std::vector<std::string> unless;  // skip when this argv exits 0
+};
+
+/// A `check` step: only verify clauses.
+struct CheckSpec {};
+
+/// A `pybind11` step: argv compiles to `output` (written to a temp name first, then renamed);
+/// with `includes` non-empty, its output (`python -m pybind11 --includes`) is inserted at
+/// `includes_at` in argv when the step runs.
+struct Pybind11Spec {
+    std::string output;
+    std::vector<std::string> includes;
+    size_t includes_at = 0;
+    std::string source_digest;  // sha256 of the source ("missing" if none)
+};
+
+/// One alternative per step kind (steps/kind.hpp); the order does not matter.
+using KindSpec =
+    std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec, BuildSpec>;
+
+/// The position of `T` in KindSpec (Kind::spec checks a step's payload against its kind).
+template <class T, class... Ts>
+constexpr size_t spec_index_in(const std::variant<Ts...>*) {
+    size_t i = 0;
+    bool found = false;
+    ((found = found || std::is_same_v<T, Ts>, i += found ? 0 : 1), ...);
+    return i;
+}
+template <class T>
+inline constexpr size_t k_spec_index = spec_index_in<T>(static_cast<const KindSpec*>(nullptr));
+
 struct ResolvedStep {
     const recipe::Step* source = nullptr;  // the recipe step (for ids, locations, flags)
     std::string id;
     recipe::StepKind kind = recipe::StepKind::run;
     size_t index = 0;                      // 0-based position in the recipe
 
-    std::vector<std::string> argv;         // empty for check (and for venv when kept)
+    std::vector<std::string> argv;         // empty for check
     fs::path cwd;
     exec::EnvMap env_set;                  // everything set on top of the pass-through env
     std::vector<std::string> env_unset;
     exec::EnvMap child_env;                // the complete environment the child gets
-
-    std::vector<pyenv::Requirement> requirements;  // install
-    std::optional<pyenv::InstallRequest> install;  // install: what the installer is asked
-    /// install: the indexes the installer asks (pyenv/index_config.hpp), default first,
-    /// credentials redacted; recorded as the origin of what the step installs.
-    std::vector<std::string> index_urls;
-    fs::path requirements_file;            // install --locked: written before the step runs
-    std::string requirements_text;         //   (pinned lines with --hash)
-    bool upgrade = false;
-    bool reinstall = false;
-    bool pre = false;
-    std::string creates;                   // run
-    std::vector<std::string> unless;       // run
-    // pybind11: argv compiles to `output` (written to a temp name first, then renamed); with
-    // `pybind11_includes` non-empty, its output (`python -m pybind11 --includes`) is inserted
-    // at `includes_at` in argv when the step runs.
-    std::string output;
-    std::vector<std::string> pybind11_includes;
-    size_t includes_at = 0;
-    std::string source_digest;             // pybind11: sha256 of the source ("missing" if none)
-    std::optional<BuildSpec> build;        // build
+    KindSpec spec;                         // what only this kind has
     std::vector<ResolvedVerify> verify;
     double timeout = 0;                    // seconds, 0 = none
     int attempts = 1;
     bool optional = false;
-    bool recreate = false;  // venv: replace an existing venv (its .bootstrap state is kept)
-    bool keep_venv = false; // venv: it exists with the right Python; nothing to run
+    /// The plan found the step's work done without running it (a venv with the right
+    /// Python): the argv stays in the plan and the key, nothing runs.
+    bool kept = false;
 
     bool complete = true;   // false when some value is only known after an earlier step
     std::string note;       // shown in the plan: "venv exists (Python 3.11.7): kept", ...
     std::string key;
     std::string key_explain;
+
+    /// The kind's payload, or null for a step of another kind.
+    template <class T>
+    [[nodiscard]] const T* as() const {
+        return std::get_if<T>(&spec);
+    }
+    template <class T>
+    [[nodiscard]] T* as() {
+        return std::get_if<T>(&spec);
+    }
+    [[nodiscard]] const InstallSpec* install() const { return as<InstallSpec>(); }
+    [[nodiscard]] const RunSpec* run() const { return as<RunSpec>(); }
+    [[nodiscard]] const BuildSpec* build() const { return as<BuildSpec>(); }
+    [[nodiscard]] const Pybind11Spec* pybind11() const { return as<Pybind11Spec>(); }
 };
 
 }  // namespace bootstrap::steps

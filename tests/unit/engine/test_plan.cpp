@@ -110,8 +110,8 @@ TEST_CASE("key explain lists every input in order") {
     REQUIRE(plan);
     std::string explain = plan->steps[1].key_explain;
     std::string uv = (w.bin / "uv").string();
-    for (const char* field : {"scheme: bootstrap-step-v1\n", "previous: ", "id: torch\n", "kind: install\n",
-                              "argv: [", "cwd: /\n", "env.set: [UV_HTTP_RETRIES=3, UV_HTTP_TIMEOUT=30, UV_NO_PROGRESS=1]\n",
+    for (const char* field : {"scheme: bootstrap-step-v2\n", "previous: ", "id: torch\n", "kind: install\n",
+                              "argv: [", "cwd: /\n", "env.set: [UV_NO_PROGRESS=1]\n",
                               "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
         CHECK(explain.find(field) != std::string::npos);
     CHECK(explain.find("HOME=") == std::string::npos);
@@ -192,7 +192,7 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     fs::create_directories(dir / ".bootstrap" / "logs");
     auto plan = engine::make_plan(w.recipe(k_steps), {}, w.facts());
     REQUIRE(plan);
-    CHECK_FALSE(plan->steps[0].recreate);
+    CHECK_FALSE(plan->steps[0].as<steps::VenvSpec>()->recreate);
 
     std::ofstream(dir / "train.py") << "print('mine')\n";
     fs::create_directories(dir / "data");
@@ -210,6 +210,6 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     recreate.recreate = true;
     plan = engine::make_plan(w.recipe(k_steps), recreate, w.facts());
     REQUIRE(plan);
-    CHECK(plan->steps[0].recreate);
-    CHECK_FALSE(plan->steps[0].keep_venv);
+    CHECK(plan->steps[0].as<steps::VenvSpec>()->recreate);
+    CHECK_FALSE(plan->steps[0].kept);
 }

@@ -184,9 +184,10 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     CHECK(s.argv == std::vector<std::string>{(w.bin / "c++").string(), "-O3", "-shared", "-std=c++17",
                                              "-fPIC", "-I/py/include/python3.11", "-DX",
                                              source.string(), "-o", output});
-    CHECK(s.output == output);
-    CHECK(s.includes_at == 6);
-    CHECK(s.pybind11_includes.back() == "--includes");
+    REQUIRE(s.pybind11());
+    CHECK(s.pybind11()->output == output);
+    CHECK(s.pybind11()->includes_at == 6);
+    CHECK(s.pybind11()->includes.back() == "--includes");
     REQUIRE(s.verify.size() == 1);
     CHECK(s.verify[0].describe() == "import helpers_cpp (from " + source.parent_path().string() + ")");
     CHECK(s.key_explain.find("source.sha256: ") != std::string::npos);

@@ -123,6 +123,8 @@ Result<steps::Outcome> fail_with(recipe::StepKind kind, const std::string& progr
     steps::ResolvedStep step;
     step.id = "missing";
     step.kind = kind;
+    if (kind == recipe::StepKind::install) step.spec = steps::InstallSpec{};
+    if (kind == recipe::StepKind::run) step.spec = steps::RunSpec{};
     step.argv = {"/usr/bin/" + program, "pip", "install", "nonexistent-pkg"};
     steps::StepContext ctx;
     ctx.venv = "/nonexistent-venv";

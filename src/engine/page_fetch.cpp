@@ -1,0 +1,16 @@
+#include "engine/page_fetch.hpp"
+
+#include "net/http.hpp"
+
+namespace bootstrap::engine {
+
+Result<FetchedPage> fetch_project_page(const std::string& url) {
+    net::Request request;
+    request.url = url;
+    request.headers["Accept"] = std::string(k_simple_accept);
+    BS_TRY(auto response, net::get(request));
+    return FetchedPage{std::move(response.body), std::move(response.content_type),
+                       std::move(response.effective_url)};
+}
+
+}  // namespace bootstrap::engine

@@ -1,0 +1,15 @@
+#pragma once
+// The real engine::Fetch for `lock`: a project page over HTTP(S) through net/.
+
+#include <string>
+
+#include "core/error.hpp"
+#include "engine/locking.hpp"
+
+namespace bootstrap::engine {
+
+/// GET `url` asking for PEP 691 JSON or PEP 503 HTML (k_simple_accept), following redirects;
+/// the page's format comes from the Content-Type it answers with.
+[[nodiscard]] Result<FetchedPage> fetch_project_page(const std::string& url);
+
+}  // namespace bootstrap::engine

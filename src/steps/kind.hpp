@@ -1,0 +1,117 @@
+#pragma once
+// One home per step kind. Each kind lives in its own file (steps/kind_<name>.cpp) and hands the
+// engine one `Kind`: how a recipe step expands into a ResolvedStep (argv, payload), what else
+// goes into its key, how it runs, and its hooks for the skip rule. The engine treats every
+// kind alike through this table; adding a kind is its file plus one registration line in
+// steps/kinds.cpp (and its payload in resolved_step.hpp's KindSpec).
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/key.hpp"
+#include "device/arch.hpp"
+#include "exec/environment.hpp"
+#include "pyenv/installer.hpp"
+#include "pyenv/interpreter.hpp"
+#include "recipe/recipe.hpp"
+#include "steps/executor.hpp"
+#include "steps/resolved_step.hpp"
+
+namespace bootstrap::steps {
+
+/// `run --locked`: what an install step installs instead of its packages.
+struct LockedInstall {
+    std::vector<pyenv::Requirement> requirements;  // the pins it owned when the lock was made
+    fs::path file;                                 // where its requirements file goes
+    std::string text;                              // pinned lines with --hash ("" = nothing)
+};
+
+/// What a kind's expansion may ask of the plan being built (engine/plan.cpp implements it).
+class PlanContext {
+public:
+    virtual ~PlanContext() = default;
+
+    /// Expand a recipe value; a value known only after an earlier step marks `step` incomplete.
+    [[nodiscard]] virtual Result<std::string> text(const recipe::Text& t, ResolvedStep& step) = 0;
+    [[nodiscard]] Result<std::vector<std::string>> texts(const std::vector<recipe::Text>& ts,
+                                                         ResolvedStep& step);
+    /// A local path from the recipe: `~` expanded, relative ones taken from the recipe's dir.
+    [[nodiscard]] virtual std::string local_path(const std::string& raw) const = 0;
+    /// `run --locked`: what the install step `s` installs; nullopt without --locked.
+    [[nodiscard]] virtual std::optional<LockedInstall> locked(const recipe::Step& s) = 0;
+    /// A plan-level remark ("`uv sync` is exact ...").
+    virtual void add_note(std::string note) = 0;
+
+    const recipe::Recipe* recipe = nullptr;
+    fs::path venv;
+    fs::path venv_python;
+    std::shared_ptr<const pyenv::Installer> installer;
+    pyenv::NetworkOptions net;      // what the child gets
+    pyenv::NetworkOptions key_net;  // the same command built with these is what the key sees
+    const exec::EnvMap* base_env = nullptr;  // pass-through env with [env] applied
+    const exec::EnvMap* env = nullptr;       // the caller's complete environment
+    const pyenv::InterpreterFacts* python = nullptr;  // null until the venv exists
+    fs::path home;                                    // $BOOTSTRAP_HOME
+    bool dry_run = false;                             // `plan`: show a missing program by name
+    bool recreate = false;                            // --recreate
+    bool locked_run = false;                          // --locked
+    const std::vector<ResolvedStep>* earlier = nullptr;  // the steps planned before this one
+};
+
+/// What a kind's expansion produced besides the step itself: the installer command it runs
+/// (empty when the kind sets argv itself) and that command as the key sees it (built with
+/// PlanContext::key_net).
+struct Expansion {
+    pyenv::Command command;
+    pyenv::Command key_command;
+};
+
+/// Requirements whose being satisfied by the venv makes running a step unnecessary.
+struct Satisfiable {
+    std::vector<pyenv::Requirement> requirements;
+    bool pre = false;  // pre-releases satisfy them
+};
+
+/// A step kind: its data and hooks. Plain function pointers: a kind has no state.
+struct Kind {
+    recipe::StepKind kind;
+    size_t spec;  // k_spec_index<its payload type>: execute() refuses a step without it
+    /// Fill `step` (argv, cwd, spec, note) from the recipe step.
+    Status (*expand)(const recipe::Step& s, ResolvedStep& step, PlanContext& ctx, Expansion& out);
+    /// Once the step's child environment is composed (may be null).
+    void (*environment_known)(ResolvedStep& step, const PlanContext& ctx) = nullptr;
+    /// Add what only this kind has to the step key (after the common inputs and the installer).
+    void (*key_inputs)(const ResolvedStep& step, core::KeyBuilder& key);
+    /// Run the step's action (not its verify clauses).
+    Result<Outcome> (*execute)(const ResolvedStep& step, StepContext& ctx);
+    /// Skip rule: files the step promises (a stat each decides whether it still holds).
+    std::vector<std::string> (*promised_files)(const ResolvedStep& step) = nullptr;
+    /// Skip rule: requirements that, when the venv satisfies them, make running the step
+    /// unnecessary even when it never ran (null, or nullopt: no such shortcut).
+    std::optional<Satisfiable> (*satisfiable)(const ResolvedStep& step) = nullptr;
+
+    /// The arches the step's `{device.*}` values stood for (may be null).
+    void (*arches_used)(ResolvedStep& step, const device::ArchChoice& archs) = nullptr;
+
+    bool runs_installer = false;     // its children are uv/pip: installer identity in the key,
+                                     // the installer's cause line heads a failure
+    bool network_attempts = false;   // default attempts: [network] attempts
+    bool needs_venv = false;         // works in a venv that must exist (or be made) first
+    bool venv_environment = false;   // children see the venv as `launch` sets it up
+    bool makes_venv = false;         // running it changes the interpreter: re-plan after
+};
+
+/// The kind of `kind` (every recipe::StepKind has one).
+[[nodiscard]] const Kind& kind_of(recipe::StepKind kind);
+
+/// A program as a file for keys: its real path, size and mtime ("PROG (not found)").
+[[nodiscard]] std::string program_identity(const std::string& program);
+
+/// The program `program` names on `env`'s PATH (as given when it has a slash or is not found).
+[[nodiscard]] std::string on_path(const std::string& program, const exec::EnvMap& env);
+
+}  // namespace bootstrap::steps

@@ -1,0 +1,158 @@
+// Step kind `build`: a Python package from source (steps/build.hpp says what runs). The source's
+// identity (commit, archive sha256 or a tree digest) and the ABI packages' versions go into the
+// step key; the build-cache key is computed when the step runs.
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "device/toolchain.hpp"
+#include "pyenv/dist_info.hpp"
+#include "pyenv/name.hpp"
+#include "steps/build.hpp"
+#include "steps/build_source.hpp"
+#include "steps/kind.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+/// Where the source comes from, and its plan-time identity.
+Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep& out,
+                     PlanContext& ctx) {
+    b.source_kind = src.kind;
+    BS_TRY(b.location, ctx.text(src.location, out));
+    if (src.rev) {
+        BS_TRY(b.rev, ctx.text(*src.rev, out));
+        if (out.complete && !recipe::is_commit_id(b.rev))
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: 'source.rev' must be a full commit id (40 hex digits), "
+                                    "not '{}'",
+                                    src.rev->loc.str(), b.rev));
+    }
+    if (src.sha256) {
+        BS_TRY(b.sha256, ctx.text(*src.sha256, out));
+        b.sha256 = core::to_lower(b.sha256);
+        if (out.complete && !recipe::is_sha256_hex(b.sha256))
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
+                                    src.sha256->loc.str(), b.sha256));
+    }
+    if (src.subdirectory) {
+        BS_TRY(b.subdirectory, ctx.text(*src.subdirectory, out));
+    }
+    b.submodules = src.submodules;
+    switch (src.kind) {
+        case recipe::BuildSource::Kind::path: {
+            b.location = ctx.local_path(b.location);
+            BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
+            b.source_identity = "tree " + digest;
+            if (digest == "missing")
+                out.note = fmt::format("{} does not exist yet (an earlier step may create it)",
+                                       b.location);
+            break;
+        }
+        case recipe::BuildSource::Kind::git:
+            if (auto why = recipe::git_url_problem(b.location); out.complete && !why.empty())
+                return fail(ErrorCode::invalid_recipe,
+                            fmt::format("{}: 'source.git' cannot be '{}': {}",
+                                        src.location.loc.str(), b.location, why));
+            b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev,
+                                            b.submodules ? " +submodules" : "");
+            break;
+        case recipe::BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;
+    }
+    return {};
+}
+
+/// The ABI packages' versions, from their dist-info only (a no-op run scans the venv once, in
+/// the runner).
+Status read_abi_packages(const recipe::Step& s, BuildSpec& b, const PlanContext& ctx) {
+    std::vector<std::string> abi;
+    for (const auto& name : s.abi_packages) abi.push_back(pyenv::normalize_name(name));
+    std::map<std::string, pyenv::Distribution> installed;
+    if (ctx.python && !abi.empty()) {
+        BS_TRY(installed, pyenv::scan_venv_packages(*ctx.python, abi));
+    }
+    for (const auto& n : abi) {
+        auto it = installed.find(n);
+        b.abi_versions.push_back(
+            n + " " + (it == installed.end() ? "not installed" : it->second.version));
+        if (n == "torch" && it != installed.end()) {
+            const auto& st = it->second.record_stamp;
+            b.torch_version = it->second.version;
+            b.torch_record_stamp = fmt::format("{} {} {}", st.size, st.mtime_ns, st.inode);
+        }
+    }
+    return {};
+}
+
+Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    BuildSpec b;
+    b.home = ctx.home;
+    BS_CHECK(expand_source(*s.build_source, b, out, ctx));
+    b.request.no_build_isolation = s.no_build_isolation;
+    for (const auto& [k, v] : s.config_settings) {
+        BS_TRY(auto value, ctx.text(v, out));
+        b.request.config_settings.emplace_back(k, value);
+    }
+    BS_CHECK(read_abi_packages(s, b, ctx));
+    b.installer = ctx.installer;
+    b.net = ctx.net;
+    b.download_attempts = ctx.recipe->network.retries + 1;
+    b.max_download = ctx.recipe->network.max_download;
+    if (ctx.python) {
+        b.python_version = ctx.python->version;
+        b.python_implementation = ctx.python->implementation;
+        b.ext_suffix = ctx.python->ext_suffix;
+        b.platform = ctx.python->platform;
+    } else {
+        out.complete = false;
+    }
+    // What `plan` shows; the real paths are known when the step runs.
+    pyenv::BuildRequest shown = b.request;
+    shown.project = b.subdirectory.empty() ? "<copy of the source>"
+                                           : "<copy of the source>/" + b.subdirectory;
+    shown.out_dir = "<build cache staging dir>";
+    ex.command = ctx.installer->build_wheel(ctx.venv, shown, ctx.net);
+    ex.key_command = ctx.installer->build_wheel(ctx.venv, shown, ctx.key_net);
+    out.spec = std::move(b);
+    return {};
+}
+
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+    const auto& b = std::get<BuildSpec>(step.spec);
+    key.add("build.source", b.source_identity);
+    key.add("build.subdirectory", b.subdirectory);
+    key.add("build.abi_packages", b.abi_versions);
+    // Toolchain files by stat (cheap); their versions are in the build-cache key.
+    auto cxx = step.child_env.count("CXX") ? step.child_env.at("CXX") : std::string("c++");
+    key.add("build.compiler", program_identity(on_path(cxx, step.child_env)));
+    auto nvcc = device::find_nvcc(step.child_env);
+    key.add("build.nvcc", nvcc.empty() ? std::string("none") : program_identity(nvcc.string()));
+}
+
+Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    BS_CHECK(run_build(step, ctx));
+    return Outcome::ran;
+}
+
+/// A build whose values use `{device.*}` is checked against those arches before it runs.
+void arches_used(ResolvedStep& step, const device::ArchChoice& archs) {
+    std::get<BuildSpec>(step.spec).archs = archs;
+}
+
+}  // namespace
+
+extern const Kind k_build_kind;
+const Kind k_build_kind{
+    .kind = recipe::StepKind::build,
+    .spec = k_spec_index<BuildSpec>,
+    .expand = expand,
+    .key_inputs = key_inputs,
+    .execute = execute_step,
+    .arches_used = arches_used,
+    .runs_installer = true,
+    .needs_venv = true,
+};
+
+}  // namespace bootstrap::steps

@@ -1,0 +1,106 @@
+// Step kind `install`: packages from indexes, find-links or paths, through the venv's installer.
+// Skipped without running the installer when the venv already satisfies its requirements.
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/redact.hpp"
+#include "pyenv/index_config.hpp"
+#include "steps/kind.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    InstallSpec spec;
+    pyenv::InstallRequest& req = spec.request;
+    BS_TRY(req.requirements, ctx.texts(s.packages, out));
+    for (size_t i = 0; i < req.requirements.size(); ++i) {
+        auto parsed = pyenv::Requirement::parse(req.requirements[i]);
+        if (!parsed)
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: {}", s.packages[i].loc.str(), parsed.error().message));
+        spec.requirements.push_back(std::move(*parsed));
+    }
+    if (s.index_url) {
+        BS_TRY(auto url, ctx.text(*s.index_url, out));
+        req.index_url = url;
+    }
+    BS_TRY(req.extra_index_urls, ctx.texts(s.extra_index_urls, out));
+    BS_TRY(auto links, ctx.texts(s.find_links, out));
+    for (auto& l : links) req.find_links.push_back(ctx.local_path(l));
+    req.upgrade = spec.upgrade = s.upgrade;
+    req.reinstall = spec.reinstall = s.reinstall;
+    req.pre = spec.pre = s.pre;
+    req.no_deps = s.no_deps;
+    std::vector<std::string> lock_args;
+    if (auto locked = ctx.locked(s)) {
+        // The step installs exactly the locked packages it owned when the lock was made
+        // (pinned, hashed, no dependency resolution).
+        spec.requirements = std::move(locked->requirements);
+        spec.requirements_file = std::move(locked->file);
+        spec.requirements_text = std::move(locked->text);
+        req.requirements.clear();
+        req.no_deps = true;
+        req.upgrade = req.reinstall = false;
+        spec.upgrade = spec.reinstall = false;
+        // uv and pip spell these the same: every pin comes from the file, with its hash.
+        lock_args = {"-r", spec.requirements_file.string(), "--require-hashes"};
+    }
+    ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
+    ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
+    for (auto* c : {&ex.command, &ex.key_command})
+        c->argv.insert(c->argv.end(), lock_args.begin(), lock_args.end());
+    out.spec = std::move(spec);
+    return {};
+}
+
+/// Once the child's environment is known: the indexes the installer will ask (redacted).
+void environment_known(ResolvedStep& step, const PlanContext& ctx) {
+    auto& spec = std::get<InstallSpec>(step.spec);
+    for (auto& url : pyenv::effective_indexes(ctx.installer->name(), spec.request, step.child_env,
+                                              ctx.venv)
+                         .all())
+        spec.index_urls.push_back(core::redact_url(url));
+}
+
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    if (!spec.requirements_file.empty()) key.add("locked", spec.requirements_text);
+}
+
+Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    if (!spec.requirements_file.empty()) {
+        if (spec.requirements_text.empty()) return Outcome::ran;  // the lock gives it nothing
+        BS_CHECK(core::write_file_atomic(spec.requirements_file, spec.requirements_text));
+    }
+    BS_CHECK(run_child(step, ctx, step.argv));
+    return Outcome::ran;
+}
+
+/// Upgrade and reinstall steps always ask the installer.
+std::optional<Satisfiable> satisfiable(const ResolvedStep& step) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    if (spec.upgrade || spec.reinstall) return std::nullopt;
+    return Satisfiable{spec.requirements, spec.pre};
+}
+
+}  // namespace
+
+extern const Kind k_install_kind;
+const Kind k_install_kind{
+    .kind = recipe::StepKind::install,
+    .spec = k_spec_index<InstallSpec>,
+    .expand = expand,
+    .environment_known = environment_known,
+    .key_inputs = key_inputs,
+    .execute = execute_step,
+    .satisfiable = satisfiable,
+    .runs_installer = true,
+    .network_attempts = true,
+    .needs_venv = true,
+};
+
+}  // namespace bootstrap::steps

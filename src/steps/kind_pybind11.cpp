@@ -1,0 +1,130 @@
+// Step kind `pybind11`: one C++ source -> <output_dir>/<module><EXT_SUFFIX>, with the venv's own
+// Python headers (no python3-config) and pybind11's; verified by importing the module.
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/redact.hpp"
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+#include "steps/kind.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
+    Pybind11Spec spec;
+    BS_TRY(auto source_text, ctx.text(*s.source, out));
+    std::string source = ctx.local_path(source_text);
+    BS_TRY(auto module, ctx.text(*s.module, out));
+    std::string output_dir = fs::path(source).parent_path().string();
+    if (s.output_dir) {
+        BS_TRY(auto dir, ctx.text(*s.output_dir, out));
+        output_dir = ctx.local_path(dir);
+    }
+    std::string cxx = "c++";
+    if (s.cxx) {
+        BS_TRY(cxx, ctx.text(*s.cxx, out));
+    }
+    std::string include_dir = "<python include dir: known after the venv exists>";
+    std::string ext_suffix = "<python.ext_suffix: known after the venv exists>";
+    if (ctx.python) {
+        include_dir = ctx.python->include_dir;
+        ext_suffix = ctx.python->ext_suffix;
+    } else {
+        out.complete = false;
+    }
+    spec.output = (fs::path(output_dir) / (module + ext_suffix)).string();
+    out.argv = {cxx, "-O3", "-shared", "-std=c++17", "-fPIC", "-I" + include_dir};
+    if (s.pybind11_include) {
+        BS_TRY(auto inc, ctx.text(*s.pybind11_include, out));
+        out.argv.push_back("-I" + ctx.local_path(inc));
+    } else {
+        spec.includes = {ctx.venv_python.string(), "-m", "pybind11", "--includes"};
+        spec.includes_at = out.argv.size();
+        out.note = "pybind11's include flags: `" + core::format_argv(spec.includes) +
+                   "` when the step runs (or set pybind11_include)";
+    }
+    BS_TRY(auto extra, ctx.texts(s.extra_args, out));
+    out.argv.insert(out.argv.end(), extra.begin(), extra.end());
+    out.argv.insert(out.argv.end(), {source, "-o", spec.output});
+    auto digest = core::sha256_file(source);
+    spec.source_digest = digest ? *digest : "missing";
+    out.verify.push_back(
+        {recipe::VerifyClause::Kind::import_module, module, {}, {}, false, output_dir});
+    out.spec = std::move(spec);
+    return {};
+}
+
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+    const auto& spec = std::get<Pybind11Spec>(step.spec);
+    key.add("source.sha256", spec.source_digest);
+    key.add("compiler", step.argv.empty() ? "" : program_identity(step.argv[0]));
+    key.add("pybind11.includes", spec.includes);
+}
+
+/// Compile to a temp name beside the output, renamed into place, so an interrupted or failed
+/// compile never leaves a half-written module that imports.
+Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    const auto& spec = std::get<Pybind11Spec>(step.spec);
+    std::vector<std::string> argv = step.argv;
+    if (!spec.includes.empty()) {
+        auto child = child_spec(step, ctx, spec.includes);
+        child.capture = true;
+        log_line(ctx, "$ " + core::redact_text(core::format_argv(child.argv)));
+        BS_TRY(auto result, ctx.run(child));
+        if (!result.ok()) {
+            auto err = child_failure(step, child, result, ctx.log_path);
+            err.message +=
+                " (is pybind11 installed in the venv? or set the step's pybind11_include)";
+            return tl::unexpected(err);
+        }
+        std::vector<std::string> flags;
+        for (const auto& word : core::split(result.output, ' ')) {
+            std::string w(core::trim(word));
+            if (!w.empty()) flags.push_back(w);
+        }
+        argv.insert(argv.begin() + static_cast<long>(std::min(spec.includes_at, argv.size())),
+                    flags.begin(), flags.end());
+    }
+    fs::path output = spec.output;
+    fs::path tmp = output.parent_path() /
+                   fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
+    argv.back() = tmp.string();
+    std::error_code ec;
+    fs::create_directories(output.parent_path(), ec);
+    auto built = run_child(step, ctx, argv);
+    if (built) {
+        fs::rename(tmp, output, ec);
+        if (ec)
+            built = fail(ErrorCode::io, fmt::format("step '{}': cannot rename {} to {}: {}",
+                                                    step.id, tmp.string(), output.string(),
+                                                    ec.message()));
+    }
+    if (!built) fs::remove(tmp, ec);
+    if (!built) return tl::unexpected(built.error());
+    return Outcome::ran;
+}
+
+std::vector<std::string> promised_files(const ResolvedStep& step) {
+    return {std::get<Pybind11Spec>(step.spec).output};
+}
+
+}  // namespace
+
+extern const Kind k_pybind11_kind;
+const Kind k_pybind11_kind{
+    .kind = recipe::StepKind::pybind11,
+    .spec = k_spec_index<Pybind11Spec>,
+    .expand = expand,
+    .key_inputs = key_inputs,
+    .execute = execute_step,
+    .promised_files = promised_files,
+    .needs_venv = true,
+};
+
+}  // namespace bootstrap::steps

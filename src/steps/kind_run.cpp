@@ -1,0 +1,78 @@
+// Step kind `run`: a command in the venv's environment, idempotent through `creates` (a path
+// that says it is done) and `unless` (a command that says it is done).
+
+#include <fmt/format.h>
+
+#include "core/redact.hpp"
+#include "core/strings.hpp"
+#include "steps/kind.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
+    RunSpec spec;
+    BS_TRY(out.argv, ctx.texts(s.argv, out));
+    if (s.cwd) {
+        BS_TRY(auto cwd, ctx.text(*s.cwd, out));
+        out.cwd = ctx.local_path(cwd);
+    }
+    if (s.creates) {
+        BS_TRY(auto c, ctx.text(*s.creates, out));
+        spec.creates = ctx.local_path(c);
+    }
+    BS_TRY(spec.unless, ctx.texts(s.unless, out));
+    out.spec = std::move(spec);
+    return {};
+}
+
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+    const auto& spec = std::get<RunSpec>(step.spec);
+    key.add("creates", spec.creates);
+    key.add("unless", spec.unless);
+}
+
+Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    const auto& spec = std::get<RunSpec>(step.spec);
+    std::error_code ec;
+    if (!spec.creates.empty() && fs::exists(spec.creates, ec)) {
+        log_line(ctx, fmt::format("skipped: {} exists", spec.creates));
+        ctx.note = "creates: " + spec.creates + " exists";
+        return Outcome::skipped_creates;
+    }
+    if (!spec.unless.empty()) {
+        auto child = child_spec(step, ctx, spec.unless);
+        log_line(ctx, "$ " + core::redact_text(core::format_argv(child.argv)) + "   # unless");
+        BS_TRY(auto result, ctx.run(child));
+        if (result.interrupted)
+            return tl::unexpected(child_failure(step, child, result, ctx.log_path));
+        if (result.ok()) {
+            ctx.note = "unless: command succeeded";
+            return Outcome::skipped_unless;
+        }
+    }
+    BS_CHECK(run_child(step, ctx, step.argv));
+    return Outcome::ran;
+}
+
+std::vector<std::string> promised_files(const ResolvedStep& step) {
+    const auto& spec = std::get<RunSpec>(step.spec);
+    if (spec.creates.empty()) return {};
+    return {spec.creates};
+}
+
+}  // namespace
+
+extern const Kind k_run_kind;
+const Kind k_run_kind{
+    .kind = recipe::StepKind::run,
+    .spec = k_spec_index<RunSpec>,
+    .expand = expand,
+    .key_inputs = key_inputs,
+    .execute = execute_step,
+    .promised_files = promised_files,
+    .venv_environment = true,
+};
+
+}  // namespace bootstrap::steps

@@ -1,0 +1,57 @@
+// Step kind `sync`: `uv sync` of a project (pyproject.toml / uv.lock) into the venv.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "steps/kind.hpp"
+
+namespace bootstrap::steps {
+
+namespace {
+
+Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    out.spec = SyncSpec{};
+    auto path = ctx.base_env->find("PATH");
+    auto uv = pyenv::find_uv(path == ctx.base_env->end() ? "" : path->second);
+    if (!uv && ctx.dry_run) uv = fs::path("uv");  // `plan` shows it by name
+    if (!uv) return tl::unexpected(uv.error());
+    BS_TRY(auto project, ctx.text(*s.project, out));
+    BS_TRY(auto args, ctx.texts(s.args, out));
+    if (ctx.locked_run && std::find(args.begin(), args.end(), "--locked") == args.end())
+        args.push_back("--locked");  // uv.lock is the sync step's own lockfile
+    ex.command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.net);
+    ex.key_command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.key_net);
+    const bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
+    const bool after_install = std::any_of(ctx.earlier->begin(), ctx.earlier->end(),
+                                           [](const ResolvedStep& st) { return st.install(); });
+    if (after_install && !inexact)
+        ctx.add_note(fmt::format("step '{}': `uv sync` is exact and removes packages installed "
+                                 "by earlier install steps; add \"--inexact\" to its args "
+                                 "(SEED-NOTES P7)",
+                                 s.id));
+    return {};
+}
+
+void key_inputs(const ResolvedStep&, core::KeyBuilder&) {}
+
+Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    BS_CHECK(run_child(step, ctx, step.argv));
+    return Outcome::ran;
+}
+
+}  // namespace
+
+extern const Kind k_sync_kind;
+const Kind k_sync_kind{
+    .kind = recipe::StepKind::sync,
+    .spec = k_spec_index<SyncSpec>,
+    .expand = expand,
+    .key_inputs = key_inputs,
+    .execute = execute_step,
+    .runs_installer = true,
+    .network_attempts = true,
+    .needs_venv = true,
+};
+
+}  // namespace bootstrap::steps
