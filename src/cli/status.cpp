@@ -94,7 +94,7 @@ void TerminalStatus::draw_live_locked() {
     std::string last = core::redact_text(m_tail.last_line());
     if (!last.empty()) line += "  " + last;
     // One column short of the width: writing the last column makes some terminals wrap.
-    fmt::print(stderr, "\r{}\x1b[K", steps::cut_to_columns(line, terminal_columns() - 1));
+    fmt::print(stderr, "\r{}\x1b[K", core::cut_to_columns(line, terminal_columns() - 1));
     std::fflush(stderr);
 }
 
@@ -116,8 +116,8 @@ void TerminalStatus::heartbeat_locked() {
         fmt::print(stderr, "  {}: {}, no output yet\n", m_label, elapsed);
     else
         fmt::print(stderr, "  {}: {}, {} of output ({} lines){}\n", m_label, elapsed,
-                   steps::format_bytes(m_tail.bytes()), m_tail.lines(),
-                   last.empty() ? "" : ", last: " + steps::cut_to_columns(last, k_heartbeat_tail));
+                   core::format_bytes(m_tail.bytes()), m_tail.lines(),
+                   last.empty() ? "" : ", last: " + core::cut_to_columns(last, k_heartbeat_tail));
     std::fflush(stderr);
 }
 

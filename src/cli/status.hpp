@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "engine/runner.hpp"
-#include "steps/child_output.hpp"
+#include "core/terminal_text.hpp"
 
 namespace bootstrap::cli {
 
@@ -59,7 +59,7 @@ private:
     Clock::time_point m_started;
     Clock::time_point m_last_beat;
     std::uint64_t m_bytes_at_beat = 0;
-    steps::OutputTail m_tail;  // the running step's output so far
+    core::OutputTail m_tail;  // the running step's output so far
     std::string m_stream;      // -v: the unfinished line of output not yet printed
     bool m_running = false;
     bool m_stop = false;

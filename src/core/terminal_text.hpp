@@ -1,0 +1,40 @@
+#pragma once
+// Text that children print, for a terminal: without escapes, cut to a width, its running tail
+// (the status line and the heartbeat), sizes as installers print them.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bootstrap::core {
+
+/// `text` without terminal escape sequences (CSI, OSC, two-byte ESC) and control characters;
+/// "\r\n" and a lone '\r' (a progress bar's redraw) become '\n', a tab a space.
+[[nodiscard]] std::string plain_text(std::string_view text);
+
+/// `text` cut to `columns` characters (UTF-8 code points), ending in "…" when it was cut.
+[[nodiscard]] std::string cut_to_columns(std::string_view text, size_t columns);
+
+/// What a running step has printed so far, fed chunk by chunk as it arrives: byte and line
+/// counts and the last line with text. A chunk may end inside a line or an escape sequence.
+class OutputTail {
+public:
+    void feed(std::string_view chunk);
+    void reset();
+    [[nodiscard]] std::uint64_t bytes() const { return m_bytes; }
+    [[nodiscard]] std::uint64_t lines() const { return m_lines; }
+    /// The unfinished line when it has text (a "Building..." without its newline yet), else
+    /// the last finished line with text; plain text, trimmed. "" before any.
+    [[nodiscard]] std::string last_line() const;
+
+private:
+    std::string m_partial;  // raw bytes of the unfinished line (its last few KiB)
+    std::string m_last;     // plain text of the last finished line with text
+    std::uint64_t m_bytes = 0;
+    std::uint64_t m_lines = 0;
+};
+
+/// "512 B", "3.4 KB", "1.2 MB", "2.0 GB" (powers of 1000, as uv and pip print sizes).
+[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace bootstrap::core
