@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "manifest/diff.hpp"
@@ -80,11 +81,8 @@ std::string file_time(const fs::path& file) {
 
 /// `.NNNN.claim` in the history dir, created exclusively; false when another writer has it.
 Result<bool> claim(const fs::path& claim_file) {
-    int fd = ::open(claim_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        ::close(fd);
-        return true;
-    }
+    core::Fd fd(::open(claim_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd) return true;
     if (errno == EEXIST)
         return false;
     return fail(ErrorCode::io,

@@ -1,7 +1,6 @@
 #include "net/transfer.hpp"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,6 +12,7 @@
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/shared_library.hpp"
 #include "core/strings.hpp"
 #include "net/http.hpp"
 
@@ -40,15 +40,16 @@ Result<const CurlApi*> curl_api() {
     static CurlApi api{};
     static std::string problem;
     std::call_once(once, [] {
-        void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) {
+        // Loaded once for the process and never unmapped: curl_global_init's state lives in it.
+        static const core::SharedLibrary lib("libcurl.so.4", core::SharedLibrary::Unload::never);
+        if (!lib.loaded()) {
             problem = fmt::format(
                 "cannot load libcurl.so.4 ({}); install it with `apt-get install libcurl4`",
-                ::dlerror());
+                lib.error());
             return;
         }
         auto load = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+            fn = lib.symbol<std::remove_reference_t<decltype(fn)>>(name);
             if (fn == nullptr && problem.empty())
                 problem = fmt::format("libcurl.so.4 lacks {}", name);
         };
