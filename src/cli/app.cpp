@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "cli/status.hpp"
 #include "cli/version.hpp"
 #include "core/interrupt.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::cli {
@@ -44,10 +47,7 @@ int unknown_command(std::string_view word, const std::vector<std::string>& names
     return 2;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
-    core::install_interrupt_handlers();
+int run_commands(int argc, char** argv) {
 
     CLI::App app{"bootstrap: build reproducible GPU training environments from declarative recipes",
                  "bootstrap"};
@@ -97,6 +97,22 @@ int run_cli(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     return outcome.exit_code;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    core::install_interrupt_handlers();
+    try {
+        return run_commands(argc, argv);
+    } catch (const std::exception& e) {
+        // An exception that escaped the module that should have turned it into an Error (a
+        // throwing std::filesystem overload, a library's): a bug, but the user gets one line
+        // and exit code 1 instead of std::terminate's abort. Its text may quote a URL.
+        std::fflush(stdout);
+        fmt::print(stderr, "error: internal error: {}\n", core::redact_text(e.what()));
+        return 1;
+    }
 }
 
 }  // namespace bootstrap::cli

@@ -46,8 +46,7 @@ LockHolder parse_lock_holder(std::string_view content) {
     for (const auto& raw : split(content, '\n')) {
         std::string_view line = trim(raw);
         if (line.empty()) continue;
-        const bool child = starts_with(line, "child ");
-        if (child) line.remove_prefix(6);
+        const bool child = consume_prefix(line, "child ");
         const long pid = parse_int<long>(line).value_or(0);
         if (pid <= 0) continue;
         if (child) {

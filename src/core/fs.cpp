@@ -85,6 +85,22 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
     return out;
 }
 
+void append_log_line(const fs::path& log, std::string_view line) {
+    if (log.empty()) return;
+    if (log.has_parent_path()) (void)core::create_directories(log.parent_path());
+    Fd fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!fd) return;
+    std::string text(line);
+    text += '\n';
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        rest.remove_prefix(static_cast<size_t>(n));
+    }
+}
+
 Status create_directories(const fs::path& path) {
     std::error_code ec;
     fs::create_directories(path, ec);

@@ -432,6 +432,11 @@ fs::path find_program(std::string_view name, std::string_view path_var) {
     return {};
 }
 
+fs::path find_program(std::string_view name, const EnvMap& env) {
+    auto path = env.find("PATH");
+    return find_program(name, path == env.end() ? std::string_view() : std::string_view(path->second));
+}
+
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (spec.argv.empty() || spec.argv.front().empty())
         return fail(ErrorCode::process, "cannot run an empty command");

@@ -89,7 +89,7 @@ Status parse_entries(std::span<const unsigned char> section, size_t begin, size_
 // "9.0" / "90" / "sm_90" -> (9, 0).
 std::optional<std::pair<unsigned, unsigned>> parse_device_arch(std::string_view text) {
     std::string_view s = core::trim(text);
-    if (core::starts_with(s, "sm_")) s.remove_prefix(3);
+    (void)core::consume_prefix(s, "sm_");
     std::string digits;
     for (char c : s) {
         if (c == '.') continue;

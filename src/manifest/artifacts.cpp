@@ -19,12 +19,6 @@ namespace bootstrap::manifest {
 
 namespace {
 
-bool is_sha256_hex(const std::string& s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
 bool is_temp_name(const std::string& name) { return name.find(".tmp-") != std::string::npos; }
 
 /// A name unique to this process and call, for a temp file next to its destination.
@@ -144,7 +138,7 @@ Result<std::string> ArtifactStore::add(const fs::path& wheel) {
 }
 
 std::optional<fs::path> ArtifactStore::find(const std::string& sha256) const {
-    if (!is_sha256_hex(sha256)) return std::nullopt;
+    if (!core::is_sha256_hex(sha256)) return std::nullopt;
     std::error_code ec;
     std::vector<fs::path> wheels;
     for (const auto& entry : fs::directory_iterator(entry_dir(sha256), ec)) {

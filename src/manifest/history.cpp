@@ -172,13 +172,13 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
 Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref) {
     std::optional<std::int64_t> back; // how many entries before the newest
     const bool by_number = all_digits(ref);
-    const bool by_back =
-        core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5));
+    const auto back_count = core::after_prefix(ref, "last~");  // "last~N"
+    const bool by_back = back_count && all_digits(*back_count);
     if (ref == "last")
         back = 0;
     if (by_back)
         // Too many digits for 64 bits: more than any history holds, like any too-large N.
-        back = parse_number(std::string_view(ref).substr(5))
+        back = parse_number(*back_count)
                    .value_or(std::numeric_limits<std::int64_t>::max());
     if (!by_number && !back) {
         std::error_code ec;

@@ -67,9 +67,8 @@ Tools find_tools(const exec::EnvMap& env) {
         return it == env.end() ? std::string() : it->second;
     };
     Tools t;
-    const std::string path = get("PATH");
-    t.gcc = exec::find_program("gcc", path);
-    t.nvcc = exec::find_program("nvcc", path);
+    t.gcc = exec::find_program("gcc", env);
+    t.nvcc = exec::find_program("nvcc", env);
     if (t.nvcc.empty() && !get("CUDA_HOME").empty())
         t.nvcc = exec::find_program("nvcc", (fs::path(get("CUDA_HOME")) / "bin").string());
     if (t.nvcc.empty())

@@ -171,13 +171,6 @@ private:
     std::optional<Error> m_error;
 };
 
-bool is_sha256_hex(std::string_view s) {
-    if (s.size() != 64) return false;
-    for (char c : s)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    return true;
-}
-
 // The last step: the .part is complete; check it and move it into place, or remove it.
 Result<uint64_t> commit(PartFile& part, const DownloadRequest& request) {
     BS_CHECK(part.sync());
@@ -208,7 +201,7 @@ std::string attempts_text(int n) { return fmt::format("{} attempt{}", n, n == 1 
 // The deadline ends it wherever it falls (an attempt, or a wait that would outlast it). An
 // interrupt at any point returns at once; both keep the .part for resuming.
 Result<Downloaded> download(const DownloadRequest& request) {
-    if (!is_sha256_hex(request.sha256))
+    if (!core::is_sha256_hex(request.sha256))
         return fail(ErrorCode::usage,
                     fmt::format("cannot download {}: sha256 '{}' is not 64 lowercase hex digits",
                                 request.url, request.sha256));

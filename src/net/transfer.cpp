@@ -90,10 +90,13 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
     return core::parse_leading_int<uint64_t>(s);
 }
 
+// Content-Range: "bytes 100-199/1000" (the unit is case-insensitive).
+constexpr std::string_view k_bytes_unit = "bytes ";
+
 size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto* a = static_cast<Attempt*>(user);
     std::string_view line(data, size * n);
-    if (line.substr(0, 5) == "HTTP/") {  // a new response (after a redirect or a 1xx) starts
+    if (core::starts_with(line, "HTTP/")) {  // a new response (after a redirect or a 1xx) starts
         a->head = ResponseHead{};
         auto space = line.find(' ');
         if (space != std::string_view::npos)
@@ -111,8 +114,10 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         a->head.content_type = std::string(value);
     } else if (name == "content-length") {
         a->head.content_length = parse_u64(value);
-    } else if (name == "content-range" && core::to_lower(value.substr(0, 6)) == "bytes ") {
-        a->head.range_start = parse_u64(value.substr(6));  // "*/T" (a 416's) gives none
+    } else if (name == "content-range" &&
+               core::starts_with(core::to_lower(value.substr(0, k_bytes_unit.size())), k_bytes_unit)) {
+        // "*/T" (a 416's) gives none
+        a->head.range_start = parse_u64(value.substr(k_bytes_unit.size()));
         if (auto slash = value.find('/'); slash != std::string_view::npos)
             a->head.range_total = parse_u64(value.substr(slash + 1));  // "*" gives none
     }
@@ -282,22 +287,9 @@ bool worth_retrying(const TransferResult& r) {
     return is_retryable(r.status);
 }
 
-RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
-                       double max_retry_after) {
-    RetryDelay d;
-    if (r.head.retry_after) {
-        d.seconds = std::min(*r.head.retry_after, max_retry_after);
-        if (*r.head.retry_after > max_retry_after) d.asked = r.head.retry_after;
-        return d;
-    }
-    d.seconds =
-        std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
-    return d;
-}
-
-std::string RetryDelay::note() const {
-    if (!asked) return {};
-    return fmt::format("the server's Retry-After of {:g} s was capped at {:g} s", *asked, seconds);
+core::RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
+                             double max_retry_after) {
+    return core::retry_delay(backoff_base, failures, r.head.retry_after, max_retry_after);
 }
 
 }  // namespace bootstrap::net::detail
