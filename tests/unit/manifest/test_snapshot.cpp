@@ -348,6 +348,20 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
     CHECK(fourth->packages.size() == 9);
+    // The damaged file was a miss, and the rewritten one is versioned JSON again.
+    auto rewritten = bootstrap::core::read_file(cache);
+    REQUIRE(rewritten.has_value());
+    CHECK(rewritten->rfind("{", 0) == 0);
+    CHECK(rewritten->find("\"version\": 3") != std::string::npos);
+    CHECK(rewritten->find("remote-3.0.dist-info\": {") != std::string::npos);
+
+    // An old tab-separated (v2) cache is a miss too, never an error.
+    REQUIRE(bootstrap::core::write_file_atomic(
+        cache, "bootstrap-packages-cache-v2\n/x.dist-info\t1\t2\t3\ta\tb\tc\td\te\tf\tg\th\n"));
+    auto fifth = take_snapshot(fixture_request(venv));
+    REQUIRE(fifth.has_value());
+    CHECK(to_json(*fifth) == to_json(*fourth));
+    CHECK(bootstrap::core::read_file(cache)->find("\"version\": 3") != std::string::npos);
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {
