@@ -289,13 +289,26 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
     REQUIRE(second.has_value());
     CHECK(*second == *first);
     CHECK(calls() == 2); // nothing spawned
+    const std::string cached = bootstrap::core::read_file(cache).value();
+    CHECK(cached.find("\"version\": 1") != std::string::npos);
+    CHECK(cached.find("\"gcc\": \"99.1.0\"") != std::string::npos);
+
+    // An older bootstrap's "stamp=..." lines, or a damaged file: a miss, rewritten as JSON.
+    for (const std::string& old : {std::string("stamp=host-facts-v1 | x\ngcc=1\n"), std::string("{")}) {
+        REQUIRE(bootstrap::core::write_file_atomic(cache, old));
+        auto again = probe_host(env, cache);
+        REQUIRE(again.has_value());
+        CHECK(*again == *first);
+        CHECK(bootstrap::core::read_file(cache).value() == cached);
+    }
+    CHECK(calls() == 6);
 
     // A changed tool (size differs) invalidates the cache.
     write_tool("gcc", "echo 100.0.0.1\n");
     auto third = probe_host(env, cache);
     REQUIRE(third.has_value());
     CHECK(third->gcc == "100.0.0.1");
-    CHECK(calls() == 4);
+    CHECK(calls() == 8);
 
     // No tools on PATH: empty facts, not an error.
     auto none = probe_host({{"PATH", (tmp.path() / "empty").string()}}, "");
