@@ -56,8 +56,8 @@ int run_commands(int argc, char** argv) {
     app.footer(
         "bootstrap RECIPE is short for bootstrap run RECIPE (RECIPE: an existing file, or a path\n"
         "with a '/' or ending in .toml). `bootstrap help COMMAND` is `bootstrap COMMAND --help`.\n"
-        "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 3 doctor/lint found errors,\n"
-        "130 interrupted.");
+        "Exit codes: 0 ok, 1 a step failed (or an internal error), 2 usage or invalid recipe,\n"
+        "3 doctor/lint found errors, 130 interrupted.");
     Outcome outcome;
     set_run_command(app, outcome);
     set_plan_command(app, outcome);
