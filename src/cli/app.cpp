@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,6 +14,7 @@
 #include "cli/version.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::cli {
@@ -45,10 +48,7 @@ int unknown_command(std::string_view word, const std::vector<std::string>& names
     return 2;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
-    core::install_interrupt_handlers();
+int run_commands(int argc, char** argv) {
     // BOOTSTRAP_LOG sets the console's log level for every command; `run -v/-vv` raise it.
     if (auto warning = core::log::configure_console(0); !warning.empty())
         fmt::print(stderr, "warning: {}\n", warning);
@@ -60,8 +60,8 @@ int run_cli(int argc, char** argv) {
     app.footer(
         "bootstrap RECIPE is short for bootstrap run RECIPE (RECIPE: an existing file, or a path\n"
         "with a '/' or ending in .toml). `bootstrap help COMMAND` is `bootstrap COMMAND --help`.\n"
-        "Exit codes: 0 ok, 1 a step failed, 2 usage or invalid recipe, 3 doctor/lint found errors,\n"
-        "130 interrupted.\n"
+        "Exit codes: 0 ok, 1 a step failed (or an internal error), 2 usage or invalid recipe,\n"
+        "3 doctor/lint found errors, 130 interrupted.\n"
         "BOOTSTRAP_LOG=trace|debug|info|warn|error|off sets the log level on stderr (default warn;\n"
         "`run -v` info, `-vv` debug); a run that changes something also writes its debug log to\n"
         "<venv>/.bootstrap/logs/<run-id>/bootstrap.log.");
@@ -104,6 +104,22 @@ int run_cli(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     return outcome.exit_code;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    core::install_interrupt_handlers();
+    try {
+        return run_commands(argc, argv);
+    } catch (const std::exception& e) {
+        // An exception that escaped the module that should have turned it into an Error (a
+        // throwing std::filesystem overload, a library's): a bug, but the user gets one line
+        // and exit code 1 instead of std::terminate's abort. Its text may quote a URL.
+        std::fflush(stdout);
+        fmt::print(stderr, "error: internal error: {}\n", core::redact_text(e.what()));
+        return 1;
+    }
 }
 
 }  // namespace bootstrap::cli

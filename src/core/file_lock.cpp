@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/strings.hpp"
@@ -45,8 +46,7 @@ LockHolder parse_lock_holder(std::string_view content) {
     for (const auto& raw : split(content, '\n')) {
         std::string_view line = trim(raw);
         if (line.empty()) continue;
-        const bool child = starts_with(line, "child ");
-        if (child) line.remove_prefix(6);
+        const bool child = consume_prefix(line, "child ");
         const long pid = parse_int<long>(line).value_or(0);
         if (pid <= 0) continue;
         if (child) {
@@ -61,49 +61,40 @@ LockHolder parse_lock_holder(std::string_view content) {
 }
 
 LockHolder read_lock_holder(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return {};
-    LockHolder h = parse_lock_holder(read_content(fd));
-    ::close(fd);
-    return h;
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) return {};
+    return parse_lock_holder(read_content(fd.get()));
 }
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double timeout_s, std::string_view what,
                                    const std::function<void(long)>& on_wait) {
     BS_CHECK(core::create_directories(path.parent_path()));
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
+    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd)
         return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
     const auto start = std::chrono::steady_clock::now();
     bool told = false;
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            int err = errno;
-            ::close(fd);
-            return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(err)));
-        }
-        long pid = parse_lock_holder(read_content(fd)).current();
+    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
+        long pid = parse_lock_holder(read_content(fd.get())).current();
         if (!told && on_wait) {
             on_wait(pid);
             told = true;
         }
         double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (interrupt_signal() != 0) {
-            ::close(fd);
+        if (interrupt_signal() != 0)
             return fail(ErrorCode::interrupted, fmt::format("interrupted while waiting for the lock on {}", what));
-        }
-        if (waited >= timeout_s) {
-            ::close(fd);
+        if (waited >= timeout_s)
             return fail(ErrorCode::lock_timeout,
                         fmt::format("{} is locked by another bootstrap process (pid {}); gave up after {:.0f}s",
                                     what, pid, timeout_s),
                         fmt::format("lock file: {}", path.string()));
-        }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     // The lock itself holds even when this fails; only the pid shown to a waiter is missing.
-    (void)write_content(fd, std::to_string(::getpid()) + "\n");
-    return FileLock(fd);
+    (void)write_content(fd.get(), std::to_string(::getpid()) + "\n");
+    return FileLock(std::move(fd));
 }
 
 void FileLock::record_children(int fd, const std::vector<long>& children) {
@@ -113,8 +104,5 @@ void FileLock::record_children(int fd, const std::vector<long>& children) {
     (void)write_content(fd, text);
 }
 
-FileLock::~FileLock() {
-    if (m_fd >= 0) ::close(m_fd);  // closing releases the flock
-}
 
 }  // namespace bootstrap::core

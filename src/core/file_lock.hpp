@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/fd.hpp"
 
 namespace bootstrap::core {
 
@@ -40,21 +41,21 @@ public:
     [[nodiscard]] static Result<FileLock> acquire(const std::filesystem::path& path, double timeout_s,
                                                   std::string_view what,
                                                   const std::function<void(long pid)>& on_wait = {});
-    FileLock(FileLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+    FileLock(FileLock&& other) noexcept = default;
     FileLock& operator=(FileLock&&) = delete;
     FileLock(const FileLock&) = delete;
-    ~FileLock();
+    ~FileLock() = default;  // closing the descriptor releases the flock
 
     /// The descriptor that holds the flock (for passing it on to children).
-    [[nodiscard]] int fd() const { return m_fd; }
+    [[nodiscard]] int fd() const { return m_fd.get(); }
 
     /// Rewrite the lock file open as `fd` as our pid plus a `child PID` line per pid in
     /// `children` (best effort: the lock holds regardless).
     static void record_children(int fd, const std::vector<long>& children);
 
 private:
-    explicit FileLock(int fd) : m_fd(fd) {}
-    int m_fd = -1;
+    explicit FileLock(Fd fd) : m_fd(std::move(fd)) {}
+    Fd m_fd;
 };
 
 }  // namespace bootstrap::core

@@ -12,30 +12,28 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::core {
 
 Result<std::string> read_file(const fs::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
     std::string out;
     char buf[65536];
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
             return fail(ErrorCode::io,
-                        fmt::format("cannot read {}: {}", path.string(), std::strerror(err)));
+                        fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
         }
         if (n == 0) break;
         out.append(buf, static_cast<size_t>(n));
     }
-    ::close(fd);
     return out;
 }
 
@@ -55,16 +53,15 @@ std::string describe_file_type(unsigned mode) {
 Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_bytes) {
     // O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever. It has no
     // effect on reading a regular file, which is all that is read here.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd)
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
     auto refuse = [&](std::string why) {
-        ::close(fd);
         return fail(ErrorCode::io, fmt::format("cannot read {}: {}", path.string(), why));
     };
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return refuse(std::strerror(errno));
+    if (::fstat(fd.get(), &st) != 0) return refuse(std::strerror(errno));
     if (!S_ISREG(st.st_mode))
         return refuse(fmt::format("not a regular file ({})", describe_file_type(st.st_mode)));
     const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -74,7 +71,7 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
     out.reserve(static_cast<size_t>(size));
     char buf[65536];
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
             return refuse(std::strerror(errno));
@@ -85,8 +82,23 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
             return refuse(fmt::format("larger than {}", format_size(max_bytes)));
         out.append(buf, static_cast<size_t>(n));
     }
-    ::close(fd);
     return out;
+}
+
+void append_log_line(const fs::path& log, std::string_view line) {
+    if (log.empty()) return;
+    if (log.has_parent_path()) (void)core::create_directories(log.parent_path());
+    Fd fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!fd) return;
+    std::string text(line);
+    text += '\n';
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        rest.remove_prefix(static_cast<size_t>(n));
+    }
 }
 
 Status create_directories(const fs::path& path) {
@@ -106,30 +118,28 @@ namespace {
 Result<std::string> write_temp_beside(const fs::path& path, std::string_view content) {
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
     std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
-    int fd = ::mkstemp(tmpl.data());
-    if (fd < 0)
+    Fd fd(::mkstemp(tmpl.data()));
+    if (!fd)
         return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
                                                path.string(), std::strerror(errno)));
     auto abandon = [&](const char* what, int err) {
-        if (fd >= 0) ::close(fd);
+        fd.reset();
         ::unlink(tmpl.c_str());
         return fail(ErrorCode::io,
                     fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
     };
     size_t done = 0;
     while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
             return abandon("write", errno);
         }
         done += static_cast<size_t>(n);
     }
-    ::fchmod(fd, 0644);
-    if (::fsync(fd) != 0) return abandon("sync", errno);
-    int closed = ::close(fd);
-    fd = -1;
-    if (closed != 0) return abandon("close", errno);
+    ::fchmod(fd.get(), 0644);
+    if (::fsync(fd.get()) != 0) return abandon("sync", errno);
+    if (fd.close() != 0) return abandon("close", errno);
     return tmpl;
 }
 

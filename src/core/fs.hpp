@@ -39,6 +39,11 @@ namespace fs = std::filesystem;
 [[nodiscard]] Status write_file_exclusive(const fs::path& path, std::string_view content,
                                           bool* exists = nullptr);
 
+/// Append `line` and a newline to a step or run log (parent directories created), in one
+/// write(2) on an O_APPEND descriptor so that lines of concurrent writers never interleave.
+/// Best effort: a log that cannot be written must not fail the step it describes.
+void append_log_line(const fs::path& log, std::string_view line);
+
 /// Create a directory and its parents; the error names the path.
 [[nodiscard]] Status create_directories(const fs::path& path);
 

@@ -1,5 +1,7 @@
 #include "core/redact.hpp"
 
+#include "core/env_policy.hpp"
+
 #include "core/strings.hpp"
 
 namespace bootstrap::core {
@@ -66,14 +68,7 @@ std::string redact_text(std::string_view text) {
 
 bool is_secret_name(std::string_view name, const std::set<std::string>& extra) {
     if (extra.count(std::string(name))) return true;
-    const std::string upper = [&] {
-        std::string u(name);
-        for (auto& c : u) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-        return u;
-    }();
-    for (std::string_view part : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"})
-        if (upper.find(part) != std::string::npos) return true;
-    return upper.ends_with("_KEY") || upper == "KEY";
+    return env_has_use(name, EnvUse::secret);
 }
 
 std::string shown_value(std::string_view name, std::string_view value, const std::set<std::string>& extra) {

@@ -56,4 +56,11 @@ Result<std::string> sha256_file(const std::filesystem::path& path) {
     return h.hex();
 }
 
+bool is_sha256_hex(std::string_view s) {
+    if (s.size() != 64) return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
 }  // namespace bootstrap::core

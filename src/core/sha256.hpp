@@ -26,6 +26,8 @@ private:
 };
 
 [[nodiscard]] std::string sha256_hex(std::string_view data);
+/// True for a sha256 digest as this program writes one: 64 lower-case hex digits.
+[[nodiscard]] bool is_sha256_hex(std::string_view s);
 [[nodiscard]] Result<std::string> sha256_file(const std::filesystem::path& path);
 
 }  // namespace bootstrap::core

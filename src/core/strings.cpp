@@ -45,6 +45,17 @@ bool starts_with(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
+std::optional<std::string_view> after_prefix(std::string_view s, std::string_view prefix) {
+    if (!starts_with(s, prefix)) return std::nullopt;
+    return s.substr(prefix.size());
+}
+
+bool consume_prefix(std::string_view& s, std::string_view prefix) {
+    if (!starts_with(s, prefix)) return false;
+    s.remove_prefix(prefix.size());
+    return true;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;

@@ -16,6 +16,12 @@ namespace bootstrap::core {
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] std::string to_lower(std::string_view s);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
+/// What follows `prefix` in `s`, or nothing when `s` does not start with it: the way to take a
+/// known prefix off without counting its characters.
+[[nodiscard]] std::optional<std::string_view> after_prefix(std::string_view s,
+                                                           std::string_view prefix);
+/// Take `prefix` off the front of `s` when it is there; true when it was.
+bool consume_prefix(std::string_view& s, std::string_view prefix);
 
 /// Levenshtein distance, for "did you mean" suggestions.
 [[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);

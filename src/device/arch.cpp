@@ -49,10 +49,8 @@ std::optional<Arch> parse_bare_arch(std::string_view s) {
 
 std::optional<CudaTarget> parse_target(std::string_view token) {
     CudaTarget target;
-    if (core::starts_with(token, "sm_")) {
-        token.remove_prefix(3);
-    } else if (core::starts_with(token, "compute_")) {
-        token.remove_prefix(8);
+    if (core::consume_prefix(token, "sm_")) {
+    } else if (core::consume_prefix(token, "compute_")) {
         target.ptx = true;
     } else {
         return std::nullopt;

@@ -153,9 +153,7 @@ ProbeAnswer parse_nvidia_smi(std::string_view output, int exit_code) {
 ProbeAnswer probe_nvidia_smi(const exec::EnvMap& env) {
     ProbeAnswer answer;
     answer.probe = "nvidia-smi";
-    auto path_it = env.find("PATH");
-    fs::path program =
-        exec::find_program("nvidia-smi", path_it == env.end() ? "" : path_it->second);
+    fs::path program = exec::find_program("nvidia-smi", env);
     if (program.empty()) return unavailable(answer, "nvidia-smi not found on PATH");
     exec::ProcessSpec spec;
     spec.argv = {program.string(), "--query-gpu=name,compute_cap,driver_version",

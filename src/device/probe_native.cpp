@@ -2,51 +2,23 @@
 // Signatures are declared here (not from cuda.h / nvml.h) so bootstrap builds without the CUDA
 // toolkit; both APIs are C with stable ABIs, and these entry points are the versioned ones.
 
-#include <dlfcn.h>
-
 #include <array>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "core/shared_library.hpp"
 #include "device/probe.hpp"
 
 namespace bootstrap::device {
 
 namespace {
 
-// A dlopen handle, closed on scope exit. RTLD_NODELETE: cuInit starts driver threads, and
-// unmapping the library under them would crash later, so the handle is released but the code
-// stays mapped (a second probe finds it loaded and pays nothing).
-class SharedLibrary {
-  public:
-    explicit SharedLibrary(const std::string& path)
-        : m_handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {
-        if (!m_handle) {
-            const char* why = dlerror();
-            m_error = why ? why : "unknown dlopen error";
-            // glibc starts the message with the path; the caller names the path already.
-            if (m_error.rfind(path + ": ", 0) == 0) m_error.erase(0, path.size() + 2);
-        }
-    }
-    ~SharedLibrary() {
-        if (m_handle) dlclose(m_handle);
-    }
-    SharedLibrary(const SharedLibrary&) = delete;
-    SharedLibrary& operator=(const SharedLibrary&) = delete;
-
-    [[nodiscard]] bool loaded() const { return m_handle != nullptr; }
-    [[nodiscard]] const std::string& error() const { return m_error; }
-
-    /// The symbol cast to `Fn`, or nullptr.
-    template <class Fn> [[nodiscard]] Fn symbol(const char* name) const {
-        return reinterpret_cast<Fn>(dlsym(m_handle, name));
-    }
-
-  private:
-    void* m_handle = nullptr;
-    std::string m_error;
-};
+using core::SharedLibrary;
+// Unload::never (RTLD_NODELETE): cuInit starts driver threads, and unmapping the library under
+// them would crash later, so the handle is released but the code stays mapped (a second probe
+// finds it loaded and pays nothing).
+constexpr auto k_keep_mapped = SharedLibrary::Unload::never;
 
 // ---- CUDA driver API (cuda.h) ----
 using CUresult = int;
@@ -132,7 +104,7 @@ ProbeAnswer probe_driver(const std::string& libcuda) {
     ProbeAnswer answer;
     answer.probe = "driver";
     answer.library = libcuda;
-    SharedLibrary lib(libcuda);
+    SharedLibrary lib(libcuda, k_keep_mapped);
     if (!lib.loaded())
         return unavailable(answer, fmt::format("cannot load {}: {}", libcuda, lib.error()));
 
@@ -188,7 +160,7 @@ ProbeAnswer probe_nvml(const std::string& libnvml) {
     ProbeAnswer answer;
     answer.probe = "nvml";
     answer.library = libnvml;
-    SharedLibrary lib(libnvml);
+    SharedLibrary lib(libnvml, k_keep_mapped);
     if (!lib.loaded())
         return unavailable(answer, fmt::format("cannot load {}: {}", libnvml, lib.error()));
 

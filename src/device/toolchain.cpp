@@ -64,8 +64,7 @@ fs::path find_nvcc(const exec::EnvMap& env) {
             if (is_executable(candidate)) return candidate;
         }
     }
-    auto path = env.find("PATH");
-    fs::path on_path = exec::find_program("nvcc", path == env.end() ? "" : path->second);
+    fs::path on_path = exec::find_program("nvcc", env);
     if (!on_path.empty()) return on_path;
     fs::path fallback = "/usr/local/cuda/bin/nvcc";
     return is_executable(fallback) ? fallback : fs::path();

@@ -87,6 +87,10 @@ size_t problems(const std::vector<Finding> &findings) {
 
 namespace {
 
+/// How a module's source reads when an installed distribution's files name it.
+constexpr std::string_view k_installed_source = "installed: ";
+
+
 using detail::make_finding;
 using recipe::Severity;
 
@@ -174,7 +178,7 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
     for (const auto &[name, dist] : detail::installed(options.venv))
         for (const auto &module : pyenv::top_level_modules(dist))
             if (is_public_module_name(module))
-                add({module, "", fmt::format("installed: {} {}", dist.name, dist.version), false});
+                add({module, "", fmt::format("{}{} {}", k_installed_source, dist.name, dist.version), false});
     return out;
 }
 
@@ -233,11 +237,12 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
         return make_finding("import", Severity::error,
                             fmt::format("import {}: {}", m.module, failure.summary), evidence,
                             detail::reinstall_fix(options, top));
-    if (failure.missing_module == top && core::starts_with(m.source, "installed: "))
+    if (auto owner = core::after_prefix(m.source, k_installed_source);
+        failure.missing_module == top && owner)
         return make_finding("import", Severity::warning,
                             fmt::format("import {}: no such module, though the files of {} "
                                         "name it",
-                                        m.module, m.source.substr(11)),
+                                        m.module, *owner),
                             evidence, detail::reinstall_fix(options, distribution_of(dists, top)));
     if (failure.missing_module == top && !m.required)
         return make_finding("import", Severity::info,
@@ -386,7 +391,7 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
             if (!version || req.specifier.contains(*version, true))
                 continue;
             std::vector<std::string> evidence{
-                who, fmt::format("installed: {} {}", dep->second.name, dep->second.version)};
+                who, fmt::format("{}{} {}", k_installed_source, dep->second.name, dep->second.version)};
             if (allowed.count({name, req.normalized_name})) {
                 std::string step = detail::step_installing(options.recipe, req.normalized_name);
                 out.push_back(make_finding(

@@ -180,9 +180,7 @@ void check_nvcc(const DoctorOptions &options, std::vector<Finding> &out) {
     std::string torch_cuda = site.empty() ? "" : torch_cuda_version(site);
     if (torch_cuda.empty())
         return;
-    auto path_it = options.environment.find("PATH");
-    fs::path nvcc =
-        exec::find_program("nvcc", path_it == options.environment.end() ? "" : path_it->second);
+    fs::path nvcc = exec::find_program("nvcc", options.environment);
     std::error_code ec;
     for (const char *home : {"CUDA_HOME", "CUDA_PATH"})
         if (auto it = options.environment.find(home);

@@ -275,8 +275,8 @@ void collect_yaml_map(const YAML::Node& map, const LineIndex& lines, const std::
         if (auto b = yaml_bool(value)) {
             if (*b)
                 out.flags.push_back({name, {}, where});
-            else if (!core::starts_with(name, "--no-"))
-                out.flags.push_back({"--no-" + name.substr(2), {}, where});
+            else if (auto bare = core::after_prefix(name, "--"); bare && !core::starts_with(name, "--no-"))
+                out.flags.push_back({"--no-" + std::string(*bare), {}, where});
             continue;
         }
         Flag flag{name, {}, where};

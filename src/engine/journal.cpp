@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 
 namespace bootstrap::engine {
 
@@ -35,41 +36,47 @@ Result<Journal> Journal::load(const fs::path& venv) {
         if (text.error().code == ErrorCode::not_found) return Journal{};
         return tl::unexpected(text.error());
     }
-    try {
-        auto j = nlohmann::json::parse(*text);
-        if (j.value("schema", 0) != k_journal_schema)
+    auto corrupt = [&](const std::string& why) -> Result<Journal> {
+        return fail(ErrorCode::io,
+                    fmt::format("{} is corrupt ({}); remove it to start over (every step then re-checks)",
+                                path.string(), why));
+    };
+    return core::read_json(*text, [&](const core::JsonFields& j) -> Result<Journal> {
+        const auto schema = j.integer("schema", 0);
+        if (schema != k_journal_schema)
             return fail(ErrorCode::io, fmt::format("{}: unsupported journal schema {} (expected {})",
-                                                   path.string(), j.value("schema", 0), k_journal_schema));
+                                                   path.string(), schema, k_journal_schema));
+        if (!j.object("steps")) j.invalid("steps", "missing");
         Journal journal;
-        journal.recipe = j.value("recipe", "");
-        for (const auto& [id, e] : j.at("steps").items()) {
+        journal.recipe = j.str("recipe");
+        for (const auto& [id, e] : j.objects("steps")) {
             JournalEntry entry;
-            entry.key = e.at("key").get<std::string>();
-            entry.status = status_from(e.at("status").get<std::string>());
-            entry.run_id = e.value("run_id", "");
-            entry.finished_at = e.value("finished_at", "");
-            entry.seconds = e.value("seconds", 0.0);
-            entry.log = e.value("log", "");
-            entry.venv_state = e.value("venv_state", "");
-            if (e.contains("index_urls")) entry.index_urls = e.at("index_urls").get<std::vector<std::string>>();
-            if (e.contains("dists"))
-                for (const auto& [name, d] : e.at("dists").items()) {
-                    DistRecord rec;
-                    rec.version = d.at("version").get<std::string>();
-                    rec.record_sha256 = d.at("record_sha256").get<std::string>();
-                    rec.stamp.size = d.at("stamp").at(0).get<std::uint64_t>();
-                    rec.stamp.mtime_ns = d.at("stamp").at(1).get<std::int64_t>();
-                    rec.stamp.inode = d.at("stamp").at(2).get<std::uint64_t>();
-                    entry.dists[name] = rec;
-                }
+            if (!e.has("key") || !e.has("status")) e.invalid({}, "needs a key and a status");
+            entry.key = e.str("key");
+            entry.status = status_from(e.str("status"));
+            entry.run_id = e.str("run_id");
+            entry.finished_at = e.str("finished_at");
+            entry.seconds = e.number("seconds");
+            entry.log = e.str("log");
+            entry.venv_state = e.str("venv_state");
+            entry.index_urls = e.strings("index_urls");
+            for (const auto& [name, d] : e.objects("dists")) {
+                DistRecord rec;
+                rec.version = d.str("version");
+                rec.record_sha256 = d.str("record_sha256");
+                const nlohmann::json* stamp = d.find("stamp");
+                if (!stamp || !stamp->is_array() || stamp->size() != 3 || !(*stamp)[0].is_number_unsigned() ||
+                    !(*stamp)[1].is_number_integer() || !(*stamp)[2].is_number_unsigned())
+                    d.invalid("stamp", "expected [size, mtime_ns, inode]");
+                rec.stamp.size = (*stamp)[0].get<std::uint64_t>();
+                rec.stamp.mtime_ns = (*stamp)[1].get<std::int64_t>();
+                rec.stamp.inode = (*stamp)[2].get<std::uint64_t>();
+                entry.dists[name] = rec;
+            }
             journal.steps[id] = std::move(entry);
         }
         return journal;
-    } catch (const nlohmann::json::exception& e) {
-        return fail(ErrorCode::io,
-                    fmt::format("{} is corrupt ({}); remove it to start over (every step then re-checks)",
-                                path.string(), e.what()));
-    }
+    }, corrupt);
 }
 
 Status Journal::save(const fs::path& venv) const {

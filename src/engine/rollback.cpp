@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/fs.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
@@ -106,11 +106,7 @@ private:
         log_line("# " + text);
     }
 
-    void log_line(const std::string& line) {
-        std::error_code ec;
-        fs::create_directories(m_log.parent_path(), ec);
-        std::ofstream(m_log, std::ios::app) << line << '\n';
-    }
+    void log_line(const std::string& line) { core::append_log_line(m_log, line); }
 
     void log_timings() {
         std::vector<std::string> parts;

@@ -4,34 +4,11 @@
 
 #include <unistd.h>
 
-#include "core/strings.hpp"
+#include "core/env_policy.hpp"
 
 extern char** environ;
 
 namespace bootstrap::exec {
-
-namespace {
-
-// Keep in sync with the list in environment.hpp.
-// clang-format off
-constexpr std::string_view k_exact_names[] = {
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
-    "NO_COLOR",
-    "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "LD_LIBRARY_PATH",
-    "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CPATH", "LIBRARY_PATH", "PKG_CONFIG_PATH",
-    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-    "SOURCE_DATE_EPOCH",
-};
-// clang-format on
-
-constexpr std::string_view k_prefixes[] = {
-    "LC_", "PIP_", "UV_", "CUDA_", "NVIDIA_", "NCCL_", "BOOTSTRAP_",
-};
-
-}  // namespace
 
 EnvMap current_environment() {
     EnvMap env;
@@ -46,11 +23,7 @@ EnvMap current_environment() {
 }
 
 bool is_pass_through(const std::string& name) {
-    for (auto exact : k_exact_names)
-        if (name == exact) return true;
-    for (auto prefix : k_prefixes)
-        if (name.size() > prefix.size() && core::starts_with(name, prefix)) return true;
-    return false;
+    return core::env_has_use(name, core::EnvUse::pass_through);
 }
 
 EnvMap compose_environment(const EnvMap& base, const EnvMap& set,

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
@@ -67,32 +68,7 @@ void tell_children(const std::vector<Inherited>& inherited, pid_t pid, bool star
         if (i.on_child) i.on_child(static_cast<long>(pid), started);
 }
 
-class Fd {
-  public:
-    Fd() = default;
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() { reset(); }
-    Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            m_fd = std::exchange(other.m_fd, -1);
-        }
-        return *this;
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-
-    [[nodiscard]] int get() const { return m_fd; }
-    [[nodiscard]] bool is_open() const { return m_fd >= 0; }
-    void reset() {
-        if (m_fd >= 0) ::close(m_fd);
-        m_fd = -1;
-    }
-
-  private:
-    int m_fd = -1;
-};
+using core::Fd;
 
 struct Pipe {
     Fd read;
@@ -445,6 +421,12 @@ fs::path find_program(std::string_view name, std::string_view path_var) {
     }
     return {};
 }
+
+fs::path find_program(std::string_view name, const EnvMap& env) {
+    auto path = env.find("PATH");
+    return find_program(name, path == env.end() ? std::string_view() : std::string_view(path->second));
+}
+
 
 namespace {
 

@@ -80,6 +80,10 @@ class InheritedFd {
 /// is executable. Empty path when not found.
 [[nodiscard]] std::filesystem::path find_program(std::string_view name, std::string_view path_var);
 
+/// find_program against the PATH of `env`, the environment the program will run in (an unset
+/// PATH finds nothing but a name containing '/').
+[[nodiscard]] std::filesystem::path find_program(std::string_view name, const EnvMap& env);
+
 /// "SIGKILL" for 9; "signal 42" when the number has no name.
 [[nodiscard]] std::string signal_name(int sig);
 

@@ -13,27 +13,11 @@
 
 #include <fmt/format.h>
 
-#include "inspect/elf_check.hpp"
+#include "inspect/elf_file.hpp"
 
 namespace bootstrap::inspect {
 
 namespace {
-
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0)
-            ::close(fd);
-    }
-};
-
-struct ElfHandle {
-    Elf *elf = nullptr;
-    ~ElfHandle() {
-        if (elf)
-            elf_end(elf);
-    }
-};
 
 /// Version index -> name, from SHT_GNU_verdef (the versions this file defines). Bounded by the
 /// section's data: each entry must lie further into it than the last (a `vd_next` that loops
@@ -67,23 +51,15 @@ std::map<unsigned, std::string> read_verdefs(Elf *elf, Elf_Scn *scn, const GElf_
 } // namespace
 
 Result<std::vector<ElfSymbol>> read_dynamic_symbols(const std::filesystem::path &file) {
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return fail(ErrorCode::internal, fmt::format("libelf is unusable: {}", elf_errmsg(-1)));
-    Fd fd{::open(file.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (fd.fd < 0)
-        return fail(ErrorCode::io,
-                    fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-    ElfHandle elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
-    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF) return tl::unexpected(not_elf(fd.fd, file));
-    // A library cut short reads as one with fewer symbols: an error, not a missing symbol.
-    BS_CHECK(check_elf_complete(elf.elf, fd.fd, file));
+    BS_TRY(auto opened, ElfFile::open(file));
+    Elf *elf = opened.elf();
 
     Elf_Scn *dynsym = nullptr;
     Elf_Scn *versym = nullptr;
     GElf_Shdr dynsym_hdr{};
     std::map<unsigned, std::string> versions;
     Elf_Scn *scn = nullptr;
-    while ((scn = elf_nextscn(elf.elf, scn)) != nullptr) {
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
         GElf_Shdr hdr;
         if (!gelf_getshdr(scn, &hdr))
             continue;
@@ -93,7 +69,7 @@ Result<std::vector<ElfSymbol>> read_dynamic_symbols(const std::filesystem::path 
         } else if (hdr.sh_type == SHT_GNU_versym) {
             versym = scn;
         } else if (hdr.sh_type == SHT_GNU_verdef) {
-            versions = read_verdefs(elf.elf, scn, hdr);
+            versions = read_verdefs(elf, scn, hdr);
         }
     }
     std::vector<ElfSymbol> out;
@@ -113,7 +89,7 @@ Result<std::vector<ElfSymbol>> read_dynamic_symbols(const std::filesystem::path 
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym))
             break;
-        const char *name = elf_strptr(elf.elf, dynsym_hdr.sh_link, sym.st_name);
+        const char *name = elf_strptr(elf, dynsym_hdr.sh_link, sym.st_name);
         if (!name || !*name)
             continue;
         ElfSymbol s;

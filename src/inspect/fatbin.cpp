@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "inspect/elf_check.hpp"
+#include "inspect/elf_file.hpp"
 
 #include "core/strings.hpp"
 
@@ -89,7 +89,7 @@ Status parse_entries(std::span<const unsigned char> section, size_t begin, size_
 // "9.0" / "90" / "sm_90" -> (9, 0).
 std::optional<std::pair<unsigned, unsigned>> parse_device_arch(std::string_view text) {
     std::string_view s = core::trim(text);
-    if (core::starts_with(s, "sm_")) s.remove_prefix(3);
+    (void)core::consume_prefix(s, "sm_");
     std::string digits;
     for (char c : s) {
         if (c == '.') continue;
@@ -110,20 +110,6 @@ bool usable_on(const FatbinEntry& e, unsigned major, unsigned minor) {
     return cuda_code_runs_on(e.kind == FatbinKind::ptx, static_cast<int>(e.sm / 10), static_cast<int>(e.sm % 10),
                              e.variant, static_cast<int>(major), static_cast<int>(minor));
 }
-
-struct FdCloser {
-    int fd = -1;
-    ~FdCloser() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-struct ElfCloser {
-    Elf* elf = nullptr;
-    ~ElfCloser() {
-        if (elf) elf_end(elf);
-    }
-};
 
 } // namespace
 
@@ -188,25 +174,17 @@ Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const unsigned char> sec
 Result<CudaContents> read_cuda_contents(const fs::path& file) {
     CudaContents contents;
     contents.file = file;
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return fail(ErrorCode::internal, fmt::format("libelf is unusable: {}", elf_errmsg(-1)));
-    FdCloser fd{::open(file.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (fd.fd < 0)
-        return fail(ErrorCode::io,
-                    fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-    ElfCloser elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
-    if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF) return tl::unexpected(not_elf(fd.fd, file));
-    // A library cut short reads as one with fewer sections: an error, not "no CUDA code".
-    BS_CHECK(check_elf_complete(elf.elf, fd.fd, file));
+    BS_TRY(auto opened, ElfFile::open(file));
+    Elf* elf = opened.elf();
     size_t names = 0;
-    if (elf_getshdrstrndx(elf.elf, &names) != 0)
+    if (elf_getshdrstrndx(elf, &names) != 0)
         return fail(ErrorCode::io, fmt::format("cannot read the section names of {}: {}",
                                                file.string(), elf_errmsg(-1)));
     Elf_Scn* scn = nullptr;
-    while ((scn = elf_nextscn(elf.elf, scn)) != nullptr) {
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
         GElf_Shdr header;
         if (!gelf_getshdr(scn, &header)) continue;
-        const char* name = elf_strptr(elf.elf, names, header.sh_name);
+        const char* name = elf_strptr(elf, names, header.sh_name);
         if (!name || std::strcmp(name, ".nv_fatbin") != 0) continue;
         contents.has_fatbin = true;
         if (header.sh_type == SHT_NOBITS) break;

@@ -12,17 +12,12 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/sha256.hpp"
 
 namespace bootstrap::manifest {
 
 namespace {
-
-bool is_sha256_hex(const std::string& s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
 
 bool is_temp_name(const std::string& name) { return name.find(".tmp-") != std::string::npos; }
 
@@ -39,19 +34,15 @@ Error io_error(const std::string& what, const fs::path& path, int err) {
 /// Copy `from` to a fresh file `to` (O_EXCL), fsync it, give it `from`'s mtime, and return the
 /// sha256 of the bytes written. Removes `to` on any failure.
 Result<std::string> copy_and_hash(const fs::path& from, const fs::path& to) {
-    int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-    if (in < 0) return tl::unexpected(io_error("cannot read wheel", from, errno));
-    int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (out < 0) {
-        int err = errno;
-        ::close(in);
-        return tl::unexpected(io_error("cannot create", to, err));
-    }
+    core::Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!in) return tl::unexpected(io_error("cannot read wheel", from, errno));
+    core::Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (!out) return tl::unexpected(io_error("cannot create", to, errno));
     core::Sha256 hash;
     std::vector<char> buf(1 << 20);
     std::optional<Error> error;
     for (;;) {
-        ssize_t n = ::read(in, buf.data(), buf.size());
+        ssize_t n = ::read(in.get(), buf.data(), buf.size());
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             error = io_error("cannot read wheel", from, errno);
@@ -60,7 +51,7 @@ Result<std::string> copy_and_hash(const fs::path& from, const fs::path& to) {
         if (n == 0) break;
         hash.update(std::string_view(buf.data(), static_cast<size_t>(n)));
         for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n - done));
+            ssize_t w = ::write(out.get(), buf.data() + done, static_cast<size_t>(n - done));
             if (w < 0 && errno == EINTR) continue;
             if (w < 0) {
                 error = io_error("cannot write", to, errno);
@@ -73,13 +64,13 @@ Result<std::string> copy_and_hash(const fs::path& from, const fs::path& to) {
     // uv records a local wheel's mtime in the installed `uv_cache.json` (part of RECORD), so a
     // restore reproduces the original RECORD only if the stored copy keeps the mtime.
     struct stat st {};
-    if (!error && ::fstat(in, &st) == 0) {
+    if (!error && ::fstat(in.get(), &st) == 0) {
         struct timespec times[2] = {st.st_atim, st.st_mtim};
-        ::futimens(out, times);
+        ::futimens(out.get(), times);
     }
-    if (!error && ::fsync(out) != 0) error = io_error("cannot sync", to, errno);
-    ::close(in);
-    if (::close(out) != 0 && !error) error = io_error("cannot write", to, errno);
+    if (!error && ::fsync(out.get()) != 0) error = io_error("cannot sync", to, errno);
+    in.reset();
+    if (out.close() != 0 && !error) error = io_error("cannot write", to, errno);
     if (error) {
         std::error_code ec;
         fs::remove(to, ec);
@@ -147,7 +138,7 @@ Result<std::string> ArtifactStore::add(const fs::path& wheel) {
 }
 
 std::optional<fs::path> ArtifactStore::find(const std::string& sha256) const {
-    if (!is_sha256_hex(sha256)) return std::nullopt;
+    if (!core::is_sha256_hex(sha256)) return std::nullopt;
     std::error_code ec;
     std::vector<fs::path> wheels;
     for (const auto& entry : fs::directory_iterator(entry_dir(sha256), ec)) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "manifest/diff.hpp"
@@ -80,11 +81,8 @@ std::string file_time(const fs::path& file) {
 
 /// `.NNNN.claim` in the history dir, created exclusively; false when another writer has it.
 Result<bool> claim(const fs::path& claim_file) {
-    int fd = ::open(claim_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        ::close(fd);
-        return true;
-    }
+    core::Fd fd(::open(claim_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd) return true;
     if (errno == EEXIST)
         return false;
     return fail(ErrorCode::io,
@@ -174,13 +172,13 @@ Result<HistoryEntry> append_history(const fs::path& venv, const Manifest& m) {
 Result<fs::path> resolve_reference(const fs::path& venv, const std::string& ref) {
     std::optional<std::int64_t> back; // how many entries before the newest
     const bool by_number = all_digits(ref);
-    const bool by_back =
-        core::starts_with(ref, "last~") && all_digits(std::string_view(ref).substr(5));
+    const auto back_count = core::after_prefix(ref, "last~");  // "last~N"
+    const bool by_back = back_count && all_digits(*back_count);
     if (ref == "last")
         back = 0;
     if (by_back)
         // Too many digits for 64 bits: more than any history holds, like any too-large N.
-        back = parse_number(std::string_view(ref).substr(5))
+        back = parse_number(*back_count)
                    .value_or(std::numeric_limits<std::int64_t>::max());
     if (!by_number && !back) {
         std::error_code ec;

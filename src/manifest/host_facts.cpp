@@ -11,7 +11,10 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 #include "pyenv/installer.hpp"
@@ -56,7 +59,7 @@ struct Tools {
         auto id = [](const char* what, const fs::path& p) {
             return p.empty() ? std::string(what) + " none" : pyenv::file_identity(p);
         };
-        return fmt::format("stamp={} | {} | {} | {}", k_cache_scheme, id("gcc", gcc),
+        return fmt::format("{} | {} | {} | {}", k_cache_scheme, id("gcc", gcc),
                            id("nvcc", nvcc), id("libstdc++", libstdcxx));
     }
 };
@@ -67,9 +70,8 @@ Tools find_tools(const exec::EnvMap& env) {
         return it == env.end() ? std::string() : it->second;
     };
     Tools t;
-    const std::string path = get("PATH");
-    t.gcc = exec::find_program("gcc", path);
-    t.nvcc = exec::find_program("nvcc", path);
+    t.gcc = exec::find_program("gcc", env);
+    t.nvcc = exec::find_program("nvcc", env);
     if (t.nvcc.empty() && !get("CUDA_HOME").empty())
         t.nvcc = exec::find_program("nvcc", (fs::path(get("CUDA_HOME")) / "bin").string());
     if (t.nvcc.empty())
@@ -117,20 +119,29 @@ Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
     return f;
 }
 
+// `<venv>/.bootstrap/host.facts`: {"version": 1, "stamp": "<the tools' identities>", "gcc": ...,
+// "nvcc": ..., "glibcxx": ...}. Another version or stamp, or an unreadable file (an older
+// bootstrap's "stamp=..." lines), is a miss, and the file is rewritten.
+constexpr int k_cache_version = 1;
+
 std::string render_cache(const std::string& stamp, const CachedFacts& f) {
-    return fmt::format("{}\ngcc={}\nnvcc={}\nglibcxx={}\n", stamp, f.gcc, f.nvcc, f.glibcxx);
+    nlohmann::json j{{"version", k_cache_version}, {"stamp", stamp}, {"gcc", f.gcc},
+                     {"nvcc", f.nvcc}, {"glibcxx", f.glibcxx}};
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::optional<CachedFacts> parse_cache(std::string_view text, const std::string& stamp) {
-    if (!core::starts_with(text, stamp + "\n"))
+    auto facts = core::read_json(
+        text,
+        [&](const core::JsonFields& j) -> Result<CachedFacts> {
+            if (j.integer("version") != k_cache_version || j.str("stamp") != stamp)
+                return fail(ErrorCode::not_found, "stale");
+            return CachedFacts{j.str("gcc"), j.str("nvcc"), j.str("glibcxx")};
+        },
+        [](const std::string& why) -> Result<CachedFacts> { return fail(ErrorCode::io, why); });
+    if (!facts)
         return std::nullopt;
-    std::map<std::string, std::string> kv;
-    for (const auto& line : core::split(text, '\n')) {
-        auto eq = line.find('=');
-        if (eq != std::string::npos)
-            kv[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return CachedFacts{kv["gcc"], kv["nvcc"], kv["glibcxx"]};
+    return *facts;
 }
 
 } // namespace

@@ -170,8 +170,8 @@ Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::stri
         if (f.filename.empty()) continue;  // a link to a directory, not a file
         f.url = resolve_url(page_url, link);
         // PEP 503: the fragment is "<hashname>=<hexdigest>"; only sha256 is of use here.
-        if (core::starts_with(fragment, "sha256=")) {
-            BS_TRY(f.sha256, checked_sha256(fragment.substr(7), f.filename, page_url));
+        if (auto digest = core::after_prefix(fragment, "sha256=")) {
+            BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
         }
         f.yanked = attrs.count("data-yanked") > 0;
         files.push_back(std::move(f));

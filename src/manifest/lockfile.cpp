@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::manifest {
@@ -23,15 +24,15 @@ nlohmann::json origin_json(const Origin& o) {
     return j;
 }
 
-Origin origin_from(const nlohmann::json& j) {
+Origin origin_from(const core::JsonFields& j) {
     Origin o;
-    o.kind = j.value("kind", "unknown");
-    o.url = j.value("url", "");
-    o.index_urls = j.value("index_urls", std::vector<std::string>{});
-    o.step = j.value("step", "");
-    o.artifact_sha256 = j.value("artifact_sha256", "");
-    o.vcs = j.value("vcs", "");
-    o.commit = j.value("commit", "");
+    o.kind = j.str("kind", "unknown");
+    o.url = j.str("url");
+    o.index_urls = j.strings("index_urls");
+    o.step = j.str("step");
+    o.artifact_sha256 = j.str("artifact_sha256");
+    o.vcs = j.str("vcs");
+    o.commit = j.str("commit");
     return o;
 }
 
@@ -51,32 +52,45 @@ std::string to_json(const Lockfile& lock) {
 
 Result<Lockfile> load_lockfile(const fs::path& file) {
     BS_TRY(auto text, core::read_file(file));
-    try {
-        auto j = nlohmann::json::parse(text);
-        int schema = j.value("schema", 0);
+    auto invalid = [&](const std::string& why) -> Result<Lockfile> {
+        return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), why));
+    };
+    return core::read_json(text, [&](const core::JsonFields& j) -> Result<Lockfile> {
+        const auto schema = j.integer("schema", 0);
         if (schema > k_lockfile_schema)
             return fail(ErrorCode::usage,
                         fmt::format("{}: lockfile schema {} is newer than this bootstrap understands ({})",
                                     file.string(), schema, k_lockfile_schema));
         if (schema < 1) return fail(ErrorCode::usage, fmt::format("{}: not a bootstrap lockfile", file.string()));
+        auto required = [&](const core::JsonFields& f, std::string_view key) {
+            if (!f.has(key)) f.invalid(key, "missing");
+            return f.str(key);
+        };
+        auto recipe = j.object("recipe");
+        auto python = j.object("python");
+        if (!recipe) j.invalid("recipe", "missing");
+        if (!python) j.invalid("python", "missing");
+        if (!j.object("packages")) j.invalid("packages", "missing");
         Lockfile lock;
-        lock.recipe_name = j.at("recipe").at("name").get<std::string>();
-        lock.recipe_digest = j.at("recipe").at("digest").get<std::string>();
-        lock.python_version = j.at("python").value("version", "");
-        lock.platform = j.at("python").value("platform", "");
-        for (const auto& [name, p] : j.at("packages").items()) {
+        lock.recipe_name = required(*recipe, "name");
+        lock.recipe_digest = required(*recipe, "digest");
+        lock.python_version = python->str("version");
+        lock.platform = python->str("platform");
+        for (const auto& [name, p] : j.objects("packages")) {
             LockedPackage lp;
             lp.name = name;
-            lp.version = p.at("version").get<std::string>();
-            lp.wheel = p.value("wheel", "");
-            lp.sha256 = p.value("sha256", "");
-            lp.origin = origin_from(p.value("origin", nlohmann::json::object()));
+            lp.version = required(p, "version");
+            lp.wheel = p.str("wheel");
+            lp.sha256 = p.str("sha256");
+            if (auto origin = p.object("origin")) {
+                lp.origin = origin_from(*origin);
+            } else {
+                lp.origin.kind = "unknown";
+            }
             lock.packages[name] = std::move(lp);
         }
         return lock;
-    } catch (const nlohmann::json::exception& e) {
-        return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), e.what()));
-    }
+    }, invalid);
 }
 
 Status save_lockfile(const fs::path& file, const Lockfile& lock) {

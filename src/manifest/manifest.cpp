@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 
 namespace bootstrap::manifest {
 
@@ -45,88 +46,9 @@ json package_json(const Package& p) {
 
 // ---- reading ----------------------------------------------------------------------------------
 
-/// A structural problem, thrown inside this file only and turned into an Error by from_json.
-struct Invalid {
-    std::string what;
-};
+using core::JsonFields;
 
-/// Typed access to one JSON object, naming the dotted path of a field in errors
-/// ("packages.torch.version: expected a string").
-class Fields {
-  public:
-    Fields(const json& j, std::string path) : m_j(j), m_path(std::move(path)) {
-        if (!m_j.is_object())
-            throw Invalid{where() + "expected an object"};
-    }
-
-    std::string str(const char* key) const {
-        const json* v = find(key);
-        if (!v)
-            return {};
-        if (!v->is_string())
-            throw Invalid{where(key) + "expected a string"};
-        return v->get<std::string>();
-    }
-    bool boolean(const char* key) const {
-        const json* v = find(key);
-        if (!v)
-            return false;
-        if (!v->is_boolean())
-            throw Invalid{where(key) + "expected true or false"};
-        return v->get<bool>();
-    }
-    std::vector<std::string> strings(const char* key) const {
-        std::vector<std::string> out;
-        const json* v = find(key);
-        if (!v)
-            return out;
-        if (!v->is_array())
-            throw Invalid{where(key) + "expected a list of strings"};
-        for (const auto& item : *v) {
-            if (!item.is_string())
-                throw Invalid{where(key) + "expected a list of strings"};
-            out.push_back(item.get<std::string>());
-        }
-        return out;
-    }
-    std::map<std::string, std::string> string_map(const char* key) const {
-        std::map<std::string, std::string> out;
-        const json* v = find(key);
-        if (!v || v->is_null())
-            return out;
-        Fields inner(*v, child(key));
-        for (const auto& [k, item] : v->items()) {
-            if (!item.is_string())
-                throw Invalid{inner.where(k.c_str()) + "expected a string"};
-            out[k] = item.get<std::string>();
-        }
-        return out;
-    }
-    /// A nested object, or nullptr when absent or null.
-    const json* object(const char* key) const {
-        const json* v = find(key);
-        return v && !v->is_null() ? v : nullptr;
-    }
-    std::string child(std::string_view key) const {
-        return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
-    }
-
-  private:
-    const json* find(const char* key) const {
-        auto it = m_j.find(key);
-        return it == m_j.end() ? nullptr : &*it;
-    }
-    std::string where(std::string_view key = {}) const {
-        std::string p = key.empty() ? m_path : child(key);
-        return p.empty() ? "" : p + ": ";
-    }
-
-    const json& m_j;
-    std::string m_path;
-};
-
-Origin read_origin(const json& j, const std::string& path) {
-    Fields f(j, path);
+Origin read_origin(const JsonFields& f) {
     Origin o;
     o.kind = f.str("kind");
     if (o.kind.empty())
@@ -141,9 +63,7 @@ Origin read_origin(const json& j, const std::string& path) {
     return o;
 }
 
-Package read_package(const std::string& name, const json& j) {
-    std::string path = "packages." + name;
-    Fields f(j, path);
+Package read_package(const std::string& name, const JsonFields& f) {
     Package p;
     p.name = name;
     p.display_name = f.str("display_name");
@@ -151,54 +71,43 @@ Package read_package(const std::string& name, const json& j) {
     p.broken = f.str("broken");
     // A broken install's version comes from its directory name, which may not have one.
     if (p.version.empty() && p.broken.empty())
-        throw Invalid{path + ": no version"};
+        f.invalid({}, "no version");
     p.installer = f.str("installer");
     p.requested = f.boolean("requested");
     p.wheel_tag = f.str("wheel_tag");
     p.record_sha256 = f.str("record_sha256");
     p.record_sha256_portable = f.str("record_sha256_portable");
-    if (const json* o = f.object("origin"))
-        p.origin = read_origin(*o, path + ".origin");
+    if (auto o = f.object("origin"))
+        p.origin = read_origin(*o);
     return p;
 }
 
-Manifest read_manifest(const json& j) {
-    Fields top(j, "");
+Manifest read_manifest(const JsonFields& top) {
     Manifest m;
     m.label = top.str("label");
     m.venv = top.str("venv");
-    const json* packages = top.object("packages");
-    if (!packages)
-        throw Invalid{"no \"packages\" object"};
-    if (!packages->is_object())
-        throw Invalid{"packages: expected an object"};
-    for (const auto& [name, value] : packages->items())
+    if (!top.object("packages"))
+        top.invalid({}, "no \"packages\" object");
+    for (const auto& [name, value] : top.objects("packages"))
         m.packages.emplace(name, read_package(name, value));
-    if (const json* py = top.object("python")) {
-        Fields f(*py, "python");
-        m.python = {f.str("version"), f.str("implementation"), f.str("ext_suffix"), f.str("soabi"),
-                    f.str("platform")};
+    if (auto f = top.object("python")) {
+        m.python = {f->str("version"), f->str("implementation"), f->str("ext_suffix"),
+                    f->str("soabi"), f->str("platform")};
     }
-    if (const json* t = top.object("torch")) {
-        Fields f(*t, "torch");
-        m.torch = Torch{f.str("version"), f.str("cuda"), f.str("cxx11_abi")};
-    }
-    if (const json* h = top.object("host")) {
-        Fields f(*h, "host");
-        m.host = {f.str("glibc"), f.str("glibcxx"), f.str("gcc"), f.str("nvcc"), f.str("driver")};
-    }
+    if (auto f = top.object("torch"))
+        m.torch = Torch{f->str("version"), f->str("cuda"), f->str("cxx11_abi")};
+    if (auto f = top.object("host"))
+        m.host = {f->str("glibc"), f->str("glibcxx"), f->str("gcc"), f->str("nvcc"), f->str("driver")};
     m.build_env = top.string_map("build_env");
-    if (const json* r = top.object("recipe")) {
-        Fields f(*r, "recipe");
-        m.recipe_name = f.str("name");
-        m.recipe_digest = f.str("digest");
+    if (auto f = top.object("recipe")) {
+        m.recipe_name = f->str("name");
+        m.recipe_digest = f->str("digest");
     }
     m.device = top.string_map("device");
-    if (const json* r = top.object("run")) {
-        Fields f(*r, "run");
-        RunInfo run{f.str("run_id"), f.str("phase"), f.str("time"), true};
-        if (r->contains("ok"))
-            run.ok = f.boolean("ok");
+    if (auto f = top.object("run")) {
+        RunInfo run{f->str("run_id"), f->str("phase"), f->str("time"), true};
+        if (f->has("ok"))
+            run.ok = f->boolean("ok");
         m.run = run;
     }
     return m;
@@ -248,39 +157,24 @@ std::string to_json(const Manifest& m) {
 }
 
 Result<Manifest> from_json(std::string_view text, const std::string& source) {
-    auto invalid = [&](const std::string& what) {
-        return fail(ErrorCode::io, fmt::format("{}: not a valid manifest: {}", source, what));
-    };
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return invalid(e.what()); // names line and column
-    }
-    if (!j.is_object())
-        return invalid("expected a JSON object");
-    auto schema = j.find("schema");
-    if (schema == j.end())
-        return invalid("no \"schema\" field");
-    if (!schema->is_number_integer())
-        return invalid("\"schema\" is not an integer");
-    int version = schema->get<int>();
-    if (version > k_manifest_schema)
-        return fail(ErrorCode::io,
-                    fmt::format("{}: manifest schema {} is newer than this bootstrap understands "
-                                "({}); upgrade bootstrap",
-                                source, version, k_manifest_schema));
-    if (version < 1)
-        return invalid(fmt::format("unknown schema {}", version));
-    try {
-        Manifest m = read_manifest(j);
+    return core::read_json(text, source, "manifest", [&](const JsonFields& top) -> Result<Manifest> {
+        const nlohmann::json* schema = top.find("schema");
+        if (!schema)
+            top.invalid({}, "no \"schema\" field");
+        if (!schema->is_number_integer())
+            top.invalid({}, "\"schema\" is not an integer");
+        int version = schema->get<int>();
+        if (version > k_manifest_schema)
+            return fail(ErrorCode::io,
+                        fmt::format("{}: manifest schema {} is newer than this bootstrap "
+                                    "understands ({}); upgrade bootstrap",
+                                    source, version, k_manifest_schema));
+        if (version < 1)
+            top.invalid({}, fmt::format("unknown schema {}", version));
+        Manifest m = read_manifest(top);
         m.schema = version;
         return m;
-    } catch (const Invalid& e) {
-        return invalid(e.what);
-    } catch (const json::exception& e) {
-        return invalid(e.what());
-    }
+    });
 }
 
 Result<Manifest> load_manifest(const fs::path& file) {

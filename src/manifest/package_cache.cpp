@@ -1,19 +1,34 @@
 #include "manifest/package_cache.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::manifest {
 
 namespace {
 
-// Bump when a field is added or the meaning of one changes.
-constexpr std::string_view k_header = "bootstrap-packages-cache-v2";
-constexpr size_t k_fields = 12;
+// {"version": 3, "entries": {"<dist-info path>": {"stamp": [size, mtime_ns, inode],
+//  "record_sha256": ..., "record_sha256_portable": ..., "wheel_tag": ..., "origin": {"kind":
+//  ..., "url": ..., "vcs": ..., "commit": ..., "archive_hash": ...}}}}. Bump when a field is
+// added or the meaning of one changes; another version (v2 was tab-separated lines) is empty.
+constexpr int k_cache_version = 3;
 
-bool storable(const std::string& s) { return s.find_first_of("\t\n") == std::string::npos; }
+using core::JsonFields;
+using nlohmann::json;
+
+/// One entry, or nothing when it is damaged (a damaged entry is a miss, not an error).
+std::optional<pyenv::FileStamp> read_stamp(const JsonFields& e) {
+    const json* st = e.find("stamp");
+    if (!st || !st->is_array() || st->size() != 3 || !(*st)[0].is_number_unsigned() ||
+        !(*st)[1].is_number_integer() || !(*st)[2].is_number_unsigned())
+        return std::nullopt;
+    return pyenv::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(),
+                            (*st)[2].get<uint64_t>()};
+}
 
 } // namespace
 
@@ -21,31 +36,38 @@ PackageCache PackageCache::load(fs::path file) {
     PackageCache cache;
     cache.m_file = std::move(file);
     auto text = core::read_file(cache.m_file);
-    if (!text || !core::starts_with(*text, std::string(k_header) + "\n"))
+    if (!text)
         return cache;
-    // One line per dist-info: path, RECORD size, mtime_ns, inode, then the facts.
-    for (const auto& line :
-         core::split(std::string_view(*text).substr(k_header.size() + 1), '\n')) {
-        auto f = core::split(line, '\t');
-        if (f.size() != k_fields)
-            continue;
-        Entry e;
-        auto size = core::parse_int<uint64_t>(f[1]);
-        auto mtime = core::parse_int<int64_t>(f[2]);
-        auto inode = core::parse_int<uint64_t>(f[3]);
-        if (!size || !mtime || !inode)
-            continue; // a damaged line is a miss
-        e.stamp = {*size, *mtime, *inode};
-        e.facts.record_sha256 = f[4];
-        e.facts.wheel_tag = f[5];
-        e.facts.origin.kind = f[6];
-        e.facts.origin.url = f[7];
-        e.facts.origin.vcs = f[8];
-        e.facts.origin.commit = f[9];
-        e.facts.origin.archive_hash = f[10];
-        e.facts.record_sha256_portable = f[11];
-        cache.m_entries.emplace(f[0], std::move(e));
-    }
+    using Entries = std::map<std::string, Entry>;
+    auto entries = core::read_json(
+        *text,
+        [&](const JsonFields& top) -> Result<Entries> {
+            if (top.integer("version") != k_cache_version)
+                return fail(ErrorCode::not_found, "another version");
+            Entries out;
+            for (const auto& [path, e] : top.objects("entries")) {
+                auto stamp = read_stamp(e);
+                if (!stamp)
+                    continue; // a damaged entry is a miss
+                Entry entry;
+                entry.stamp = *stamp;
+                entry.facts.record_sha256 = e.str("record_sha256");
+                entry.facts.record_sha256_portable = e.str("record_sha256_portable");
+                entry.facts.wheel_tag = e.str("wheel_tag");
+                if (auto o = e.object("origin")) {
+                    entry.facts.origin.kind = o->str("kind");
+                    entry.facts.origin.url = o->str("url");
+                    entry.facts.origin.vcs = o->str("vcs");
+                    entry.facts.origin.commit = o->str("commit");
+                    entry.facts.origin.archive_hash = o->str("archive_hash");
+                }
+                out.emplace(path, std::move(entry));
+            }
+            return out;
+        },
+        [](const std::string& why) -> Result<Entries> { return fail(ErrorCode::io, why); });
+    if (entries)
+        cache.m_entries = std::move(*entries);
     return cache;
 }
 
@@ -60,21 +82,14 @@ const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) co
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
-    const Origin& o = facts.origin;
-    const std::string key = dist.dist_info.string();
     if (dist.record_stamp == pyenv::FileStamp{})
         return;
-    for (const std::string* s : std::initializer_list<const std::string*>{
-             &key, &facts.record_sha256, &facts.wheel_tag, &o.kind, &o.url, &o.vcs, &o.commit,
-             &o.archive_hash, &facts.record_sha256_portable})
-        if (!storable(*s))
-            return;
-    m_entries[key] = Entry{dist.record_stamp, std::move(facts), true};
+    m_entries[dist.dist_info.string()] = Entry{dist.record_stamp, std::move(facts), true};
     m_dirty = true;
 }
 
 void PackageCache::save() {
-    std::string out = std::string(k_header) + "\n";
+    json entries = json::object();
     bool dropped = false;
     for (const auto& [path, e] : m_entries) {
         if (!e.used) {
@@ -82,14 +97,22 @@ void PackageCache::save() {
             continue;
         }
         const Origin& o = e.facts.origin;
-        out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", path,
-                           e.stamp.size, e.stamp.mtime_ns, e.stamp.inode, e.facts.record_sha256,
-                           e.facts.wheel_tag, o.kind, o.url, o.vcs, o.commit, o.archive_hash,
-                           e.facts.record_sha256_portable);
+        entries[path] = json{
+            {"stamp", {e.stamp.size, e.stamp.mtime_ns, e.stamp.inode}},
+            {"record_sha256", e.facts.record_sha256},
+            {"record_sha256_portable", e.facts.record_sha256_portable},
+            {"wheel_tag", e.facts.wheel_tag},
+            {"origin",
+             {{"kind", o.kind}, {"url", o.url}, {"vcs", o.vcs}, {"commit", o.commit},
+              {"archive_hash", o.archive_hash}}},
+        };
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
-    if (m_dirty || dropped)
-        (void)core::write_file_atomic(m_file, out);
+    if (m_dirty || dropped) {
+        json j{{"version", k_cache_version}, {"entries", std::move(entries)}};
+        (void)core::write_file_atomic(m_file,
+                                      j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+    }
     m_dirty = false;
 }
 

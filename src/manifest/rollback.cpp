@@ -11,6 +11,7 @@
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/version.hpp"
+#include "pyenv/wheel_name.hpp"
 
 namespace bootstrap::manifest {
 
@@ -23,6 +24,14 @@ bool same_version(const std::string& a, const std::string& b) {
     return va && vb && *va == *vb;
 }
 
+/// The tags of a wheel file as its name spells them ("py3-none-any"; "" when it is not one).
+std::string tag_triple(const fs::path& wheel) {
+    auto w = pyenv::parse_wheel_name(wheel.filename().string());
+    if (!w) return {};
+    return fmt::format("{}-{}-{}", core::join(w->python_tags, "."), core::join(w->abi_tags, "."),
+                       core::join(w->platform_tags, "."));
+}
+
 /// Every wheel of `name` at `version` in `dirs`, in directory order; within a directory the
 /// one whose tag equals `tag` first, then by file name.
 std::vector<fs::path> matching_wheels(const std::vector<fs::path>& dirs, const std::string& name,
@@ -32,13 +41,14 @@ std::vector<fs::path> matching_wheels(const std::vector<fs::path>& dirs, const s
         std::vector<fs::path> here;
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(dir, ec)) {
-            auto parsed = parse_wheel_filename(entry.path().filename().string());
-            if (!parsed || parsed->name != name || !same_version(parsed->version, version)) continue;
+            auto parsed = pyenv::parse_wheel_name(entry.path().filename().string());
+            if (!parsed || parsed->normalized_name != name || !same_version(parsed->version, version))
+                continue;
             if (entry.is_regular_file(ec)) here.push_back(entry.path());
         }
         std::sort(here.begin(), here.end(), [&](const fs::path& a, const fs::path& b) {
-            bool ta = !tag.empty() && parse_wheel_filename(a.filename().string())->tag == tag;
-            bool tb = !tag.empty() && parse_wheel_filename(b.filename().string())->tag == tag;
+            bool ta = !tag.empty() && tag_triple(a) == tag;
+            bool tb = !tag.empty() && tag_triple(b) == tag;
             if (ta != tb) return ta;
             return a.filename() < b.filename();
         });
@@ -180,11 +190,6 @@ std::string install_reason(const Package& want, const Package* have) {
     return {};
 }
 
-bool is_sha256_hex(const std::string& s) {
-    return s.size() == 64 &&
-           std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 bool has_blank(const std::string& s) {
     return std::any_of(s.begin(), s.end(), [](char c) {
         return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
@@ -209,10 +214,10 @@ std::vector<std::string> target_problems(const Manifest& target) {
             bad(fmt::format("display name '{}' is not a spelling of {}", p.display_name, key));
         if (auto v = pyenv::Version::parse(p.version); !v)
             bad(fmt::format("version '{}' is not a PEP 440 version", p.version));
-        if (!p.record_sha256.empty() && !is_sha256_hex(p.record_sha256))
+        if (!p.record_sha256.empty() && !core::is_sha256_hex(p.record_sha256))
             bad(fmt::format("record_sha256 '{}' is not a sha256 digest (64 lower-case hex digits)",
                             p.record_sha256));
-        if (!p.origin.artifact_sha256.empty() && !is_sha256_hex(p.origin.artifact_sha256))
+        if (!p.origin.artifact_sha256.empty() && !core::is_sha256_hex(p.origin.artifact_sha256))
             bad(fmt::format("origin.artifact_sha256 '{}' is not a sha256 digest (64 lower-case hex "
                             "digits)",
                             p.origin.artifact_sha256));
@@ -329,20 +334,6 @@ std::vector<std::string> package_mismatches(const Manifest& target, const Manife
     return out;
 }
 
-std::optional<WheelName> parse_wheel_filename(const std::string& filename) {
-    if (filename.size() < 5 || filename.substr(filename.size() - 4) != ".whl") return std::nullopt;
-    auto parts = core::split(filename.substr(0, filename.size() - 4), '-');
-    if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
-    for (const auto& p : parts)
-        if (p.empty()) return std::nullopt;
-    const size_t n = parts.size();
-    // PEP 427 escapes '-' in the version as '_'.
-    std::string version = parts[1];
-    std::replace(version.begin(), version.end(), '_', '-');
-    return WheelName{pyenv::normalize_name(parts[0]), version,
-                     parts[n - 3] + "-" + parts[n - 2] + "-" + parts[n - 1]};
-}
-
 std::optional<fs::path> find_wheel(const std::vector<fs::path>& dirs, const std::string& name,
                                    const std::string& version, const std::string& tag) {
     auto wheels = matching_wheels(dirs, name, version, tag);
@@ -351,10 +342,12 @@ std::optional<fs::path> find_wheel(const std::vector<fs::path>& dirs, const std:
 }
 
 std::optional<fs::path> file_url_path(const std::string& url) {
-    if (!core::starts_with(url, "file://")) return std::nullopt;
-    std::string rest = url.substr(7);
+    auto after_scheme = core::after_prefix(url, "file://");
+    if (!after_scheme) return std::nullopt;
+    std::string_view rest = *after_scheme;
     // file://localhost/p and file:///p name the same path; other hosts are not local.
-    if (core::starts_with(rest, "localhost/")) rest = rest.substr(9);
+    // ("file://localhostX/p" then starts with 'X' and is refused below.)
+    (void)core::consume_prefix(rest, "localhost");
     if (rest.empty() || rest[0] != '/') return std::nullopt;
     std::string out;
     for (size_t i = 0; i < rest.size(); ++i) {

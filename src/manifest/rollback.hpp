@@ -104,14 +104,6 @@ struct RollbackPlan {
 /// rollback changed.
 [[nodiscard]] Result<Package> read_installed_package(const pyenv::Distribution& dist);
 
-/// The parts of a wheel file name (PEP 427), `name` normalised (PEP 503).
-struct WheelName {
-    std::string name;
-    std::string version;
-    std::string tag;  // "py3-none-any"
-};
-[[nodiscard]] std::optional<WheelName> parse_wheel_filename(const std::string& filename);
-
 /// The first wheel for `name` (normalised) at `version` (PEP 440 equality) in `dirs`;
 /// among several in one directory, one whose tag equals `tag` wins, else the first by name.
 [[nodiscard]] std::optional<fs::path> find_wheel(const std::vector<fs::path>& dirs,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/env_policy.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "manifest/host_facts.hpp"
@@ -27,8 +28,8 @@ std::string wheel_tags(std::string_view wheel) {
     std::vector<std::string> tags;
     for (const auto& line : core::split(wheel, '\n')) {
         std::string_view l = core::trim(line);
-        if (core::starts_with(l, "Tag:"))
-            tags.emplace_back(core::trim(l.substr(4)));
+        if (auto tag = core::after_prefix(l, "Tag:"))
+            tags.emplace_back(core::trim(*tag));
     }
     return core::join(tags, ",");
 }
@@ -121,24 +122,7 @@ std::string path_without_trailing_slash(const fs::path& p) {
 } // namespace
 
 const std::vector<std::string>& build_env_names() {
-    static const std::vector<std::string> names = {
-        "APEX_CPP_EXT",
-        "APEX_CUDA_EXT",
-        "APEX_PARALLEL_BUILD",
-        "CC",
-        "CFLAGS",
-        "CMAKE_CUDA_ARCHITECTURES",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "CXX",
-        "CXXFLAGS",
-        "LDFLAGS",
-        "MAX_JOBS",
-        "NVCC_THREADS",
-        "NVTE_CUDA_ARCHS",
-        "NVTE_FRAMEWORK",
-        "TORCH_CUDA_ARCH_LIST",
-    };
+    static const std::vector<std::string> names = core::env_exact_names(core::EnvUse::build_recorded);
     return names;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/sha256.hpp"
@@ -25,36 +26,29 @@ namespace {
 class PartFile {
 public:
     static Result<PartFile> open(const fs::path& path) {
-        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd < 0)
+        core::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+        if (!fd)
             return fail(ErrorCode::io,
                         fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
-        return PartFile(path, fd);
-    }
-    PartFile(PartFile&& other) noexcept : m_path(std::move(other.m_path)), m_fd(other.m_fd) {
-        other.m_fd = -1;
-    }
-    PartFile& operator=(PartFile&&) = delete;
-    ~PartFile() {
-        if (m_fd >= 0) ::close(m_fd);
+        return PartFile(path, std::move(fd));
     }
 
     const fs::path& path() const { return m_path; }
 
     Result<uint64_t> size() const {
         struct stat st {};
-        if (::fstat(m_fd, &st) != 0) return error("stat");
+        if (::fstat(m_fd.get(), &st) != 0) return error("stat");
         return static_cast<uint64_t>(st.st_size);
     }
 
     Status truncate() {
-        if (::ftruncate(m_fd, 0) != 0) return error("truncate");
+        if (::ftruncate(m_fd.get(), 0) != 0) return error("truncate");
         return {};
     }
 
     Status append(std::string_view data) {
         while (!data.empty()) {
-            ssize_t n = ::write(m_fd, data.data(), data.size());
+            ssize_t n = ::write(m_fd.get(), data.data(), data.size());
             if (n < 0) {
                 if (errno == EINTR) continue;
                 return error("write");
@@ -65,19 +59,19 @@ public:
     }
 
     Status sync() {
-        if (::fsync(m_fd) != 0) return error("sync");
+        if (::fsync(m_fd.get()) != 0) return error("sync");
         return {};
     }
 
 private:
-    PartFile(fs::path path, int fd) : m_path(std::move(path)), m_fd(fd) {}
+    PartFile(fs::path path, core::Fd fd) : m_path(std::move(path)), m_fd(std::move(fd)) {}
     tl::unexpected<Error> error(const char* what) const {
         return fail(ErrorCode::io,
                     fmt::format("cannot {} {}: {}", what, m_path.string(), std::strerror(errno)));
     }
 
     fs::path m_path;
-    int m_fd = -1;
+    core::Fd m_fd;
 };
 
 // Where one attempt's body goes, decided by the first chunk's response head: 206 (or file://,
@@ -177,13 +171,6 @@ private:
     std::optional<Error> m_error;
 };
 
-bool is_sha256_hex(std::string_view s) {
-    if (s.size() != 64) return false;
-    for (char c : s)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    return true;
-}
-
 // The last step: the .part is complete; check it and move it into place, or remove it.
 Result<uint64_t> commit(PartFile& part, const DownloadRequest& request) {
     BS_CHECK(part.sync());
@@ -214,7 +201,7 @@ std::string attempts_text(int n) { return fmt::format("{} attempt{}", n, n == 1 
 // The deadline ends it wherever it falls (an attempt, or a wait that would outlast it). An
 // interrupt at any point returns at once; both keep the .part for resuming.
 Result<Downloaded> download(const DownloadRequest& request) {
-    if (!is_sha256_hex(request.sha256))
+    if (!core::is_sha256_hex(request.sha256))
         return fail(ErrorCode::usage,
                     fmt::format("cannot download {}: sha256 '{}' is not 64 lowercase hex digits",
                                 request.url, request.sha256));

@@ -1,7 +1,6 @@
 #include "net/transfer.hpp"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,6 +12,7 @@
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/shared_library.hpp"
 #include "core/strings.hpp"
 #include "net/http.hpp"
 
@@ -40,15 +40,16 @@ Result<const CurlApi*> curl_api() {
     static CurlApi api{};
     static std::string problem;
     std::call_once(once, [] {
-        void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) {
+        // Loaded once for the process and never unmapped: curl_global_init's state lives in it.
+        static const core::SharedLibrary lib("libcurl.so.4", core::SharedLibrary::Unload::never);
+        if (!lib.loaded()) {
             problem = fmt::format(
                 "cannot load libcurl.so.4 ({}); install it with `apt-get install libcurl4`",
-                ::dlerror());
+                lib.error());
             return;
         }
         auto load = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+            fn = lib.symbol<std::remove_reference_t<decltype(fn)>>(name);
             if (fn == nullptr && problem.empty())
                 problem = fmt::format("libcurl.so.4 lacks {}", name);
         };
@@ -89,10 +90,13 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
     return core::parse_leading_int<uint64_t>(s);
 }
 
+// Content-Range: "bytes 100-199/1000" (the unit is case-insensitive).
+constexpr std::string_view k_bytes_unit = "bytes ";
+
 size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto* a = static_cast<Attempt*>(user);
     std::string_view line(data, size * n);
-    if (line.substr(0, 5) == "HTTP/") {  // a new response (after a redirect or a 1xx) starts
+    if (core::starts_with(line, "HTTP/")) {  // a new response (after a redirect or a 1xx) starts
         a->head = ResponseHead{};
         auto space = line.find(' ');
         if (space != std::string_view::npos)
@@ -110,8 +114,10 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         a->head.content_type = std::string(value);
     } else if (name == "content-length") {
         a->head.content_length = parse_u64(value);
-    } else if (name == "content-range" && core::to_lower(value.substr(0, 6)) == "bytes ") {
-        a->head.range_start = parse_u64(value.substr(6));  // "*/T" (a 416's) gives none
+    } else if (name == "content-range" &&
+               core::starts_with(core::to_lower(value.substr(0, k_bytes_unit.size())), k_bytes_unit)) {
+        // "*/T" (a 416's) gives none
+        a->head.range_start = parse_u64(value.substr(k_bytes_unit.size()));
         if (auto slash = value.find('/'); slash != std::string_view::npos)
             a->head.range_total = parse_u64(value.substr(slash + 1));  // "*" gives none
     }
@@ -281,22 +287,9 @@ bool worth_retrying(const TransferResult& r) {
     return is_retryable(r.status);
 }
 
-RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
-                       double max_retry_after) {
-    RetryDelay d;
-    if (r.head.retry_after) {
-        d.seconds = std::min(*r.head.retry_after, max_retry_after);
-        if (*r.head.retry_after > max_retry_after) d.asked = r.head.retry_after;
-        return d;
-    }
-    d.seconds =
-        std::min(30.0, backoff_base * static_cast<double>(1u << std::min(failures - 1, 16)));
-    return d;
-}
-
-std::string RetryDelay::note() const {
-    if (!asked) return {};
-    return fmt::format("the server's Retry-After of {:g} s was capped at {:g} s", *asked, seconds);
+core::RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
+                             double max_retry_after) {
+    return core::retry_delay(backoff_base, failures, r.head.retry_after, max_retry_after);
 }
 
 }  // namespace bootstrap::net::detail

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/retry.hpp"
 
 namespace bootstrap::net::detail {
 
@@ -73,21 +74,12 @@ private:
 /// True when an attempt that ended like `r` is worth another try (is_retryable on the status).
 [[nodiscard]] bool worth_retrying(const TransferResult& r);
 
-/// The wait before another attempt, and why it is that long.
-struct RetryDelay {
-    double seconds = 0;
-    std::optional<double> asked;  // the server's Retry-After, when it was cut to the cap
-    /// "" or "the server's Retry-After of 99999 s was capped at 300 s".
-    [[nodiscard]] std::string note() const;
-};
-
-/// Seconds to wait before attempt `failures + 1`: Retry-After when given, but at most
-/// `max_retry_after` (a server may not park us for a day); else
-/// `backoff_base * 2^(failures - 1)`, capped at 30.
-[[nodiscard]] RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
-                                     double max_retry_after);
+/// core::retry_delay with the server's Retry-After from `r`: Retry-After when given, but at
+/// most `max_retry_after`; else `backoff_base * 2^(failures - 1)`, capped at 30.
+[[nodiscard]] core::RetryDelay retry_delay(const TransferResult& r, double backoff_base,
+                                           int failures, double max_retry_after);
 
 /// Retry-After values above this many seconds are cut to it.
-inline constexpr double k_max_retry_after = 300;
+inline constexpr double k_max_retry_after = core::k_max_retry_after;
 
 }  // namespace bootstrap::net::detail

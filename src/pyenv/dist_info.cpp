@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
@@ -24,23 +25,7 @@ namespace {
 
 constexpr std::string_view k_dist_info_suffix = ".dist-info";
 
-/// Closes a file descriptor on scope exit.
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() {
-        if (m_fd >= 0) ::close(m_fd);
-    }
-    Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    Fd& operator=(Fd&&) = delete;
-    int get() const { return m_fd; }
-    bool ok() const { return m_fd >= 0; }
-
-private:
-    int m_fd;
-};
+using core::Fd;
 
 /// Opens a dist-info file without blocking and only when it is a regular file of at most
 /// k_max_dist_info_file bytes; otherwise `why` says what it is ("METADATA missing", "METADATA
@@ -48,7 +33,7 @@ private:
 /// venv must not hang or exhaust a scan.
 Fd open_dist_file(int dir_fd, const char* name, std::string& why) {
     Fd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-    if (!fd.ok()) {
+    if (!fd.is_open()) {
         why = errno == ENOENT ? fmt::format("{} missing", name)
                               : fmt::format("{} unreadable: {}", name, std::strerror(errno));
         return fd;
@@ -144,7 +129,7 @@ bool header_value(std::string_view line, std::string_view key, std::string_view&
 std::string read_small_file(int dir_fd, const char* name) {
     std::string why;
     Fd fd = open_dist_file(dir_fd, name, why);
-    if (!fd.ok()) return {};
+    if (!fd.is_open()) return {};
     char buf[256];
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     return n > 0 ? std::string(core::trim(std::string_view(buf, static_cast<size_t>(n)))) : "";
@@ -165,9 +150,9 @@ void names_from_directory(std::string_view entry, Distribution& dist) {
 bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
     Fd dir(::openat(site_fd, std::string(entry).c_str(),
                     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
-    if (!dir.ok()) return false;
+    if (!dir.is_open()) return false;
     Fd metadata = open_dist_file(dir.get(), "METADATA", dist.broken);
-    if (metadata.ok()) {
+    if (metadata.is_open()) {
         HeaderReader headers(metadata.get(), buffer);
         std::string_view line, value;
         bool have_name = false, have_version = false;
@@ -261,10 +246,10 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     std::filesystem::path path = dist.dist_info / "METADATA";
     Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
     std::string why;
-    Fd fd = dir.ok() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
-    if (!dir.ok())
+    Fd fd = dir.is_open() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
+    if (!dir.is_open())
         why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
-    if (!fd.ok())
+    if (!fd.is_open())
         return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), why));
     std::string buffer;

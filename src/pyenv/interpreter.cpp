@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "core/json_fields.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
@@ -84,8 +87,35 @@ InterpreterFacts facts_from(const std::map<std::string, std::string>& kv) {
     f.platlib = get("platlib");
     f.platform = get("platform");
     for (const auto& [k, v] : kv)
-        if (core::starts_with(k, "marker.")) f.markers[k.substr(7)] = v;
+        if (auto marker = core::after_prefix(k, "marker.")) f.markers[std::string(*marker)] = v;
     return f;
+}
+
+// `<venv>/.bootstrap/python.facts`: {"version": 1, "stamp": "<pyvenv.cfg>/<python>", "facts":
+// {"version": "3.11.2", ...}}. Another version, another stamp or anything unreadable (a file of
+// an older bootstrap) is a miss, and the file is rewritten.
+constexpr int k_facts_cache_version = 1;
+
+std::optional<std::map<std::string, std::string>> read_facts_cache(const fs::path& cache,
+                                                                    const std::string& stamp) {
+    auto text = core::read_file(cache);
+    if (!text) return std::nullopt;
+    using Facts = std::map<std::string, std::string>;
+    auto facts = core::read_json(
+        *text,
+        [&](const core::JsonFields& j) -> Result<Facts> {
+            if (j.integer("version") != k_facts_cache_version || j.str("stamp") != stamp)
+                return fail(ErrorCode::not_found, "stale");
+            return j.string_map("facts");
+        },
+        [](const std::string& why) -> Result<Facts> { return fail(ErrorCode::io, why); });
+    if (!facts) return std::nullopt;
+    return std::move(*facts);
+}
+
+std::string facts_cache_json(const std::string& stamp, const std::map<std::string, std::string>& kv) {
+    nlohmann::json j{{"version", k_facts_cache_version}, {"stamp", stamp}, {"facts", kv}};
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -129,11 +159,10 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
                                    bool update_cache) {
     const fs::path python = venv_python(venv);
     std::error_code ec;
-    const std::string stamp = "stamp=" + stamp_of(venv / "pyvenv.cfg") + "/" +
+    const std::string stamp = stamp_of(venv / "pyvenv.cfg") + "/" +
                               stamp_of(fs::canonical(python, ec));
     const fs::path cache = venv / ".bootstrap" / "python.facts";
-    if (auto cached = core::read_file(cache); cached && core::starts_with(*cached, stamp + "\n"))
-        return facts_from(parse_lines(*cached));
+    if (auto cached = read_facts_cache(cache, stamp)) return facts_from(*cached);
 
     exec::ProcessSpec spec;
     spec.argv = {python.string(), "-I", "-c", k_query};
@@ -153,7 +182,7 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
                     fmt::format("unexpected answer from {} when asking for its facts", python.string()),
                     result.output);
     // The cache lives inside the venv's own state dir; failing to write it only costs speed.
-    if (update_cache) (void)core::write_file_atomic(cache, stamp + "\n" + result.output);
+    if (update_cache) (void)core::write_file_atomic(cache, facts_cache_json(stamp, kv));
     return facts;
 }
 

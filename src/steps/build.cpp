@@ -7,6 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "core/json_fields.hpp"
+#include "core/env_policy.hpp"
 #include "core/fs.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
@@ -36,28 +40,56 @@ Result<exec::ProcessResult> run_quiet(const ResolvedStep& step, StepContext& ctx
 
 // torch's build-relevant facts, asked of the venv's interpreter. Not device::probe_torch: that
 // one also asks torch for the GPUs, which initialises CUDA (seconds on a node) for nothing here.
+// The line the probe prints its answer on starts with this (see k_torch_probe's print).
+constexpr std::string_view k_torch_probe_prefix = "bootstrap-torch: ";
 const char* k_torch_probe = R"PY(
 import torch
 print("bootstrap-torch: %s cuda %s cxx11_abi %d" % (torch.__version__, torch.version.cuda,
       int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))))
 )PY";
 
+// `<venv>/.bootstrap/torch.facts`: {"version": 1, "torch": "2.11.0", "record": "<RECORD's stat
+// stamp>", "facts": "2.11.0 cuda 13.0 cxx11_abi 1"}. Another torch, another version of the file
+// or an unreadable one (an older bootstrap's) is a miss, and the file is rewritten.
+constexpr int k_torch_cache_version = 1;
+
+std::optional<std::string> read_torch_cache(const fs::path& cache, const std::string& torch,
+                                            const std::string& record) {
+    auto text = core::read_file(cache);
+    if (!text) return std::nullopt;
+    auto facts = core::read_json(
+        *text,
+        [&](const core::JsonFields& j) -> Result<std::string> {
+            if (j.integer("version") != k_torch_cache_version || j.str("torch") != torch ||
+                j.str("record") != record || j.str("facts").empty())
+                return fail(ErrorCode::not_found, "stale");
+            return j.str("facts");
+        },
+        [](const std::string& why) -> Result<std::string> { return fail(ErrorCode::io, why); });
+    if (!facts) return std::nullopt;
+    return *facts;
+}
+
+std::string torch_cache_json(const std::string& torch, const std::string& record,
+                             const std::string& facts) {
+    nlohmann::json j{{"version", k_torch_cache_version}, {"torch", torch}, {"record", record},
+                     {"facts", facts}};
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 /// "2.11.0+cu130 cuda 13.0 cxx11_abi 1": importing torch costs seconds on a real node, so the
 /// answer is kept in the venv per installed torch (its version and RECORD's stat stamp).
 Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
     const auto& b = *step.build();
     if (b.torch_version.empty()) return std::string("not installed");
-    std::string torch_line = "torch " + b.torch_version + " record " + b.torch_record_stamp;
     fs::path cache = ctx.venv / ".bootstrap" / "torch.facts";
-    if (auto cached = core::read_file(cache)) {
-        auto lines = core::split(*cached, '\n');
-        if (lines.size() >= 2 && lines[0] == torch_line) return lines[1];
-    }
+    if (auto cached = read_torch_cache(cache, b.torch_version, b.torch_record_stamp)) return *cached;
     BS_TRY(auto result, run_quiet(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c", k_torch_probe}));
     for (const auto& line : core::split(result.output, '\n'))
-        if (core::starts_with(line, "bootstrap-torch: ")) {
-            std::string facts = line.substr(17);
-            (void)core::write_file_atomic(cache, torch_line + "\n" + facts + "\n");  // a speed-up only
+        if (auto answer = core::after_prefix(line, k_torch_probe_prefix)) {
+            std::string facts(*answer);
+            (void)core::write_file_atomic(  // a speed-up only
+                cache, torch_cache_json(b.torch_version, b.torch_record_stamp, facts));
             return facts;
         }
     return fail(ErrorCode::step_failed,
@@ -76,9 +108,10 @@ std::string libstdcxx_level(const ResolvedStep& step, StepContext& ctx, const st
     std::vector<int> best;
     std::string best_name;
     for (const auto& s : *symbols) {
-        if (!core::starts_with(s.version, "GLIBCXX_") || !s.defined) continue;
+        auto level = core::after_prefix(s.version, "GLIBCXX_");
+        if (!level || !s.defined) continue;
         std::vector<int> parts;
-        for (const auto& p : core::split(s.version.substr(8), '.'))
+        for (const auto& p : core::split(*level, '.'))
             parts.push_back(core::parse_leading_int<int>(p).value_or(0));
         if (parts > best) {
             best = parts;
@@ -91,16 +124,6 @@ std::string libstdcxx_level(const ResolvedStep& step, StepContext& ctx, const st
 std::string first_line(const std::string& text) {
     auto lines = core::split(text, '\n');
     return lines.empty() ? std::string() : std::string(core::trim(lines[0]));
-}
-
-/// Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches); the
-/// recipe's own env is always part of the key.
-bool build_relevant(const std::string& name) {
-    static const std::vector<std::string> k_names{"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
-                                                  "LDSHARED", "CUDA_HOME", "CUDA_PATH", "CUDACXX"};
-    static const std::vector<std::string> k_prefixes{"NVCC_", "TORCH_", "APEX_", "NVTE_", "CMAKE_", "SETUPTOOLS_"};
-    if (std::find(k_names.begin(), k_names.end(), name) != k_names.end()) return true;
-    return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](const auto& p) { return core::starts_with(name, p); });
 }
 
 Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& source) {
@@ -128,10 +151,14 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     in.libstdcxx = libstdcxx_level(step, ctx, cxx);
     if (b.archs) in.arch_list = b.archs->derived.torch_arch_list;
     for (const auto& [k, v] : step.child_env) {
-        if (is_parallelism_variable(k) || core::starts_with(k, "UV_") || core::starts_with(k, "PIP_")) continue;
+        if (core::env_has_use(k, core::EnvUse::build_parallelism) ||
+            core::env_has_use(k, core::EnvUse::installer_setting))
+            continue;
         // A secret's value never enters the key (rotating a token must not rebuild) nor the
         // inputs.txt on a shared $BOOTSTRAP_HOME; its name does.
-        if (step.env_set.count(k) || build_relevant(k)) in.env.push_back(k + "=" + core::shown_value(k, v));
+        // Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches);
+        // the recipe's own env is always part of the key.
+        if (step.env_set.count(k) || core::env_has_use(k, core::EnvUse::build_input)) in.env.push_back(k + "=" + core::shown_value(k, v));
     }
     in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
     in.no_build_isolation = b.request.no_build_isolation;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/env_policy.hpp"
 #include "core/clock.hpp"
 #include "core/fs.hpp"
 #include "core/key.hpp"
@@ -58,8 +59,7 @@ BuildKey make_build_key(const BuildInputs& in) {
 }
 
 bool is_parallelism_variable(const std::string& name) {
-    return name == "MAX_JOBS" || name == "CMAKE_BUILD_PARALLEL_LEVEL" || name == "NVCC_THREADS" ||
-           name == "APEX_PARALLEL_BUILD";
+    return core::env_has_use(name, core::EnvUse::build_parallelism);
 }
 
 std::optional<BuildCache::Entry> BuildCache::find(const std::string& key) const {

@@ -7,11 +7,15 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "archive/archive.hpp"
 #include "core/file_lock.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
+#include "core/json_fields.hpp"
 #include "core/redact.hpp"
+#include "core/retry.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "net/download.hpp"
@@ -56,12 +60,12 @@ Result<std::vector<TreeFile>> list_tree(const fs::path& dir) {
 }
 
 std::string git_program(const ResolvedStep& step) {
-    auto it = step.child_env.find("PATH");
-    auto found = exec::find_program("git", it == step.child_env.end() ? "" : it->second);
+    auto found = exec::find_program("git", step.child_env);
     return found.empty() ? std::string("git") : found.string();
 }
 
 constexpr uint64_t k_low_speed_limit = 1024;  // bytes/s
+constexpr double k_git_backoff_base = 0.5;     // seconds before the 2nd fetch; doubles each time
 
 /// The low-speed window: 60 s, unless BOOTSTRAP_LOW_SPEED_TIME (seconds; for tests) says less.
 std::chrono::milliseconds low_speed_time(const ResolvedStep& step) {
@@ -165,7 +169,7 @@ Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
         if (full.ok()) return {};
         last = core::last_lines(full.output, 3);
         if (attempt < b.download_attempts) {
-            double wait = std::min(30.0, 0.5 * (1 << (attempt - 1)));
+            double wait = core::retry_delay(k_git_backoff_base, attempt).seconds;
             if (wait >= f.left()) return f.out_of_time(what, last);
             log_line(f.ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt,
                                         b.download_attempts));
@@ -318,6 +322,27 @@ Status copy_tree(const fs::path& from, const fs::path& to) {
     return {};
 }
 
+// `<cache_dir>/<sha256 of the directory's path>.json`: {"version": 1, "stamp": "<digest of
+// every file's stat>", "digest": "<tree digest>"}. Another version or stamp, or an unreadable
+// file, is a miss (the tree is hashed again and the file rewritten).
+constexpr int k_tree_cache_version = 1;
+
+std::optional<std::string> read_tree_cache(const fs::path& file, const std::string& stamp) {
+    auto text = core::read_file(file);
+    if (!text) return std::nullopt;
+    auto digest = core::read_json(
+        *text,
+        [&](const core::JsonFields& j) -> Result<std::string> {
+            if (j.integer("version") != k_tree_cache_version || j.str("stamp") != stamp ||
+                !core::is_sha256_hex(j.str("digest")))
+                return fail(ErrorCode::not_found, "stale");
+            return j.str("digest");
+        },
+        [](const std::string& why) -> Result<std::string> { return fail(ErrorCode::io, why); });
+    if (!digest) return std::nullopt;
+    return *digest;
+}
+
 }  // namespace
 
 Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) {
@@ -329,11 +354,8 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
         stamps.update(fmt::format("{}\n{} {} {} {} {}\n", f.rel, f.st.st_size, f.st.st_mtim.tv_sec,
                                   f.st.st_mtim.tv_nsec, f.st.st_ino, f.st.st_mode));
     std::string stamp = stamps.hex();
-    fs::path cache_file = cache_dir / (core::sha256_hex(fs::absolute(dir).lexically_normal().string()) + ".txt");
-    if (auto cached = core::read_file(cache_file)) {
-        auto words = core::split(std::string(core::trim(*cached)), ' ');
-        if (words.size() == 2 && words[0] == stamp) return words[1];
-    }
+    fs::path cache_file = cache_dir / (core::sha256_hex(fs::absolute(dir).lexically_normal().string()) + ".json");
+    if (auto cached = read_tree_cache(cache_file, stamp)) return *cached;
     core::Sha256 tree;
     for (const auto& f : files) {
         if (core::interrupt_signal() != 0) return fail(ErrorCode::interrupted, "interrupted while hashing " + dir.string());
@@ -348,7 +370,8 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
     }
     std::string digest = tree.hex();
     // Only a speed-up: a cache that cannot be written just means hashing again next time.
-    (void)core::write_file_atomic(cache_file, stamp + " " + digest + "\n");
+    nlohmann::json entry{{"version", k_tree_cache_version}, {"stamp", stamp}, {"digest", digest}};
+    (void)core::write_file_atomic(cache_file, entry.dump(1) + "\n");
     return digest;
 }
 

@@ -313,3 +313,27 @@ def test_doctor_keeps_the_training_defaults_with_a_recipe(world):
     assert "torch is not installed (a default check; the recipe does not ask for it)" in absent
     summaries = {c["group"]: c["summary"] for c in doc["checks"]}
     assert summaries["imports"] == "imports: 0 modules ok, 5 not installed"
+
+
+# ----------------------------------------------------------------------------- internal errors
+
+def test_an_escaped_exception_is_one_error_line_and_exit_1(bootstrap_bin, tmp_path):
+    """An exception nothing below the CLI turned into an Error (here std::filesystem's
+    absolute(), which throws when the working directory was removed) is reported as
+    `error: internal error: ...` with exit code 1, not std::terminate's abort (134)."""
+    from conftest import hermetic_env
+
+    target = tmp_path / "target.json"
+    target.write_text(json.dumps({"schema": 1, "packages": {}}))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = ('cd "$1" && rmdir "$1" && exec "$2" rollback --venv "$3" --to "$4" '
+              '--find-links relative/wheels')
+    proc = subprocess.run(["sh", "-c", script, "sh", str(gone), str(bootstrap_bin),
+                           str(tmp_path / "venv"), str(target)],
+                          env=hermetic_env(), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert re.search(r"^error: internal error: filesystem error: cannot make absolute path",
+                     proc.stderr, re.M), proc.stderr
+    assert "terminate" not in proc.stderr

@@ -237,3 +237,14 @@ TEST_CASE("a lock stays held by a child that inherited its descriptor") {
     REQUIRE_FALSE(second);
     CHECK(second.error().code == bootstrap::ErrorCode::lock_timeout);
 }
+
+TEST_CASE("append_log_line appends whole lines, creating the directory") {
+    TempDir dir("bs-log");
+    const auto log = dir.path() / "logs" / "step.log";
+    append_log_line(log, "first");
+    append_log_line(log, "second line");
+    CHECK(read_file(log).value() == "first\nsecond line\n");
+    append_log_line({}, "nowhere");  // no log: nothing happens
+    append_log_line(dir.path() / "logs", "a directory");  // unwritable: best effort, no throw
+    CHECK(read_file(log).value() == "first\nsecond line\n");
+}

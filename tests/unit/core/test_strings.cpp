@@ -75,3 +75,17 @@ TEST_CASE("clip keeps short text and cuts long text with its length") {
     CHECK(clip("abc", 5) == "abc");
     CHECK(clip(std::string(10, 'x'), 4) == "xxxx... (10 characters)");
 }
+
+TEST_CASE("after_prefix and consume_prefix take a named prefix off") {
+    using bootstrap::core::after_prefix;
+    using bootstrap::core::consume_prefix;
+    CHECK(after_prefix("marker.os_name", "marker.") == std::optional<std::string_view>("os_name"));
+    CHECK(after_prefix("marker.", "marker.") == std::optional<std::string_view>(""));
+    CHECK_FALSE(after_prefix("markers", "marker."));
+    CHECK_FALSE(after_prefix("", "x"));
+    std::string_view s = "sm_90a";
+    CHECK(consume_prefix(s, "sm_"));
+    CHECK(s == "90a");
+    CHECK_FALSE(consume_prefix(s, "sm_"));
+    CHECK(s == "90a");
+}

@@ -43,6 +43,32 @@ TEST_CASE("missing journal is empty; corrupt one is a clear error") {
     CHECK(bad.error().message.find("journal.json is corrupt") != std::string::npos);
 }
 
+TEST_CASE("a journal field of the wrong type is an error naming the field, never an exception") {
+    core::TempDir dir("bs-journal");
+    const auto path = engine::Journal::path_for(dir.path());
+    auto load = [&](const std::string& text) {
+        REQUIRE(core::write_file_atomic(path, text));
+        return engine::Journal::load(dir.path());
+    };
+    auto wrong_type = load(R"({"schema": 1, "steps": {"a": {"key": 5, "status": "ok"}}})");
+    REQUIRE_FALSE(wrong_type);
+    CHECK(wrong_type.error().message.find("journal.json is corrupt (steps.a.key: expected a string)") !=
+          std::string::npos);
+    auto bad_stamp = load(R"({"schema": 1, "steps": {"a": {"key": "k", "status": "ok",
+        "dists": {"x": {"version": "1", "record_sha256": "", "stamp": [1, 2]}}}}})");
+    REQUIRE_FALSE(bad_stamp);
+    CHECK(bad_stamp.error().message.find("steps.a.dists.x.stamp: expected [size, mtime_ns, inode]") !=
+          std::string::npos);
+    auto newer = load(R"({"schema": 2, "steps": {}})");
+    REQUIRE_FALSE(newer);
+    CHECK(newer.error().message.find("unsupported journal schema 2 (expected 1)") != std::string::npos);
+    auto good = load(R"({"schema": 1, "recipe": "r", "steps": {"a": {"key": "k", "status": "ok",
+        "seconds": 2, "dists": {"x": {"version": "1", "record_sha256": "s", "stamp": [1, -2, 3]}}}}})");
+    REQUIRE(good);
+    CHECK(good->steps.at("a").dists.at("x").stamp.mtime_ns == -2);
+    CHECK(good->steps.at("a").seconds == 2);
+}
+
 TEST_CASE("the venv lock names its holder when it times out") {
     core::TempDir dir("bs-lock");
     int ready[2];

@@ -352,6 +352,17 @@ TEST_CASE("find_program returns the first executable regular file") {
     CHECK(find_program("/bin/sh", "").string() == "/bin/sh");
 }
 
+TEST_CASE("find_program searches the PATH of the environment it is given") {
+    TempDir dir("bs-exec");
+    REQUIRE(bootstrap::core::write_file_atomic(dir.path() / "tool", "x"));
+    ::chmod((dir.path() / "tool").c_str(), 0755);
+    const bootstrap::exec::EnvMap env{{"PATH", dir.path().string() + ":/bin"}, {"HOME", "/"}};
+    CHECK(find_program("tool", env) == dir.path() / "tool");
+    CHECK(find_program("sh", env) == "/bin/sh");
+    CHECK(find_program("tool", bootstrap::exec::EnvMap{{"HOME", "/"}}).empty());  // no PATH
+    CHECK(find_program("/bin/sh", bootstrap::exec::EnvMap{}) == "/bin/sh");
+}
+
 TEST_CASE("describe: timeout and interrupt take precedence over the raw status") {
     ProcessResult r;
     r.exit_code = 0;

@@ -235,18 +235,21 @@ TEST_CASE("rollback plan: vcs, remote URL and editable origins") {
     CHECK(plan.unreachable[0].why == "editable source /nonexistent/src no longer exists");
 }
 
-TEST_CASE("wheel file names and file URLs") {
-    auto w = manifest::parse_wheel_filename("Demo_Core-2.1.0rc1-py3-none-any.whl");
-    REQUIRE(w);
-    CHECK(w->name == "demo-core");
-    CHECK(w->version == "2.1.0rc1");
-    CHECK(w->tag == "py3-none-any");
-    auto b = manifest::parse_wheel_filename("torch-2.11.0+cu130-1-cp311-cp311-linux_x86_64.whl");
-    REQUIRE(b);
-    CHECK(b->version == "2.11.0+cu130");
-    CHECK(b->tag == "cp311-cp311-linux_x86_64");
-    CHECK_FALSE(manifest::parse_wheel_filename("foo-1.0.tar.gz"));
-    CHECK_FALSE(manifest::parse_wheel_filename("foo-1.0-any.whl"));
+TEST_CASE("wheel file names (pyenv's PEP 427 parser) and file URLs") {
+    core::TempDir tmp;
+    for (const char* name :
+         {"Demo_Core-2.1.0rc1-py3-none-any.whl", "demo_core-2.1rc1-cp311-cp311-linux_x86_64.whl",
+          "demo_core-2.1.0-py3-none-any.whl", "demo_core-2.1.0rc1.tar.gz",
+          "demo_core-2.1.0rc1-any.whl"})
+        REQUIRE(core::write_file_atomic(tmp.path() / name, "x"));
+    // The PEP 503 name and PEP 440 version decide; among equals the tag, then the file name.
+    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1") ==
+          tmp.path() / "Demo_Core-2.1.0rc1-py3-none-any.whl");
+    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1", "cp311-cp311-linux_x86_64") ==
+          tmp.path() / "demo_core-2.1rc1-cp311-cp311-linux_x86_64.whl");
+    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1") ==
+          tmp.path() / "demo_core-2.1.0-py3-none-any.whl");
+    CHECK_FALSE(manifest::find_wheel({tmp.path()}, "demo-core", "2.2"));
 
     CHECK(manifest::file_url_path("file:///tmp/a%20b/x.whl") == fs::path("/tmp/a b/x.whl"));
     CHECK(manifest::file_url_path("file://localhost/tmp/x.whl") == fs::path("/tmp/x.whl"));

@@ -289,13 +289,26 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
     REQUIRE(second.has_value());
     CHECK(*second == *first);
     CHECK(calls() == 2); // nothing spawned
+    const std::string cached = bootstrap::core::read_file(cache).value();
+    CHECK(cached.find("\"version\": 1") != std::string::npos);
+    CHECK(cached.find("\"gcc\": \"99.1.0\"") != std::string::npos);
+
+    // An older bootstrap's "stamp=..." lines, or a damaged file: a miss, rewritten as JSON.
+    for (const std::string& old : {std::string("stamp=host-facts-v1 | x\ngcc=1\n"), std::string("{")}) {
+        REQUIRE(bootstrap::core::write_file_atomic(cache, old));
+        auto again = probe_host(env, cache);
+        REQUIRE(again.has_value());
+        CHECK(*again == *first);
+        CHECK(bootstrap::core::read_file(cache).value() == cached);
+    }
+    CHECK(calls() == 6);
 
     // A changed tool (size differs) invalidates the cache.
     write_tool("gcc", "echo 100.0.0.1\n");
     auto third = probe_host(env, cache);
     REQUIRE(third.has_value());
     CHECK(third->gcc == "100.0.0.1");
-    CHECK(calls() == 4);
+    CHECK(calls() == 8);
 
     // No tools on PATH: empty facts, not an error.
     auto none = probe_host({{"PATH", (tmp.path() / "empty").string()}}, "");
@@ -348,6 +361,20 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
     CHECK(fourth->packages.size() == 9);
+    // The damaged file was a miss, and the rewritten one is versioned JSON again.
+    auto rewritten = bootstrap::core::read_file(cache);
+    REQUIRE(rewritten.has_value());
+    CHECK(rewritten->rfind("{", 0) == 0);
+    CHECK(rewritten->find("\"version\": 3") != std::string::npos);
+    CHECK(rewritten->find("remote-3.0.dist-info\": {") != std::string::npos);
+
+    // An old tab-separated (v2) cache is a miss too, never an error.
+    REQUIRE(bootstrap::core::write_file_atomic(
+        cache, "bootstrap-packages-cache-v2\n/x.dist-info\t1\t2\t3\ta\tb\tc\td\te\tf\tg\th\n"));
+    auto fifth = take_snapshot(fixture_request(venv));
+    REQUIRE(fifth.has_value());
+    CHECK(to_json(*fifth) == to_json(*fourth));
+    CHECK(bootstrap::core::read_file(cache)->find("\"version\": 3") != std::string::npos);
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {

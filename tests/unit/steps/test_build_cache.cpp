@@ -217,3 +217,33 @@ TEST_CASE("tree digest: content, names and the executable bit count; build outpu
 
     CHECK(steps::tree_digest(src / "nope", cache.path()).value() == "missing");
 }
+
+TEST_CASE("tree digest cache: versioned JSON; an old or damaged file is a miss, rewritten") {
+    core::TempDir dir("bs-tree");
+    core::TempDir cache("bs-tree-cache");
+    write(dir.path() / "a.py", "x = 1\n");
+    auto first = steps::tree_digest(dir.path(), cache.path());
+    REQUIRE(first);
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(cache.path())) files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    const fs::path file = files[0];
+    CHECK(file.extension() == ".json");
+    std::string text = core::read_file(file).value();
+    CHECK(text.find("\"version\": 1") != std::string::npos);
+    CHECK(text.find("\"digest\": \"" + *first + "\"") != std::string::npos);
+
+    // The cache is what answers while the stamp holds: a planted digest comes back.
+    const std::string planted(64, 'a');
+    std::string forged = text;
+    forged.replace(forged.find(*first), first->size(), planted);
+    write(file, forged);
+    CHECK(steps::tree_digest(dir.path(), cache.path()).value() == planted);
+
+    for (const std::string& old : {std::string("STAMP ") + *first + "\n", std::string("{\"version\": 1"),
+                                  std::string("{\"version\": 99, \"stamp\": 1}")}) {
+        write(file, old);
+        CHECK(steps::tree_digest(dir.path(), cache.path()).value() == *first);
+        CHECK(core::read_file(file).value() == text);  // rewritten
+    }
+}
