@@ -231,7 +231,7 @@ TEST_CASE("load_recipe reads a file, records its absolute path and digest") {
     CHECK(r->steps.size() == 6);
 }
 
-TEST_CASE("load_recipe names the path; a missing file or a directory is a usage error") {
+TEST_CASE("load_recipe names the path, a missing file or a directory is a usage error") {
     core::TempDir dir("recipe-test");
     auto file = dir.path() / "bad.toml";
     REQUIRE(core::write_file_atomic(file, "schema = 1\nname = \"x\"\n"));
