@@ -524,7 +524,7 @@ def test_deleted_output_makes_its_step_run_again(world):
     assert by["torch"]["reason"] == "up to date"
 
 
-def test_verify_flag_rechecks_up_to_date_steps(world):
+def test_verify_flag_rechecks_an_up_to_date_pipeline(world):
     """A plain re-run trusts the journal (dist-info RECORD digests unchanged); --verify re-runs
     the verify clauses of up-to-date steps and catches a broken import."""
     recipe = write(world, R.pipeline(world.index))
@@ -650,7 +650,7 @@ def test_later_step_reruns_when_earlier_step_undoes_its_work(world):
     assert world.version_of("nvidia-cublas") == "13.4.1.1"
 
 
-def test_verify_flag_rechecks_up_to_date_steps(world):
+def test_verify_flag_finds_a_broken_dependency_of_an_up_to_date_step(world):
     recipe = write(world, [R.venv(),
                            R.install("tf", ["transformers"], index_url=world.index.url(),
                                      verify=[R.imp("transformers", "AutoTokenizer")])])
