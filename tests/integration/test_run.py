@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import recipes as R
-from recipes import steps_by_id
+from recipes import NOOP_SECONDS, steps_by_id
 
 
 def write(world, steps, **kw) -> Path:
@@ -81,14 +81,16 @@ def test_full_run_then_noop_second_run(world):
     assert "demo-torch==2.11.0+cu130" in torch_log
     assert "verify: import demo_torch" in torch_log
 
-    # Second run: everything is up to date; nothing is asked of the index; well under 1 s.
+    # Second run: everything is up to date; nothing is asked of the index. Typically ~0.05 s;
+    # the bound is generous for a loaded CI machine (bench/noop.sh measures it properly).
     world.index.reset()
     journal_before = (world.venv / ".bootstrap" / "journal.json").read_bytes()
     t0 = time.monotonic()
     proc2 = world.run([recipe])
     wall = time.monotonic() - t0
     ok(proc2)
-    assert wall < 1.0, f"second run took {wall:.2f}s"
+    print(f"\nno-op re-run of the pipeline: {wall:.3f} s")
+    assert wall < NOOP_SECONDS, f"second run took {wall:.2f}s"
     for i, sid in enumerate(R.PIPELINE_IDS, start=1):
         kind = {"venv": "venv", "helpers": "run", "check": "check"}.get(sid, "install")
         assert re.search(rf"^\[{i}/6\] {sid}  {kind}  skipped: up to date \(", proc2.stderr, re.M), proc2.stderr
@@ -740,7 +742,9 @@ def test_embedded_demo(world):
     assert world.version_of("nvidia-cublas", venv=demo_dir / "venv") == "13.4.1.1"
     t0 = time.monotonic()
     proc2 = world.run(["demo", "--json"], env=env)
-    assert time.monotonic() - t0 < 1.0
+    wall = time.monotonic() - t0
+    print(f"\nno-op re-run of the demo: {wall:.3f} s")
+    assert wall < NOOP_SECONDS
     ok(proc2)
     assert [s["reason"] for s in json.loads(proc2.stdout)["steps"]] == ["up to date"] * 6
 
