@@ -11,7 +11,8 @@ Checks, under ROOT/tests:
     `# check-test-names: override` comment on its `def` line).
   Catch2 (tests/unit/<module>/*.cpp form the binary unit_<module>): a TEST_CASE,
     TEST_CASE_METHOD, SCENARIO or TEMPLATE_TEST_CASE name used twice in one binary, and a
-    name with ';' (catch_discover_tests splits it into ctest tests that run nothing).
+    name with ';' or '\\' (catch_discover_tests turns it into ctest tests that match nothing)
+    or starting with '~' or 'exclude:' (Catch2 then runs every case but that one).
 
 Each finding names both places as file:line. Exit status 1 with findings, 2 when ROOT has no
 tests/ directory or a file cannot be read or parsed; otherwise 0 and one line with the counts.
@@ -236,6 +237,14 @@ def check_catch2(tests_dir: Path, findings: Findings, counts: dict[str, int]) ->
                     findings.bad_name("Catch2 test case", name, place,
                                       "ctest's discovery (CatchAddTests.cmake) splits a name at "
                                       "';' into tests that match nothing, so it never runs")
+                if name.startswith("~") or name.lower().startswith("exclude:"):
+                    findings.bad_name("Catch2 test case", name, place,
+                                      "Catch2 reads a leading '~' or 'exclude:' as 'every test "
+                                      "but this one', so ctest runs all the others instead")
+                if "\\" in name:
+                    findings.bad_name("Catch2 test case", name, place,
+                                      "ctest's discovery passes '\\' unescaped and Catch2 reads "
+                                      "it as an escape, so the name matches nothing")
                 if name in seen:
                     findings.duplicate(f"Catch2 test case (binary unit_{module.name})", name,
                                        seen[name], place, "Catch2 refuses to register both")

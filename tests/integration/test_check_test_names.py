@@ -155,7 +155,9 @@ def test_duplicate_catch2_names_within_one_binary(tmp_path):
             'TEST_CASE_METHOD(Fixture, "plan keys differ", "[plan]") {}\n'   # line 3
             'TEST_CASE("Scenario: journeys") {}\n'                         # line 4
             'TEST_CASE("a \\"quoted\\" name") {}\n'
-            'TEST_CASE("this; that") {}\n'),               # line 6: ctest splits it
+            'TEST_CASE("this; that") {}\n'                # line 6: ctest splits it
+            'TEST_CASE("a \'\\\\r\' ends it") {}\n'     # line 7: a backslash in the name
+            'TEST_CASE("~= expands") {}\n'),              # line 8: Catch2's exclusion
         "tests/unit/steps/test_c.cpp": 'TEST_CASE("plan keys differ") {}\n',  # other binary
     })
     proc = check(tmp_path)
@@ -170,9 +172,15 @@ def test_duplicate_catch2_names_within_one_binary(tmp_path):
     assert ("tests/unit/engine/test_b.cpp:6: Catch2 test case 'this; that': ctest's discovery "
             "(CatchAddTests.cmake) splits a name at ';' into tests that match nothing, so it "
             "never runs") in lines
-    assert lines[-1] == ("check-test-names: 3 problem(s) among 0 pytest tests in 0 modules, "
-                         "8 Catch2 test cases in 2 binaries")
-    assert len(lines) == 4, proc.stderr
+    assert ("tests/unit/engine/test_b.cpp:7: Catch2 test case 'a '\\r' ends it': ctest's "
+            "discovery passes '\\' unescaped and Catch2 reads it as an escape, so the name "
+            "matches nothing") in lines
+    assert ("tests/unit/engine/test_b.cpp:8: Catch2 test case '~= expands': Catch2 reads a "
+            "leading '~' or 'exclude:' as 'every test but this one', so ctest runs all the "
+            "others instead") in lines
+    assert lines[-1] == ("check-test-names: 5 problem(s) among 0 pytest tests in 0 modules, "
+                         "10 Catch2 test cases in 2 binaries")
+    assert len(lines) == 6, proc.stderr
 
 
 def test_an_unparsable_test_file_or_no_tests_dir_is_named(tmp_path):

@@ -106,6 +106,23 @@ def test_every_ctest_test_is_one_catch2_case_that_runs(build_dir, ctest_tests):
         assert props.get("SKIP_RETURN_CODE") == 77, t
 
 
+def test_every_ctest_filter_selects_exactly_its_own_case(ctest_tests):
+    """What each ctest test asks its binary for is that one case: not nothing (a name with ';'
+    or a backslash), not every other case (a name starting with '~'), not several (a '*')."""
+    wrong = []
+    for t in ctest_tests:
+        binary, *spec = t["command"]
+        if not Path(binary).name.startswith("unit_"):
+            continue
+        spec = [a for a in spec if a not in ("--warn", "NoTests")]
+        proc = subprocess.run([binary, *spec, "--list-test-names-only"], capture_output=True,
+                              text=True, timeout=60)
+        selected = [n for n in proc.stdout.splitlines() if n]
+        if selected != [t["name"].split(":", 1)[1]]:
+            wrong.append(f"{t['name']}: selects {selected[:3]}{' ...' if len(selected) > 3 else ''}")
+    assert wrong == []
+
+
 def test_a_filter_that_matches_nothing_fails(build_dir):
     proc = subprocess.run([str(build_dir / "unit_core"), "no such test case", "--warn", "NoTests"],
                           capture_output=True, text=True, timeout=60)

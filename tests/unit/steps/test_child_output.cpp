@@ -77,7 +77,7 @@ TEST_CASE("installer cause: pip's first ERROR line, or its drawn diagnostic") {
     CHECK(long_cause == std::string(399, 'x') + "…");
 }
 
-TEST_CASE("plain text drops escapes and control characters, '\\r' ends a line") {
+TEST_CASE("plain text drops escapes and control characters, a carriage return ends a line") {
     CHECK(steps::plain_text("\x1b[1m\x1b[31merror\x1b[39m\x1b[0m:\tx\r\ny\rz\x07\x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\") ==
           "error: x\ny\nzlink");
     CHECK(steps::plain_text("ok\x1b[3") == "ok");  // an unfinished sequence at the end
