@@ -38,7 +38,7 @@ using Status = Result<void>;
     return tl::unexpected<Error>(Error{code, std::move(message), std::move(detail)});
 }
 
-/// Process exit code for an error (DESIGN.md: 1 failure, 2 usage/recipe, 130 interrupted).
+/// Process exit code for an error (README, "Commands": 1 failure, 2 usage/recipe, 130 interrupted).
 [[nodiscard]] int exit_code_for(const Error& error);
 
 }  // namespace bootstrap

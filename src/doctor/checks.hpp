@@ -38,7 +38,7 @@ struct SymbolCheck {
 };
 
 /// The built-in symbol checks: cublasLtGroupedMatrixLayoutInit_internal in libcublasLt.so.13
-/// (TransformerEngine 2.14 needs cuBLAS >= 13.2, SEED-NOTES P10).
+/// (TransformerEngine 2.14 needs cuBLAS >= 13.2, README pitfall P10).
 [[nodiscard]] const std::vector<SymbolCheck> &builtin_symbol_checks();
 
 struct DoctorOptions {

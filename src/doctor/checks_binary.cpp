@@ -1,4 +1,4 @@
-// Binary checks: the dynamic symbols of the library that will really load (SEED-NOTES P10), and
+// Binary checks: the dynamic symbols of the library that will really load (README pitfall P10), and
 // the CUDA code of built extensions against the device arch (P15).
 
 #include <fnmatch.h>

@@ -1,4 +1,4 @@
-// Venv integrity (SEED-NOTES P4): pyvenv.cfg's home exists, and bin/ shebangs and activate*
+// Venv integrity (README pitfall P4): pyvenv.cfg's home exists, and bin/ shebangs and activate*
 // scripts name this venv, not the one it was copied from. `relocate` rewrites them.
 
 #include <sys/stat.h>

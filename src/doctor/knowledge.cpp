@@ -1,5 +1,5 @@
-// Built-in known faults (data) and the line matcher. Every entry's text comes from the seed's
-// field log (../shared/seed) and its public-source corrections (../shared/SEED-NOTES.md).
+// Built-in known faults (data) and the line matcher. Every entry's text is an error met on the
+// H200 nodes (README pitfalls P1-P24); tests/unit/doctor/test_knowledge.cpp matches real lines.
 
 #include "doctor/knowledge.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // The known-fault knowledge base: error texts met while bringing up Megatron-LM + TE + mHC on
-// H200 (SEED-NOTES P1-P24), each with what it means and what to do, matched line by line
+// H200 (README pitfalls P1-P24), each with what it means and what to do, matched line by line
 // against a failing step's log or any other log (a training log included).
 //
 // For the engine, after a step fails:

@@ -21,7 +21,7 @@ namespace bootstrap::doctor {
 /// Canonical flag names: built-in pairs plus a recipe's [flag_aliases].
 class FlagAliases {
   public:
-    /// The built-in groups (SEED-NOTES, "Megatron flag names moved between branches"):
+    /// The built-in groups (Megatron renamed these flags between branches):
     /// --enable-hyper-connections = --enable-mhc-connections, --num-residual-streams =
     /// --mhc-num-residual-streams, --cuda-graph-scope = --cuda-graph-modules.
     FlagAliases();

@@ -4,7 +4,7 @@
 // Upstream Megatron logs `throughput per GPU (TFLOP/s/GPU): X` per logged iteration when run
 // with --log-throughput; MFU is that over the GPU's dense BF16 peak. Some forks also print an
 // MFU figure computed against another peak (the seed's fork divided by 670, an L20X figure,
-// SEED-NOTES P2): the peak it assumed is throughput / MFU, and the correction to the real
+// README pitfall P2): the peak it assumed is throughput / MFU, and the correction to the real
 // device is assumed_peak / device_peak (670 / 989.4 = x0.68 on H200).
 
 #include <optional>

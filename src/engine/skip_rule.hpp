@@ -55,7 +55,7 @@ public:
     void clear_refreshed() { m_refreshed = false; }
 
     /// {dependent, dependency} pins that the recipe overrides: a step installing `dependency`
-    /// with `allow_conflicts = ["dependent"]` (cublas over torch's pin, SEED-NOTES P10).
+    /// with `allow_conflicts = ["dependent"]` (cublas over torch's pin, README pitfall P10).
     [[nodiscard]] const std::set<std::pair<std::string, std::string>>& allowed_conflicts() const {
         return m_allowed_conflicts;
     }

@@ -2,7 +2,7 @@
 // The dynamic symbols a shared library defines, read from its `.dynsym` with libelf (no nm).
 // This is what the dynamic linker can bind an undefined reference to: "undefined symbol:
 // cublasLtGroupedMatrixLayoutInit_internal, version libcublasLt.so.13" means no library that
-// loaded defines it (SEED-NOTES P10).
+// loaded defines it (README pitfall P10).
 
 #include <filesystem>
 #include <string>

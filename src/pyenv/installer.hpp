@@ -1,7 +1,7 @@
 #pragma once
 // Installer backends (uv, pip) as argv builders. Both name the venv explicitly and are meant to
 // run from a neutral working directory, so neither project discovery nor VIRTUAL_ENV can
-// redirect them (SEED-NOTES P5, P7).
+// redirect them (README pitfalls P5, P7).
 
 #include <filesystem>
 #include <memory>

@@ -109,7 +109,9 @@ def test_directory_build_installs_then_cache_hit_in_another_venv(bw):
     assert builds(bw) == 1
     assert build_info(bw, other)["TORCH_CUDA_ARCH_LIST"] == "9.0"
     print(f"\nbuild step: {built_seconds:.2f} s; cache-hit step: {step['seconds']:.2f} s")
-    assert step["seconds"] < 1.0 < built_seconds
+    # The reason and the build count above prove the hit; the time only says it was cheaper
+    # (bench/build_cache.sh measures it).
+    assert step["seconds"] < built_seconds
 
 
 def test_cache_misses_when_a_key_input_changes(bw):

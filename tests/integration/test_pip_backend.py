@@ -6,7 +6,7 @@ import re
 import time
 
 import recipes as R
-from recipes import steps_by_id
+from recipes import NOOP_SECONDS, steps_by_id
 
 
 def pip_world(world):
@@ -47,7 +47,8 @@ def test_pip_backend_full_run_then_noop(world):
     proc2, doc2 = world.run_json([recipe])
     wall = time.monotonic() - t0
     assert proc2.returncode == 0, proc2.stderr
-    assert wall < 1.0, f"second run took {wall:.2f}s"
+    print(f"\nno-op re-run with pip: {wall:.3f} s")
+    assert wall < NOOP_SECONDS, f"second run took {wall:.2f}s"
     assert [s["reason"] for s in doc2["steps"]] == ["up to date"] * 6
     assert world.index.stats() == {}
 

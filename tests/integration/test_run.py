@@ -7,12 +7,13 @@ import re
 import shutil
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
 import recipes as R
-from recipes import steps_by_id
+from recipes import NOOP_SECONDS, steps_by_id
 
 
 def write(world, steps, **kw) -> Path:
@@ -81,14 +82,16 @@ def test_full_run_then_noop_second_run(world):
     assert "demo-torch==2.11.0+cu130" in torch_log
     assert "verify: import demo_torch" in torch_log
 
-    # Second run: everything is up to date; nothing is asked of the index; well under 1 s.
+    # Second run: everything is up to date; nothing is asked of the index. Typically ~0.05 s;
+    # the bound is generous for a loaded CI machine (bench/noop.sh measures it properly).
     world.index.reset()
     journal_before = (world.venv / ".bootstrap" / "journal.json").read_bytes()
     t0 = time.monotonic()
     proc2 = world.run([recipe])
     wall = time.monotonic() - t0
     ok(proc2)
-    assert wall < 1.0, f"second run took {wall:.2f}s"
+    print(f"\nno-op re-run of the pipeline: {wall:.3f} s")
+    assert wall < NOOP_SECONDS, f"second run took {wall:.2f}s"
     for i, sid in enumerate(R.PIPELINE_IDS, start=1):
         kind = {"venv": "venv", "helpers": "run", "check": "check"}.get(sid, "install")
         assert re.search(rf"^\[{i}/6\] {sid}  {kind}  skipped: up to date \(", proc2.stderr, re.M), proc2.stderr
@@ -524,7 +527,7 @@ def test_deleted_output_makes_its_step_run_again(world):
     assert by["torch"]["reason"] == "up to date"
 
 
-def test_verify_flag_rechecks_up_to_date_steps(world):
+def test_verify_flag_rechecks_an_up_to_date_pipeline(world):
     """A plain re-run trusts the journal (dist-info RECORD digests unchanged); --verify re-runs
     the verify clauses of up-to-date steps and catches a broken import."""
     recipe = write(world, R.pipeline(world.index))
@@ -621,6 +624,70 @@ def test_sync_step_with_local_project(world):
     assert steps_by_id(doc2)["sync"]["reason"] == "up to date"
 
 
+def test_locked_sync_with_torch_overridden_then_torch_from_its_own_step(world):
+    """P8: Megatron's uv.lock overrides torch with `sys_platform == 'never'`, so `uv sync` never
+    installs it; a later install step brings the cu130 torch, and neither a no-op re-run nor a
+    forced --inexact re-sync of the locked project takes it away or swaps it for the lock's."""
+    project = world.root / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "itest-p8"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
+        'dependencies = ["demo-core<2", "demo-torch"]\n\n'
+        "[tool.uv]\noverride-dependencies = [\"demo-torch; sys_platform == 'never'\"]\n\n"
+        f'[[tool.uv.index]]\nname = "fixture"\nurl = "{world.index.url()}"\ndefault = true\n')
+    # The lock, made by the real uv against the fixture index (the project's own index config
+    # is read: the hermetic environment's UV_NO_CONFIG=1 is dropped for it).
+    env = world.full_env()
+    env.pop("UV_NO_CONFIG")
+    lock = subprocess.run([str(world.uv), "lock", "--project", str(project)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert lock.returncode == 0, lock.stderr
+    lock_text = (project / "uv.lock").read_text()
+    locked = tomllib.loads(lock_text)
+    assert locked["manifest"]["overrides"] == [
+        {"name": "demo-torch", "marker": "sys_platform == 'never'"}]
+    # The universal lock keeps PyPI's torch, reachable only where sys_platform == 'never'.
+    root = next(p for p in locked["package"] if p["name"] == "itest-p8")
+    assert {"name": "demo-torch", "marker": "sys_platform == 'never'"} in root["dependencies"]
+    assert {p["name"]: p["version"] for p in locked["package"]}["demo-torch"] == "2.11.0"
+
+    recipe = write(world, [
+        R.venv(),
+        R.sync("deps", "proj", args=["--locked", "--inexact"], env_unset=["UV_NO_CONFIG"]),
+        R.install("torch", ["demo-torch==2.11.0+cu130"], index_url=world.index.url("main"),
+                  extra_index_urls=[world.index.url("cu130")], verify=[R.imp("demo_torch")]),
+    ])
+    # The sync alone: the project's dependencies, and no torch (the pitfall).
+    ok(world.run([recipe, "--only", "venv", "deps"]))
+    assert world.version_of("demo-core") == "1.1.0"
+    assert world.version_of("demo-torch") is None
+
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    steps = steps_by_id(doc)
+    assert steps["deps"]["result"] == "skipped" and steps["torch"]["result"] == "ran"
+    assert world.version_of("demo-torch") == "2.11.0+cu130"
+    assert world.version_of("demo-core") == "1.1.0"
+
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert [s["result"] for s in doc["steps"]] == ["skipped"] * 3
+    assert world.version_of("demo-torch") == "2.11.0+cu130"
+
+    # A forced re-sync of the lock keeps the cu130 torch: the lock has no torch to install
+    # over it, and --inexact removes nothing.
+    proc, doc = world.run_json([recipe, "--force", "--only", "deps"])
+    ok(proc)
+    assert steps_by_id(doc)["deps"]["result"] == "ran"
+    assert world.version_of("demo-torch") == "2.11.0+cu130"
+    assert world.version_of("nvidia-cublas") == "13.1.0.3"
+    assert (project / "uv.lock").read_text() == lock_text  # --locked: uv.lock is never rewritten
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert steps_by_id(doc)["torch"]["result"] in ("skipped", "verified")
+    assert world.version_of("demo-torch") == "2.11.0+cu130"
+
+
 def test_sync_without_inexact_warns(world):
     (world.root / "proj").mkdir()
     recipe = write(world, [R.venv(), R.install("click", ["click"], index_url=world.index.url()),
@@ -650,7 +717,7 @@ def test_later_step_reruns_when_earlier_step_undoes_its_work(world):
     assert world.version_of("nvidia-cublas") == "13.4.1.1"
 
 
-def test_verify_flag_rechecks_up_to_date_steps(world):
+def test_verify_flag_finds_a_broken_dependency_of_an_up_to_date_step(world):
     recipe = write(world, [R.venv(),
                            R.install("tf", ["transformers"], index_url=world.index.url(),
                                      verify=[R.imp("transformers", "AutoTokenizer")])])
@@ -740,7 +807,9 @@ def test_embedded_demo(world):
     assert world.version_of("nvidia-cublas", venv=demo_dir / "venv") == "13.4.1.1"
     t0 = time.monotonic()
     proc2 = world.run(["demo", "--json"], env=env)
-    assert time.monotonic() - t0 < 1.0
+    wall = time.monotonic() - t0
+    print(f"\nno-op re-run of the demo: {wall:.3f} s")
+    assert wall < NOOP_SECONDS
     ok(proc2)
     assert [s["reason"] for s in json.loads(proc2.stdout)["steps"]] == ["up to date"] * 6
 

@@ -230,19 +230,20 @@ def test_fault_truncate(index, wheelhouse):
 
 def test_fault_delay_and_hang(index):
     index.set_faults([
-        {"match": "demo-core", "kind": "delay", "seconds": 1.0, "times": 1},
+        {"match": "demo-core", "kind": "delay", "seconds": 10.0, "times": 1},
         {"match": "demo-utils", "kind": "hang", "times": 1},
     ])
+    # Bounds well under the 10 s delay, so a loaded machine does not fail them.
     t0 = time.monotonic()
     with pytest.raises((TimeoutError, urllib.error.URLError)):
         get(index.url() + "/demo-core/", timeout=0.3)
-    assert time.monotonic() - t0 < 0.9
+    assert time.monotonic() - t0 < 5
     with pytest.raises((TimeoutError, urllib.error.URLError)):
         get(index.url() + "/demo-utils/", timeout=0.3)
     t0 = time.monotonic()
-    assert get(index.url() + "/demo-core/")[0] == 200      # rule used up: fast again
-    assert get(index.url() + "/demo-utils/")[0] == 200
-    assert time.monotonic() - t0 < 0.5
+    assert get(index.url() + "/demo-core/", timeout=30)[0] == 200  # rule used up: fast again
+    assert get(index.url() + "/demo-utils/", timeout=30)[0] == 200
+    assert time.monotonic() - t0 < 5
     # a delay within the client's patience is just slow, and combines with later rules
     index.set_faults([{"kind": "delay", "seconds": 0.3, "times": 1},
                       {"kind": "status", "status": 500, "times": 1}])
@@ -271,9 +272,8 @@ def test_initial_faults_and_clean_shutdown(index_factory):
     srv.clear_faults()
     _, _, resp = get(srv.url() + "/")
     assert resp.headers["Cache-Control"] == "max-age=600, public"
-    t0 = time.monotonic()
     srv.stop()
-    assert srv.proc.returncode == 0 and time.monotonic() - t0 < 3
+    assert srv.proc.returncode == 0  # it left on SIGTERM within stop()'s 5 s (a kill is -9)
 
 
 def test_uv_installs_from_index(index, uv_bin, uv_cache, tmp_path, clean_env):

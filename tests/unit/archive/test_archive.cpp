@@ -56,7 +56,7 @@ void require_clean(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("a tar.gz with one top directory has it stripped; modes and links are kept") {
+TEST_CASE("a tar.gz with one top directory has it stripped, modes and links are kept") {
     core::TempDir dir("bs-archive");
     // A pax global header, as `git archive` (GitHub tarballs) writes one, is not a member.
     auto file = make_archive(dir, "pkg.tar.gz", R"(

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "device/preflight.hpp"
 #include "device_fixtures.hpp"
@@ -46,10 +47,7 @@ void fake_cuda_home(const TempDir& dir, const std::string& release) {
 TEST_CASE("pre-build checks with a stand-in torch and nvcc", "[device][preflight]") {
     std::string why;
     const auto& venv = fake_torch_venv(&why);
-    if (!venv) {
-        WARN("skipped: " << why);
-        return;
-    }
+    if (!venv) BS_SKIP(why);
     auto python = *venv / "bin" / "python";
     TempDir cuda("bs-cuda");
 

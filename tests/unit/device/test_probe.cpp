@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "device/probe.hpp"
@@ -185,10 +186,7 @@ TEST_CASE("nvidia-smi probe against stand-in scripts", "[device][probe]") {
 TEST_CASE("torch probe against a stand-in torch in a real venv", "[device][probe]") {
     std::string why;
     const auto& venv = fake_torch_venv(&why);
-    if (!venv) {
-        WARN("skipped: " << why);
-        return;
-    }
+    if (!venv) BS_SKIP(why);
     auto python = *venv / "bin" / "python";
     SECTION("no GPU visible: versions and arch flags still answer") {
         auto a = probe_torch(python, child_env());
@@ -319,20 +317,31 @@ TEST_CASE("detect: order decides, every other probe cross-checks", "[device][pro
         REQUIRE(report->chosen_answer());
         CHECK(report->chosen_answer()->probe == "driver");
     }
-    SECTION("torch in a venv, with the order's precedence") {
-        const auto& venv = fake_torch_venv();
-        if (!venv) return;
-        env["FAKE_TORCH_DEVICES"] = "9.0";
-        auto report = detect({"torch", "driver"}, *venv, env);
-        REQUIRE(report);
-        REQUIRE(report->chosen_answer());
-        CHECK(report->chosen_answer()->probe == "torch");
-        CHECK(report->chosen_answer()->torch_version == "2.11.0+cu130");
-    }
     SECTION("an unknown probe name is a usage error with a suggestion") {
         auto report = detect({"nvidai-smi"}, {}, env);
         REQUIRE_FALSE(report);
         CHECK(report.error().code == ErrorCode::usage);
         CHECK_THAT(report.error().message, Catch::Contains("did you mean 'nvidia-smi'?"));
     }
+}
+
+// Its own case (not a SECTION of the one above) so that a missing python3 venv skips only it.
+TEST_CASE("detect: torch in a venv, with the order's precedence", "[device][probe]") {
+    std::string why;
+    const auto& venv = fake_torch_venv(&why);
+    if (!venv) BS_SKIP(why);
+    ScopedEnv cuda_devices("FAKE_CUDA_DEVICES", "9.0");
+    ScopedEnv cuda_ok("FAKE_CUDA_INIT_ERROR", std::nullopt);
+    ScopedEnv nvml_devices("FAKE_NVML_DEVICES", "9.0");
+    ScopedEnv nvml_ok("FAKE_NVML_INIT_ERROR", std::nullopt);
+    FakeSmi smi(k_wrong_smi);
+    auto env = smi.env();
+    env["BOOTSTRAP_LIBCUDA"] = BS_FAKE_LIBCUDA;
+    env["BOOTSTRAP_LIBNVML"] = BS_FAKE_LIBNVML;
+    env["FAKE_TORCH_DEVICES"] = "9.0";
+    auto report = detect({"torch", "driver"}, *venv, env);
+    REQUIRE(report);
+    REQUIRE(report->chosen_answer());
+    CHECK(report->chosen_answer()->probe == "torch");
+    CHECK(report->chosen_answer()->torch_version == "2.11.0+cu130");
 }

@@ -3,6 +3,7 @@
 #include <regex>
 #include <string>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "device/toolchain.hpp"
@@ -49,10 +50,7 @@ TEST_CASE("a stand-in nvcc of another CUDA release fails the torch check", "[dev
 TEST_CASE("the real nvcc: release and --list-gpu-arch", "[device][toolchain][nvcc]") {
     auto env = bootstrap::exec::current_environment();
     auto nvcc = find_nvcc(env);
-    if (nvcc.empty()) {
-        WARN("skipped: no nvcc (CUDA_HOME, PATH, /usr/local/cuda/bin)");
-        return;
-    }
+    if (nvcc.empty()) BS_SKIP("no nvcc (CUDA_HOME, PATH, /usr/local/cuda/bin)");
     auto release = nvcc_release(nvcc, env);
     REQUIRE(release);
     CHECK(std::regex_match(*release, std::regex(R"(\d+\.\d+)")));
@@ -71,10 +69,7 @@ TEST_CASE("the real nvcc: release and --list-gpu-arch", "[device][toolchain][nvc
 TEST_CASE("torch's extension builder judges an arch list", "[device][toolchain]") {
     std::string why;
     const auto& venv = fake_torch_venv(&why);
-    if (!venv) {
-        WARN("skipped: " << why);
-        return;
-    }
+    if (!venv) BS_SKIP(why);
     auto python = *venv / "bin" / "python";
     auto flags = torch_arch_flags_for(python, "9.0+PTX", child_env());
     REQUIRE(flags);

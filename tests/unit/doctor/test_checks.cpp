@@ -1,4 +1,4 @@
-// doctor's checks that need no interpreter: venv integrity and relocate (SEED-NOTES P4), the
+// doctor's checks that need no interpreter: venv integrity and relocate (README pitfall P4), the
 // import probe's parsing (P11/P21), PyPI's apex, pip, forbidden variables.
 #include <catch2/catch.hpp>
 

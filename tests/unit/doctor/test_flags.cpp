@@ -126,7 +126,7 @@ TEST_CASE("Megatron --yaml-cfg: nested sections flatten to their own key names")
     CHECK(find(*c, "--micro-batch-size")->where.line == 11);
 }
 
-TEST_CASE("parse_config picks the layout by extension; a scalar .yaml is an args list") {
+TEST_CASE("parse_config picks the layout by extension, a scalar .yaml is an args list") {
     auto scalar = parse_config("# start.sh style\n--enable-hyper-connections\n"
                                "--cuda-graph-scope attn\n",
                                "a400m.yaml");
@@ -155,7 +155,7 @@ TEST_CASE("YAML errors name the file and line") {
     CHECK(bad.error().message.find("cannot read the YAML configuration") != std::string::npos);
 }
 
-TEST_CASE("read_config reads a file; a missing file is a runtime error naming it") {
+TEST_CASE("read_config reads a file, a missing file is a runtime error naming it") {
     core::TempDir dir;
     auto path = dir.path() / "cfg.args";
     std::ofstream(path) << "--a 1\n";

@@ -250,7 +250,7 @@ TEST_CASE("format_findings prints severity, rule, evidence, why and fix") {
     CHECK(count_severity(findings, Severity::error) == 1);
 }
 
-TEST_CASE("rules: value conditions look at the last occurrence; require=value names the value") {
+TEST_CASE("rules: value conditions look at the last occurrence, require=value names the value") {
     auto r = recipe::parse_recipe(R"(schema = 1
 name = "t"
 [venv]

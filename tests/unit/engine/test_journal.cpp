@@ -32,7 +32,7 @@ TEST_CASE("journal round-trips and is written atomically") {
     CHECK(entries == 1);
 }
 
-TEST_CASE("missing journal is empty; corrupt one is a clear error") {
+TEST_CASE("missing journal is empty, corrupt one is a clear error") {
     core::TempDir dir("bs-journal");
     auto empty = engine::Journal::load(dir.path());
     REQUIRE(empty);

@@ -161,7 +161,7 @@ TEST_CASE("wheels that differ only by build tag must be the same bytes") {
                                   "demo-1.0-1-py3-none-any.whl, demo-1.0-2-py3-none-any.whl");
 }
 
-TEST_CASE("locked requirements pin with hashes; drift is named") {
+TEST_CASE("locked requirements pin with hashes, drift is named") {
     manifest::LockedPackage a{"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", "aa", {}};
     manifest::LockedPackage b{"local-pkg", "0.1", "local_pkg-0.1-py3-none-any.whl", "bb", {}};
     auto text = manifest::locked_requirements(

@@ -87,7 +87,7 @@ TEST_CASE("{device.*} come from the detected GPU") {
     CHECK(s.key.size() == 64);
 }
 
-TEST_CASE("an --arch wins over the detected GPU and says so; the arch is in the key") {
+TEST_CASE("an --arch wins over the detected GPU and says so, the arch is in the key") {
     World w;
     FakeDevices devices("9.0");
     auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
@@ -144,7 +144,7 @@ TEST_CASE("a --no-device plan uses fallback_arch (with ptx), and needs one") {
     CHECK(missing.error().message.find("fallback_arch") != std::string::npos);
 }
 
-TEST_CASE("{device.*} in [vars] resolves in steps; the venv path alone probes nothing") {
+TEST_CASE("{device.*} in [vars] resolves in steps, the venv path alone probes nothing") {
     World w;
     auto r = w.recipe("[vars]\nlist = \"{device.torch_arch_list}\"\n"
                       "[device]\nfallback_arch = \"8.9\"\n"

@@ -41,7 +41,7 @@ TEST_CASE("record_hash is PEP 376 urlsafe base64 without padding") {
     CHECK(engine::record_hash("uv") == "sha256=5hhM4Q4mYTT9z6QB6PGpUAW81PGNFrYrdXMj4oM_6ak");
 }
 
-TEST_CASE("match_record restores REQUESTED and the origin URL; uv_cache.json does not count") {
+TEST_CASE("match_record restores REQUESTED and the origin URL, uv_cache.json does not count") {
     core::TempDir tmp("bs-fixup");
     auto di = restored_dist_info(tmp.path());
     manifest::Package target;

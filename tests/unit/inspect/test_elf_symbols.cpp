@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "exec/process.hpp"
 #include "inspect/elf_symbols.hpp"
@@ -52,10 +53,7 @@ TEST_CASE("read_dynamic_symbols lists defined symbols with their version", "[elf
                  "int cublasLtGroupedMatrixLayoutInit_internal(void) { return puts(\"x\"); }\n"
                  "int other_symbol(void) { return 2; }\n",
                  "libdemo.so.13 { global: cublasLt*; other_symbol; local: *; };\n");
-    if (so.empty()) {
-        WARN("no C compiler (cc) on PATH: not checked");
-        return;
-    }
+    if (so.empty()) BS_SKIP("no C compiler (cc) on PATH");
     auto symbols = read_dynamic_symbols(so);
     REQUIRE(symbols);
     const auto *found = find_defined(*symbols, "cublasLtGroupedMatrixLayoutInit_internal");

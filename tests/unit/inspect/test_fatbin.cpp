@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
@@ -87,14 +88,15 @@ const std::map<std::string, std::vector<std::string>>& nvcc_builds() {
 }
 
 struct NvccLib {
-    fs::path path;    // empty when skipped
-    std::string skip; // why
+    fs::path path;     // empty when skipped or failed
+    std::string skip;  // why: no nvcc
+    std::string error; // nvcc is there but failed: the test fails, it is not skipped
 };
 
 NvccLib build_nvcc_lib(const std::string& name) {
     static const fs::path nvcc = find_nvcc();
     static TempDir dir("bs-fatbin");
-    if (nvcc.empty()) return {{}, "no nvcc (CUDA_HOME, PATH, /usr/local/cuda/bin)"};
+    if (nvcc.empty()) return {{}, "no nvcc (CUDA_HOME, PATH, /usr/local/cuda/bin)", {}};
     const auto& flags = nvcc_builds().at(name);
     fs::path out = dir.path() / ("lib" + name + ".so");
     bootstrap::exec::ProcessSpec spec;
@@ -107,15 +109,20 @@ NvccLib build_nvcc_lib(const std::string& name) {
     auto r = bootstrap::exec::run_process(spec);
     if (!r || !r->ok())
         return {{},
+                {},
                 "nvcc failed: " + bootstrap::core::format_argv(spec.argv) + "\n" +
                     (r ? r->output : r.error().message)};
-    return {out, {}};
+    return {out, {}, {}};
 }
 
+/// The library built by nvcc with `name`'s flags; skips the test case without nvcc and fails it
+/// when nvcc is there but cannot build the fixture.
 const NvccLib& nvcc_lib(const std::string& name) {
     static std::map<std::string, NvccLib> built;
     auto it = built.find(name);
     if (it == built.end()) it = built.emplace(name, build_nvcc_lib(name)).first;
+    if (!it->second.error.empty()) FAIL(it->second.error);
+    if (it->second.path.empty()) BS_SKIP(it->second.skip);
     return it->second;
 }
 
@@ -271,10 +278,6 @@ TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA cod
 
 TEST_CASE("real nvcc output: sm_90 SASS for --arch 9.0", "[inspect][fatbin][nvcc]") {
     const auto& lib = nvcc_lib("sm90");
-    if (lib.path.empty()) {
-        WARN("skipped: " << lib.skip);
-        return;
-    }
     auto entries = entries_of(lib);
     REQUIRE_FALSE(entries.empty());
     for (const auto& e : entries) {
@@ -291,10 +294,6 @@ TEST_CASE("real nvcc output: sm_90 SASS for --arch 9.0", "[inspect][fatbin][nvcc
 
 TEST_CASE("real nvcc output: an sm_80-only build fails for 9.0", "[inspect][fatbin][nvcc]") {
     const auto& lib = nvcc_lib("sm80");
-    if (lib.path.empty()) {
-        WARN("skipped: " << lib.skip);
-        return;
-    }
     auto entries = entries_of(lib);
     REQUIRE_FALSE(entries.empty());
     for (const auto& e : entries) {
@@ -312,10 +311,6 @@ TEST_CASE("real nvcc output: an sm_80-only build fails for 9.0", "[inspect][fatb
 
 TEST_CASE("real nvcc output: compressed compute_90 PTX", "[inspect][fatbin][nvcc]") {
     const auto& lib = nvcc_lib("ptx90");
-    if (lib.path.empty()) {
-        WARN("skipped: " << lib.skip);
-        return;
-    }
     auto entries = entries_of(lib);
     std::vector<FatbinEntry> ptx;
     for (const auto& e : entries)

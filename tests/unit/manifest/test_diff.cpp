@@ -125,7 +125,7 @@ TEST_CASE("diff_json") {
                "}\n");
 }
 
-TEST_CASE("across venvs, the portable digest decides; within one, the exact one") {
+TEST_CASE("across venvs, the portable digest decides, within one, the exact one") {
     Manifest a = base(), b = base();
     a.venv = "/srv/a";
     b.venv = "/srv/b";

@@ -72,7 +72,7 @@ TEST_CASE("PyPI's JSON and HTML pages for a project list the same files and hash
     CHECK_FALSE(charset.at("charset_normalizer-3.4.1.tar.gz").yanked);
 }
 
-TEST_CASE("the content type picks the parser; without one the body decides") {
+TEST_CASE("the content type picks the parser, without one the body decides") {
     std::string json = R"({"meta": {"api-version": "1.1"}, "name": "x", "files": [
         {"filename": "x-1.0-py3-none-any.whl", "url": "../../files/x-1.0-py3-none-any.whl",
          "hashes": {"sha256": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
@@ -134,7 +134,7 @@ TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
     CHECK(manifest::percent_decode("") == "");
 }
 
-TEST_CASE("HTML character references decode; unknown ones stay") {
+TEST_CASE("HTML character references decode, unknown ones stay") {
     CHECK(manifest::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
     CHECK(manifest::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");
     CHECK(manifest::decode_html_entities("&#xE9;") == "\xC3\xA9");

@@ -184,7 +184,7 @@ TEST_CASE("a manifest without the portable digest (written before it existed) st
     CHECK(to_json(*r).find("\"record_sha256_portable\": \"\"") != std::string::npos);
 }
 
-TEST_CASE("a broken install is written as such; manifests without the field read as whole") {
+TEST_CASE("a broken install is written as such, manifests without the field read as whole") {
     Manifest m = full_manifest();
     std::string text = to_json(m);
     CHECK(text.find("\"broken\": \"METADATA missing\"") != std::string::npos);

@@ -81,7 +81,7 @@ TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
           "  ~ regex 2024.1.0 (reinstall: RECORD differs) from index " + k_index + "\n");
 }
 
-TEST_CASE("rollback plan: identical manifests plan nothing; equal PEP 440 spellings are kept") {
+TEST_CASE("rollback plan: identical manifests plan nothing, equal PEP 440 spellings are kept") {
     auto target = manifest_of({pkg("a", "1.0"), pkg("b", "2.0", "")});
     auto current = manifest_of({pkg("a", "1.0"), pkg("b", "2.0", "unknown-before")});
     auto plan = manifest::plan_rollback(target, current, {});

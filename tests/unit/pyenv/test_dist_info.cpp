@@ -257,8 +257,9 @@ TEST_CASE("a 50 MB header line is read in linear time") {
     CHECK(installed.at("long").version == "1.5");
     REQUIRE(reqs);
     CHECK(reqs->size() == 1);
-    // Linear: well under a second (the quadratic search took 10-70 s per read).
-    CHECK(seconds < 3.0);
+    // Linear: well under a second (the quadratic search took 10-70 s per read); the bound
+    // leaves room for a loaded machine and the sanitizer build.
+    CHECK(seconds < 8.0);
 }
 
 TEST_CASE("scan_site_packages reports a missing directory") {

@@ -26,7 +26,7 @@ TEST_CASE("with no index anywhere, both installers use PyPI", "[index_config]") 
     }
 }
 
-TEST_CASE("the recipe's own indexes win; extras follow the default", "[index_config]") {
+TEST_CASE("the recipe's own indexes win, extras follow the default", "[index_config]") {
     exec::EnvMap env{{"UV_DEFAULT_INDEX", "https://env/simple"}, {"PIP_INDEX_URL", "https://pipenv/simple"}};
     pyenv::InstallRequest r;
     r.index_url = "https://main/simple";

@@ -159,7 +159,7 @@ TEST_CASE("Specifier::contains follows PEP 440 operator semantics") {
     }
 }
 
-TEST_CASE("~= expands to >= and a prefix ==") {
+TEST_CASE("the ~= operator expands to >= and a prefix ==") {
     // PEP 440: ~=2.2 is >=2.2,==2.*; ~=1.4.5 is >=1.4.5,==1.4.*; suffixes drop before the
     // prefix is taken.
     const std::vector<std::tuple<std::string, std::string, bool>> cases{

@@ -21,7 +21,7 @@ TEST_CASE("[device] ptx is a boolean, false by default") {
           "r.toml:7:7: 'device.ptx' must be a boolean, not a string");
 }
 
-TEST_CASE("{device.*} placeholders are known; a misspelt one gets a suggestion") {
+TEST_CASE("{device.*} placeholders are known, a misspelt one gets a suggestion") {
     auto r = parse_recipe(k_head + "[[step]]\nid = \"b\"\nkind = \"run\"\n"
                                    "argv = [\"{device.arch}\", \"{device.nvte_archs}\", "
                                    "\"{device.cmake_archs}\"]\n"

@@ -11,8 +11,8 @@ using namespace bootstrap::recipe;
 
 namespace {
 
-// The DESIGN.md sketch, restricted to the step kinds this version supports. Line numbers
-// matter: the location checks below count them.
+// A recipe shaped like recipes/h200-te214.toml, with the step kinds this version supports.
+// Line numbers matter: the location checks below count them.
 constexpr const char* k_full_recipe = R"(schema = 1
 name = "h200-te214"
 summary = "Megatron-LM + TE 2.14 + mHC on H200, torch 2.11 cu130, Python 3.12"
@@ -231,7 +231,7 @@ TEST_CASE("load_recipe reads a file, records its absolute path and digest") {
     CHECK(r->steps.size() == 6);
 }
 
-TEST_CASE("load_recipe names the path; a missing file or a directory is a usage error") {
+TEST_CASE("load_recipe names the path, a missing file or a directory is a usage error") {
     core::TempDir dir("recipe-test");
     auto file = dir.path() / "bad.toml";
     REQUIRE(core::write_file_atomic(file, "schema = 1\nname = \"x\"\n"));

@@ -48,7 +48,7 @@ void write(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("every build input changes the key; the explanation names each") {
+TEST_CASE("every build input changes the key, the explanation names each") {
     const auto base = steps::make_build_key(base_inputs());
     CHECK(base.digest.size() == 64);
     CHECK(steps::make_build_key(base_inputs()).digest == base.digest);  // deterministic
@@ -92,7 +92,7 @@ TEST_CASE("parallelism settings are not build inputs") {
     CHECK_FALSE(steps::is_parallelism_variable("APEX_CUDA_EXT"));
 }
 
-TEST_CASE("publish renames a staging dir into place; find verifies the wheel") {
+TEST_CASE("publish renames a staging dir into place, find verifies the wheel") {
     core::TempDir home("bs-build-cache");
     steps::BuildCache cache(home.path() / "builds");
     const std::string key(64, 'c');
@@ -150,7 +150,7 @@ TEST_CASE("the key's lock is exclusive and names its holder") {
     CHECK(seen == ::getpid());
 }
 
-TEST_CASE("a dead builder's staging dir and source copies are removed; a live one's are kept") {
+TEST_CASE("a dead builder's staging dir and source copies are removed, a live one's are kept") {
     core::TempDir home("bs-build-cache");
     steps::BuildCache cache(home.path() / "builds");
     pid_t child = ::fork();
@@ -183,7 +183,7 @@ TEST_CASE("a dead builder's staging dir and source copies are removed; a live on
     CHECK(fs::exists(*staging));  // our own
 }
 
-TEST_CASE("tree digest: content, names and the executable bit count; build outputs do not") {
+TEST_CASE("tree digest: content, names and the executable bit count, build outputs do not") {
     core::TempDir dir("bs-tree");
     core::TempDir cache("bs-tree-cache");
     const auto& src = dir.path();

@@ -103,7 +103,7 @@ Result<steps::Outcome> fail_with(recipe::StepKind kind, const std::string& progr
 
 }  // namespace
 
-TEST_CASE("a failed install is headed by the installer's cause; the detail keeps argv and log") {
+TEST_CASE("a failed install is headed by the installer's cause, the detail keeps argv and log") {
     core::TempDir dir("bs-cause");
     fs::path log = dir.path() / "02-missing.log";
     auto r = fail_with(recipe::StepKind::install, "uv", k_uv_no_solution, log);
