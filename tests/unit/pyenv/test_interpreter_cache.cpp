@@ -35,7 +35,7 @@ int runs(const fs::path& venv) {
 
 }  // namespace
 
-TEST_CASE("python.facts is versioned JSON; an old-format file is a miss, rewritten") {
+TEST_CASE("python.facts is versioned JSON, an old-format file is a miss, rewritten") {
     core::TempDir tmp("bs-pyfacts");
     const fs::path venv = fake_venv(tmp.path());
     const exec::EnvMap env{{"PATH", "/usr/bin:/bin"}};

@@ -218,7 +218,7 @@ TEST_CASE("tree digest: content, names and the executable bit count, build outpu
     CHECK(steps::tree_digest(src / "nope", cache.path()).value() == "missing");
 }
 
-TEST_CASE("tree digest cache: versioned JSON; an old or damaged file is a miss, rewritten") {
+TEST_CASE("tree digest cache: versioned JSON, an old or damaged file is a miss, rewritten") {
     core::TempDir dir("bs-tree");
     core::TempDir cache("bs-tree-cache");
     write(dir.path() / "a.py", "x = 1\n");
