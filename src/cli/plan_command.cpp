@@ -132,7 +132,8 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<PlanArgs>();
     auto* cmd = app.add_subcommand("plan",
                                    "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` "
-                                   "would run, re-verify or skip it, and why; changes nothing");
+                                   "would run, re-verify or skip it, and why; changes nothing but caches (a directory "
+                                   "source's tree stamps; with --explain, torch's facts)");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_flag("--recreate", args->recreate, "Plan as `run --recreate` would");

@@ -89,7 +89,7 @@ void check_pip(const DoctorOptions &options,
         {why, fmt::format("no pip-*.dist-info in {}", find_site_packages(options.venv).string())},
         fmt::format("uv pip install --python {} pip (or create the venv with `uv venv --seed`)",
                     (options.venv / "bin" / "python").string()),
-        "uv venvs have no pip (SEED-NOTES P13)"));
+        "uv venvs have no pip (README pitfall P13)"));
 }
 
 void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) {
@@ -127,7 +127,7 @@ void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) 
             "helpers-cpp", Severity::warning,
             "Megatron's helpers_cpp is not built: it would be compiled at start-up with "
             "`make`, which needs python3-config (absent from uv venvs)",
-            {fmt::format("no helpers_cpp*.so in {}", dir.string())}, fix, "SEED-NOTES P14"));
+            {fmt::format("no helpers_cpp*.so in {}", dir.string())}, fix, "README pitfall P14"));
         return;
     }
     std::vector<std::string> evidence;
@@ -274,14 +274,14 @@ void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
                          "TransformerEngine path",
                          {fmt::format("environment: MCORE_DPA_USE_SDPA={}", it->second)},
                          "unset MCORE_DPA_USE_SDPA (it belongs to the local/SDPA attention path)",
-                         "SEED-NOTES P20"));
+                         "README pitfall P20"));
     if (auto it = env.find("UV_PROJECT_ENVIRONMENT");
         it != env.end() && fs::path(it->second) != options.venv)
         out.push_back(make_finding(
             "env", Severity::warning,
             "UV_PROJECT_ENVIRONMENT is set and overrides VIRTUAL_ENV for `uv sync`/`uv run`",
             {fmt::format("environment: UV_PROJECT_ENVIRONMENT={}", it->second)},
-            "unset UV_PROJECT_ENVIRONMENT (recipes list it in [env] unset)", "SEED-NOTES P5"));
+            "unset UV_PROJECT_ENVIRONMENT (recipes list it in [env] unset)", "README pitfall P5"));
 }
 
 } // namespace

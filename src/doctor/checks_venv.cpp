@@ -177,7 +177,7 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options, CheckSum
                     "--recreate)",
                     venv.string()),
         "console scripts run the interpreter named in their shebang, and `activate` sets "
-        "VIRTUAL_ENV to the old path (SEED-NOTES P4)"));
+        "VIRTUAL_ENV to the old path (README pitfall P4)"));
     return out;
 }
 

@@ -42,7 +42,7 @@ std::vector<KnownFault> builtin_table() {
               "TransformerEngine calls a cuBLASLt symbol the loaded libcublasLt does not have. "
               "torch 2.11 pins nvidia-cublas==13.1.0.3, but TE 2.14.1 (built against cuBLAS >= "
               "13.3 headers) calls cublasLtGroupedMatrixLayoutInit_internal, which exists from "
-              "cuBLAS 13.2 on (SEED-NOTES P10).",
+              "cuBLAS 13.2 on (README pitfall P10).",
               "Upgrade cuBLAS past torch's pin, from a neutral directory: `cd /tmp && uv pip "
               "install --python VENV/bin/python --upgrade 'nvidia-cublas>=13.4.1.1' "
               "--extra-index-url https://pypi.nvidia.com` (the recipe's `cublas` step), then "

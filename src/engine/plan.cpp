@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/env_policy.hpp"
 #include "core/fs.hpp"
 #include "core/key.hpp"
 #include "core/redact.hpp"
@@ -45,14 +46,9 @@ pyenv::Command without_transport(const pyenv::Command& cmd, const pyenv::Command
     return out;
 }
 
-// Pass-through variables that do not change what a step produces; everything else a child can
-// see is part of its key. Programs are resolved to absolute paths, so PATH need not be hashed.
-bool is_volatile(const std::string& name) {
-    static const std::vector<std::string> k_names{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
-                                                  "NO_COLOR", "TZ", "TMPDIR", "LANG", "LANGUAGE"};
-    return core::starts_with(name, "LC_") || core::starts_with(name, "BOOTSTRAP_") ||
-           std::find(k_names.begin(), k_names.end(), name) != k_names.end();
-}
+// Pass-through variables that do not change what a step produces (core/env_policy.hpp);
+// everything else a child can see is part of its key.
+bool is_volatile(const std::string& name) { return core::env_has_use(name, core::EnvUse::volatile_); }
 
 std::string home_expanded(const std::string& path, const exec::EnvMap& env) {
     auto home = env.find("HOME");

@@ -21,9 +21,9 @@ bool wheel_matches(const fs::path& file, const std::string& name, const std::str
 
 std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps::ResolvedStep* step) {
     // Installed from a file path: PEP 610 records a file:// archive URL.
-    if (pkg.origin.kind == "local" && core::starts_with(pkg.origin.url, "file://") &&
-        pkg.origin.url.ends_with(".whl")) {
-        fs::path p = pkg.origin.url.substr(7);
+    const auto file = core::after_prefix(pkg.origin.url, "file://");
+    if (pkg.origin.kind == "local" && file && pkg.origin.url.ends_with(".whl")) {
+        fs::path p(*file);
         std::error_code ec;
         if (fs::exists(p, ec)) return p;
     }

@@ -185,7 +185,7 @@ void read_source(Reader& rd, const toml::node& n, Step& step) {
         only_with("submodules", "git");
         if (const toml::node* sha = t.get("sha256")) {
             src.sha256 = rd.text(*sha, "source.sha256");
-            if (src.sha256 && literal(*src.sha256) && !is_sha256_hex(src.sha256->value))
+            if (src.sha256 && literal(*src.sha256) && !core::is_sha256_hex(core::to_lower(src.sha256->value)))
                 rd.report(src.sha256->loc,
                           fmt::format("'source.sha256' must be 64 hex digits, not '{}'", src.sha256->value));
         } else if (!contains(suggested, "sha256")) {

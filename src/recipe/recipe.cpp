@@ -99,6 +99,4 @@ std::string git_url_problem(std::string_view url) {
     return {};  // a relative local path (taken from the recipe's directory)
 }
 
-bool is_sha256_hex(std::string_view s) { return s.size() == 64 && all_hex(s); }
-
 }  // namespace bootstrap::recipe

@@ -209,8 +209,6 @@ struct Recipe {
 /// file, scp-like `user@host:path`, or a local path — never anything git could read as an
 /// option (a leading '-'), `ext::`/`fd::` transports, control characters or blanks.
 [[nodiscard]] std::string git_url_problem(std::string_view url);
-/// A sha256 digest written in hex: 64 hex digits.
-[[nodiscard]] bool is_sha256_hex(std::string_view s);
 
 /// Parse and validate a recipe file completely. All problems found are reported at once:
 /// Error{invalid_recipe, "<first problem>", "<every problem, one per line>"}, each line

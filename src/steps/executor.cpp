@@ -164,10 +164,7 @@ Status verify_version(const ResolvedStep& step, StepContext& ctx, const Resolved
 }  // namespace
 
 void log_line(const StepContext& ctx, const std::string& line) {
-    if (ctx.log_path.empty()) return;
-    std::error_code ec;
-    fs::create_directories(ctx.log_path.parent_path(), ec);
-    std::ofstream(ctx.log_path, std::ios::app) << line << '\n';
+    core::append_log_line(ctx.log_path, line);
 }
 
 std::string ResolvedVerify::describe() const {

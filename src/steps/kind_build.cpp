@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "device/toolchain.hpp"
 #include "pyenv/dist_info.hpp"
@@ -32,7 +33,7 @@ Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep&
     if (src.sha256) {
         BS_TRY(b.sha256, ctx.text(*src.sha256, out));
         b.sha256 = core::to_lower(b.sha256);
-        if (out.complete && !recipe::is_sha256_hex(b.sha256))
+        if (out.complete && !core::is_sha256_hex(b.sha256))
             return fail(ErrorCode::invalid_recipe,
                         fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
                                     src.sha256->loc.str(), b.sha256));

@@ -28,7 +28,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     if (after_install && !inexact)
         ctx.add_note(fmt::format("step '{}': `uv sync` is exact and removes packages installed "
                                  "by earlier install steps; add \"--inexact\" to its args "
-                                 "(SEED-NOTES P7)",
+                                 "(README pitfall P7)",
                                  s.id));
     return {};
 }
