@@ -11,7 +11,7 @@ bench_setup() {
   if [ -n "${BOOTSTRAP_BIN:-}" ]; then
     BS=$BOOTSTRAP_BIN
   else
-    bash scripts/setup.sh >/dev/null
+    bash scripts/setup.sh --test-tools >/dev/null  # hyperfine, python3-dev: test tools
     BS=build/bootstrap
   fi
   export PATH="$PWD/.tools/venv/bin:$PATH"

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-if [ -n "${BOOTSTRAP_BIN:-}" ]; then BS=$BOOTSTRAP_BIN; else bash scripts/setup.sh >/dev/null; BS=build/bootstrap; fi
+if [ -n "${BOOTSTRAP_BIN:-}" ]; then BS=$BOOTSTRAP_BIN; else bash scripts/setup.sh --test-tools >/dev/null; BS=build/bootstrap; fi
 export PATH="$PWD/.tools/venv/bin:$PATH"
 export UV_CACHE_DIR="$PWD/build/real-pypi-cache/uv"
 W=$(mktemp -d /tmp/bootstrap-bench-real.XXXXXX)

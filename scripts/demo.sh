@@ -3,7 +3,7 @@
 # embedded demo recipe (`bootstrap demo`), then run it again to show a no-op re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --target bootstrap  # the unit tests are scripts/test.sh's
 
 DEMO=${BOOTSTRAP_DEMO_DIR:-$PWD/.demo}
 mkdir -p "$DEMO"

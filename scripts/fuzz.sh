@@ -15,6 +15,7 @@
 #   FUZZ_TIMEOUT=25                    seconds one input may take before it counts as a hang
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/configure.sh
 root=$PWD
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -52,10 +53,9 @@ fi
 
 build_start=$SECONDS
 echo "fuzz: building build-fuzz/ with $FUZZ_CXX" >&2
-if [ ! -f build-fuzz/build.ninja ]; then
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER="$FUZZ_CXX" -DBOOTSTRAP_FUZZ=ON \
-    -DBOOTSTRAP_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
-fi
+bs_configure build-fuzz -DCMAKE_CXX_COMPILER="$FUZZ_CXX" -DBOOTSTRAP_FUZZ=ON \
+  -DBOOTSTRAP_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
 targets_to_build=()
 for t in "${TARGETS[@]}"; do targets_to_build+=("fuzz_${t%%:*}"); done
 cmake --build build-fuzz -j"$(nproc)" --target "${targets_to_build[@]}"

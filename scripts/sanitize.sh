@@ -6,12 +6,11 @@
 #   scripts/sanitize.sh [CTEST_ARGS...]     e.g. -R pyenv: to run one module's tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/configure.sh
 
 start=$SECONDS
-if [ ! -f build-asan/build.ninja ]; then
-  cmake -S . -B build-asan -G Ninja -DBOOTSTRAP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
-fi
+bs_configure build-asan -DBOOTSTRAP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
 echo "sanitize: building build-asan/ (ASan+UBSan, g++ -O1)" >&2
 cmake --build build-asan -j"$(nproc)" --target unit_tests  # not the CLI: no unit test uses it
 build_seconds=$((SECONDS - start))

@@ -1,25 +1,43 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian 12 machine for bootstrap: Debian packages (with --test-tools, also those
-# the fuzz targets need), a pinned uv (and pytest) from PyPI in a project-local tools venv, then
-# a Release build in build/. Safe to re-run: each part is skipped when already in place.
+# Set up a fresh Debian 12 machine for bootstrap: the Debian packages that building and running
+# it need (with --test-tools, also those only the test suite needs), a pinned uv (and pytest)
+# from PyPI in a project-local tools venv, then a Release build in build/ of the `bootstrap`
+# target alone (the unit tests are built by scripts/test.sh). Safe to re-run: each part is
+# skipped when already in place.
+#
+#   scripts/setup.sh [--test-tools] [--target NAME]...   NAME: a CMake target, or `all`
+#   BOOTSTRAP_WERROR=ON         warnings fail the build (CI: .ci/run sets it; default OFF)
+#   BUILD_TYPE=Release          CMake build type of a new build/
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/configure.sh
 
 UV_VERSION=0.13.9
 PYTEST_VERSION=8.3.5
-DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git
+# Building (compiler, CMake, Ninja, the libraries' headers, Catch2 for CMake's configure step)
+# and running the demo (python3 and python3-venv for the tools venv; the demo recipe builds no
+# extension, so no python3-dev or pybind11).
+DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git ccache
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
-  libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev hyperfine
-  pybind11-dev python3-dev ccache tmux)
+  libfmt-dev libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev)
 # Only the test suite needs these (scripts/test.sh passes --test-tools): clang's libFuzzer and
-# sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks.
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
-for arg in "$@"; do
-  case $arg in
+# sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks, python3-dev and
+# pybind11 for the pybind11 and build steps' tests, tmux for the terminal tests, hyperfine for
+# bench/.
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine)
+TARGETS=()
+while [ $# -gt 0 ]; do
+  case $1 in
     --test-tools) DEB_PACKAGES+=("${TEST_PACKAGES[@]}") ;;
-    *) echo "setup: unknown option '$arg' (known: --test-tools)" >&2; exit 2 ;;
+    --target)
+      [ $# -ge 2 ] || { echo "setup: --target needs a CMake target name (or 'all')" >&2; exit 2; }
+      TARGETS+=("$2"); shift ;;
+    --target=*) TARGETS+=("${1#--target=}") ;;
+    *) echo "setup: unknown option '$1' (known: --test-tools, --target NAME)" >&2; exit 2 ;;
   esac
+  shift
 done
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(bootstrap)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -51,7 +69,6 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD"
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" >/dev/null
-fi
-cmake --build build -j"$(nproc)"
+bs_configure build -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" \
+  -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
+cmake --build build -j"$(nproc)" --target "${TARGETS[@]}"

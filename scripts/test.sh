@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, then four stages, each run even when an earlier one failed:
+# The whole test suite: set up (building every target of build/), then six stages, each run
+# even when an earlier one failed:
+#   layering     scripts/check-layering.sh: every include is of a module the includer links
+#   names        scripts/check-test-names.py: no test hides another (duplicate names), every
+#                Catch2 name is one ctest can select
 #   unit         ctest in build/ (Catch2)
 #   integration  pytest tests/integration (real uv, real venvs, a loopback fixture index and,
 #                when PyPI answers, real PyPI)
@@ -10,7 +14,7 @@
 #   FUZZ_SECONDS=45                  per fuzz target (10 targets, two at a time on two cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --test-tools
+bash scripts/setup.sh --test-tools --target all
 
 export PATH="$PWD/.tools/venv/bin:$PATH"
 export BOOTSTRAP_BIN="$PWD/build/bootstrap"
@@ -19,7 +23,7 @@ export FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-STAGES=(${TEST_STAGES:-unit integration sanitize fuzz})
+STAGES=(${TEST_STAGES:-layering names unit integration sanitize fuzz})
 
 summary=()
 failed=0
@@ -38,11 +42,13 @@ stage() {
 
 for s in "${STAGES[@]}"; do
   case $s in
+    layering) stage layering bash scripts/check-layering.sh ;;
+    names) stage names python3 scripts/check-test-names.py ;;
     unit) stage unit ctest --test-dir build --output-on-failure -j2 ;;
     integration) stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider ;;
     sanitize) stage sanitize bash scripts/sanitize.sh ;;
     fuzz) stage fuzz bash scripts/fuzz.sh ;;
-    *) echo "test: unknown stage '$s' (known: unit integration sanitize fuzz)" >&2; exit 2 ;;
+    *) echo "test: unknown stage '$s' (known: layering names unit integration sanitize fuzz)" >&2; exit 2 ;;
   esac
 done
 
