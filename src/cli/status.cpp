@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/log.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 
@@ -59,9 +60,19 @@ TerminalStatus::TerminalStatus(StatusOptions options) : m_options(options) {
     m_smart = stderr_is_smart();
     m_color = m_smart && std::getenv("NO_COLOR") == nullptr;
     m_options.heartbeat_seconds = heartbeat_seconds(m_options.heartbeat_seconds);
+    // Log lines (-vv, BOOTSTRAP_LOG) end a half-streamed line and step around the live line.
+    core::log::set_console_writer([this](std::string_view line) {
+        std::lock_guard lock(m_mutex);
+        flush_stream_locked();
+        clear_live_locked();
+        fmt::print(stderr, "{}", line);
+        if (m_running && m_smart) draw_live_locked();
+        std::fflush(stderr);
+    });
 }
 
 TerminalStatus::~TerminalStatus() {
+    core::log::set_console_writer({});
     {
         std::lock_guard lock(m_mutex);
         m_stop = true;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,7 +12,6 @@
 
 #include <spdlog/logger.h>
 #include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 
 #include "core/fs.hpp"
 #include "core/redact.hpp"
@@ -109,6 +109,32 @@ class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
     size_t m_dropped = 0;
 };
 
+/// stderr, or the writer a terminal UI registered (set_console_writer).
+class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
+  public:
+    void set_writer(std::function<void(std::string_view)> writer) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        m_writer = std::move(writer);
+    }
+
+  protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        spdlog::memory_buf_t formatted;
+        formatter_->format(msg, formatted);
+        std::string_view line(formatted.data(), formatted.size());
+        if (m_writer) {
+            m_writer(line);
+        } else {
+            std::fwrite(line.data(), 1, line.size(), stderr);
+            std::fflush(stderr);
+        }
+    }
+    void flush_() override { std::fflush(stderr); }
+
+  private:
+    std::function<void(std::string_view)> m_writer;
+};
+
 spdlog::level::level_enum to_spdlog(Level level) {
     switch (level) {
         case Level::trace: return spdlog::level::trace;
@@ -122,7 +148,7 @@ spdlog::level::level_enum to_spdlog(Level level) {
 }
 
 struct State {
-    std::shared_ptr<spdlog::sinks::stderr_sink_mt> console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    std::shared_ptr<ConsoleSink> console = std::make_shared<ConsoleSink>();
     std::shared_ptr<RunSink> run = std::make_shared<RunSink>();
     std::shared_ptr<spdlog::logger> logger;
     Level console_level = Level::warn;
@@ -183,6 +209,10 @@ std::string configure_console(int verbose) {
 
 Level console_level() { return state().console_level; }
 
+void set_console_writer(std::function<void(std::string_view line)> writer) {
+    state().console->set_writer(std::move(writer));
+}
+
 void set_secret_names(std::set<std::string> names) { state().secrets = std::move(names); }
 
 const std::set<std::string>& secret_names() { return state().secrets; }
@@ -210,7 +240,15 @@ void end_run() {
 bool enabled(Level level) { return state().logger->should_log(to_spdlog(level)); }
 
 void write(Level level, std::string_view message) {
-    state().logger->log(to_spdlog(level), "{}", core::redact_text(message));
+    // One record, one line: a newline inside (a `python -c` script in argv) is written as \n.
+    std::string text = core::redact_text(message);
+    std::string one_line;
+    one_line.reserve(text.size());
+    for (char c : text) {
+        if (c == '\n') one_line += "\\n";
+        else one_line += c;
+    }
+    state().logger->log(to_spdlog(level), "{}", one_line);
 }
 
 std::string shown_env(std::string_view name, std::string_view value) {

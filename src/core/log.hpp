@@ -12,6 +12,7 @@
 // the status line, results and errors are printed by the CLI as before.
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,6 +33,11 @@ enum class Level { trace, debug, info, warn, error, off };
 /// warning to show when BOOTSTRAP_LOG is set to something that is not a level ("" otherwise).
 std::string configure_console(int verbose);
 [[nodiscard]] Level console_level();
+
+/// Who prints console lines (each ends in '\n'): a terminal UI that keeps a live status line
+/// or a half-streamed line of output registers itself so a log line never lands inside one.
+/// An empty function restores plain stderr.
+void set_console_writer(std::function<void(std::string_view line)> writer);
 
 /// Names whose values are secrets beyond the built-in patterns (a recipe's `[env] secret`).
 void set_secret_names(std::set<std::string> names);

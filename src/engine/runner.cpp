@@ -205,7 +205,9 @@ private:
         const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
         core::log::debug("step {} ({}): {}: {}; key {}", step.id, recipe::to_string(step.kind),
                          to_string(decision.decision), decision.reason, step.key);
-        if (!step.key_explain.empty()) core::log::debug("step {} key inputs:\n{}", step.id, step.key_explain);
+        if (core::log::enabled(core::log::Level::debug))
+            for (const auto& line : core::split(step.key_explain, '\n'))
+                if (!line.empty()) core::log::debug("step {} key input: {}", step.id, line);
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };

@@ -118,7 +118,7 @@ def test_plan_of_a_build_step_writes_only_its_caches(world, sources):
     ok(world.run(["plan", recipe, "--arch", "9.0"]))
     written = changes(before, tree_state(world.root))
     stamps = {p for p in written if p.startswith("home/sources/trees/")}
-    assert len(stamps) == 1 and next(iter(stamps)).endswith(".txt"), written
+    assert len(stamps) == 1 and next(iter(stamps)).endswith(".json"), written
     assert written == {"home", "home/sources", "home/sources/trees"} | stamps
     before = tree_state(world.root)
     ok(world.run(["plan", recipe, "--arch", "9.0"]))
