@@ -8,35 +8,9 @@
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
 #include "core/strings.hpp"
+#include "manifest/origin_json.hpp"
 
 namespace bootstrap::manifest {
-
-namespace {
-
-nlohmann::json origin_json(const Origin& o) {
-    nlohmann::json j{{"kind", o.kind}};
-    if (!o.url.empty()) j["url"] = o.url;
-    if (!o.index_urls.empty()) j["index_urls"] = o.index_urls;
-    if (!o.step.empty()) j["step"] = o.step;
-    if (!o.artifact_sha256.empty()) j["artifact_sha256"] = o.artifact_sha256;
-    if (!o.vcs.empty()) j["vcs"] = o.vcs;
-    if (!o.commit.empty()) j["commit"] = o.commit;
-    return j;
-}
-
-Origin origin_from(const core::JsonFields& j) {
-    Origin o;
-    o.kind = j.str("kind", "unknown");
-    o.url = j.str("url");
-    o.index_urls = j.strings("index_urls");
-    o.step = j.str("step");
-    o.artifact_sha256 = j.str("artifact_sha256");
-    o.vcs = j.str("vcs");
-    o.commit = j.str("commit");
-    return o;
-}
-
-}  // namespace
 
 std::string to_json(const Lockfile& lock) {
     nlohmann::json j;
@@ -46,7 +20,7 @@ std::string to_json(const Lockfile& lock) {
     j["packages"] = nlohmann::json::object();
     for (const auto& [name, p] : lock.packages)
         j["packages"][name] = {
-            {"version", p.version}, {"wheel", p.wheel}, {"sha256", p.sha256}, {"origin", origin_json(p.origin)}};
+            {"version", p.version}, {"wheel", p.wheel}, {"sha256", p.sha256}, {"origin", origin_to_json(p.origin)}};
     return j.dump(2) + "\n";
 }
 
@@ -83,7 +57,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
             lp.wheel = p.str("wheel");
             lp.sha256 = p.str("sha256");
             if (auto origin = p.object("origin")) {
-                lp.origin = origin_from(*origin);
+                lp.origin = origin_from_json(*origin);
             } else {
                 lp.origin.kind = "unknown";
             }

@@ -1,4 +1,5 @@
 #include "manifest/manifest.hpp"
+#include "manifest/origin_json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,16 +9,8 @@
 
 namespace bootstrap::manifest {
 
-namespace {
-
-using nlohmann::json;
-
-// ---- writing ----------------------------------------------------------------------------------
-
-/// Only the fields that say something: an index origin is {"kind": "index"} until the engine
-/// annotates it, which keeps a 300-package manifest readable.
-json origin_json(const Origin& o) {
-    json j{{"kind", o.kind}};
+nlohmann::json origin_to_json(const Origin& o) {
+    nlohmann::json j{{"kind", o.kind}};
     auto put = [&](const char* key, const std::string& value) {
         if (!value.empty())
             j[key] = value;
@@ -33,22 +26,7 @@ json origin_json(const Origin& o) {
     return j;
 }
 
-json package_json(const Package& p) {
-    json j{{"display_name", p.display_name}, {"version", p.version},
-           {"installer", p.installer},       {"requested", p.requested},
-           {"wheel_tag", p.wheel_tag},       {"record_sha256", p.record_sha256},
-           {"record_sha256_portable", p.record_sha256_portable},
-           {"origin", origin_json(p.origin)}};
-    if (!p.broken.empty())
-        j["broken"] = p.broken;
-    return j;
-}
-
-// ---- reading ----------------------------------------------------------------------------------
-
-using core::JsonFields;
-
-Origin read_origin(const JsonFields& f) {
+Origin origin_from_json(const core::JsonFields& f) {
     Origin o;
     o.kind = f.str("kind");
     if (o.kind.empty())
@@ -62,6 +40,27 @@ Origin read_origin(const JsonFields& f) {
     o.archive_hash = f.str("archive_hash");
     return o;
 }
+
+namespace {
+
+using nlohmann::json;
+
+// ---- writing ----------------------------------------------------------------------------------
+
+json package_json(const Package& p) {
+    json j{{"display_name", p.display_name}, {"version", p.version},
+           {"installer", p.installer},       {"requested", p.requested},
+           {"wheel_tag", p.wheel_tag},       {"record_sha256", p.record_sha256},
+           {"record_sha256_portable", p.record_sha256_portable},
+           {"origin", origin_to_json(p.origin)}};
+    if (!p.broken.empty())
+        j["broken"] = p.broken;
+    return j;
+}
+
+// ---- reading ----------------------------------------------------------------------------------
+
+using core::JsonFields;
 
 Package read_package(const std::string& name, const JsonFields& f) {
     Package p;
@@ -78,7 +77,7 @@ Package read_package(const std::string& name, const JsonFields& f) {
     p.record_sha256 = f.str("record_sha256");
     p.record_sha256_portable = f.str("record_sha256_portable");
     if (auto o = f.object("origin"))
-        p.origin = read_origin(*o);
+        p.origin = origin_from_json(*o);
     return p;
 }
 
