@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# scripts/realworld.sh: bring the reference recipe (recipes/h200-te214.toml) up on this kind of
+# machine from plain PyPI, with real packages and real builds, then check what the recipe
+# promises. Not part of .ci/run: it downloads about 4 GB (torch 2.11 cu130 and the NVIDIA
+# wheels from PyPI) and compiles apex and TransformerEngine's torch extension (half an hour and
+# more on 2 cores).
+#
+#   scripts/realworld.sh MEGATRON_CHECKOUT APEX_CHECKOUT [WORKDIR]
+#
+# MEGATRON_CHECKOUT: a Megatron-LM git checkout (its uv.lock is synced; helpers.cpp is built in
+# it, so use a scratch clone). APEX_CHECKOUT: an apex git checkout (or a bare mirror) holding
+# the commit the recipe pins. Neither is copied into this repository. WORKDIR (default
+# build/realworld) holds the venv's $BOOTSTRAP_HOME, the logs and the summary.
+#
+# Environment: PYTHON (default python3.12, else python3.11 with a notice: the recipe's
+# [venv] python is 3.12), ARCH (default 9.0), BOOTSTRAP_BIN (default build/bootstrap).
+# The summary (also in WORKDIR/summary.txt) lists each check with its numbers; exit 1 when one
+# fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+[[ $# -ge 2 ]] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+megatron=$(realpath "$1") apex=$(realpath "$2")
+work=$(realpath -m "${3:-build/realworld}")
+arch=${ARCH:-9.0}
+bin=${BOOTSTRAP_BIN:-$repo/build/bootstrap}
+[[ -x $bin ]] || { echo "realworld: no binary at $bin (build it: cmake --build build --target bootstrap)" >&2; exit 2; }
+[[ -f $megatron/pyproject.toml ]] || { echo "realworld: $megatron is not a Megatron-LM checkout (no pyproject.toml)" >&2; exit 2; }
+git -C "$apex" cat-file -e 10417aceddd7d5d05d7cbf7b0fc2daad1105f8b4^{commit} 2>/dev/null ||
+    { echo "realworld: $apex does not hold apex commit 10417acedd (the recipe's pin)" >&2; exit 2; }
+python=${PYTHON:-}
+if [[ -z $python ]]; then
+    python=$(command -v python3.12 || true)
+    [[ -n $python ]] || { python=$(command -v python3.11); echo "realworld: no python3.12 here; using $python"; }
+fi
+
+mkdir -p "$work"
+export BOOTSTRAP_HOME=$work/home
+export MEGATRON_DIR=$megatron
+export BOOTSTRAP_PYTHON=$python
+export BOOTSTRAP_TORCH_INDEX=https://pypi.org/simple
+export BOOTSTRAP_NVIDIA_INDEX=https://pypi.org/simple
+export BOOTSTRAP_APEX_GIT=$apex
+recipe=$repo/recipes/h200-te214.toml
+venv=$megatron/.venv-megatron
+summary=$work/summary.txt
+: >"$summary"
+failures=0
+say() { echo "$*" | tee -a "$summary"; }
+check() {  # check NAME COMMAND...: run, record ok/FAILED with the wall time
+    local name=$1; shift
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    "$@" >"$work/$name.log" 2>"$work/$name.err"; rc=$?
+    t1=$(date +%s.%N)
+    if [[ $rc -eq 0 ]]; then say "ok      $name ($(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s)"
+    else say "FAILED  $name (exit $rc, $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s): see $work/$name.err and .log"; failures=$((failures + 1)); fi
+    return $rc
+}
+freeze() { "$repo/.tools/venv/bin/uv" pip freeze --python "$venv/bin/python" 2>/dev/null | sort; }
+peak_rss_mb() { awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}' "$1"; }
+
+say "bootstrap $("$bin" --version) on $(uname -m), $(nproc) cpus, python $("$python" -V 2>&1), arch $arch"
+
+json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+
+# 1. The state before the cuBLAS upgrade: venv, Megatron's lock, torch (a run of its own, so the
+#    history has an entry to roll back to).
+check first-steps "$bin" run "$recipe" --arch "$arch" --only venv megatron-deps torch --json
+before=$(json_field "$work/first-steps.log" 'd["history"]["after"]')
+freeze >"$work/freeze-before-cublas.txt"
+
+# 2. The whole recipe: every step's verify clauses run when it passes.
+check full-run "$bin" run "$recipe" --arch "$arch" --json
+full=$(json_field "$work/full-run.log" 'd["history"]["after"]')
+freeze >"$work/freeze-full.txt"
+say "        $(wc -l <"$work/freeze-full.txt") packages; steps: $(json_field "$work/full-run.log" '", ".join("%s %s %.0fs" % (s["id"], s["result"], s["seconds"]) for s in d["steps"])')"
+
+# 3. A fixed point: the next run runs no step, changes nothing and starts no Python for the
+#    device (--arch). Its wall time and peak RSS.
+check noop /usr/bin/time -v -o "$work/noop.time" "$bin" run "$recipe" --arch "$arch" --json
+ran=$(json_field "$work/noop.log" '" ".join(s["id"] for s in d["steps"] if s["result"] != "skipped")' 2>/dev/null)
+if [[ -n $ran ]]; then say "FAILED  noop ran: $ran"; failures=$((failures + 1)); fi
+say "        no-op: $(json_field "$work/noop.log" 'round(d["seconds"] * 1000, 1)') ms, peak RSS $(peak_rss_mb "$work/noop.time") MB"
+check fixed-point cmp -s "$work/freeze-full.txt" <(freeze)
+check verify-all "$bin" run "$recipe" --arch "$arch" --verify
+
+# 4. doctor on the real venv, with the recipe (its imports, pins, symbols, kernels).
+check doctor "$bin" doctor --venv "$venv" --recipe "$recipe" --arch "$arch"
+
+# 5. Rollback to before the cuBLAS upgrade, and forward again: exact both ways.
+check rollback-back "$bin" rollback --venv "$venv" --to "$before"
+check rollback-back-exact cmp -s "$work/freeze-before-cublas.txt" <(freeze)
+check rollback-forward "$bin" rollback --venv "$venv" --to "$full"
+check rollback-forward-exact cmp -s "$work/freeze-full.txt" <(freeze)
+
+say "$failures check(s) failed; logs in $work"
+[[ $failures -eq 0 ]]
