@@ -21,6 +21,7 @@ void set_demo_command(CLI::App& app, Outcome& outcome);
 void set_snapshot_command(CLI::App& app, Outcome& outcome);  // manifest_commands.cpp
 void set_history_command(CLI::App& app, Outcome& outcome);   // manifest_commands.cpp
 void set_diff_command(CLI::App& app, Outcome& outcome);      // manifest_commands.cpp
+void set_fleet_command(CLI::App& app, Outcome& outcome);     // manifest_commands.cpp
 void set_rollback_command(CLI::App& app, Outcome& outcome);  // rollback_command.cpp
 void set_lock_command(CLI::App& app, Outcome& outcome);      // lock_command.cpp
 void set_device_command(CLI::App& app, Outcome& outcome);    // device_commands.cpp

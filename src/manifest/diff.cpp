@@ -20,17 +20,6 @@ int compare_versions(const std::string& a, const std::string& b) {
     return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
 }
 
-/// Do two installs of one version hold different files? Within one venv, any RECORD difference
-/// counts. Across venvs the console scripts' shebangs name each venv's own interpreter, so the
-/// portable digests (without those rows) are compared when both manifests have them; older
-/// manifests without them fall back to the exact digest.
-bool files_differ(const Package& before, const Package& after, bool across_venvs) {
-    if (across_venvs && !before.record_sha256_portable.empty() &&
-        !after.record_sha256_portable.empty())
-        return before.record_sha256_portable != after.record_sha256_portable;
-    return before.record_sha256 != after.record_sha256;
-}
-
 PackageChange::Kind classify(const Package& before, const Package& after, bool across_venvs,
                              bool& changed) {
     changed = true;
@@ -41,7 +30,7 @@ PackageChange::Kind classify(const Package& before, const Package& after, bool a
         return PackageChange::Kind::downgraded;
     // Same version: different files (rebuilt from source, another wheel of the same version,
     // files edited in place) show as a different RECORD.
-    changed = files_differ(before, after, across_venvs) || before.version != after.version;
+    changed = !same_files(before, after, across_venvs) || before.version != after.version;
     return PackageChange::Kind::reinstalled;
 }
 
@@ -58,7 +47,10 @@ void diff_map(const std::string& prefix, const std::map<std::string, std::string
             out.push_back({prefix.empty() ? k : prefix + "." + k, v.first, v.second});
 }
 
-std::map<std::string, std::string> fact_map(const Manifest& m) {
+std::string or_none(const std::string& v) { return v.empty() ? "(none)" : v; }
+
+/// The interpreter, torch and host facts (without build_env.* and device.*).
+std::map<std::string, std::string> core_facts(const Manifest& m) {
     Torch t = m.torch.value_or(Torch{});
     return {
         {"python.version", m.python.version},
@@ -77,9 +69,22 @@ std::map<std::string, std::string> fact_map(const Manifest& m) {
     };
 }
 
-std::string or_none(const std::string& v) { return v.empty() ? "(none)" : v; }
-
 } // namespace
+
+std::map<std::string, std::string> environment_facts(const Manifest& m) {
+    auto facts = core_facts(m);
+    for (const auto& [k, v] : m.build_env)
+        facts["build_env." + k] = v;
+    for (const auto& [k, v] : m.device)
+        facts["device." + k] = v;
+    return facts;
+}
+
+bool same_files(const Package& a, const Package& b, bool across_venvs) {
+    if (across_venvs && !a.record_sha256_portable.empty() && !b.record_sha256_portable.empty())
+        return a.record_sha256_portable == b.record_sha256_portable;
+    return a.record_sha256 == b.record_sha256;
+}
 
 const char* to_string(PackageChange::Kind kind) {
     switch (kind) {
@@ -119,7 +124,8 @@ ManifestDiff diff(const Manifest& before, const Manifest& after) {
             ++b;
         }
     }
-    diff_map("", fact_map(before), fact_map(after), d.facts); // keys already "python.version"
+    // Interpreter, torch and host first, then the build environment and the device.
+    diff_map("", core_facts(before), core_facts(after), d.facts);
     diff_map("build_env", before.build_env, after.build_env, d.facts);
     diff_map("device", before.device, after.device, d.facts);
     return d;

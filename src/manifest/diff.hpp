@@ -2,6 +2,7 @@
 // Comparing two manifests: what was added, removed, upgraded, downgraded or reinstalled (same
 // version, different files), plus changes of the interpreter, torch and host facts.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ struct ManifestDiff {
     /// "2 added, 1 upgraded, 1 reinstalled, 1 fact changed" (or "no change").
     [[nodiscard]] std::string summary() const;
 };
+
+/// The facts two manifests are compared on, flat: "python.version", "torch.cuda", "host.glibc",
+/// ..., "build_env.TORCH_CUDA_ARCH_LIST", "device.cuda_archs" (not the venv path, the label or
+/// the run block).
+[[nodiscard]] std::map<std::string, std::string> environment_facts(const Manifest& m);
+
+/// Do two installs of one version hold the same files? Within one venv, any RECORD difference
+/// counts. Across venvs the console scripts' shebangs name each venv's own interpreter, so the
+/// portable digests (without those rows) are compared when both manifests have them; older
+/// manifests without them fall back to the exact digest.
+[[nodiscard]] bool same_files(const Package& a, const Package& b, bool across_venvs);
 
 /// Same-version packages are "reinstalled" when their RECORD digests differ; between manifests
 /// of two venvs (different `venv` paths) the digests without the venv's scripts are compared
