@@ -33,6 +33,7 @@
 #include "engine/plan.hpp"
 #include "exec/environment.hpp"
 #include "exec/process.hpp"
+#include "pyenv/relocate.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::cli {
@@ -396,7 +397,7 @@ struct RelocateArgs {
 };
 
 int execute_relocate(const RelocateArgs& args) {
-    auto report = doctor::relocate_venv(args.venv, args.from);
+    auto report = pyenv::relocate_venv(args.venv, args.from);
     if (!report) return report_error(report.error(), args.json);
     if (args.json) {
         nlohmann::json files = nlohmann::json::array();

@@ -29,9 +29,10 @@ namespace fs = std::filesystem;
 [[nodiscard]] std::string describe_file_type(unsigned mode);
 
 /// Write `content` to `path` atomically: temp file `<path>.tmp-<pid>-XXXXXX` in the same
-/// directory, fsync, rename. Parent directories are created. Never leaves a `*.tmp-*` behind,
-/// even on failure (a killed process's is found by remove_dead_leftovers through its pid).
-[[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content);
+/// directory with `mode`, fsync, rename. Parent directories are created. Never leaves a
+/// `*.tmp-*` behind, even on failure (a killed process's is found by remove_dead_leftovers
+/// through its pid).
+[[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode = 0644);
 
 /// Like write_file_atomic, but the file must not exist yet: the complete file appears under
 /// `path` (temp file, fsync, link(2), which never replaces a file) or not at all. When `path`

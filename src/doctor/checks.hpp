@@ -109,20 +109,4 @@ struct ImportCheck {
 [[nodiscard]] std::set<std::pair<std::string, std::string>>
 recipe_allowed_conflicts(const recipe::Recipe *recipe);
 
-// ---- relocate ---------------------------------------------------------------------------------
-
-struct RelocateReport {
-    fs::path old_prefix;
-    std::vector<fs::path> rewritten; // files whose text changed
-};
-
-/// The venv path a venv was made at, from its activate script's VIRTUAL_ENV= line (not_found
-/// when there is none).
-[[nodiscard]] Result<fs::path> detect_venv_origin(const fs::path &venv);
-
-/// Rewrite `old_prefix` to `venv` in the text files of bin/ (shebangs, activate* scripts), each
-/// atomically (temp + rename) with its mode kept; binaries and symlinks are left alone, and so
-/// are paths elsewhere (*.pth files). `old_prefix` empty: detected with detect_venv_origin.
-[[nodiscard]] Result<RelocateReport> relocate_venv(const fs::path &venv, fs::path old_prefix);
-
 } // namespace bootstrap::doctor

@@ -9,11 +9,14 @@
 
 #include "core/fs.hpp"
 #include "doctor/checks.hpp"
+#include "pyenv/relocate.hpp"
 #include "pyenv/import_probe.hpp"
 #include "recipe/recipe.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
+using bootstrap::pyenv::detect_venv_origin;
+using bootstrap::pyenv::relocate_venv;
 using recipe::Severity;
 
 namespace {

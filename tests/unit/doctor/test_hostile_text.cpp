@@ -9,9 +9,12 @@
 
 #include "core/fs.hpp"
 #include "doctor/checks.hpp"
+#include "pyenv/relocate.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
+using bootstrap::pyenv::detect_venv_origin;
+using bootstrap::pyenv::relocate_venv;
 
 namespace {
 
