@@ -87,7 +87,7 @@ TEST_CASE("{device.*} come from the detected GPU") {
     CHECK(s.key.size() == 64);
 }
 
-TEST_CASE("an --arch probes nothing and says so, the arch is in the key") {
+TEST_CASE("an --arch probes nothing, quietly, and the arch is in the key") {
     World w;
     FakeDevices devices("9.0");
     auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
