@@ -300,7 +300,8 @@ std::string torch_view(const std::vector<ProbeAnswer>& native, const exec::EnvMa
             read = read || core::starts_with(name, prefix);
         if (!read) continue;
         bool secret = core::env_has_use(name, core::EnvUse::secret);
-        out += fmt::format("env {}={}\n", name, secret ? "sha256:" + core::sha256_hex(value) : value);
+        out += fmt::format("env {}={}\n", name,
+                           secret ? "sha256:" + core::sha256_hex(value) : value);
     }
     return out;
 }

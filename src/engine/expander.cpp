@@ -104,7 +104,8 @@ Result<device::ArchChoice> Expander::choose_device() {
         std::error_code ec;
         fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg", ec) ? m_venv : fs::path();
         const pyenv::InterpreterFacts* python = m_facts.python ? &*m_facts.python : nullptr;
-        auto torch = [&](const fs::path& interpreter, const exec::EnvMap& env, const std::string& view) {
+        auto torch = [&](const fs::path& interpreter, const exec::EnvMap& env,
+                         const std::string& view) {
             return cached_probe_torch(venv, python, interpreter, env, view, m_write_caches);
         };
         BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env, torch));
