@@ -258,7 +258,9 @@ Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_v
         choice.source = ArchSource::given;
         choice.archs = {arch};
         choice.origin = fmt::format("--arch {}", *request.given);
-        if (detected.empty()) {
+        if (!request.probed) {
+            // Nothing to confirm or override: the caller chose not to probe.
+        } else if (detected.empty()) {
             choice.notices.push_back(fmt::format(
                 "building for {} from --arch: no GPU was detected to confirm it", arch.dotted()));
         } else if (std::set<Arch>(detected.begin(), detected.end()) != std::set<Arch>{arch}) {

@@ -79,6 +79,9 @@ struct ArchRequest {
     bool no_device = false;                   // --no-device
     std::optional<std::string> fallback_arch; // [device] fallback_arch
     bool ptx = false;                         // [device] ptx = true
+    /// False when nothing was probed (`run`/`plan` with --arch): no "not confirmed" or
+    /// "overrides" notice, since there is nothing to compare with.
+    bool probed = true;
 };
 
 /// The arches a build targets and why.
@@ -90,7 +93,8 @@ struct ArchChoice {
     DerivedArchs derived;
 };
 
-/// Decide the target arches: --arch wins (noting any detected arch it overrides), then
+/// Decide the target arches: --arch wins (noting any detected arch it overrides, or that no GPU
+/// confirms it, unless nothing was probed), then
 /// --no-device with the recipe's fallback_arch, then the detected GPUs (`detected_by` names the
 /// probe). Fails with not_found when there is nothing to build for, explaining both options;
 /// with usage for --no-device without a fallback_arch or an unparsable arch.

@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "core/env_policy.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 
@@ -20,33 +23,54 @@ using namespace std::chrono_literals;
 
 // Printed as key=value lines so a torch that lacks one attribute still answers the others.
 // `device=` lines: index|major|minor|name (the name last: it may contain anything but newlines).
+// stdout and stderr share one pipe: Python warnings raised while probing (torch's about CUDA
+// initialisation, pynvml's deprecation) are recorded and printed as `warning=` lines instead of
+// on stderr, and any other line (a C++ warning from libtorch on fd 2) is not part of the
+// answer: parse_torch_probe keeps both apart from it.
 constexpr const char* k_torch_script = R"PY(
-import sys
+import sys, warnings
 def out(key, value):
-    print(key + "=" + str(value).replace("\n", " "))
-try:
-    import torch
-except BaseException as e:
-    out("import_error", type(e).__name__ + ": " + str(e))
-    sys.exit(0)
-out("torch_version", getattr(torch, "__version__", ""))
-out("cuda_version", getattr(getattr(torch, "version", None), "cuda", None) or "")
-try:
-    out("arch_flags", torch._C._cuda_getArchFlags() or "")
-except BaseException as e:
-    out("arch_flags_error", type(e).__name__ + ": " + str(e))
-try:
-    if torch.cuda.is_available():
-        n = torch.cuda.device_count()
-        out("device_count", n)
-        for i in range(n):
-            p = torch.cuda.get_device_properties(i)
-            out("device", "%d|%d|%d|%s" % (i, p.major, p.minor, p.name))
-    else:
-        out("cuda_available", "False")
-except BaseException as e:
-    out("cuda_error", type(e).__name__ + ": " + str(e))
+    print(key + "=" + str(value).replace("\n", " "), flush=True)
+def answer():
+    try:
+        import torch
+    except BaseException as e:
+        out("import_error", type(e).__name__ + ": " + str(e))
+        return
+    out("torch_version", getattr(torch, "__version__", ""))
+    out("cuda_version", getattr(getattr(torch, "version", None), "cuda", None) or "")
+    try:
+        out("arch_flags", torch._C._cuda_getArchFlags() or "")
+    except BaseException as e:
+        out("arch_flags_error", type(e).__name__ + ": " + str(e))
+    try:
+        if torch.cuda.is_available():
+            n = torch.cuda.device_count()
+            out("device_count", n)
+            for i in range(n):
+                p = torch.cuda.get_device_properties(i)
+                out("device", "%d|%d|%d|%s" % (i, p.major, p.minor, p.name))
+        else:
+            out("cuda_available", "False")
+    except BaseException as e:
+        out("cuda_error", type(e).__name__ + ": " + str(e))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    answer()
+for w in caught:
+    out("warning", "%s: %s" % (w.category.__name__, w.message))
 )PY";
+
+// At most this many warning lines are kept per probe (a torch can repeat one per device).
+constexpr size_t k_max_warnings = 20;
+
+void add_warning(ProbeAnswer& answer, std::string_view line) {
+    std::string text(core::trim(line));
+    if (text.empty() || answer.warnings.size() >= k_max_warnings) return;
+    if (std::find(answer.warnings.begin(), answer.warnings.end(), text) != answer.warnings.end())
+        return;
+    answer.warnings.push_back(std::move(text));
+}
 
 ProbeAnswer unavailable(ProbeAnswer answer, std::string reason) {
     answer.available = false;
@@ -174,13 +198,15 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
     ProbeAnswer answer;
     answer.probe = "torch";
     bool cuda_unavailable = false;
+    std::optional<std::string> import_error;
     for (const auto& raw : core::split(output, '\n')) {
         auto eq = raw.find('=');
-        if (eq == std::string::npos) continue;
-        std::string key = raw.substr(0, eq);
-        std::string value(core::trim(std::string_view(raw).substr(eq + 1)));
+        std::string key = eq == std::string::npos ? std::string() : raw.substr(0, eq);
+        std::string value =
+            eq == std::string::npos ? std::string()
+                                    : std::string(core::trim(std::string_view(raw).substr(eq + 1)));
         if (key == "import_error") {
-            return unavailable(answer, "cannot import torch: " + value);
+            if (!import_error) import_error = value;
         } else if (key == "torch_version") {
             answer.torch_version = value;
         } else if (key == "cuda_version") {
@@ -194,6 +220,8 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
             cuda_unavailable = true;
         } else if (key == "cuda_error") {
             answer.notes.push_back("torch.cuda failed: " + value);
+        } else if (key == "device_count") {
+            // the device= lines say it again
         } else if (key == "device") {
             // index|major|minor|name
             auto fields = core::split(value, '|');
@@ -205,14 +233,25 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
             std::string name =
                 value.substr(fields[0].size() + fields[1].size() + fields[2].size() + 3);
             answer.gpus.push_back(GpuInfo{*index, name, *major, *minor});
+        } else if (key == "warning") {
+            add_warning(answer, value);
+        } else {
+            add_warning(answer, raw); // printed by torch or a library it loaded, not the script
         }
     }
+    if (import_error) return unavailable(answer, "cannot import torch: " + *import_error);
     if (answer.torch_version.empty())
         return unavailable(answer, "the torch probe printed nothing usable");
     answer.available = true;
     if (answer.cuda_version.empty())
         answer.notes.push_back("a CPU-only torch (torch.version.cuda is None)");
     if (cuda_unavailable) answer.notes.push_back("torch.cuda.is_available() is False");
+    if (!answer.warnings.empty())
+        answer.notes.push_back(fmt::format(
+            "torch printed {} warning{} while probed, kept out of this answer (first: {}); "
+            "BOOTSTRAP_LOG=info shows them all",
+            answer.warnings.size(), answer.warnings.size() == 1 ? "" : "s",
+            core::clip(answer.warnings.front(), 160)));
     return answer;
 }
 
@@ -236,7 +275,35 @@ ProbeAnswer probe_torch(const fs::path& python, const exec::EnvMap& env) {
                                        result->describe(), core::last_lines(result->output, 3)));
     answer = parse_torch_probe(result->output);
     answer.library = python.string();
+    for (const auto& w : answer.warnings)
+        core::log::info("torch probe ({}) printed: {}", python.string(), w);
     return answer;
+}
+
+std::string torch_view(const std::vector<ProbeAnswer>& native, const exec::EnvMap& env) {
+    std::string out;
+    for (const auto& a : native) {
+        if (a.probe != "driver" && a.probe != "nvml") continue;
+        if (!a.available) {
+            out += fmt::format("{}: unavailable: {}\n", a.probe, a.unavailable_reason);
+            continue;
+        }
+        out += fmt::format("{}: cuda {} driver {}\n", a.probe, a.cuda_version, a.driver_version);
+        for (const auto& g : a.gpus)
+            out += fmt::format("{}: gpu {} {}.{} {}\n", a.probe, g.index, g.major, g.minor, g.name);
+    }
+    // What torch reads to find the CUDA libraries and number the GPUs, and what decides which
+    // torch `python -c` imports. Secret-named values (a TORCH_*_TOKEN) stand as their digest.
+    for (const auto& [name, value] : env) {
+        bool read = name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD";
+        for (std::string_view prefix : {"CUDA_", "NVIDIA_", "PYTORCH_", "TORCH_", "PYTHON"})
+            read = read || core::starts_with(name, prefix);
+        if (!read) continue;
+        bool secret = core::env_has_use(name, core::EnvUse::secret);
+        out += fmt::format("env {}={}\n", name,
+                           secret ? "sha256:" + core::sha256_hex(value) : value);
+    }
+    return out;
 }
 
 const ProbeAnswer* DeviceReport::find(std::string_view probe) const {
@@ -269,7 +336,7 @@ std::vector<std::string> disagreements(const std::vector<ProbeAnswer>& answers, 
 }
 
 Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::path& venv,
-                            const exec::EnvMap& env) {
+                            const exec::EnvMap& env, const TorchProbe& torch) {
     DeviceReport report;
     report.order = order.empty() ? known_probes() : order;
     for (const auto& name : report.order) {
@@ -284,13 +351,32 @@ Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::pat
     std::vector<std::string> all = report.order;
     for (const auto& name : known_probes())
         if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
-    for (const auto& name : all) {
+    // torch last: a cached torch answer is keyed on what the driver and NVML see now.
+    std::vector<std::optional<ProbeAnswer>> answers(all.size());
+    std::vector<ProbeAnswer> native;
+    auto interrupted = [] () -> Status {
         if (int sig = core::interrupt_signal())
             return fail(
                 ErrorCode::interrupted,
                 fmt::format("interrupted by {} while probing devices", exec::signal_name(sig)));
-        report.answers.push_back(run_probe(name, venv, env));
+        return {};
+    };
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i] == "torch") continue;
+        BS_CHECK(interrupted());
+        answers[i] = run_probe(all[i], venv, env);
+        native.push_back(*answers[i]);
     }
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i] != "torch") continue;
+        BS_CHECK(interrupted());
+        if (venv.empty() || !torch) {
+            answers[i] = run_probe("torch", venv, env);
+        } else {
+            answers[i] = torch(venv / "bin" / "python", env, torch_view(native, env));
+        }
+    }
+    for (auto& a : answers) report.answers.push_back(std::move(*a));
     for (size_t i = 0; i < report.order.size(); ++i) {
         const auto& a = report.answers[i];
         if (a.available && !a.gpus.empty()) {

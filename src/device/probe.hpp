@@ -17,6 +17,7 @@
 // name the library to dlopen instead of libcuda.so.1 / libnvidia-ml.so.1.
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,10 @@ struct ProbeAnswer {
     std::vector<std::string> torch_arch_flags; // "sm_90", "compute_120", from _cuda_getArchFlags
     std::vector<std::string> notes;            // facts worth showing ("CUDA not available")
     std::string library;                       // what was dlopened / executed
+    /// What the probed program printed besides its answer (torch: Python warnings such as
+    /// pynvml's deprecation, libtorch's lines on stderr), deduplicated, at most 20. Kept out of
+    /// the answer; `notes` says how many, and probe_torch logs them at info (`-v`).
+    std::vector<std::string> warnings;
 };
 
 /// The probes bootstrap knows, in the default order (torch first: it is what the build uses).
@@ -77,8 +82,22 @@ struct ProbeAnswer {
 /// torch as the venv's interpreter (`python`) sees it, run with `env`.
 [[nodiscard]] ProbeAnswer probe_torch(const fs::path& python, const exec::EnvMap& env);
 
-/// Parse the key=value lines the torch probe script prints.
+/// Parse the key=value lines the torch probe script prints; `warning=` lines and lines that are
+/// not the script's (stderr shares the pipe) go to `warnings`, never into the answer.
 [[nodiscard]] ProbeAnswer parse_torch_probe(std::string_view output);
+
+/// What torch's answer depends on outside the venv, as text lines for a cache key: the driver's
+/// and NVML's answers in `native` (CUDA and driver versions, each GPU's capability and name, or
+/// why unavailable) and the variables of `env` torch reads to find CUDA and number the GPUs or
+/// that decide which torch is imported (CUDA_*, NVIDIA_*, TORCH_*, PYTORCH_*, PYTHON*,
+/// LD_LIBRARY_PATH, LD_PRELOAD; secret-named values as their sha256).
+[[nodiscard]] std::string torch_view(const std::vector<ProbeAnswer>& native,
+                                     const exec::EnvMap& env);
+
+/// How `detect` asks torch: (the venv's python, env, torch_view of the live driver and NVML
+/// answers). An empty function: probe_torch. The engine passes one that caches the answer.
+using TorchProbe = std::function<ProbeAnswer(const fs::path& python, const exec::EnvMap& env,
+                                             const std::string& view)>;
 
 struct DeviceReport {
     std::vector<std::string> order;    // the probes consulted, in precedence order
@@ -94,11 +113,13 @@ struct DeviceReport {
     [[nodiscard]] std::vector<Arch> archs() const;
 };
 
-/// Run every known probe (those not in `order` as cross-checks only) and pick the answer of
-/// the first probe in `order` (default: known_probes()) that sees a GPU. `venv` empty: the torch
-/// probe is unavailable. Fails only when interrupted or `order` names an unknown probe (usage).
+/// Run every known probe (those not in `order` as cross-checks only; torch after the others,
+/// through `torch` when given) and pick the answer of the first probe in `order` (default:
+/// known_probes()) that sees a GPU. `venv` empty: the torch probe is unavailable. Fails only when
+/// interrupted or `order` names an unknown probe (usage).
 [[nodiscard]] Result<DeviceReport> detect(const std::vector<std::string>& order,
-                                          const fs::path& venv, const exec::EnvMap& env);
+                                          const fs::path& venv, const exec::EnvMap& env,
+                                          const TorchProbe& torch = {});
 
 /// The warnings `detect` adds: each available answer whose GPUs (count or compute
 /// capabilities) differ from the chosen one's, showing both.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/log.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 
@@ -18,21 +19,45 @@ using namespace std::chrono_literals;
 constexpr int k_exit_import = 3;
 constexpr int k_exit_rejected = 4;
 
+// Answers on `flag=`/`error=` lines: stderr shares the pipe, and torch's extension builder
+// warns there (a UserWarning about the arch list, a C++ warning from libtorch), so a line
+// without the prefix is not a flag.
 constexpr const char* k_accept_script = R"PY(
 import sys
 try:
     from torch.utils.cpp_extension import _get_cuda_arch_flags
 except BaseException as e:
-    print("%s: %s" % (type(e).__name__, e))
+    print("error=%s: %s" % (type(e).__name__, str(e).replace("\n", " ")), flush=True)
     sys.exit(3)
 try:
     flags = _get_cuda_arch_flags()
 except BaseException as e:
-    print("%s: %s" % (type(e).__name__, e))
+    print("error=%s: %s" % (type(e).__name__, str(e).replace("\n", " ")), flush=True)
     sys.exit(4)
 for f in flags:
-    print(f)
+    print("flag=" + f, flush=True)
 )PY";
+
+struct AcceptAnswer {
+    std::vector<std::string> flags;  // flag= lines
+    std::vector<std::string> errors; // error= lines
+};
+
+/// The script's lines of `output`; the others are logged (at info) as what `python` printed.
+AcceptAnswer accept_answer(std::string_view output, const fs::path& python) {
+    AcceptAnswer out;
+    for (const auto& line : core::split(output, '\n')) {
+        if (auto flag = core::after_prefix(line, "flag=")) {
+            out.flags.emplace_back(core::trim(*flag));
+        } else if (auto error = core::after_prefix(line, "error=")) {
+            out.errors.emplace_back(core::trim(*error));
+        } else if (!core::trim(line).empty()) {
+            core::log::info("torch arch list check ({}) printed: {}", python.string(),
+                            core::trim(line));
+        }
+    }
+    return out;
+}
 
 bool is_executable(const fs::path& p) {
     std::error_code ec;
@@ -99,7 +124,10 @@ Result<std::vector<std::string>> torch_arch_flags_for(const fs::path& python, st
     child_env["TORCH_CUDA_ARCH_LIST"] = std::string(list);
     std::vector<std::string> argv{python.string(), "-c", k_accept_script};
     BS_TRY(auto result, run_captured(argv, child_env));
-    std::string said = std::string(core::trim(core::last_lines(result.output, 1)));
+    auto answer = accept_answer(result.output, python);
+    std::string said = answer.errors.empty()
+                           ? std::string(core::trim(core::last_lines(result.output, 1)))
+                           : answer.errors.back();
     if (result.signal == 0 && !result.timed_out && result.exit_code == k_exit_rejected) {
         return fail(ErrorCode::usage,
                     fmt::format("torch's extension builder rejects TORCH_CUDA_ARCH_LIST '{}': {}",
@@ -115,10 +143,7 @@ Result<std::vector<std::string>> torch_arch_flags_for(const fs::path& python, st
         Error e = child_failed({python.string(), "-c", "<arch list check>"}, result);
         return tl::unexpected(e);
     }
-    std::vector<std::string> flags;
-    for (const auto& line : core::split(result.output, '\n'))
-        if (!core::trim(line).empty()) flags.emplace_back(core::trim(line));
-    return flags;
+    return answer.flags;
 }
 
 } // namespace bootstrap::device

@@ -4,10 +4,13 @@
 
 #include "core/strings.hpp"
 #include "device/probe.hpp"
+#include "engine/torch_probe_cache.hpp"
 
 namespace bootstrap::engine {
 
-void Expander::set_device(const std::optional<std::string>& arch, bool no_device) {
+void Expander::set_device(const std::optional<std::string>& arch, bool no_device,
+                          bool write_caches) {
+    m_write_caches = write_caches;
     m_device_request.given = arch;
     m_device_request.no_device = no_device;
     m_device_request.fallback_arch = m_recipe.device_fallback_arch;
@@ -92,11 +95,20 @@ Result<device::ArchChoice> Expander::choose_device() {
     std::string detected_by;
     std::vector<std::string> gpus;
     std::string driver;
-    // --no-device probes nothing; --arch still probes, to say what it overrides.
-    if (!m_device_request.no_device || m_device_request.given) {
+    // --arch and --no-device probe nothing: a plan that is told the arch needs no GPU, and a
+    // no-op run must not start the venv's python to import torch (seconds, hundreds of MB).
+    // `bootstrap device --arch` still probes, to show what the arch overrides.
+    device::ArchRequest request = m_device_request;
+    request.probed = !request.no_device && !request.given;
+    if (request.probed) {
         std::error_code ec;
         fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg", ec) ? m_venv : fs::path();
-        BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env));
+        const pyenv::InterpreterFacts* python = m_facts.python ? &*m_facts.python : nullptr;
+        auto torch = [&](const fs::path& interpreter, const exec::EnvMap& env,
+                         const std::string& view) {
+            return cached_probe_torch(venv, python, interpreter, env, view, m_write_caches);
+        };
+        BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env, torch));
         detected = report.archs();
         if (const auto* chosen = report.chosen_answer()) {
             detected_by = chosen->probe;
@@ -107,7 +119,7 @@ Result<device::ArchChoice> Expander::choose_device() {
             if (driver.empty() && !answer.driver_version.empty()) driver = answer.driver_version;
         for (const auto& w : report.warnings) m_findings.notes.push_back("device: " + w);
     }
-    auto choice = device::choose_archs(detected, detected_by, m_device_request);
+    auto choice = device::choose_archs(detected, detected_by, request);
     if (!choice) return tl::unexpected(choice.error());
     for (const auto& n : choice->notices) {
         m_findings.notes.push_back(n);

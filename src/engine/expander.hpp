@@ -1,7 +1,8 @@
 #pragma once
 // Placeholder answers for one plan: {env.*}, {vars.*}, {venv.*}, {python.*}, {host.cpus} from
-// the facts, and {device.*} from the GPU probes — run lazily, at most once per plan, and never
-// for a recipe that uses none.
+// the facts, and {device.*} from the GPU probes — run lazily, at most once per plan, never for
+// a recipe that uses none, and not at all with --arch or --no-device; torch's answer is cached
+// in the venv (torch_probe_cache.hpp), so a re-run starts no Python for it.
 
 #include <filesystem>
 #include <map>
@@ -34,9 +35,11 @@ public:
 
     void set_venv(const fs::path& venv) { m_venv = venv; }
 
-    /// Enables `{device.*}`: `arch` is --arch, `no_device` --no-device. Without it a device
-    /// value is "not known yet".
-    void set_device(const std::optional<std::string>& arch, bool no_device);
+    /// Enables `{device.*}`: `arch` is --arch, `no_device` --no-device (either: nothing is
+    /// probed). Without it a device value is "not known yet". `write_caches` false (`plan`):
+    /// the torch probe's cache (torch_probe_cache.hpp) is read but not written.
+    void set_device(const std::optional<std::string>& arch, bool no_device,
+                    bool write_caches = true);
 
     /// What the device probes found since the last call (notes, notices), and the device facts.
     [[nodiscard]] DeviceFindings take_findings();
@@ -63,6 +66,7 @@ private:
     std::map<std::string, recipe::Expanded> m_vars;
     device::ArchRequest m_device_request;
     bool m_device_enabled = false;
+    bool m_write_caches = true;
     DeviceFindings m_findings;
     std::optional<Result<device::ArchChoice>> m_device;
     int m_device_uses = 0;

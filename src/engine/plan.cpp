@@ -384,7 +384,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
 
     Expander ex(recipe, facts);
     ex.set_venv(plan.venv);
-    ex.set_device(options.arch, options.no_device);
+    ex.set_device(options.arch, options.no_device, !options.dry_run);
     // What the device probes found joins the plan's notes where it was found.
     auto keep_findings = [&] {
         auto found = ex.take_findings();

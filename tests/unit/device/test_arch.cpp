@@ -163,6 +163,21 @@ TEST_CASE("choose_archs: detected, --arch, --no-device, nothing", "[device][arch
         REQUIRE(c->notices.size() == 1);
         CHECK_THAT(c->notices[0], Catch::Contains("--arch 8.9 overrides the detected 9.0"));
     }
+    SECTION("--arch with nothing probed claims neither a confirmation nor an override") {
+        ArchRequest r;
+        r.given = "9.0";
+        r.probed = false;
+        auto c = choose_archs({}, "", r);
+        REQUIRE(c);
+        CHECK(c->source == ArchSource::given);
+        CHECK(c->origin == "--arch 9.0");
+        CHECK(c->derived.torch_arch_list == "9.0");
+        CHECK(c->notices.empty());
+        r.no_device = true;
+        auto both = choose_archs({}, "", r);
+        REQUIRE(both);
+        CHECK(both->notices == std::vector<std::string>{"--arch wins over --no-device"});
+    }
     SECTION("--no-device uses the recipe's fallback_arch, loudly") {
         ArchRequest r;
         r.no_device = true;

@@ -7,6 +7,7 @@
 
 #include "../skip.hpp"
 #include "core/fs.hpp"
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "device/probe.hpp"
 #include "device_fixtures.hpp"
@@ -229,6 +230,49 @@ TEST_CASE("torch probe against a stand-in torch in a real venv", "[device][probe
     }
 }
 
+TEST_CASE("torch probe: what torch prints besides the answer is kept apart", "[device][probe]") {
+    std::string why;
+    const auto& venv = fake_torch_venv(&why);
+    if (!venv) BS_SKIP(why);
+    auto a = probe_torch(*venv / "bin" / "python",
+                         child_env({{"FAKE_TORCH_WARN", "1"}, {"FAKE_TORCH_DEVICES", "9.0"}}));
+    INFO(a.unavailable_reason);
+    REQUIRE(a.available);
+    CHECK(caps(a) == std::vector<std::string>{"9.0"});
+    CHECK(a.torch_version == "2.11.0+cu130");
+    REQUIRE(a.warnings.size() == 2);
+    CHECK_THAT(a.warnings[0], Catch::StartsWith("[W1201") && Catch::Contains("cudaGetDeviceCount"));
+    CHECK(a.warnings[1] == "FutureWarning: The pynvml package is deprecated. Please install "
+                           "nvidia-ml-py instead.");
+    auto notes = bootstrap::core::join(a.notes, "|");
+    CHECK_THAT(notes, Catch::Contains("torch printed 2 warnings while probed"));
+    CHECK_THAT(notes, Catch::Contains("BOOTSTRAP_LOG=info"));
+}
+
+TEST_CASE("parse_torch_probe: warning lines and foreign lines are warnings", "[device][probe]") {
+    auto a = parse_torch_probe("/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed\n"
+                               "  return torch._C._cuda_getDeviceCount() > 0\n"
+                               "torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
+                               "gpu=0|8|9|not a key of the script\n"
+                               "warning=FutureWarning: pynvml is deprecated\n"
+                               "warning=FutureWarning: pynvml is deprecated\n"
+                               "device=0|9|0|NVIDIA H200\n");
+    REQUIRE(a.available);
+    CHECK(caps(a) == std::vector<std::string>{"9.0"});
+    CHECK(a.torch_arch_flags == std::vector<std::string>{"sm_90"});
+    CHECK(a.warnings == std::vector<std::string>{
+                            "/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed",
+                            "return torch._C._cuda_getDeviceCount() > 0",
+                            "gpu=0|8|9|not a key of the script",
+                            "FutureWarning: pynvml is deprecated"});
+    CHECK_THAT(bootstrap::core::join(a.notes, "|"),
+               Catch::Contains("torch printed 4 warnings while probed, kept out of this answer "
+                               "(first: /x/torch/cuda/__init__.py:129: UserWarning"));
+    auto quiet = parse_torch_probe("torch_version=2.11.0\n");
+    CHECK(quiet.warnings.empty());
+    CHECK(quiet.notes == std::vector<std::string>{"a CPU-only torch (torch.version.cuda is None)"});
+}
+
 TEST_CASE("parse_torch_probe keeps names with separators", "[device][probe]") {
     auto a = parse_torch_probe("torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
                                "device_count=1\ndevice=0|9|0|NVIDIA H200 | NVL=x\n");
@@ -344,4 +388,82 @@ TEST_CASE("detect: torch in a venv, with the order's precedence", "[device][prob
     REQUIRE(report->chosen_answer());
     CHECK(report->chosen_answer()->probe == "torch");
     CHECK(report->chosen_answer()->torch_version == "2.11.0+cu130");
+}
+
+TEST_CASE("detect: a TorchProbe answers for torch, told what the driver and NVML see",
+          "[device][probe]") {
+    ScopedEnv cuda_devices("FAKE_CUDA_DEVICES", "9.0");
+    ScopedEnv cuda_ok("FAKE_CUDA_INIT_ERROR", std::nullopt);
+    ScopedEnv nvml_devices("FAKE_NVML_DEVICES", "9.0");
+    ScopedEnv nvml_ok("FAKE_NVML_INIT_ERROR", std::nullopt);
+    TempDir venv("bs-torch-hook");
+    auto env = child_env({{"CUDA_VISIBLE_DEVICES", "0"}, {"UNRELATED", "x"}});
+    env["BOOTSTRAP_LIBCUDA"] = BS_FAKE_LIBCUDA;
+    env["BOOTSTRAP_LIBNVML"] = BS_FAKE_LIBNVML;
+    std::vector<std::string> views;
+    std::vector<std::string> pythons;
+    TorchProbe hook = [&](const std::filesystem::path& python, const bootstrap::exec::EnvMap&,
+                          const std::string& view) {
+        pythons.push_back(python.string());
+        views.push_back(view);
+        ProbeAnswer a;
+        a.probe = "torch";
+        a.available = true;
+        a.torch_version = "from the hook";
+        a.gpus.push_back(GpuInfo{0, "cached", 9, 0});
+        return a;
+    };
+    auto report = detect({"torch", "driver"}, venv.path(), env, hook);
+    REQUIRE(report);
+    REQUIRE(pythons.size() == 1);
+    CHECK(pythons[0] == (venv.path() / "bin" / "python").string());
+    // The answers keep the order's positions although torch ran last.
+    REQUIRE(report->answers.size() == 4);
+    CHECK(report->answers[0].probe == "torch");
+    CHECK(report->answers[0].torch_version == "from the hook");
+    CHECK(report->answers[1].probe == "driver");
+    CHECK(report->chosen_answer()->probe == "torch");
+    CHECK_THAT(views[0], Catch::Contains("driver: cuda "));
+    CHECK_THAT(views[0], Catch::Contains("driver: gpu 0 9.0 "));
+    CHECK_THAT(views[0], Catch::Contains("nvml: gpu 0 9.0 "));
+    CHECK_THAT(views[0], Catch::Contains("env CUDA_VISIBLE_DEVICES=0\n"));
+    CHECK_THAT(views[0], !Catch::Contains("UNRELATED"));
+    CHECK_THAT(views[0], !Catch::Contains("nvidia-smi"));
+
+    // Another GPU under the driver changes the view.
+    ScopedEnv other("FAKE_CUDA_DEVICES", "9.0;9.0");
+    auto again = detect({"torch", "driver"}, venv.path(), env, hook);
+    REQUIRE(again);
+    REQUIRE(views.size() == 2);
+    CHECK(views[1] != views[0]);
+
+    // Without a venv the hook is not asked.
+    auto no_venv = detect({"torch", "driver"}, {}, env, hook);
+    REQUIRE(no_venv);
+    CHECK(views.size() == 2);
+    CHECK_THAT(no_venv->find("torch")->unavailable_reason, Catch::Contains("no venv"));
+}
+
+TEST_CASE("torch_view: the native answers and torch's environment, secrets digested",
+          "[device][probe]") {
+    ProbeAnswer driver;
+    driver.probe = "driver";
+    driver.available = true;
+    driver.cuda_version = "13.0";
+    driver.gpus.push_back(GpuInfo{0, "NVIDIA H200", 9, 0});
+    ProbeAnswer nvml;
+    nvml.probe = "nvml";
+    nvml.unavailable_reason = "cannot load libnvidia-ml.so.1";
+    ProbeAnswer smi = driver;
+    smi.probe = "nvidia-smi";
+    auto view = torch_view({driver, nvml, smi},
+                           {{"CUDA_VISIBLE_DEVICES", "1"}, {"PYTHONPATH", "/src"},
+                            {"TORCH_HUB_TOKEN", "hunter2"}, {"HOME", "/root"}});
+    CHECK(view == "driver: cuda 13.0 driver \n"
+                  "driver: gpu 0 9.0 NVIDIA H200\n"
+                  "nvml: unavailable: cannot load libnvidia-ml.so.1\n"
+                  "env CUDA_VISIBLE_DEVICES=1\n"
+                  "env PYTHONPATH=/src\n"
+                  "env TORCH_HUB_TOKEN=sha256:" +
+                      bootstrap::core::sha256_hex("hunter2") + "\n");
 }

@@ -91,4 +91,14 @@ TEST_CASE("torch's extension builder judges an arch list", "[device][toolchain]"
     REQUIRE_FALSE(no_torch);
     CHECK(no_torch.error().code == ErrorCode::process);
     CHECK_THAT(no_torch.error().message, Catch::Contains("ImportError: boom"));
+
+    // torch's warnings share the pipe with the answer; they are not flags.
+    auto warned = torch_arch_flags_for(python, "9.0+PTX", child_env({{"FAKE_TORCH_WARN", "1"}}));
+    REQUIRE(warned);
+    CHECK(*warned == *flags);
+    auto warned_rejected =
+        torch_arch_flags_for(python, "8.9,9.0", child_env({{"FAKE_TORCH_WARN", "1"}}));
+    REQUIRE_FALSE(warned_rejected);
+    CHECK_THAT(warned_rejected.error().message,
+               Catch::EndsWith("ValueError: Unknown CUDA arch (8.9,9.0) or GPU not supported"));
 }

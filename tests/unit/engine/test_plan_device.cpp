@@ -87,7 +87,7 @@ TEST_CASE("{device.*} come from the detected GPU") {
     CHECK(s.key.size() == 64);
 }
 
-TEST_CASE("an --arch wins over the detected GPU and says so, the arch is in the key") {
+TEST_CASE("an --arch probes nothing, quietly, and the arch is in the key") {
     World w;
     FakeDevices devices("9.0");
     auto r = w.recipe("[device]\nprobes = [\"driver\"]\n" + k_build_step);
@@ -96,13 +96,20 @@ TEST_CASE("an --arch wins over the detected GPU and says so, the arch is in the 
     auto given = engine::make_plan(r, opts, w.facts());
     REQUIRE(given);
     CHECK(given->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "8.0");
-    CHECK(has_note(*given, "--arch 8.0 overrides the detected 9.0 (probe 'driver')"));
+    // Nothing to confirm or override: `plan` says "cuda archs: 8.0 (--arch 8.0)", no warning.
+    CHECK(given->notes.empty());
+    CHECK(given->device_notices.empty());
+    CHECK(given->device_origin() == "8.0 (--arch 8.0)");
+    // The driver would have said 9.0 on an H200: nothing asked it.
+    CHECK(given->device_facts == std::map<std::string, std::string>{
+                                     {"cuda_archs", "8.0"}, {"cuda_archs_from", "--arch 8.0"}});
     auto detected = engine::make_plan(r, {}, w.facts());
     REQUIRE(detected);
+    CHECK(detected->device_facts.at("gpus") == "Fake GPU sm_90 (9.0)");
     CHECK(detected->steps[0].key != given->steps[0].key);
 }
 
-TEST_CASE("an --arch without a GPU builds for it, loudly") {
+TEST_CASE("an --arch without a GPU builds for it") {
     World w;
     auto r = w.recipe(k_build_step);
     engine::PlanOptions opts;
@@ -110,7 +117,7 @@ TEST_CASE("an --arch without a GPU builds for it, loudly") {
     auto plan = engine::make_plan(r, opts, w.facts((w.dir.path() / "no-libcuda.so").string()));
     REQUIRE(plan);
     CHECK(plan->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "9.0");
-    CHECK(has_note(*plan, "building for 9.0 from --arch: no GPU was detected"));
+    CHECK(plan->device_origin() == "9.0 (--arch 9.0)");
 }
 
 TEST_CASE("no GPU and no option: the step fails at plan time naming --arch and --no-device") {
