@@ -360,13 +360,6 @@ std::string single_top_dir(const fs::path& root) {
     return top;
 }
 
-// rename(2) would replace an empty directory that appeared at dest meanwhile.
-int rename_noreplace(const fs::path& from, const fs::path& to) {
-    int r = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
-    if (r != 0 && errno == EINVAL) r = ::rename(from.c_str(), to.c_str());  // fs lacks the flag
-    return r;
-}
-
 }  // namespace
 
 Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
@@ -413,10 +406,8 @@ Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
             from = temp / top;
         }
     }
-    if (rename_noreplace(from, target) != 0)
-        return abandon(Error{ErrorCode::io, fmt::format("cannot rename {} to {}: {}", from.string(),
-                                                        target.string(), std::strerror(errno)),
-                             {}});
+    // Never replaces an empty directory that appeared at dest meanwhile.
+    if (auto renamed = core::rename_no_replace(from, target); !renamed) return abandon(std::move(renamed.error()));
     if (from != temp) fs::remove(temp, ec);  // now empty
     return extracted;
 }

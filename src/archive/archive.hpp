@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -41,5 +43,34 @@ struct Extracted {
 /// `max_bytes` or `max_ratio` (a decompression bomb). Interruptible (core::interrupt_signal).
 [[nodiscard]] Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
                                         const ExtractOptions& options = {});
+
+/// One member of an archive being written.
+struct Member {
+    enum class Type { file, directory, symlink };
+    std::string name;                 // relative, '/'-separated ("venv/bin/python3")
+    Type type = Type::file;
+    fs::path source;                  // file: its content is read from here...
+    std::optional<std::string> data;  // ...unless given here
+    std::string link_target;          // symlink
+    unsigned mode = 0644;             // permission bits
+};
+
+struct WriteOptions {
+    int64_t mtime = 0;   // every member's mtime (owners are always 0/0, no names)
+    int zstd_level = 3;
+};
+
+struct Written {
+    size_t members = 0;
+    uint64_t bytes_in = 0;   // file data read
+    uint64_t bytes_out = 0;  // the archive's size
+};
+
+/// Write `members`, in the order given, as a zstd-compressed POSIX tar (pax where a name or size
+/// needs it) to `out`: a temp file beside it, renamed into place when complete, removed on any
+/// error. Owners, names and times are normalised and nothing else varies, so the same members
+/// give the same bytes. Interruptible (core::interrupt_signal).
+[[nodiscard]] Result<Written> write_tar_zst(const fs::path& out, const std::vector<Member>& members,
+                                            const WriteOptions& options = {});
 
 }  // namespace bootstrap::archive

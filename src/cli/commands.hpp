@@ -22,6 +22,8 @@ void set_snapshot_command(CLI::App& app, Outcome& outcome);  // manifest_command
 void set_history_command(CLI::App& app, Outcome& outcome);   // manifest_commands.cpp
 void set_diff_command(CLI::App& app, Outcome& outcome);      // manifest_commands.cpp
 void set_fleet_command(CLI::App& app, Outcome& outcome);     // manifest_commands.cpp
+void set_pack_command(CLI::App& app, Outcome& outcome);      // pack_commands.cpp
+void set_unpack_command(CLI::App& app, Outcome& outcome);    // pack_commands.cpp
 void set_rollback_command(CLI::App& app, Outcome& outcome);  // rollback_command.cpp
 void set_lock_command(CLI::App& app, Outcome& outcome);      // lock_command.cpp
 void set_device_command(CLI::App& app, Outcome& outcome);    // device_commands.cpp

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -153,6 +154,15 @@ Status write_file_atomic(const fs::path& path, std::string_view content, unsigne
         return fail(ErrorCode::io,
                     fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
     }
+    return {};
+}
+
+Status rename_no_replace(const fs::path& from, const fs::path& to) {
+    int r = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
+    if (r != 0 && errno == EINVAL) r = ::rename(from.c_str(), to.c_str());  // fs lacks the flag
+    if (r != 0)
+        return fail(ErrorCode::io, fmt::format("cannot rename {} to {}: {}", from.string(), to.string(),
+                                               std::strerror(errno)));
     return {};
 }
 

@@ -45,6 +45,10 @@ namespace fs = std::filesystem;
 /// Best effort: a log that cannot be written must not fail the step it describes.
 void append_log_line(const fs::path& log, std::string_view line);
 
+/// rename(2) that never replaces what is at `to` (renameat2 RENAME_NOREPLACE; plain rename where
+/// the filesystem lacks the flag). The error names both paths.
+[[nodiscard]] Status rename_no_replace(const fs::path& from, const fs::path& to);
+
 /// Create a directory and its parents; the error names the path.
 [[nodiscard]] Status create_directories(const fs::path& path);
 

@@ -1,0 +1,107 @@
+// `pack` and `unpack`: a venv as one reproducible file (engine/pack.hpp).
+#include <chrono>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/status.hpp"
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "engine/pack.hpp"
+
+namespace bootstrap::cli {
+
+namespace {
+
+struct PackArgs {
+    std::string venv;
+    std::string output;
+    double lock_timeout = 600;
+};
+
+struct UnpackArgs {
+    std::string pack;
+    std::string dest;
+};
+
+int fail_with(const Error& e) {
+    TerminalStatus status;
+    status.error(e);
+    return exit_code_for(e);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// SOURCE_DATE_EPOCH (reproducible-builds.org) when set to a number, else 0.
+Result<std::int64_t> pack_mtime() {
+    const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
+    if (!epoch || !*epoch) return 0;
+    auto value = core::parse_int<std::int64_t>(epoch);
+    if (!value || *value < 0)
+        return fail(ErrorCode::usage, fmt::format("SOURCE_DATE_EPOCH is not a number of seconds: '{}'", epoch));
+    return *value;
+}
+
+int execute_pack(const PackArgs& args) {
+    const char* active = std::getenv("VIRTUAL_ENV");
+    const std::string venv = !args.venv.empty() ? args.venv : active ? active : "";
+    if (venv.empty()) return fail_with(Error{ErrorCode::usage, "no venv: pass --venv DIR (or activate one)", {}});
+    engine::PackOptions options;
+    auto mtime = pack_mtime();
+    if (!mtime) return fail_with(mtime.error());
+    options.mtime = *mtime;
+    options.lock_timeout = args.lock_timeout;
+    const auto start = std::chrono::steady_clock::now();
+    auto packed = engine::pack_venv(venv, args.output, options);
+    if (!packed) return fail_with(packed.error());
+    fmt::print("packed {} ({} packages, {} files, {}) into {} ({}) in {:.1f} s\nsha256 {}\n", venv, packed->packages,
+               packed->files, core::format_bytes(packed->bytes_in), args.output, core::format_bytes(packed->bytes_out),
+               seconds_since(start), packed->sha256);
+    return 0;
+}
+
+int execute_unpack(const UnpackArgs& args) {
+    const auto start = std::chrono::steady_clock::now();
+    auto unpacked = engine::unpack_venv(args.pack, args.dest);
+    if (!unpacked) return fail_with(unpacked.error());
+    fmt::print("unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "
+               "manifest, in {:.1f} s\n",
+               args.pack, unpacked->venv.string(), core::format_bytes(unpacked->bytes), unpacked->packed_from,
+               unpacked->relocated, unpacked->packages, seconds_since(start));
+    return 0;
+}
+
+}  // namespace
+
+void set_pack_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<PackArgs>();
+    auto* cmd = app.add_subcommand("pack", "Write a venv, its manifest and history into one reproducible .tar.zst");
+    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    cmd->add_option("-o,--output", args->output, "The pack file (e.g. env.tar.zst)")->required();
+    cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for a run on the same venv to finish")
+        ->capture_default_str();
+    cmd->footer("Members are sorted, owners are 0 and every mtime is SOURCE_DATE_EPOCH (else 0): the same venv\n"
+                "packs to the same bytes. Left out: the venv's lock, run logs and caches in .bootstrap/. Links to\n"
+                "the interpreter outside the venv are recorded, not packed; `unpack` checks them.\n"
+                "Exit codes: 0 ok, 1 failed, 2 usage.");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_pack(*args); });
+}
+
+void set_unpack_command(CLI::App& app, Outcome& outcome) {
+    auto args = std::make_shared<UnpackArgs>();
+    auto* cmd = app.add_subcommand("unpack", "Extract a pack into a new venv directory, relocate it and verify it");
+    cmd->add_option("pack", args->pack, "The pack file (from `bootstrap pack`)")->required();
+    cmd->add_option("dest", args->dest, "The venv directory to create (must not exist)")->required();
+    cmd->footer("Extraction refuses unsafe members (absolute paths, '..', links leaving the tree, devices).\n"
+                "The interpreter must exist at the path the packed venv names (pyvenv.cfg's home and the\n"
+                "bin/python link); bin/ scripts are rewritten for DEST; every package's version and RECORD\n"
+                "digest are checked against the packed manifest before DEST appears. On any error nothing\n"
+                "is left at DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_unpack(*args); });
+}
+
+}  // namespace bootstrap::cli

@@ -1,0 +1,302 @@
+#include "engine/pack.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "archive/archive.hpp"
+#include "core/fs.hpp"
+#include "core/json_fields.hpp"
+#include "core/sha256.hpp"
+#include "core/strings.hpp"
+#include "engine/lock.hpp"
+#include "engine/run_manifests.hpp"
+#include "exec/environment.hpp"
+#include "manifest/manifest.hpp"
+#include "manifest/snapshot.hpp"
+#include "pyenv/interpreter.hpp"
+#include "pyenv/relocate.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+constexpr int k_pack_schema = 1;
+constexpr const char* k_pack_json = "bootstrap-pack.json";
+constexpr const char* k_manifest_json = "manifest.json";
+constexpr const char* k_tree = "venv";
+
+/// What a pack says about itself (bootstrap-pack.json).
+struct PackInfo {
+    std::string venv;                          // where it was packed from
+    std::string python_version;
+    std::string python_home;                   // pyvenv.cfg's home
+    std::map<std::string, std::string> links;  // venv-relative name -> absolute target
+};
+
+/// `.bootstrap/` holds the venv's history and journal (packed) next to things that belong to
+/// this host and this moment: the lock, run logs, caches keyed on file stats, temp files.
+bool left_out(const std::string& rel) {
+    if (!core::starts_with(rel, ".bootstrap/")) return false;
+    const std::string name = fs::path(rel).filename().string();
+    return rel == ".bootstrap/lock" || rel == ".bootstrap/logs" || core::starts_with(rel, ".bootstrap/logs/") ||
+           name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
+           core::temp_name_pid(name) != 0;
+}
+
+Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo& info) {
+    std::vector<archive::Member> members;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(venv, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const fs::path& path = it->path();
+        const std::string rel = path.lexically_relative(venv).generic_string();
+        if (left_out(rel)) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0)
+            return fail(ErrorCode::io, fmt::format("cannot pack {}: {}", path.string(), std::strerror(errno)));
+        archive::Member m;
+        m.name = std::string(k_tree) + "/" + rel;
+        m.mode = st.st_mode & 07777;
+        if (S_ISDIR(st.st_mode)) {
+            m.type = archive::Member::Type::directory;
+        } else if (S_ISREG(st.st_mode)) {
+            m.source = path;
+        } else if (S_ISLNK(st.st_mode)) {
+            fs::path target = fs::read_symlink(path, ec);
+            if (ec) return fail(ErrorCode::io, fmt::format("cannot read the link {}: {}", path.string(), ec.message()));
+            // A relative link that stays inside the venv travels as a link; one that leaves it
+            // (bin/python -> /usr/bin/python3.11) names a file of this host: recorded, checked
+            // and recreated by unpack.
+            fs::path resolved = target.is_absolute() ? target : (path.parent_path() / target).lexically_normal();
+            const std::string inside = resolved.lexically_relative(venv).generic_string();
+            if (!target.is_absolute() && !inside.empty() && !core::starts_with(inside, "..")) {
+                m.type = archive::Member::Type::symlink;
+                m.link_target = target.string();
+            } else {
+                info.links[rel] = resolved.string();
+                continue;
+            }
+        } else {
+            return fail(ErrorCode::io, fmt::format("cannot pack {}: it is {} (a venv holds files, directories "
+                                                   "and links)",
+                                                   path.string(), core::describe_file_type(st.st_mode)));
+        }
+        members.push_back(std::move(m));
+    }
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot list {}: {}", venv.string(), ec.message()));
+    std::sort(members.begin(), members.end(),
+              [](const archive::Member& a, const archive::Member& b) { return a.name < b.name; });
+    return members;
+}
+
+std::string info_json(const PackInfo& info) {
+    nlohmann::json j{{"schema", k_pack_schema},
+                     {"kind", "bootstrap-pack"},
+                     {"venv", info.venv},
+                     {"python", {{"version", info.python_version}, {"home", info.python_home}}},
+                     {"links", info.links}};
+    return j.dump(2) + "\n";
+}
+
+Result<PackInfo> read_info(const fs::path& file) {
+    BS_TRY(std::string text, core::read_regular_file(file, 1 << 20));
+    return core::read_json(text, file.string(), "pack description", [&](const core::JsonFields& j) -> Result<PackInfo> {
+        if (j.str("kind") != "bootstrap-pack") j.invalid("kind", "is not \"bootstrap-pack\"");
+        if (j.integer("schema") > k_pack_schema)
+            return fail(ErrorCode::io, fmt::format("{}: pack schema {} is newer than this bootstrap understands ({}); "
+                                                   "upgrade bootstrap",
+                                                   file.string(), j.integer("schema"), k_pack_schema));
+        PackInfo info;
+        info.venv = j.str("venv");
+        if (auto python = j.object("python")) {
+            info.python_version = python->str("version");
+            info.python_home = python->str("home");
+        }
+        info.links = j.string_map("links");
+        if (info.venv.empty() || info.venv.front() != '/') j.invalid("venv", "is not an absolute path");
+        return info;
+    });
+}
+
+Result<manifest::Manifest> snapshot_of(const fs::path& venv, bool update_cache,
+                                       const std::optional<manifest::Host>& host) {
+    const exec::EnvMap env = exec::current_environment();
+    BS_TRY(auto python, pyenv::venv_facts(venv, exec::compose_environment(env, {}, {}), update_cache));
+    manifest::SnapshotRequest request;
+    request.venv = venv;
+    request.python = std::move(python);
+    request.env = env;
+    request.host = host;
+    return manifest::take_snapshot(request);
+}
+
+/// A link name from a pack: relative, no "." or ".." components, below a real directory of the
+/// tree (never through another link).
+Status check_link_name(const fs::path& tree, const std::string& name, const fs::path& pack) {
+    auto bad = [&](const char* why) {
+        return fail(ErrorCode::io, fmt::format("refusing the link '{}' in {}: {}", name, pack.string(), why));
+    };
+    if (name.empty() || name.front() == '/') return bad("not a relative path");
+    fs::path dir = tree;
+    auto parts = core::split(name, '/');
+    for (size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].empty() || parts[i] == "." || parts[i] == "..") return bad("a '.', '..' or empty component");
+        if (i + 1 == parts.size()) break;
+        dir /= parts[i];
+        struct stat st {};
+        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return bad("its directory is not in the pack");
+    }
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(tree / name, ec))) return bad("the pack also holds a file there");
+    return {};
+}
+
+/// Where a recorded link points on this host: into the unpacked venv when it pointed into the
+/// packed one, else the same absolute path.
+std::string link_target_here(const std::string& target, const std::string& from, const fs::path& dest) {
+    if (target == from) return dest.string();
+    if (core::starts_with(target, from + "/")) return dest.string() + target.substr(from.size());
+    return target;
+}
+
+Status verify_against(const manifest::Manifest& packed, const manifest::Manifest& here, const fs::path& pack) {
+    std::vector<std::string> wrong;
+    for (const auto& [name, p] : packed.packages) {
+        auto it = here.packages.find(name);
+        if (it == here.packages.end())
+            wrong.push_back(fmt::format("{} {} is missing", name, p.version));
+        else if (it->second.version != p.version)
+            wrong.push_back(fmt::format("{} is {}, the manifest says {}", name, it->second.version, p.version));
+        else if (it->second.record_sha256 != p.record_sha256)
+            wrong.push_back(fmt::format("{} {}: RECORD differs from the packed one", name, p.version));
+    }
+    for (const auto& [name, p] : here.packages)
+        if (!packed.packages.count(name)) wrong.push_back(fmt::format("{} {} is not in the manifest", name, p.version));
+    if (wrong.empty()) return {};
+    return fail(ErrorCode::io,
+                fmt::format("the venv unpacked from {} does not match its manifest: {}", pack.string(),
+                            core::join(wrong, "; ")));
+}
+
+}  // namespace
+
+Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const PackOptions& options) {
+    const fs::path venv = fs::absolute(venv_in).lexically_normal();
+    BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(venv));
+    BS_TRY(auto lock, VenvLock::acquire(venv, options.lock_timeout));
+    BS_TRY(auto m, snapshot_of(venv, true, std::nullopt));
+    (void)annotate_from_records(m, venv);
+
+    PackInfo info;
+    info.venv = venv.string();
+    info.python_version = m.python.version;
+    if (auto home = cfg.find("home"); home != cfg.end()) info.python_home = home->second;
+    BS_TRY(auto tree, tree_members(venv, info));
+
+    std::vector<archive::Member> members;
+    members.reserve(tree.size() + 2);
+    archive::Member head;
+    head.name = k_pack_json;
+    head.data = info_json(info);
+    members.push_back(head);
+    archive::Member manifest_member;
+    manifest_member.name = k_manifest_json;
+    manifest_member.data = manifest::to_json(m);
+    members.push_back(manifest_member);
+    PackResult result;
+    for (auto& t : tree) {
+        if (t.type == archive::Member::Type::file) ++result.files;
+        members.push_back(std::move(t));
+    }
+    archive::WriteOptions write;
+    write.mtime = options.mtime;
+    BS_TRY(auto written, archive::write_tar_zst(out, members, write));
+    result.packages = m.packages.size();
+    result.bytes_in = written.bytes_in;
+    result.bytes_out = written.bytes_out;
+    BS_TRY(result.sha256, core::sha256_file(out));
+    return result;
+}
+
+Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) {
+    const fs::path dest = fs::absolute(dest_in).lexically_normal();
+    std::error_code ec;
+    if (!dest.has_filename() || dest == dest.root_path())
+        return fail(ErrorCode::usage, fmt::format("cannot unpack into {}: name a new directory", dest_in.string()));
+    if (fs::exists(fs::symlink_status(dest, ec)))
+        return fail(ErrorCode::usage, fmt::format("cannot unpack into {}: it already exists", dest.string()));
+    if (!fs::is_regular_file(pack, ec))
+        return fail(ErrorCode::usage, fmt::format("no such pack: {}", pack.string()));
+    const fs::path staging = dest.parent_path() / fmt::format(".{}.unpack-{}", dest.filename().string(), ::getpid());
+    struct Cleanup {
+        fs::path dir;
+        ~Cleanup() {
+            std::error_code ignored;
+            fs::remove_all(dir, ignored);
+        }
+    } cleanup{staging};
+
+    archive::ExtractOptions extract;
+    extract.strip_top = false;
+    extract.max_ratio = 1000;  // a venv compresses well; the size cap still holds
+    extract.max_bytes = 256ull << 30;
+    BS_TRY(auto extracted, archive::extract(pack, staging, extract));
+    BS_TRY(auto info, read_info(staging / k_pack_json));
+    BS_TRY(auto packed, manifest::load_manifest(staging / k_manifest_json));
+    const fs::path tree = staging / k_tree;
+    if (!fs::is_regular_file(tree / "pyvenv.cfg", ec))
+        return fail(ErrorCode::io, fmt::format("{} holds no venv (no {}/pyvenv.cfg)", pack.string(), k_tree));
+
+    // The interpreter is not in the pack: it must be where the venv expects it.
+    std::vector<std::string> missing;
+    if (!info.python_home.empty() && !fs::is_directory(info.python_home, ec))
+        missing.push_back(fmt::format("pyvenv.cfg's home {}", info.python_home));
+    for (const auto& [name, target] : info.links) {
+        BS_CHECK(check_link_name(tree, name, pack));
+        const std::string here = link_target_here(target, info.venv, dest);
+        if (here == target && !fs::exists(target, ec)) missing.push_back(fmt::format("{} (bin link {})", target, name));
+    }
+    if (!missing.empty())
+        return fail(ErrorCode::io,
+                    fmt::format("cannot unpack {}: its venv needs Python {} at {}, and this host does not have {}",
+                                pack.string(), info.python_version.empty() ? "?" : info.python_version,
+                                info.python_home.empty() ? "its packed path" : info.python_home,
+                                core::join(missing, ", ")),
+                    fmt::format("install Python {} at the same path (the same base image as the packing host), "
+                                "or build the venv on this host: bootstrap run RECIPE",
+                                info.python_version));
+    for (const auto& [name, target] : info.links) {
+        fs::create_symlink(link_target_here(target, info.venv, dest), tree / name, ec);
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot create the link {}: {}", (tree / name).string(), ec.message()));
+    }
+
+    UnpackResult result;
+    result.venv = dest;
+    result.packed_from = info.venv;
+    result.bytes = extracted.bytes;
+    BS_TRY(auto relocated, pyenv::relocate_venv(tree, info.venv, dest));
+    result.relocated = relocated.rewritten.size();
+
+    // Versions and RECORD digests, read back from the unpacked tree (relocation rewrites
+    // scripts, never a RECORD). Host facts are the packed ones: nothing host-specific is probed.
+    BS_TRY(auto here, snapshot_of(tree, false, packed.host));
+    BS_CHECK(verify_against(packed, here, pack));
+    result.packages = here.packages.size();
+    for (const char* cache : {"packages.cache", "host.facts", "python.facts"}) fs::remove(tree / ".bootstrap" / cache, ec);
+
+    BS_CHECK(core::rename_no_replace(tree, dest));
+    return result;
+}
+
+}  // namespace bootstrap::engine

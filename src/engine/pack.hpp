@@ -1,0 +1,52 @@
+#pragma once
+// `pack` / `unpack`: a venv as one reproducible file, for bringing up many nodes from one build.
+//
+// A pack is a zstd-compressed tar: `bootstrap-pack.json` (where the venv was made, its
+// interpreter, the symlinks that point outside it), `manifest.json` (a snapshot taken when
+// packing) and `venv/` (the tree, with its `.bootstrap/` history and journal, without locks,
+// logs and caches). Members are sorted, owners are 0 and every mtime is SOURCE_DATE_EPOCH (or
+// 0), so the same venv packs to the same bytes. Unpacking extracts it safely into a staging
+// directory beside the destination, checks that the interpreter exists here, recreates the
+// outside links, rewrites the venv's old path in bin/, checks every package's version and
+// RECORD digest against the manifest, and only then renames it into place.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace bootstrap::engine {
+
+namespace fs = std::filesystem;
+
+struct PackOptions {
+    std::int64_t mtime = 0;   // every member's mtime
+    double lock_timeout = 600;
+};
+
+struct PackResult {
+    size_t files = 0;          // members of venv/ that are files
+    size_t packages = 0;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+    std::string sha256;        // of the pack file
+};
+
+/// Pack `venv` into `out` (written atomically). Holds the venv's lock meanwhile, so no run
+/// changes it under the pack.
+[[nodiscard]] Result<PackResult> pack_venv(const fs::path& venv, const fs::path& out, const PackOptions& options);
+
+struct UnpackResult {
+    fs::path venv;            // the destination, absolute
+    std::string packed_from;  // the venv path the pack was made from
+    size_t packages = 0;      // verified against the manifest
+    size_t relocated = 0;     // bin/ files whose text named the old path
+    std::uint64_t bytes = 0;  // file data extracted
+};
+
+/// Unpack `pack` into `dest`, which must not exist. On any error nothing is left at `dest`.
+[[nodiscard]] Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest);
+
+}  // namespace bootstrap::engine
