@@ -40,25 +40,59 @@ long LockHolder::current() const {
     return live_children.front();
 }
 
+const std::string& this_host() {
+    static const std::string host = [] {
+        char name[256] = {};
+        if (::gethostname(name, sizeof name - 1) != 0) return std::string();
+        return std::string(name);
+    }();
+    return host;
+}
+
+std::string LockHolder::describe() const {
+    if (host.empty() || host == this_host()) return fmt::format("pid {}", current());
+    return fmt::format("pid {} on {}", current(), host);
+}
+
 LockHolder parse_lock_holder(std::string_view content) {
     LockHolder h;
     bool first = true;
+    std::vector<long> children;
     for (const auto& raw : split(content, '\n')) {
         std::string_view line = trim(raw);
         if (line.empty()) continue;
+        if (consume_prefix(line, "host ")) {
+            if (line.size() <= 255 && line.find_first_of(" \t\r") == std::string_view::npos) h.host = std::string(line);
+            continue;
+        }
         const bool child = consume_prefix(line, "child ");
         const long pid = parse_int<long>(line).value_or(0);
         if (pid <= 0) continue;
         if (child) {
-            if (process_alive(pid)) h.live_children.push_back(pid);
+            children.push_back(pid);
         } else if (first) {
             h.pid = pid;
-            h.pid_alive = process_alive(pid);
             first = false;
         }
     }
+    // Another machine's pids cannot be looked up here: they count as running.
+    const bool local = h.host.empty() || h.host == this_host();
+    h.pid_alive = h.pid > 0 && (!local || process_alive(h.pid));
+    for (long pid : children)
+        if (!local || process_alive(pid)) h.live_children.push_back(pid);
     return h;
 }
+
+namespace {
+
+/// What a lock file says about its holder.
+std::string holder_text(const std::vector<long>& children) {
+    std::string text = std::to_string(::getpid()) + "\nhost " + this_host() + "\n";
+    for (long pid : children) text += "child " + std::to_string(pid) + "\n";
+    return text;
+}
+
+}  // namespace
 
 LockHolder read_lock_holder(const std::filesystem::path& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -74,10 +108,20 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
         return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
     const auto start = std::chrono::steady_clock::now();
     bool told = false;
+    // flock(2): on Linux's NFS client it is carried out as a POSIX byte-range lock that the
+    // server arbitrates between machines (NFSv4 leases release a dead client's locks), and
+    // Lustre arbitrates it across nodes when mounted with `-o flock`.
     while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno == ENOLCK || errno == ENOSYS || errno == EOPNOTSUPP)
+            return fail(ErrorCode::io,
+                        fmt::format("cannot lock {}: {}; this filesystem offers no locks between processes "
+                                    "(NFS mounted with nolock, Lustre without -o flock): put $BOOTSTRAP_HOME "
+                                    "and venvs on one that does",
+                                    path.string(), std::strerror(errno)));
         if (errno != EWOULDBLOCK && errno != EINTR)
             return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
-        long pid = parse_lock_holder(read_content(fd.get())).current();
+        const LockHolder holder = parse_lock_holder(read_content(fd.get()));
+        long pid = holder.current();
         if (!told && on_wait) {
             on_wait(pid);
             told = true;
@@ -87,21 +131,19 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
             return fail(ErrorCode::interrupted, fmt::format("interrupted while waiting for the lock on {}", what));
         if (waited >= timeout_s)
             return fail(ErrorCode::lock_timeout,
-                        fmt::format("{} is locked by another bootstrap process (pid {}); gave up after {:.0f}s",
-                                    what, pid, timeout_s),
+                        fmt::format("{} is locked by another bootstrap process ({}); gave up after {:.0f}s",
+                                    what, holder.describe(), timeout_s),
                         fmt::format("lock file: {}", path.string()));
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     // The lock itself holds even when this fails; only the pid shown to a waiter is missing.
-    (void)write_content(fd.get(), std::to_string(::getpid()) + "\n");
+    (void)write_content(fd.get(), holder_text({}));
     return FileLock(std::move(fd));
 }
 
 void FileLock::record_children(int fd, const std::vector<long>& children) {
     if (fd < 0) return;
-    std::string text = std::to_string(::getpid()) + "\n";
-    for (long pid : children) text += "child " + std::to_string(pid) + "\n";
-    (void)write_content(fd, text);
+    (void)write_content(fd, holder_text(children));
 }
 
 

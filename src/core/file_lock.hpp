@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,10 +18,15 @@
 
 namespace bootstrap::core {
 
-/// Who holds a lock, as its file says.
+/// Who holds a lock, as its file says. On a shared filesystem ($BOOTSTRAP_HOME on NFS or
+/// Lustre for a fleet) the holder may run on another machine: the file names its host, and a
+/// pid of another host is never taken for dead (only the lock itself says so).
 struct LockHolder {
     long pid = 0;                     // the process that took it; 0 when the file says nothing
-    bool pid_alive = false;
+    std::string host;                 // the machine it runs on ("" in files from before hosts)
+    bool pid_alive = false;           // true for another host's pid
+    /// "pid 12" on this host, "pid 12 on n7" on another.
+    [[nodiscard]] std::string describe() const;
     std::vector<long> live_children;  // recorded children that still run
     /// The process to name: the owner while it runs, else its first live child, else the owner.
     [[nodiscard]] long current() const;
@@ -28,6 +34,9 @@ struct LockHolder {
 
 /// Read the holder from a lock file's content (see the header comment).
 [[nodiscard]] LockHolder parse_lock_holder(std::string_view content);
+
+/// This machine's name (gethostname), as lock files record it.
+[[nodiscard]] const std::string& this_host();
 
 /// read a lock file and parse_lock_holder it (an unreadable file says nothing: pid 0).
 [[nodiscard]] LockHolder read_lock_holder(const std::filesystem::path& path);

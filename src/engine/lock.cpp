@@ -36,7 +36,7 @@ VenvLock::VenvLock(core::FileLock lock, std::shared_ptr<Children> children)
 
 std::string VenvLock::describe_holder(const core::LockHolder& holder) {
     if (holder.pid_alive || holder.pid == 0)
-        return fmt::format("another bootstrap run (pid {})", holder.pid);
+        return fmt::format("another bootstrap run ({})", holder.describe());
     if (!holder.live_children.empty())
         return fmt::format("pid {}, a child that bootstrap run pid {} started and that outlived it "
                            "(it inherited the lock)",

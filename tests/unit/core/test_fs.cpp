@@ -222,6 +222,16 @@ TEST_CASE("a lock file names its holder, or the child that outlived it") {
     h = parse_lock_holder("2147483000\nchild 2147483001\n");
     CHECK(h.live_children.empty());
     CHECK(h.current() == 2147483000);
+    // A holder on another machine (a shared filesystem): its pids cannot be checked here, so
+    // they count as running, and the description names the host.
+    h = parse_lock_holder("2147483000\nhost other-node-7\nchild 2147483001\n");
+    CHECK(h.host == "other-node-7");
+    CHECK(h.pid_alive);
+    CHECK(h.live_children == std::vector<long>{2147483001});
+    CHECK(h.describe() == "pid 2147483000 on other-node-7");
+    h = parse_lock_holder("2147483000\nhost " + this_host() + "\n");
+    CHECK_FALSE(h.pid_alive);
+    CHECK(h.describe() == "pid 2147483000");
     CHECK(parse_lock_holder("").pid == 0);
     CHECK(parse_lock_holder("garbage\nchild x\n").pid == 0);
 }
@@ -232,7 +242,7 @@ TEST_CASE("a lock stays held by a child that inherited its descriptor") {
     auto lock = FileLock::acquire(path, 1, "test");
     REQUIRE(lock);
     FileLock::record_children(lock->fd(), {4242});
-    CHECK(read_file(path).value() == std::to_string(::getpid()) + "\nchild 4242\n");
+    CHECK(read_file(path).value() == std::to_string(::getpid()) + "\nhost " + this_host() + "\nchild 4242\n");
     auto second = FileLock::acquire(path, 0.1, "the test lock");
     REQUIRE_FALSE(second);
     CHECK(second.error().code == bootstrap::ErrorCode::lock_timeout);
