@@ -106,10 +106,17 @@ void note_possible_download(const std::string& version, ResolvedStep& out, PlanC
     const std::string program = "python" + parts[0] + "." + parts[1];
     if (!exec::find_program(program, *ctx.base_env).empty()) return;
     if (!out.note.empty()) out.note += "; ";
-    out.note += fmt::format("no {} on PATH: uv uses a managed CPython {} it already has, or downloads "
-                           "one from GitHub (set [venv] python to an interpreter's path, or "
-                           "UV_PYTHON_DOWNLOADS=never to forbid the download)",
-                           program, version);
+    auto downloads = ctx.base_env->find("UV_PYTHON_DOWNLOADS");
+    if (downloads != ctx.base_env->end() && (downloads->second == "never" || downloads->second == "manual"))
+        out.note += fmt::format("no {} on PATH and UV_PYTHON_DOWNLOADS={}: uv needs a managed "
+                                "CPython {} installed already (or set [venv] python to an "
+                                "interpreter's path)",
+                                program, downloads->second, version);
+    else
+        out.note += fmt::format("no {} on PATH: uv uses a managed CPython {} it already has, or "
+                                "downloads one from GitHub (set [venv] python to an interpreter's "
+                                "path, or UV_PYTHON_DOWNLOADS=never to forbid the download)",
+                                program, version);
 }
 
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {

@@ -265,3 +265,20 @@ def test_interrupted_run_still_takes_its_after_snapshot(world):
     after = json.loads((world.venv / ".bootstrap/history/0001-after.json").read_text())
     assert "demo-core" in after["packages"]
     assert after["run"]["ok"] is False
+
+
+def test_a_python_version_this_machine_lacks_is_announced_and_explained(world):
+    """uv would download a managed CPython (from GitHub) for a version with no pythonX.Y on PATH:
+    the plan says so, and the failure on a node without one names the known fault."""
+    recipe = R.write_recipe(world.root, python="3.99", steps=[R.venv()])
+    plan = world.run(["plan", recipe], env={"UV_PYTHON_DOWNLOADS": None})
+    assert plan.returncode == 0, plan.stderr
+    assert ("note: no python3.99 on PATH: uv uses a managed CPython 3.99 it already has, or "
+            "downloads one from GitHub") in plan.stdout, plan.stdout
+    plan = world.run(["plan", recipe])  # the World sets UV_PYTHON_DOWNLOADS=never
+    assert "no python3.99 on PATH and UV_PYTHON_DOWNLOADS=never" in plan.stdout, plan.stdout
+    proc = world.run([recipe])
+    assert proc.returncode != 0
+    assert "known fault 'uv-python-unavailable'" in proc.stderr, proc.stderr
+    assert "set [venv] python to its path" in proc.stderr
+    assert "UV_PYTHON_INSTALL_MIRROR" in proc.stderr
