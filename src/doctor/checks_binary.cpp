@@ -95,6 +95,16 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
                         evidence, fix, check.why);
 }
 
+/// The distribution an install step of one package installs ("nvidia-cublas" for
+/// "nvidia-cublas>=13.4.1.1"), the fix for its symbol check; "" otherwise.
+std::string installed_by(const recipe::Step &step) {
+    if (step.kind != recipe::StepKind::install || step.packages.size() != 1)
+        return {};
+    const std::string &spec = step.packages.front().value;
+    std::string name = spec.substr(0, spec.find_first_of("<>=!~[;@ "));
+    return name.find('{') == std::string::npos ? name : std::string();
+}
+
 } // namespace
 
 const std::vector<SymbolCheck> &builtin_symbol_checks() {
@@ -120,9 +130,31 @@ std::vector<Finding> check_symbols(const DoctorOptions &options, CheckSummary *s
     // when the venv carries that library.
     const bool training = training_scope(options);
     const auto site = find_site_packages(options.venv);
+    // The recipe's `elf_symbol` verify clauses are checked as --symbol is (those with
+    // placeholders are left to `run`); a built-in check the recipe repeats runs once, as the
+    // recipe's.
+    std::vector<SymbolCheck> from_recipe;
+    if (options.recipe)
+        for (const auto &step : options.recipe->steps)
+            for (const auto &clause : step.verify)
+                if (clause.kind == recipe::VerifyClause::Kind::elf_symbol && clause.library &&
+                    clause.target.value.find('{') == std::string::npos &&
+                    clause.library->value.find('{') == std::string::npos)
+                    from_recipe.push_back(
+                        {clause.target.value, clause.library->value, installed_by(step),
+                         fmt::format("the recipe's step '{}' verifies it ({})", step.id,
+                                     clause.loc.str())});
+    auto repeated = [&](const SymbolCheck &check) {
+        return std::any_of(from_recipe.begin(), from_recipe.end(), [&](const SymbolCheck &r) {
+            return r.symbol == check.symbol && r.library == check.library;
+        });
+    };
     for (const auto &check : builtin_symbol_checks())
-        if (training || (!site.empty() && !pyenv::glob_files(site, check.library).empty()))
+        if (!repeated(check) &&
+            (training || (!site.empty() && !pyenv::glob_files(site, check.library).empty())))
             run(check, true);
+    for (const auto &check : from_recipe)
+        run(check, false);
     for (const auto &check : options.symbols)
         run(check, false);
     detail::summarize(summary, "symbols",
