@@ -130,9 +130,11 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     if (!cfg) BS_CHECK(check_foreign_directory(s, out, ctx));
     if (cfg) {
         std::string have = pyenv::venv_python_version(*cfg);
-        bool matches = pyenv::python_version_matches(have, want);
+        bool matches = false;
         if (section.python_is_path()) {
             BS_TRY(matches, made_from(ctx.venv, want, have, ctx.base_env ? *ctx.base_env : exec::EnvMap{}));
+        } else {
+            matches = pyenv::python_version_matches(have, want);
         }
         if (matches && !ctx.recreate) {
             // The argv stays in the plan (and the key) whether or not it will run, so the
