@@ -476,7 +476,8 @@ void add_doctor_options(CLI::App* cmd, DoctorArgs& args) {
                     "Also check that this dynamic symbol is defined (with --library)");
     cmd->add_option("--library", args.libraries,
                     "Library glob for --symbol, under site-packages (\"nvidia/**/libX.so.13\"); "
-                    "its file name is looked up on the system when the venv has none");
+                    "its file name is looked up on the system when the venv has none; an "
+                    "absolute path is that file");
     cmd->add_option("--import", args.imports, "Also check that this module imports");
 }
 

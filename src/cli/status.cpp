@@ -214,8 +214,11 @@ void TerminalStatus::summary(const engine::RunReport& report) {
                    s.reason.empty() ? "" : "  " + s.reason);
     }
     if (report.history_after) {
-        fmt::print(stderr, "\nchanges: {} (history #{} -> #{})\n", report.changes_summary,
-                   report.history_before ? std::to_string(*report.history_before) : "-", *report.history_after);
+        // No "before" entry: the venv did not exist (or had no interpreter) when the run began.
+        fmt::print(stderr, "\nchanges: {} ({})\n", report.changes_summary,
+                   report.history_before
+                       ? fmt::format("history #{} -> #{}", *report.history_before, *report.history_after)
+                       : fmt::format("history #{}; no venv before this run", *report.history_after));
         if (!report.changes.empty()) fmt::print(stderr, "{}", report.changes);
     }
     if (report.rolled_back) fmt::print(stderr, "rolled back: the venv is as it was before this run\n");

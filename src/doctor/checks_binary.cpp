@@ -1,8 +1,6 @@
 // Binary checks: the dynamic symbols of the library that will really load (README pitfall P10), and
 // the CUDA code of built extensions against the device arch (P15).
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <fstream>
 
@@ -11,9 +9,9 @@
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
-#include "exec/process.hpp"
 #include "inspect/elf_symbols.hpp"
 #include "inspect/fatbin.hpp"
+#include "pyenv/venv_library.hpp"
 
 namespace bootstrap::doctor {
 
@@ -21,79 +19,6 @@ namespace {
 
 using detail::make_finding;
 using recipe::Severity;
-
-/// Paths under `root` matching `parts` (glob components; "**" spans any number of directories).
-void glob_into(const fs::path &dir, const std::vector<std::string> &parts, size_t i,
-               std::vector<fs::path> &out) {
-    std::error_code ec;
-    if (i == parts.size())
-        return;
-    if (parts[i] == "**") {
-        glob_into(dir, parts, i + 1, out); // zero directories
-        for (const auto &e : fs::directory_iterator(dir, ec))
-            if (e.is_directory(ec) && !e.is_symlink(ec))
-                glob_into(e.path(), parts, i, out);
-        return;
-    }
-    bool last = i + 1 == parts.size();
-    for (const auto &e : fs::directory_iterator(dir, ec)) {
-        std::string name = e.path().filename().string();
-        if (::fnmatch(parts[i].c_str(), name.c_str(), FNM_PERIOD) != 0)
-            continue;
-        if (last) {
-            if (e.is_regular_file(ec))
-                out.push_back(e.path());
-        } else if (e.is_directory(ec)) {
-            glob_into(e.path(), parts, i + 1, out);
-        }
-    }
-}
-
-std::vector<fs::path> glob(const fs::path &root, const std::string &pattern) {
-    std::vector<fs::path> out;
-    std::vector<std::string> parts;
-    for (auto &p : core::split(pattern, '/'))
-        if (!p.empty())
-            parts.push_back(p);
-    if (!parts.empty())
-        glob_into(root, parts, 0, out);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
-/// The system copy of a library file name: `ldconfig -p` first, then the standard directories.
-fs::path system_library(const std::string &file_name, const exec::EnvMap &env) {
-    for (const char *ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
-        std::error_code ec;
-        if (!fs::exists(ldconfig, ec))
-            continue;
-        exec::ProcessSpec spec;
-        spec.argv = {ldconfig, "-p"};
-        spec.env = exec::compose_environment(env, {}, {});
-        spec.capture = true;
-        spec.timeout = std::chrono::seconds(20);
-        auto ran = exec::run_process(spec);
-        if (ran && ran->ok())
-            for (const auto &line : core::split(ran->output, '\n')) {
-                auto trimmed = std::string(core::trim(line));
-                if (!core::starts_with(trimmed, file_name + " "))
-                    continue;
-                auto arrow = trimmed.find("=> ");
-                if (arrow != std::string::npos)
-                    return trimmed.substr(arrow + 3);
-            }
-        break;
-    }
-    for (const char *dir : {"/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
-                            "/usr/lib", "/lib/x86_64-linux-gnu"}) {
-        std::error_code ec;
-        fs::path p = fs::path(dir) / file_name;
-        if (fs::exists(p, ec))
-            return p;
-    }
-    return {};
-}
 
 /// The distribution whose RECORD lists `file` (relative to site-packages), "" if none.
 std::string owner_of(const fs::path &venv, const fs::path &site, const fs::path &file) {
@@ -120,30 +45,21 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
                        bool &defined) {
     defined = false;
     auto site = find_site_packages(options.venv);
-    std::vector<fs::path> candidates;
-    std::string where;
-    if (!site.empty())
-        candidates = glob(site, check.library);
-    if (!candidates.empty()) {
-        where = "the venv";
-    } else {
-        std::string file_name = fs::path(check.library).filename().string();
-        if (file_name.find_first_of("*?[") == std::string::npos)
-            if (auto sys = system_library(file_name, options.environment); !sys.empty())
-                candidates.push_back(sys), where = "the system";
-    }
+    auto loaded = pyenv::find_loaded_library({site}, check.library, options.environment);
     std::string title = fmt::format("{} in {}", check.symbol, check.library);
-    if (candidates.empty())
+    if (loaded.file.empty())
         return make_finding(
             "elf-symbol", builtin ? Severity::info : Severity::error,
-            fmt::format("{}: no library matches {} in the venv or the system", title,
-                        check.library),
-            {fmt::format("searched: {}/{}", site.string(), check.library)},
+            fs::path(check.library).is_absolute()
+                ? fmt::format("{}: {} is not a file", title, check.library)
+                : fmt::format("{}: no library matches {} in the venv or the system", title,
+                              check.library),
+            {fmt::format("searched: {}", core::join(loaded.searched, ", "))},
             builtin
                 ? "none needed unless the training loads it"
                 : fmt::format("install {}", check.package.empty() ? "the library" : check.package));
-    // The loader takes the first one found, as Python's nvidia/* packages are loaded by path.
-    const fs::path &file = candidates.front();
+    const fs::path &file = loaded.file;
+    const std::string &where = loaded.where;
     std::vector<std::string> evidence{fmt::format("checked: {} (from {})", file.string(), where)};
     if (where == "the venv")
         if (auto owner = owner_of(options.venv, site, file); !owner.empty())
@@ -179,6 +95,16 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
                         evidence, fix, check.why);
 }
 
+/// The distribution an install step of one package installs ("nvidia-cublas" for
+/// "nvidia-cublas>=13.4.1.1"), the fix for its symbol check; "" otherwise.
+std::string installed_by(const recipe::Step &step) {
+    if (step.kind != recipe::StepKind::install || step.packages.size() != 1)
+        return {};
+    const std::string &spec = step.packages.front().value;
+    std::string name = spec.substr(0, spec.find_first_of("<>=!~[;@ "));
+    return name.find('{') == std::string::npos ? name : std::string();
+}
+
 } // namespace
 
 const std::vector<SymbolCheck> &builtin_symbol_checks() {
@@ -204,9 +130,31 @@ std::vector<Finding> check_symbols(const DoctorOptions &options, CheckSummary *s
     // when the venv carries that library.
     const bool training = training_scope(options);
     const auto site = find_site_packages(options.venv);
+    // The recipe's `elf_symbol` verify clauses are checked as --symbol is (those with
+    // placeholders are left to `run`); a built-in check the recipe repeats runs once, as the
+    // recipe's.
+    std::vector<SymbolCheck> from_recipe;
+    if (options.recipe)
+        for (const auto &step : options.recipe->steps)
+            for (const auto &clause : step.verify)
+                if (clause.kind == recipe::VerifyClause::Kind::elf_symbol && clause.library &&
+                    clause.target.value.find('{') == std::string::npos &&
+                    clause.library->value.find('{') == std::string::npos)
+                    from_recipe.push_back(
+                        {clause.target.value, clause.library->value, installed_by(step),
+                         fmt::format("the recipe's step '{}' verifies it ({})", step.id,
+                                     clause.loc.str())});
+    auto repeated = [&](const SymbolCheck &check) {
+        return std::any_of(from_recipe.begin(), from_recipe.end(), [&](const SymbolCheck &r) {
+            return r.symbol == check.symbol && r.library == check.library;
+        });
+    };
     for (const auto &check : builtin_symbol_checks())
-        if (training || (!site.empty() && !glob(site, check.library).empty()))
+        if (!repeated(check) &&
+            (training || (!site.empty() && !pyenv::glob_files(site, check.library).empty())))
             run(check, true);
+    for (const auto &check : from_recipe)
+        run(check, false);
     for (const auto &check : options.symbols)
         run(check, false);
     detail::summarize(summary, "symbols",

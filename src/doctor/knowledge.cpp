@@ -123,6 +123,18 @@ std::vector<KnownFault> builtin_table() {
               "--build-option=...) are pip's (P13).",
               "Install pip into the venv (`uv pip install --python VENV/bin/python pip`, the "
               "recipe's `pip` step) or create it with `uv venv --seed`."),
+        entry("uv-python-unavailable",
+              R"((Failed to (download|install) .*cpython-\d+\.\d+|No interpreter found for Python \S+ in))",
+              {"cpython-", "No interpreter found for Python"}, "venv",
+              "The recipe's [venv] python is a version this machine does not have, so `uv venv "
+              "--python X.Y` looked for a managed CPython and tried to download one from GitHub "
+              "(python-build-standalone); on an air-gapped node that fails (a DNS error), and with "
+              "UV_PYTHON_DOWNLOADS=never uv finds none at all.",
+              "Install the Python asked for (python3.12 for the reference recipe: a distribution "
+              "package, or a python-build-standalone build unpacked from your own copy) or set "
+              "[venv] python to its path (`python = \"/opt/python3.12/bin/python3.12\"`); "
+              "offline: UV_PYTHON_INSTALL_MIRROR pointed at a mirror of python-build-standalone's "
+              "releases lets uv download it from there."),
         entry("python3-config-missing", R"(python3-config: (command )?not found)",
               {"python3-config"}, "",
               "Megatron's helpers Makefile calls python3-config, which uv venvs do not have (P14).",

@@ -235,9 +235,11 @@ private:
         if (clause.library) {
             BS_TRY(v.library, text(*clause.library, out));
             v.library_is_module = clause.library_is_module;
-            // A library path is taken from the venv (lib/python3.12/site-packages/...).
-            if (!v.library_is_module && !v.library.empty() && v.library.front() != '<' &&
-                fs::path(v.library).is_relative())
+            // A cuda_arch library path is taken from the venv (lib/python3.12/site-packages/...);
+            // an elf_symbol library stays a glob, resolved when the clause runs (the library
+            // that will load: site-packages first, then the system).
+            if (v.kind == recipe::VerifyClause::Kind::cuda_arch && !v.library_is_module &&
+                !v.library.empty() && v.library.front() != '<' && fs::path(v.library).is_relative())
                 v.library = (venv / v.library).lexically_normal().string();
         }
         return v;
@@ -401,9 +403,16 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     }
     plan.base_env = exec::compose_environment(facts.env, recipe_set, recipe.env_unset);
     auto path_it = plan.base_env.find("PATH");
+    // An interpreter path in [venv] python is a local path like any other (`~`, the recipe's dir).
+    std::string python_request = recipe.venv.python;
+    if (recipe.venv.python_is_path()) {
+        python_request = home_expanded(python_request, facts.env);
+        if (fs::path(python_request).is_relative())
+            python_request = (recipe.file.parent_path() / python_request).lexically_normal().string();
+    }
     BS_TRY(auto installer, pyenv::make_installer(recipe::to_string(recipe.venv.installer),
                                                  path_it == plan.base_env.end() ? "" : path_it->second,
-                                                 recipe.venv.python, options.dry_run));
+                                                 python_request, options.dry_run));
     plan.installer = std::move(installer);
     if (options.dry_run && plan.installer->identity().ends_with(" missing"))
         plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",

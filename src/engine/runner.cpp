@@ -317,7 +317,13 @@ private:
     void finish_manifests() {
         if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
         if (!m_before_taken || !m_facts.python) return;
+        // An interrupted run changed the venv too, and the snapshot's host probes (gcc, nvcc:
+        // milliseconds) refuse to start while the flag is set: set it aside for the snapshot, so
+        // only a second interrupt stops it, then put it back.
+        const int pending = core::interrupt_signal();
+        core::set_interrupt_signal(0);
         auto after = snapshot_for_run(m_plan, m_facts, m_report.run_id, "after", m_report.ok());
+        if (pending != 0 && core::interrupt_signal() == 0) core::set_interrupt_signal(pending);
         if (!after) {
             m_report.warnings.push_back("cannot snapshot the venv after the run: " + after.error().message);
             return;
@@ -419,12 +425,13 @@ private:
             report.foreign_interpreter = true;
         }
         report.error = error;
-        // The label says what went wrong, never why the step was due ("failed: up to date").
+        // The label says what went wrong, never why the step was due ("failed: up to date"),
+        // and nothing when the result says it all ("failed: failed").
         report.reason = interrupted              ? std::string(in_verify ? "interrupted while verifying" : "interrupted")
                         : in_verify              ? std::string("verify failed")
                         : error.code == ErrorCode::timeout ? std::string("timed out")
                         : report.attempts > 1    ? fmt::format("failed {} attempts", report.attempts)
-                                                 : std::string("failed");
+                                                 : std::string();
         report.result = interrupted           ? StepResult::interrupted
                         : step.optional      ? StepResult::optional_failed
                                               : StepResult::failed;

@@ -96,8 +96,11 @@ public:
     std::string identity() const override { return "pip " + file_identity(m_base_python); }
     fs::path program() const override { return m_base_python; }
 
-    Command create_venv(const fs::path& venv, const std::string&) const override {
-        return {{m_base_python.string(), "-m", "venv", venv.string()}, {}, {}};
+    Command create_venv(const fs::path& venv, const std::string& python) const override {
+        // An interpreter path from the recipe makes the venv; a version was matched by
+        // make_installer when it chose m_base_python.
+        const std::string base = python.find('/') != std::string::npos ? python : m_base_python.string();
+        return {{base, "-m", "venv", venv.string()}, {}, {}};
     }
 
     Command install(const fs::path& venv, const InstallRequest& r,
@@ -168,6 +171,8 @@ Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
         return std::unique_ptr<Installer>(std::make_unique<UvInstaller>(*uv));
     }
     if (name == "pip") {
+        if (python_request.find('/') != std::string::npos)  // [venv] python names the interpreter
+            return std::unique_ptr<Installer>(std::make_unique<PipInstaller>(python_request));
         for (const std::string& candidate : {"python" + python_request, std::string("python3")}) {
             auto p = exec::find_program(candidate, path_var);
             if (!p.empty()) return std::unique_ptr<Installer>(std::make_unique<PipInstaller>(p));

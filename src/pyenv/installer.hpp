@@ -75,7 +75,8 @@ public:
 [[nodiscard]] Result<fs::path> find_uv(const std::string& path_var);
 
 /// The backend by name ("uv" or "pip"). uv must be found on `path_var`; pip's interpreter for
-/// venv creation is `python<X.Y>` (then `python3`) from `path_var`. With `allow_missing` (for
+/// venv creation is `python_request` itself when it is a path (holds a '/'; the venv step checks
+/// that it exists), else `python<X.Y>` (then `python3`) from `path_var`. With `allow_missing` (for
 /// `plan`), a program that is not found is kept by its bare name instead of failing.
 [[nodiscard]] Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
                                                                 const std::string& path_var,

@@ -108,7 +108,7 @@ const std::pair<StepKind, std::string_view> k_required[] = {
 
 /// Kinds and verify clauses of later schema releases: named as unsupported, not as typos.
 const std::vector<std::string> k_future_kinds{"fetch", "patch", "download", "cmake", "wheel"};
-const std::vector<std::string> k_future_verify{"elf_symbol", "command", "library"};
+const std::vector<std::string> k_future_verify{"command"};
 
 std::vector<std::string> step_keys(unsigned kinds) {
     std::vector<std::string> out;
@@ -240,6 +240,40 @@ void read_cuda_arch_clause(Reader& rd, const toml::table& t, const std::string& 
     step.verify.push_back(std::move(clause));
 }
 
+/// `{ elf_symbol = "name", library = "nvidia/**/libX.so.13" }`: the library that will load
+/// (steps resolve it as `doctor --symbol` does) must define the symbol.
+void read_elf_symbol_clause(Reader& rd, const toml::table& t, const std::string& name,
+                            VerifyClause clause, Step& step) {
+    auto suggested = rd.unknown_keys(t, {"elf_symbol", "library"}, " in verify clause");
+    const toml::node* library = t.get("library");
+    if (!library) {
+        if (!contains(suggested, "library"))
+            rd.report(clause.loc, "an 'elf_symbol' verify clause needs 'library' (a glob under "
+                                  "site-packages such as \"nvidia/**/libcublasLt.so.13\", or an "
+                                  "absolute path)");
+        return;
+    }
+    auto symbol = rd.text(*t.get("elf_symbol"), name + ".elf_symbol");
+    auto glob = rd.text(*library, name + ".library");
+    if (!symbol || !glob) return;
+    bool bad = false;
+    if (symbol->value.empty() || symbol->value.find_first_of(" \t\n") != std::string::npos) {
+        rd.report(symbol->loc, fmt::format("'{}.elf_symbol' must be a symbol name without spaces, "
+                                           "not \"{}\"",
+                                           name, symbol->value));
+        bad = true;
+    }
+    if (core::trim(glob->value).empty()) {
+        rd.report(glob->loc, fmt::format("'{}.library' must name a library file, not be empty", name));
+        bad = true;
+    }
+    if (bad) return;
+    clause.kind = VerifyClause::Kind::elf_symbol;
+    clause.target = std::move(*symbol);
+    clause.library = std::move(*glob);
+    step.verify.push_back(std::move(clause));
+}
+
 /// `version = ">=2.1"`: a non-empty string here; the plan parses it as a PEP 440 specifier
 /// (the recipe module has no PEP 440 parser of its own).
 std::optional<Text> read_version_specifier(Reader& rd, const toml::node& n, const std::string& name) {
@@ -262,6 +296,14 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
         read_cuda_arch_clause(rd, t, name, std::move(clause), step);
         return;
     }
+    if (!import && !file && t.contains("elf_symbol")) {
+        read_elf_symbol_clause(rd, t, name, std::move(clause), step);
+        return;
+    }
+    if (!import && !file && t.contains("library")) {
+        rd.report(clause.loc, "'library' is valid only with 'elf_symbol' in a verify clause");
+        return;
+    }
     if (!import && !file) {
         for (auto&& [key, value] : t) {
             if (contains(k_future_verify, key.str())) {
@@ -274,7 +316,7 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
     }
     auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version"}, " in verify clause");
     if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
-        rd.report(clause.loc, "a verify clause needs 'import' or 'file'");
+        rd.report(clause.loc, "a verify clause needs 'import', 'file', 'cuda_arch' or 'elf_symbol'");
     if (import && file) {
         rd.report(clause.loc, "a verify clause takes 'import' or 'file', not both");
         return;
@@ -443,11 +485,13 @@ void read_venv(Reader& rd, const toml::node& n, Recipe& out) {
         if (auto path = rd.text(*n, "venv.path")) out.venv.path = *path;
     if (const auto* n = t->get("python")) {
         if (auto python = rd.string(*n, "venv.python")) {
-            if (!detail::is_python_version(*python))
-                rd.report(rd.loc(*n), fmt::format("'venv.python' must be a Python version like "
-                                                  "\"3.12\", not \"{}\"",
-                                                  *python));
             out.venv.python = *python;
+            out.venv.python_loc = rd.loc(*n);
+            if (!detail::is_python_version(*python) && !out.venv.python_is_path())
+                rd.report(rd.loc(*n), fmt::format("'venv.python' must be a Python version like "
+                                                  "\"3.12\" or an interpreter's path like "
+                                                  "\"/usr/bin/python3.12\", not \"{}\"",
+                                                  *python));
         }
     }
     if (const auto* n = t->get("installer")) {

@@ -35,15 +35,17 @@ enum class InstallerKind { uv, pip };
 [[nodiscard]] const char* to_string(InstallerKind kind);
 
 struct VerifyClause {
-    enum class Kind { import_module, file, cuda_arch };
+    enum class Kind { import_module, file, cuda_arch, elf_symbol };
     Kind kind = Kind::import_module;
-    Text target;        // module name, or file path; cuda_arch: the arch ("9.0")
+    /// module name, or file path; cuda_arch: the arch ("9.0"); elf_symbol: the symbol's name
+    Text target;
     std::optional<Text> attr;  // import: attribute that must exist on the module
     /// import: a PEP 440 specifier (">=2.1") that the installed distribution providing the
     /// module must satisfy; checked as a specifier when the plan is made (pyenv owns PEP 440).
     std::optional<Text> version;
     /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
-    /// to the venv).
+    /// to the venv). elf_symbol: `library`, a glob under site-packages ("nvidia/**/libX.so.13",
+    /// then the file name on the system) or an absolute path.
     std::optional<Text> library;
     bool library_is_module = false;
     SourceLoc loc;
@@ -116,7 +118,14 @@ struct Step {
 
 struct VenvSection {
     Text path;
-    std::string python;                 // "3.12"
+    /// A version ("3.12", "3.12.1") or an interpreter's path ("/usr/bin/python3.12", "~/py/bin/
+    /// python3"; relative to the recipe's directory), which makes the venv and nothing else.
+    std::string python;
+    SourceLoc python_loc;
+    /// `python` names an interpreter file rather than a version.
+    [[nodiscard]] bool python_is_path() const {
+        return python.find('/') != std::string::npos || python.starts_with('~');
+    }
     InstallerKind installer = InstallerKind::uv;
     SourceLoc loc;
 };

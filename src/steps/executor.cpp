@@ -13,10 +13,12 @@
 #include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "inspect/elf_symbols.hpp"
 #include "inspect/fatbin.hpp"
 #include "pyenv/import_probe.hpp"
 #include "pyenv/interpreter.hpp"
 #include "pyenv/module_owner.hpp"
+#include "pyenv/venv_library.hpp"
 #include "steps/child_output.hpp"
 #include "steps/kind.hpp"
 
@@ -143,6 +145,46 @@ Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const Resolv
     return {};
 }
 
+/// The library that will load (the venv's site-packages first, then the system; an absolute
+/// path is that file) must define the symbol; the messages name the file checked.
+Status verify_elf_symbol(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
+    std::vector<fs::path> sites;
+    if (!fs::path(clause.library).is_absolute()) {
+        BS_TRY(auto facts, pyenv::venv_facts(ctx.venv, step.child_env));
+        sites.push_back(facts.purelib);
+        if (facts.platlib != facts.purelib) sites.push_back(facts.platlib);
+    }
+    auto loaded = pyenv::find_loaded_library(sites, clause.library, step.child_env);
+    if (loaded.file.empty())
+        return fail(ErrorCode::step_failed,
+                    fs::path(clause.library).is_absolute()
+                        ? fmt::format("step '{}': verify failed: {}: {} is not a file", step.id,
+                                      clause.describe(), clause.library)
+                        : fmt::format("step '{}': verify failed: {}: no library matches {} in the "
+                                      "venv or the system",
+                                      step.id, clause.describe(), clause.library),
+                    "searched: " + core::join(loaded.searched, ", "));
+    const std::string checked = fmt::format("{} (from {})", loaded.file.string(), loaded.where);
+    auto symbols = inspect::read_dynamic_symbols(loaded.file);
+    if (!symbols)
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': verify failed: {}: {}", step.id, clause.describe(),
+                                symbols.error().message),
+                    "checked: " + checked);
+    const auto* found = inspect::find_defined(*symbols, clause.target);
+    if (found == nullptr)
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': verify failed: {} does not define {} (checked {})",
+                                step.id, loaded.file.string(), clause.target, loaded.where),
+                    fmt::format("checked: {}\nthe library that loads is the venv's match for {} "
+                                "first, then the system's; a process importing a module that "
+                                "needs {} fails with 'undefined symbol'",
+                                checked, clause.library, clause.target));
+    log_line(ctx, fmt::format("verify: {} ok: {} defines it{}", clause.describe(), checked,
+                              found->version.empty() ? "" : ", version " + found->version));
+    return {};
+}
+
 /// The version half of `{ import = "x", version = ">=2.1" }`: the distribution whose files
 /// provide the module (from the venv's dist-infos; nothing is imported) must satisfy it.
 Status verify_version(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
@@ -171,6 +213,7 @@ std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::file) return "file " + target;
     if (kind == recipe::VerifyClause::Kind::cuda_arch)
         return "cuda_arch " + target + " in " + (library_is_module ? "module " : "") + library;
+    if (kind == recipe::VerifyClause::Kind::elf_symbol) return "elf_symbol " + target + " in " + library;
     return "import " + target + (attr.empty() ? "" : "." + attr) +
            (path_entry.empty() ? "" : " (from " + path_entry + ")") +
            (version.empty() ? "" : " version " + version);
@@ -223,6 +266,10 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         }
         if (clause.kind == recipe::VerifyClause::Kind::cuda_arch) {
             BS_CHECK(verify_cuda_arch(step, ctx, clause));
+            continue;
+        }
+        if (clause.kind == recipe::VerifyClause::Kind::elf_symbol) {
+            BS_CHECK(verify_elf_symbol(step, ctx, clause));
             continue;
         }
         auto spec = child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",

@@ -1,10 +1,15 @@
-// Step kind `venv`: create the venv with the recipe's Python (or keep the one that has it).
+// Step kind `venv`: create the venv with the recipe's Python, a version or an interpreter's path
+// (or keep the one that has it).
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
+#include "exec/process.hpp"
 #include "pyenv/interpreter.hpp"
 #include "steps/kind.hpp"
 #include "steps/venv_swap.hpp"
@@ -46,14 +51,92 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
     return {};
 }
 
+/// `[venv] python = "/path/to/python3.12"`: the file must exist and be executable, or the
+/// recipe names what does not exist, where.
+Result<std::string> interpreter_path(const recipe::VenvSection& venv, PlanContext& ctx) {
+    std::string path = ctx.local_path(venv.python);
+    std::error_code ec;
+    auto status = fs::status(path, ec);
+    const char* problem = !fs::exists(status)           ? "does not exist"
+                          : fs::is_directory(status)     ? "is a directory, not an interpreter"
+                          : ::access(path.c_str(), X_OK) ? "is not executable"
+                                                         : nullptr;
+    if (problem)
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("{}: [venv] python: {} {}", venv.python_loc.str(), path, problem),
+                    "install that Python, or set [venv] python to an interpreter that exists "
+                    "(a path, or a version such as \"3.12\" for the installer to find)");
+    return path;
+}
+
+/// The version an interpreter file reports ("3.11.2"), asked of the interpreter itself.
+Result<std::string> interpreter_version(const std::string& python, const exec::EnvMap& env) {
+    exec::ProcessSpec spec;
+    spec.argv = {python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"};
+    spec.env = env;
+    spec.cwd = "/";
+    spec.capture = true;
+    spec.timeout = std::chrono::seconds(30);
+    BS_TRY(auto ran, exec::run_process(spec));
+    if (!ran.ok())
+        return fail(ErrorCode::process, fmt::format("cannot ask {} its version: {}: {}", python,
+                                                    ran.describe(), core::trim(ran.output)));
+    return std::string(core::trim(ran.output));
+}
+
+/// Does the existing venv come from `python` (an interpreter path)? Its bin/python links to
+/// the same file (no process started), or that interpreter reports the venv's exact version.
+Result<bool> made_from(const fs::path& venv, const std::string& python, const std::string& have,
+                       const exec::EnvMap& env) {
+    std::error_code ec1, ec2;
+    auto mine = fs::canonical(venv / "bin" / "python", ec1);
+    auto theirs = fs::canonical(python, ec2);
+    if (!ec1 && !ec2 && mine == theirs) return true;
+    BS_TRY(auto version, interpreter_version(python, env));
+    return !have.empty() && version == have;
+}
+
+/// uv looks for a Python version on PATH and among its own managed ones, and otherwise downloads
+/// one from GitHub (python-build-standalone) without asking: the plan says so when this machine
+/// has no `pythonX.Y` on PATH, so an air-gapped node hears it before the download fails.
+void note_possible_download(const std::string& version, ResolvedStep& out, PlanContext& ctx) {
+    if (!ctx.installer || ctx.installer->name() != "uv" || ctx.base_env == nullptr) return;
+    auto parts = core::split(version, '.');
+    if (parts.size() < 2) return;
+    const std::string program = "python" + parts[0] + "." + parts[1];
+    if (!exec::find_program(program, *ctx.base_env).empty()) return;
+    if (!out.note.empty()) out.note += "; ";
+    auto downloads = ctx.base_env->find("UV_PYTHON_DOWNLOADS");
+    if (downloads != ctx.base_env->end() && (downloads->second == "never" || downloads->second == "manual"))
+        out.note += fmt::format("no {} on PATH and UV_PYTHON_DOWNLOADS={}: uv needs a managed "
+                                "CPython {} installed already (or set [venv] python to an "
+                                "interpreter's path)",
+                                program, downloads->second, version);
+    else
+        out.note += fmt::format("no {} on PATH: uv uses a managed CPython {} it already has, or "
+                                "downloads one from GitHub (set [venv] python to an interpreter's "
+                                "path, or UV_PYTHON_DOWNLOADS=never to forbid the download)",
+                                program, version);
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
-    const std::string& want = ctx.recipe->venv.python;
+    const recipe::VenvSection& section = ctx.recipe->venv;
+    std::string want = section.python;
+    if (section.python_is_path()) {
+        BS_TRY(want, interpreter_path(section, ctx));
+    }
     out.spec = VenvSpec{.recreate = false, .python = want};
     auto cfg = pyenv::read_pyvenv_cfg(ctx.venv);
     if (!cfg) BS_CHECK(check_foreign_directory(s, out, ctx));
     if (cfg) {
         std::string have = pyenv::venv_python_version(*cfg);
-        if (pyenv::python_version_matches(have, want) && !ctx.recreate) {
+        bool matches = false;
+        if (section.python_is_path()) {
+            BS_TRY(matches, made_from(ctx.venv, want, have, ctx.base_env ? *ctx.base_env : exec::EnvMap{}));
+        } else {
+            matches = pyenv::python_version_matches(have, want);
+        }
+        if (matches && !ctx.recreate) {
             // The argv stays in the plan (and the key) whether or not it will run, so the
             // key does not depend on the venv existing yet.
             out.kept = true;
@@ -69,6 +152,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
             out.note = fmt::format("venv has Python {}: recreated with {}", have, want);
         }
     }
+    if (!out.kept && !section.python_is_path()) note_possible_download(want, out, ctx);
     out.argv = ctx.installer->create_venv(ctx.venv, want).argv;
     return {};
 }

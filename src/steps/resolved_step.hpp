@@ -24,14 +24,14 @@ struct ResolvedVerify {
     recipe::VerifyClause::Kind kind;
     std::string target;  // module or file path; cuda_arch: the arch ("9.0")
     std::string attr;    // import only, may be empty
-    std::string library; // cuda_arch: a module name, or an absolute path
+    std::string library; // cuda_arch: a module name, or an absolute path; elf_symbol: a glob
     bool library_is_module = false;
     std::string path_entry; // import: a directory put first on sys.path (pybind11's output dir)
     /// import: a PEP 440 specifier (canonical, "<3,>=2.1") that the distribution providing the
     /// module must satisfy; "" = any version.
     std::string version = {};
     /// "import transformers.AutoTokenizer", "import torch version >=2.11", "file /x",
-    /// "cuda_arch 9.0 in module te".
+    /// "cuda_arch 9.0 in module te", "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13".
     [[nodiscard]] std::string describe() const;
 };
 

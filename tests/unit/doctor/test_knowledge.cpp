@@ -22,7 +22,7 @@ FaultMatch only_match(const std::string& log) {
 }  // namespace
 
 TEST_CASE("every built-in entry compiles") {
-    CHECK(builtin_faults().size() == 13);
+    CHECK(builtin_faults().size() == 14);
     for (const auto& f : builtin_faults()) {
         CHECK(f.compiled);
         CHECK_FALSE(f.explain.empty());
@@ -105,6 +105,28 @@ TEST_CASE("seed 3.2: uv's timeout message, old and new forms") {
                           "  Caused by: operation timed out\n");
     CHECK(old.fault->id == "uv-network-timeout");
     CHECK(old.line == 3);
+}
+
+TEST_CASE("no Python 3.12 on an air-gapped node: uv's managed download fails, or is off") {
+    // uv 0.13.9, `uv venv --python 3.12` with no 3.12 installed and no route to GitHub.
+    auto dns = only_match(
+        "error: Request failed after 3 retries in 11.6s\n"
+        "  cause: Failed to download `https://github.com/astral-sh/python-build-standalone/"
+        "releases/download/20261110/cpython-3.12.16%2B20261110-x86_64-unknown-linux-gnu-"
+        "install_only_stripped.tar.gz`\n"
+        "  cause: error sending request for url (https://github.com/astral-sh/...)\n"
+        "  cause: client error (Connect)\n"
+        "  cause: dns error\n"
+        "  cause: failed to lookup address information: Name or service not known\n");
+    CHECK(dns.fault->id == "uv-python-unavailable");
+    CHECK(dns.line == 2);
+    CHECK(dns.fault->step == "venv");
+    CHECK(dns.fault->fix.find("set [venv] python to its path") != std::string::npos);
+    CHECK(dns.fault->fix.find("UV_PYTHON_INSTALL_MIRROR") != std::string::npos);
+    // UV_PYTHON_DOWNLOADS=never: nothing is downloaded and nothing is found.
+    auto never = only_match("error: No interpreter found for Python 3.12 in managed "
+                            "installations or search path\n");
+    CHECK(never.fault->id == "uv-python-unavailable");
 }
 
 TEST_CASE("P15: Unknown CUDA arch") {

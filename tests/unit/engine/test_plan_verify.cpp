@@ -72,3 +72,25 @@ TEST_CASE("a verify clause's version is in the step key, canonical and expanded"
     CHECK(spaced->steps[1].key != other->steps[1].key);
     CHECK(plain->steps[1].verify[0].describe() == "import torch");
 }
+
+TEST_CASE("an elf_symbol clause keeps its library glob for run time and is in the step key") {
+    World w;
+    auto glob = w.plan(R"({ elf_symbol = "cublasLtX", library = "nvidia/**/libcublasLt.so.13" })");
+    auto other = w.plan(R"({ elf_symbol = "cublasLtY", library = "nvidia/**/libcublasLt.so.13" })");
+    auto absolute = w.plan(R"({ elf_symbol = "cublasLtX", library = "/opt/lib/libcublasLt.so.13" })");
+    REQUIRE(glob);
+    REQUIRE(other);
+    REQUIRE(absolute);
+    const auto& v = glob->steps[1].verify[0];
+    CHECK(v.kind == recipe::VerifyClause::Kind::elf_symbol);
+    CHECK(v.target == "cublasLtX");
+    // Not made a path under the venv (as a cuda_arch `path` is): the venv's site-packages first,
+    // then the system, is decided when the clause runs.
+    CHECK(v.library == "nvidia/**/libcublasLt.so.13");
+    CHECK(v.describe() == "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13");
+    CHECK(absolute->steps[1].verify[0].library == "/opt/lib/libcublasLt.so.13");
+    CHECK(glob->steps[1].key_explain.find(
+              "verify: [elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13]") != std::string::npos);
+    CHECK(glob->steps[1].key != other->steps[1].key);
+    CHECK(glob->steps[1].key != absolute->steps[1].key);
+}

@@ -123,16 +123,39 @@ TEST_CASE("golden: verify clauses") {
     CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
                             "verify = [\"torch\", { imprt = \"torch\" }, { file = \"/x\", attr = "
                             "\"y\" },\n  { import = \"a\", file = \"b\" },\n"
-                            "  { elf_symbol = \"f\", library = \"libx.so\" },\n"
+                            "  { elf_symbol = \"f\" },\n"
                             "  { module = \"m\" }]\n") ==
           "r.toml:9:11: 'verify[0]' must be a table, not a string\n"
           "r.toml:9:22: unknown key 'imprt' in verify clause (did you mean 'import'?)\n"
           "r.toml:9:63: 'attr' is valid only with 'import' in a verify clause\n"
           "r.toml:10:3: a verify clause takes 'import' or 'file', not both\n"
-          "r.toml:11:3: verify clause 'elf_symbol' is not supported by this version of "
-          "bootstrap\n"
-          "r.toml:12:3: a verify clause needs 'import' or 'file'\n"
+          "r.toml:11:3: an 'elf_symbol' verify clause needs 'library' (a glob under "
+          "site-packages such as \"nvidia/**/libcublasLt.so.13\", or an absolute path)\n"
+          "r.toml:12:3: a verify clause needs 'import', 'file', 'cuda_arch' or 'elf_symbol'\n"
           "r.toml:12:5: unknown key 'module' in verify clause");
+}
+
+TEST_CASE("golden: an elf_symbol verify clause") {
+    CHECK(problems(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                            "verify = [{ elf_symbol = \"f\", libary = \"x.so\" },\n"
+                            "  { elf_symbol = \"a b\", library = \"\" },\n"
+                            "  { library = \"x.so\" },\n"
+                            "  { elf_symbol = 3, library = \"x.so\" }]\n") ==
+          "r.toml:9:31: unknown key 'libary' in verify clause (did you mean 'library'?)\n"
+          "r.toml:10:18: 'verify[1].elf_symbol' must be a symbol name without spaces, not \"a b\"\n"
+          "r.toml:10:35: 'verify[1].library' must name a library file, not be empty\n"
+          "r.toml:11:3: 'library' is valid only with 'elf_symbol' in a verify clause\n"
+          "r.toml:12:18: 'verify[3].elf_symbol' must be a string, not an integer");
+    auto recipe = parse_recipe(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                                "verify = [{ elf_symbol = \"cublasLtX\", library = "
+                                "\"nvidia/**/libcublasLt.so.13\" }]\n",
+                               "r.toml");
+    REQUIRE(recipe);
+    REQUIRE(recipe->steps[0].verify.size() == 1);
+    const auto& clause = recipe->steps[0].verify[0];
+    CHECK(clause.kind == bootstrap::recipe::VerifyClause::Kind::elf_symbol);
+    CHECK(clause.target.value == "cublasLtX");
+    CHECK(clause.library->value == "nvidia/**/libcublasLt.so.13");
 }
 
 TEST_CASE("golden: a verify clause's version") {
@@ -189,7 +212,8 @@ TEST_CASE("golden: section values") {
                    "installer = \"conda\"\n[network]\nattempts = 0\n[device]\n"
                    "probes = [\"torch\", \"nvml2\", \"lspci\"]\nfallback_arch = \"sm_90\"\n"
                    "[env]\nunset = [\"A B\"]\nset = { \"X-Y\" = \"1\" }\n") ==
-          "r.toml:5:10: 'venv.python' must be a Python version like \"3.12\", not \"python3\"\n"
+          "r.toml:5:10: 'venv.python' must be a Python version like \"3.12\" or an "
+          "interpreter's path like \"/usr/bin/python3.12\", not \"python3\"\n"
           "r.toml:6:13: 'venv.installer' must be \"uv\" or \"pip\", not \"conda\"\n"
           "r.toml:8:12: 'network.attempts' must be at least 1, not 0\n"
           "r.toml:10:20: unknown device probe 'nvml2' (did you mean 'nvml'?)\n"
@@ -263,4 +287,22 @@ TEST_CASE("placeholders in every string field are checked") {
     CHECK(problems("schema = 1\nname = \"t\"\n[vars]\na = \"{x.y}\"\n[venv]\npath = \"/v\"\n"
                    "python = \"3.12\"\n")
               .find("unknown placeholder '{x.y}'") != std::string::npos);
+}
+
+TEST_CASE("[venv] python: a version or an interpreter's path, whose place is kept") {
+    for (const char* python : {"/usr/bin/python3.12", "~/py/bin/python3", "py/bin/python3"}) {
+        auto r = parse_recipe(std::string("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\n"
+                                          "python = \"") + python + "\"\n",
+                              "r.toml");
+        REQUIRE(r);
+        CHECK(r->venv.python == python);
+        CHECK(r->venv.python_is_path());
+        CHECK(r->venv.python_loc.str() == "r.toml:5:10");
+    }
+    auto version = parse_recipe(k_head, "r.toml");
+    REQUIRE(version);
+    CHECK_FALSE(version->venv.python_is_path());
+    CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.x\"\n") ==
+          "r.toml:5:10: 'venv.python' must be a Python version like \"3.12\" or an interpreter's "
+          "path like \"/usr/bin/python3.12\", not \"3.x\"");
 }
