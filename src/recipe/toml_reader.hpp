@@ -16,6 +16,7 @@
 #include "core/strings.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/validate.hpp"
+#include "recipe/value.hpp"
 
 namespace bootstrap::recipe::detail {
 
@@ -53,6 +54,36 @@ public:
     SourceLoc loc(const toml::node& node) const { return loc(node.source()); }
     SourceLoc loc(const toml::key& key) const { return loc(key.source()); }
     SourceLoc file_start() const { return {m_file, 1, 1}; }
+
+    /// The node as a toml-free value tree (what the step kinds read).
+    Value value(const toml::node& n) const {
+        Value v;
+        v.loc = loc(n);
+        switch (n.type()) {
+        case NodeType::string: v.type = ValueType::string; v.string = n.as_string()->get(); break;
+        case NodeType::integer: v.type = ValueType::integer; v.integer = n.as_integer()->get(); break;
+        case NodeType::floating_point:
+            v.type = ValueType::floating_point;
+            v.floating_point = n.as_floating_point()->get();
+            break;
+        case NodeType::boolean: v.type = ValueType::boolean; v.boolean = n.as_boolean()->get(); break;
+        case NodeType::date: v.type = ValueType::date; break;
+        case NodeType::time: v.type = ValueType::time; break;
+        case NodeType::date_time: v.type = ValueType::date_time; break;
+        case NodeType::array:
+            v.type = ValueType::array;
+            for (const auto& item : *n.as_array()) v.array.push_back(value(item));
+            break;
+        case NodeType::table:
+        case NodeType::none:
+            v.type = ValueType::table;
+            if (const auto* t = n.as_table())
+                for (auto&& [key, item] : *t)
+                    v.table.push_back({std::string(key.str()), loc(key), value(item)});
+            break;
+        }
+        return v;
+    }
 
     void report(SourceLoc where, std::string message) {
         m_problems.push_back({std::move(where), std::move(message)});

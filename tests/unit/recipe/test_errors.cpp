@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
 
 using namespace bootstrap;
@@ -216,7 +217,7 @@ TEST_CASE("golden: multiple problems are reported together, in file order") {
                        "id = \"torch\"\n"
                        "kind = \"run\"\n"
                        "timeout = 0\n";
-    auto r = parse_recipe(text, "r.toml");
+    auto r = steps::parse_recipe(text, "r.toml");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::invalid_recipe);
     CHECK(r.error().message ==
