@@ -8,7 +8,7 @@ using namespace bootstrap;
 
 TEST_CASE("every step kind has one home, with its own payload") {
     std::set<size_t> specs;
-    std::vector<std::string> names;
+    std::set<std::string> names;
     for (const steps::Kind* k : steps::kinds()) {
         CAPTURE(k->name);
         CHECK(&steps::kind_of(k->name) == k);
@@ -16,14 +16,13 @@ TEST_CASE("every step kind has one home, with its own payload") {
         CHECK(k->expand != nullptr);
         CHECK(k->key_inputs != nullptr);
         CHECK(k->execute != nullptr);
-        specs.insert(k->spec);
-        names.emplace_back(k->name);
+        // A kind added later shares OtherSpec; the built-in ones each have their own.
+        if (k->spec != steps::k_spec_index<steps::OtherSpec>) CHECK(specs.insert(k->spec).second);
+        CHECK(names.insert(std::string(k->name)).second);
     }
-    CHECK(names == std::vector<std::string>{"venv", "install", "sync", "run", "check", "pybind11",
-                                            "build"});
-    // Every built-in kind has its own alternative; OtherSpec is for kinds added later.
+    for (const char* name : {"venv", "install", "sync", "run", "check", "pybind11", "build"})
+        CHECK(steps::kind_of(name).name == name);
     CHECK(specs.size() == std::variant_size_v<steps::KindSpec> - 1);
-    CHECK(specs.count(steps::k_spec_index<steps::OtherSpec>) == 0);
     CHECK(steps::kind_of("install").spec == steps::k_spec_index<steps::InstallSpec>);
     CHECK(steps::kind_of("build").spec == steps::k_spec_index<steps::BuildSpec>);
 }
