@@ -190,8 +190,7 @@ bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, 
     if (const auto* t = rd.section(root, "env")) read_env(rd, *t, out);
     if (const auto* t = rd.section(root, "device")) read_device(rd, *t, out);
     if (const auto* n = root.get("step")) {
-        ValueReader values(rd.problems());
-        detail::read_steps(values, rd.value(*n), kinds, out);
+        detail::read_steps(rd.values(), rd.value(*n), kinds, out);
     }
     if (const auto* n = root.get("lint")) detail::read_lint_rules(rd, *n, out);
     if (const auto* n = root.get("fault")) detail::read_faults(rd, *n, out);
