@@ -18,6 +18,7 @@
 #include "exec/environment.hpp"
 #include "inspect/fatbin.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
@@ -163,7 +164,7 @@ int execute_device(const DeviceArgs& args) {
     if (!args.arch.empty()) request.given = args.arch;
     std::vector<std::string> order;
     if (!args.recipe.empty()) {
-        auto recipe = recipe::load_recipe(args.recipe);
+        auto recipe = steps::load_recipe(args.recipe);
         if (!recipe) return report_error(recipe.error(), args.json);
         order = recipe->device_probes;
         request.fallback_arch = recipe->device_fallback_arch;

@@ -35,6 +35,7 @@
 #include "exec/process.hpp"
 #include "pyenv/relocate.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
@@ -107,7 +108,7 @@ int execute_explain(const ExplainArgs& args) {
     if (!text) return report_error(text.error(), args.json);
     std::vector<doctor::KnownFault> kb = doctor::builtin_faults();
     if (!args.recipe.empty()) {
-        auto loaded = recipe::load_recipe(args.recipe);
+        auto loaded = steps::load_recipe(args.recipe);
         if (!loaded) return report_error(loaded.error(), args.json);
         kb = doctor::knowledge_for(*loaded);
     }
@@ -144,7 +145,7 @@ struct LintArgs {
 };
 
 int execute_lint(const LintArgs& args) {
-    auto loaded = recipe::load_recipe(args.recipe);
+    auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return report_error(loaded.error(), args.json);
     doctor::TrainingConfig config;
     auto findings = lint_file(args.config, *loaded, args.venv, config);
@@ -220,7 +221,7 @@ int execute_perf(const PerfArgs& args) {
     if (!text) return report_error(text.error(), args.json);
     std::optional<recipe::Recipe> loaded;
     if (!args.recipe.empty()) {
-        auto r = recipe::load_recipe(args.recipe);
+        auto r = steps::load_recipe(args.recipe);
         if (!r) return report_error(r.error(), args.json);
         loaded = std::move(*r);
     }
@@ -354,7 +355,7 @@ int execute_doctor(const DoctorArgs& args) {
                                   "from the recipe)", ""}, args.json);
     std::optional<recipe::Recipe> loaded;
     if (!args.recipe.empty()) {
-        auto r = recipe::load_recipe(args.recipe);
+        auto r = steps::load_recipe(args.recipe);
         if (!r) return report_error(r.error(), args.json);
         loaded = std::move(*r);
     }
@@ -439,7 +440,7 @@ Result<doctor::TrainingConfig> launch_config(const std::vector<std::string>& com
 
 int execute_launch(const LaunchArgs& args) {
     std::optional<recipe::Recipe> loaded;
-    if (auto r = recipe::load_recipe(args.doctor.recipe); r) loaded = std::move(*r);
+    if (auto r = steps::load_recipe(args.doctor.recipe); r) loaded = std::move(*r);
     else return report_error(r.error(), false);
     auto venv = doctor_venv(args.doctor.venv, loaded);
     if (!venv) return report_error(venv.error(), false);

@@ -57,7 +57,7 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
         std::map<std::string, std::string> env_set;
         for (const auto& [k, v] : s.env_set) env_set[k] = core::shown_value(k, v, plan.recipe->env_secret);
         nlohmann::json js{{"id", s.id},
-                          {"kind", recipe::to_string(s.kind)},
+                          {"kind", s.kind},
                           {"argv", argv},
                           {"cwd", s.cwd.string()},
                           {"env", {{"set", env_set}, {"unset", s.env_unset}}},

@@ -6,6 +6,7 @@
 #include "engine/locking.hpp"
 #include "engine/page_fetch.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
@@ -23,7 +24,7 @@ int execute_lock(const LockArgs& args) {
         status.error(e);
         return exit_code_for(e);
     };
-    auto loaded = recipe::load_recipe(args.recipe);
+    auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return fail_with(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;

@@ -10,6 +10,7 @@
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
@@ -28,10 +29,10 @@ struct PlanArgs {
 std::string describe_source(const steps::BuildSpec& b) {
     std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
     switch (b.source_kind) {
-        case recipe::BuildSource::Kind::git:
+        case steps::BuildSource::Kind::git:
             return fmt::format("git {} at {}{}{}", b.location, b.rev, b.submodules ? " with submodules" : "", sub);
-        case recipe::BuildSource::Kind::url: return fmt::format("archive {} (sha256 {}){}", b.location, b.sha256, sub);
-        case recipe::BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
+        case steps::BuildSource::Kind::url: return fmt::format("archive {} (sha256 {}){}", b.location, b.sha256, sub);
+        case steps::BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
     }
     return {};
 }
@@ -61,7 +62,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
     if (auto origin = plan.device_origin(); !origin.empty()) fmt::print("cuda archs: {}\n", origin);
     for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
     for (const auto& s : plan.steps) {
-        fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, recipe::to_string(s.kind),
+        fmt::print("\n[{}/{}] {} ({}){}\n", s.index + 1, plan.steps.size(), s.id, s.kind,
                    s.optional ? " optional" : "");
         if (s.index < decisions.size()) {
             const auto& d = decisions[s.index];
@@ -101,7 +102,7 @@ int execute_plan(const PlanArgs& args) {
         if (args.json) fmt::print("{}", error_json(e));
         return exit_code_for(e);
     };
-    auto loaded = recipe::load_recipe(args.recipe);
+    auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return fail_with(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;

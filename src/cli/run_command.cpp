@@ -13,6 +13,7 @@
 #include "engine/locking.hpp"
 #include "manifest/lockfile.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
@@ -131,7 +132,7 @@ void set_run_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand("run", "Run a recipe's steps in order (skipping what is up to date)");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     add_run_options(*cmd, *args);
-    cmd->callback([args, &outcome] { outcome.exit_code = execute_run(*args, recipe::load_recipe(args->recipe)); });
+    cmd->callback([args, &outcome] { outcome.exit_code = execute_run(*args, steps::load_recipe(args->recipe)); });
 }
 
 void set_demo_command(CLI::App& app, Outcome& outcome) {
@@ -141,7 +142,7 @@ void set_demo_command(CLI::App& app, Outcome& outcome) {
                 "$BOOTSTRAP_DEMO_INDEX; see scripts/demo.sh)");
     add_run_options(*cmd, *args);
     cmd->callback([args, &outcome] {
-        outcome.exit_code = execute_run(*args, recipe::parse_recipe(embedded_demo_recipe(), "<embedded demo.toml>"));
+        outcome.exit_code = execute_run(*args, steps::parse_recipe(embedded_demo_recipe(), "<embedded demo.toml>"));
     });
 }
 

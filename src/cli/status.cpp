@@ -135,7 +135,7 @@ void TerminalStatus::heartbeat_locked() {
 void TerminalStatus::step_started(size_t index, size_t total, const steps::ResolvedStep& step) {
     std::lock_guard lock(m_mutex);
     m_label = fmt::format("[{}/{}] {}", index + 1, total, step.id);
-    m_kind = recipe::to_string(step.kind);
+    m_kind = step.kind;
     m_started = m_last_beat = Clock::now();
     m_tail.reset();
     m_bytes_at_beat = 0;

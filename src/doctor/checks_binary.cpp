@@ -98,7 +98,7 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
 /// The distribution an install step of one package installs ("nvidia-cublas" for
 /// "nvidia-cublas>=13.4.1.1"), the fix for its symbol check; "" otherwise.
 std::string installed_by(const recipe::Step &step) {
-    if (step.kind != recipe::StepKind::install || step.packages.size() != 1)
+    if (step.kind != "install" || step.packages.size() != 1)
         return {};
     const std::string &spec = step.packages.front().value;
     std::string name = spec.substr(0, spec.find_first_of("<>=!~[;@ "));

@@ -71,9 +71,9 @@ bool recipe_needs_pip(const recipe::Recipe *recipe, std::string *why) {
         return true;
     }
     for (const auto &step : recipe->steps)
-        for (size_t i = 0; i + 1 < step.argv.size(); ++i)
-            if (step.argv[i].value == "-m" && step.argv[i + 1].value == "pip") {
-                *why = fmt::format("step '{}' runs `-m pip` ({})", step.id, step.argv[i].loc.str());
+        for (size_t i = 0; i + 1 < step.texts.size(); ++i)
+            if (step.texts[i].value == "-m" && step.texts[i + 1].value == "pip") {
+                *why = fmt::format("step '{}' runs `-m pip` ({})", step.id, step.texts[i].loc.str());
                 return true;
             }
     return false;

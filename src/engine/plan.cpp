@@ -260,7 +260,7 @@ private:
         core::KeyBuilder key(k_step_key_scheme);
         key.add("previous", prev_key);
         key.add("id", out.id);
-        key.add("kind", recipe::to_string(out.kind));
+        key.add("kind", out.kind);
         std::vector<std::string> argv;
         for (const auto& a : key_argv) argv.push_back(core::redact_text(a));
         key.add("argv", argv);

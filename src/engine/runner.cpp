@@ -124,7 +124,7 @@ public:
         m_report.steps.resize(m_plan.steps.size());
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
             m_report.steps[i].id = m_plan.steps[i].id;
-            m_report.steps[i].kind = recipe::to_string(m_plan.steps[i].kind);
+            m_report.steps[i].kind = m_plan.steps[i].kind;
         }
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
             if (!selected(i)) {
@@ -203,7 +203,7 @@ private:
         const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
         const bool runs = decision.runs_action();
         const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
-        core::log::debug("step {} ({}): {}: {}; key {}", step.id, recipe::to_string(step.kind),
+        core::log::debug("step {} ({}): {}: {}; key {}", step.id, step.kind,
                          to_string(decision.decision), decision.reason, step.key);
         if (core::log::enabled(core::log::Level::debug))
             for (const auto& line : core::split(step.key_explain, '\n'))

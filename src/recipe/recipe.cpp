@@ -15,19 +15,6 @@ std::string SourceLoc::str() const {
     return fmt::format("{}:{}:{}", file, line, column);
 }
 
-const char* to_string(StepKind kind) {
-    switch (kind) {
-    case StepKind::venv: return "venv";
-    case StepKind::install: return "install";
-    case StepKind::sync: return "sync";
-    case StepKind::run: return "run";
-    case StepKind::check: return "check";
-    case StepKind::pybind11: return "pybind11";
-    case StepKind::build: return "build";
-    }
-    return "?";
-}
-
 const char* to_string(InstallerKind kind) {
     switch (kind) {
     case InstallerKind::uv: return "uv";

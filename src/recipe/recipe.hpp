@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <optional>
 #include <string>
@@ -28,9 +29,6 @@ struct Text {
     SourceLoc loc;
 };
 
-enum class StepKind { venv, install, sync, run, check, pybind11, build };
-[[nodiscard]] const char* to_string(StepKind kind);
-
 enum class InstallerKind { uv, pip };
 [[nodiscard]] const char* to_string(InstallerKind kind);
 
@@ -51,60 +49,35 @@ struct VerifyClause {
     SourceLoc loc;
 };
 
-/// Where a `build` step's source comes from: exactly one of a local directory, a git URL at a
-/// pinned commit, or an archive URL with its sha256.
-struct BuildSource {
-    enum class Kind { path, git, url };
-    Kind kind = Kind::path;
-    Text location;                 // the directory, the git URL or the archive URL
-    std::optional<Text> rev;       // git: a full commit id (40 or 64 hex digits)
-    std::optional<Text> sha256;    // url: required, 64 hex digits
-    std::optional<Text> subdirectory;  // the project inside the source tree
-    bool submodules = false;       // git: also fetch submodules at their recorded commits
-    SourceLoc loc;
+/// A step kind's own fields. Each kind defines its struct, derived from this, in its own file
+/// (steps/kind_<name>.cpp) and fills it in its parse function; recipe/ never sees inside.
+struct KindFields {
+    virtual ~KindFields() = default;
 };
+
+struct Step;
+class StepReader;
+
+/// How a recipe names a step kind and reads its keys: `kind = "NAME"` steps are parsed by
+/// `parse` (steps/ provides the table: steps::recipe_kinds()).
+struct KindSyntax {
+    std::string_view name;
+    std::shared_ptr<const KindFields> (*parse)(StepReader& reader);
+};
+/// The step kinds a recipe may name, in the order error messages list them.
+using KindTable = std::vector<KindSyntax>;
 
 struct Step {
     std::string id;
-    StepKind kind = StepKind::run;
+    std::string kind;  // the kind's name as written ("install"); steps::kind_of() is its home
     SourceLoc loc;
+    /// The kind's own keys (never null in a parsed recipe); read them with fields_as<T>().
+    std::shared_ptr<const KindFields> fields;
 
-    // install
+    // Cross-kind: what the step asks to install, as written (the install kind fills them;
+    // the doctor, the skip rule and lockfiles read them whatever the kind).
     std::vector<Text> packages;
-    std::optional<Text> index_url;
-    std::vector<Text> extra_index_urls;
-    std::vector<Text> find_links;
-    bool upgrade = false;
-    bool reinstall = false;
-    bool no_deps = false;
-    bool pre = false;
     std::vector<std::string> allow_conflicts;  // distributions whose pins this step overrides
-
-    // sync
-    std::optional<Text> project;  // directory holding pyproject.toml / uv.lock
-    std::vector<Text> args;       // extra arguments (sync)
-
-    // run
-    std::vector<Text> argv;
-    std::optional<Text> cwd;
-    std::optional<Text> creates;        // skip when this path exists
-    std::vector<Text> unless;           // skip when this argv exits 0
-
-    // pybind11: one C++ source -> <output_dir>/<module><EXT_SUFFIX>
-    std::optional<Text> source;
-    std::optional<Text> module;
-    std::optional<Text> output_dir;       // default: the source's directory
-    std::optional<Text> cxx;              // default: "c++"
-    std::vector<Text> extra_args;
-    std::optional<Text> pybind11_include; // default: `python -m pybind11 --includes` in the venv
-
-    // build: a Python package from source -> a wheel (kept in the build cache) -> installed
-    std::optional<BuildSource> build_source;  // `source = { git, rev } | { url, sha256 } | { path }`
-    bool no_build_isolation = false;
-    std::vector<std::pair<std::string, Text>> config_settings;  // PEP 517 -C key=value, in order
-    /// Distributions whose versions the built binary depends on (step key and build-cache key);
-    /// default ["torch"] (a CUDA extension built against one torch breaks with another).
-    std::vector<std::string> abi_packages{"torch"};
 
     // every kind
     std::map<std::string, Text> env;    // set
@@ -114,6 +87,16 @@ struct Step {
                                         // install/sync, 1 otherwise)
     bool optional = false;
     std::vector<VerifyClause> verify;
+
+    /// Every value of the step that may hold placeholders, whichever key it came from (the
+    /// placeholder check reads these).
+    std::vector<Text> texts;
+
+    /// The kind's fields as its own type (null when the step is of another kind).
+    template <class T>
+    [[nodiscard]] const T* fields_as() const {
+        return dynamic_cast<const T*>(fields.get());
+    }
 };
 
 struct VenvSection {
@@ -219,12 +202,14 @@ struct Recipe {
 /// option (a leading '-'), `ext::`/`fd::` transports, control characters or blanks.
 [[nodiscard]] std::string git_url_problem(std::string_view url);
 
-/// Parse and validate a recipe file completely. All problems found are reported at once:
+/// Parse and validate a recipe file completely, its steps with the kinds of `kinds` (steps/
+/// has the table: steps::load_recipe() passes it). All problems found are reported at once:
 /// Error{invalid_recipe, "<first problem>", "<every problem, one per line>"}, each line
 /// starting with "file:line:col: ".
-[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file);
+[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds);
 
 /// Same, from text (the name is used in messages). Used for embedded recipes and tests.
-[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name);
+[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name,
+                                          const KindTable& kinds);
 
 }  // namespace bootstrap::recipe

@@ -16,6 +16,8 @@
 #include "core/strings.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/validate.hpp"
+#include "recipe/value.hpp"
+#include "recipe/value_reader.hpp"
 
 namespace bootstrap::recipe::detail {
 
@@ -46,6 +48,8 @@ inline bool contains(const std::vector<std::string>& list, std::string_view word
 class Reader {
 public:
     explicit Reader(std::string file) : m_file(std::move(file)) {}
+    Reader(const Reader&) = delete;  // m_values refers to m_problems
+    Reader& operator=(const Reader&) = delete;
 
     SourceLoc loc(const toml::source_region& region) const {
         return {m_file, static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
@@ -54,10 +58,42 @@ public:
     SourceLoc loc(const toml::key& key) const { return loc(key.source()); }
     SourceLoc file_start() const { return {m_file, 1, 1}; }
 
+    /// The node as a toml-free value tree (what the step kinds read).
+    Value value(const toml::node& n) const {
+        Value v;
+        v.loc = loc(n);
+        switch (n.type()) {
+        case NodeType::string: v.type = ValueType::string; v.string = n.as_string()->get(); break;
+        case NodeType::integer: v.type = ValueType::integer; v.integer = n.as_integer()->get(); break;
+        case NodeType::floating_point:
+            v.type = ValueType::floating_point;
+            v.floating_point = n.as_floating_point()->get();
+            break;
+        case NodeType::boolean: v.type = ValueType::boolean; v.boolean = n.as_boolean()->get(); break;
+        case NodeType::date: v.type = ValueType::date; break;
+        case NodeType::time: v.type = ValueType::time; break;
+        case NodeType::date_time: v.type = ValueType::date_time; break;
+        case NodeType::array:
+            v.type = ValueType::array;
+            for (const auto& item : *n.as_array()) v.array.push_back(value(item));
+            break;
+        case NodeType::table:
+        case NodeType::none:
+            v.type = ValueType::table;
+            if (const auto* t = n.as_table())
+                for (auto&& [key, item] : *t)
+                    v.table.push_back({std::string(key.str()), loc(key), value(item)});
+            break;
+        }
+        return v;
+    }
+
     void report(SourceLoc where, std::string message) {
         m_problems.push_back({std::move(where), std::move(message)});
     }
     std::vector<Problem>& problems() { return m_problems; }
+    /// Typed reads of value trees, reporting into the same problem list.
+    ValueReader& values() { return m_values; }
 
     bool expect(const toml::node& n, NodeType type, std::string_view name, const char* what) {
         if (n.type() == type) return true;
@@ -65,103 +101,43 @@ public:
         return false;
     }
 
+    // The typed getters are ValueReader's (value_reader.hpp), on the node's value tree: one
+    // wording for every type error, whether a section or a step kind reads the value.
     std::optional<std::string> string(const toml::node& n, std::string_view name) {
-        if (!expect(n, NodeType::string, name, "a string")) return std::nullopt;
-        return n.as_string()->get();
+        return values().string(value(n), name);
     }
-
     std::optional<Text> text(const toml::node& n, std::string_view name) {
-        auto s = string(n, name);
-        if (!s) return std::nullopt;
-        return Text{std::move(*s), loc(n)};
+        return values().text(value(n), name);
     }
-
     std::optional<bool> boolean(const toml::node& n, std::string_view name) {
-        if (!expect(n, NodeType::boolean, name, "a boolean")) return std::nullopt;
-        return n.as_boolean()->get();
+        return values().boolean(value(n), name);
     }
-
     /// An integer >= `min` that fits an int.
     std::optional<int> integer(const toml::node& n, std::string_view name, int64_t min) {
-        if (!expect(n, NodeType::integer, name, "an integer")) return std::nullopt;
-        int64_t v = n.as_integer()->get();
-        if (v < min) {
-            report(loc(n), fmt::format("'{}' must be at least {}, not {}", name, min, v));
-            return std::nullopt;
-        }
-        if (v > INT_MAX) {
-            report(loc(n), fmt::format("'{}' is too large ({})", name, v));
-            return std::nullopt;
-        }
-        return static_cast<int>(v);
+        return values().integer(value(n), name, min);
     }
-
     /// A number (integer or float) greater than 0.
     std::optional<double> positive_number(const toml::node& n, std::string_view name) {
-        if (!n.is_number()) {
-            expect(n, NodeType::floating_point, name, "a number");
-            return std::nullopt;
-        }
-        double v = n.is_integer() ? static_cast<double>(n.as_integer()->get())
-                                  : n.as_floating_point()->get();
-        if (!(v > 0)) {
-            report(loc(n), fmt::format("'{}' must be greater than 0, not {}", name, v));
-            return std::nullopt;
-        }
-        return v;
+        return values().positive_number(value(n), name);
     }
-
     /// An array of strings; with `single`, one string also stands for a one-element array.
     std::vector<Text> texts(const toml::node& n, std::string_view name, bool single = false) {
-        if (single && n.is_string()) return {*text(n, name)};
-        std::vector<Text> out;
-        const auto* arr = n.as_array();
-        if (!arr) {
-            expect(n, NodeType::array, name,
-                   single ? "a string or an array of strings" : "an array of strings");
-            return out;
-        }
-        for (size_t i = 0; i < arr->size(); ++i)
-            if (auto t = text((*arr)[i], fmt::format("{}[{}]", name, i))) out.push_back(*t);
-        return out;
+        return values().texts(value(n), name, single);
     }
-
     std::vector<std::string> strings(const toml::node& n, std::string_view name) {
-        std::vector<std::string> out;
-        for (auto& t : texts(n, name)) out.push_back(std::move(t.value));
-        return out;
+        return values().strings(value(n), name);
     }
-
     /// An array of strings that must not be empty.
     std::vector<Text> nonempty_texts(const toml::node& n, std::string_view name) {
-        if (const auto* arr = n.as_array(); arr && arr->empty())
-            report(loc(n), fmt::format("'{}' must not be empty", name));
-        return texts(n, name);
+        return values().nonempty_texts(value(n), name);
     }
-
-    /// Environment variable names (env_unset, [env] unset).
+    /// Environment variable names ([env] unset, secret).
     std::vector<std::string> env_names(const toml::node& n, std::string_view name) {
-        std::vector<std::string> out;
-        for (auto& t : texts(n, name)) {
-            if (!detail::is_env_name(t.value))
-                report(t.loc,
-                       fmt::format("'{}' is not a valid environment variable name", t.value));
-            out.push_back(std::move(t.value));
-        }
-        return out;
+        return values().env_names(value(n), name);
     }
-
     /// A table of environment variables to set: valid names, string values.
     std::map<std::string, Text> env_table(const toml::node& n, std::string_view name) {
-        std::map<std::string, Text> out;
-        if (!expect(n, NodeType::table, name, "a table of strings")) return out;
-        for (auto&& [key, value] : *n.as_table()) {
-            std::string var(key.str());
-            if (!detail::is_env_name(var))
-                report(loc(key), fmt::format("'{}' is not a valid environment variable name", var));
-            if (auto t = text(value, fmt::format("{}.{}", name, var))) out.emplace(var, *t);
-        }
-        return out;
+        return values().env_table(value(n), name);
     }
 
     /// Report a key that is not in `known`, with the nearest known key as a suggestion;
@@ -195,6 +171,7 @@ public:
 private:
     std::string m_file;
     std::vector<Problem> m_problems;
+    ValueReader m_values{m_problems};
 };
 
 // ---- doctor sections (doctor_sections.cpp) ---------------------------------------------------

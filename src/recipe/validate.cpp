@@ -143,36 +143,6 @@ void check_venv_path(const Text& path, PlaceholderChecker& checker) {
     }
 }
 
-template <class Fn> void for_each_text(const Step& step, Fn&& fn) {
-    for (const auto& t : step.packages) fn(t);
-    if (step.index_url) fn(*step.index_url);
-    for (const auto& t : step.extra_index_urls) fn(t);
-    for (const auto& t : step.find_links) fn(t);
-    if (step.project) fn(*step.project);
-    for (const auto& t : step.args) fn(t);
-    for (const auto& t : step.argv) fn(t);
-    if (step.cwd) fn(*step.cwd);
-    if (step.creates) fn(*step.creates);
-    for (const auto& t : step.unless) fn(t);
-    for (const auto* t : {&step.source, &step.module, &step.output_dir, &step.cxx,
-                          &step.pybind11_include})
-        if (*t) fn(**t);
-    for (const auto& t : step.extra_args) fn(t);
-    if (const auto& src = step.build_source) {
-        fn(src->location);
-        for (const auto* t : {&src->rev, &src->sha256, &src->subdirectory})
-            if (*t) fn(**t);
-    }
-    for (const auto& [name, t] : step.config_settings) fn(t);
-    for (const auto& [name, t] : step.env) fn(t);
-    for (const auto& v : step.verify) {
-        fn(v.target);
-        if (v.attr) fn(*v.attr);
-        if (v.version) fn(*v.version);
-        if (v.library) fn(*v.library);
-    }
-}
-
 }  // namespace
 
 bool is_env_name(std::string_view name) {
@@ -200,7 +170,9 @@ void check_placeholders(const Recipe& recipe, std::vector<Problem>& problems) {
     check_nul(recipe.venv.path);
     for (const auto& [name, text] : recipe.vars) check_nul(text);
     for (const auto& [name, text] : recipe.env_set) check_text(text);
-    for (const auto& step : recipe.steps) for_each_text(step, check_text);
+    // Every value a step's keys hold, whichever kind read it (StepReader collects them).
+    for (const auto& step : recipe.steps)
+        for (const auto& text : step.texts) check_text(text);
 }
 
 Error make_recipe_error(std::vector<Problem> problems) {

@@ -169,7 +169,7 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
 /// The source's identity now: a directory is hashed again (it may have changed since the plan).
 Result<std::string> source_identity(const ResolvedStep& step) {
     const auto& b = *step.build();
-    if (b.source_kind != recipe::BuildSource::Kind::path) return b.source_identity;
+    if (b.source_kind != BuildSource::Kind::path) return b.source_identity;
     BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
     return "tree " + digest;
 }

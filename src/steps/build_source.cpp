@@ -380,13 +380,13 @@ Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
     const auto& b = *step.build();
     Fetch f{step, ctx, deadline};
     switch (b.source_kind) {
-        case recipe::BuildSource::Kind::path:
+        case BuildSource::Kind::path:
             if (!fs::is_directory(b.location))
                 return fail(ErrorCode::not_found,
                             fmt::format("step '{}': the source directory {} does not exist", step.id, b.location));
             return FetchedSource{b.location, false, ""};
-        case recipe::BuildSource::Kind::git: return fetch_git(f);
-        case recipe::BuildSource::Kind::url: return fetch_archive(f);
+        case BuildSource::Kind::git: return fetch_git(f);
+        case BuildSource::Kind::url: return fetch_archive(f);
     }
     return fail(ErrorCode::internal, "unknown source kind");
 }
@@ -415,7 +415,7 @@ Result<fs::path> stage_source(const ResolvedStep& step, const FetchedSource& sou
     if (!fs::exists(project / "pyproject.toml") && !fs::exists(project / "setup.py"))
         return fail(ErrorCode::step_failed,
                     fmt::format("step '{}': {} has neither pyproject.toml nor setup.py{}", step.id,
-                                b.source_kind == recipe::BuildSource::Kind::path
+                                b.source_kind == BuildSource::Kind::path
                                     ? (fs::path(b.location) / b.subdirectory).string()
                                     : b.location + (b.subdirectory.empty() ? "" : " (" + b.subdirectory + ")"),
                                 b.subdirectory.empty() ? " (set source.subdirectory if the project is deeper)" : ""));

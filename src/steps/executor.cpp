@@ -82,7 +82,7 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
         std::string cause = core::redact_text(installer_cause(child_output(ctx, result, offset)));
         if (!cause.empty())
             err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id,
-                                      recipe::to_string(step.kind), cause,
+                                      step.kind, cause,
                                       fs::path(spec.argv[0]).filename().string(), result.describe());
     }
     return tl::unexpected(err);
@@ -236,7 +236,7 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
     if (!tail.empty()) detail += fmt::format("--- last lines of the log ---\n{}\n", tail);
     if (!log_path.empty()) detail += fmt::format("log: {}", log_path.string());
     return Error{code,
-                 fmt::format("step '{}' ({}) failed: {} {}", step.id, recipe::to_string(step.kind),
+                 fmt::format("step '{}' ({}) failed: {} {}", step.id, step.kind,
                              spec.argv.empty() ? "" : fs::path(spec.argv[0]).filename().string(),
                              result.describe()),
                  detail};
@@ -247,7 +247,7 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
     if (step.spec.index() != kind.spec)
         return fail(ErrorCode::internal,
                     fmt::format("step '{}': its resolved form is not a {} step's", step.id,
-                                recipe::to_string(step.kind)));
+                                step.kind));
     return kind.execute(step, ctx);
 }
 

@@ -2,8 +2,10 @@
 // One home per step kind. Each kind lives in its own file (steps/kind_<name>.cpp) and hands the
 // engine one `Kind`: how a recipe step expands into a ResolvedStep (argv, payload), what else
 // goes into its key, how it runs, and its hooks for the skip rule. The engine treats every
-// kind alike through this table; adding a kind is its file plus one registration line in
-// steps/kinds.cpp (and its payload in resolved_step.hpp's KindSpec).
+// kind alike through this table. A kind's TOML keys live in its file too: its `parse` reads
+// them (through recipe::StepReader) into its own recipe::KindFields struct. Adding a kind is
+// its file plus one registration line in steps/kinds.cpp (its payload, if it needs one, goes
+// in OtherSpec: resolved_step.hpp).
 
 #include <filesystem>
 #include <memory>
@@ -18,7 +20,9 @@
 #include "pyenv/installer.hpp"
 #include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
+#include "recipe/step_reader.hpp"
 #include "steps/executor.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "steps/resolved_step.hpp"
 
 namespace bootstrap::steps {
@@ -78,7 +82,9 @@ struct Satisfiable {
 
 /// A step kind: its data and hooks. Plain function pointers: a kind has no state.
 struct Kind {
-    recipe::StepKind kind;
+    std::string_view name;  // as a recipe writes it: kind = "install"
+    /// Read the kind's own keys from the step's table (the common ones are read already).
+    std::shared_ptr<const recipe::KindFields> (*parse)(recipe::StepReader& rd);
     size_t spec;  // k_spec_index<its payload type>: execute() refuses a step without it
     /// Fill `step` (argv, cwd, spec, note) from the recipe step.
     Status (*expand)(const recipe::Step& s, ResolvedStep& step, PlanContext& ctx, Expansion& out);
@@ -105,8 +111,12 @@ struct Kind {
     bool makes_venv = false;         // running it changes the interpreter: re-plan after
 };
 
-/// The kind of `kind` (every recipe::StepKind has one).
-[[nodiscard]] const Kind& kind_of(recipe::StepKind kind);
+/// The registered kind named `name` (every step of a parsed recipe has one).
+[[nodiscard]] const Kind& kind_of(std::string_view name);
+
+/// Every registered kind, in the order messages list them.
+[[nodiscard]] const std::vector<const Kind*>& kinds();
+
 
 /// A program as a file for keys: its real path, size and mtime ("PROG (not found)").
 [[nodiscard]] std::string program_identity(const std::string& program);

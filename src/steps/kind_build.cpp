@@ -17,8 +17,116 @@ namespace bootstrap::steps {
 
 namespace {
 
+using recipe::Value;
+using recipe::ValueType;
+
+struct BuildFields : recipe::KindFields {
+    BuildSource source;  // `source = { git, rev } | { url, sha256 } | { path }`
+    bool no_build_isolation = false;
+    std::vector<std::pair<std::string, recipe::Text>> config_settings;  // PEP 517 -C key=value
+    /// Distributions whose versions the built binary depends on (step key and build-cache key);
+    /// default ["torch"] (a CUDA extension built against one torch breaks with another).
+    std::vector<std::string> abi_packages{"torch"};
+};
+
+/// A value written literally (no placeholder) can be checked now; one with placeholders is
+/// checked once expanded.
+bool literal(const recipe::Text& t) { return t.value.find('{') == std::string::npos; }
+
+bool contains(const std::vector<std::string>& list, std::string_view word) {
+    return std::find(list.begin(), list.end(), word) != list.end();
+}
+
+/// `source = { git = URL, rev = COMMIT }`, `{ url = URL, sha256 = HEX }` or `{ path = DIR }`,
+/// each with optional `subdirectory`.
+std::optional<BuildSource> read_source(recipe::ValueReader& rd, const Value& t) {
+    BuildSource src;
+    src.loc = t.loc;
+    auto suggested = rd.unknown_keys(t, {"git", "rev", "submodules", "url", "sha256", "path", "subdirectory"},
+                                     " in 'source'");
+    const Value* git = t.get("git");
+    const Value* url = t.get("url");
+    const Value* path = t.get("path");
+    int kinds = (git != nullptr) + (url != nullptr) + (path != nullptr);
+    if (kinds != 1) {
+        if (kinds == 0 && !suggested.empty()) return std::nullopt;
+        rd.report(src.loc, kinds == 0 ? "'source' needs one of 'git' (with 'rev'), 'url' (with 'sha256') or 'path'"
+                                      : "'source' takes only one of 'git', 'url' and 'path'");
+        return std::nullopt;
+    }
+    auto only_with = [&](const char* key, const char* kind) {
+        if (const Value* k = t.get(key))
+            rd.report(k->loc, fmt::format("'{}' is valid only with '{}' in 'source'", key, kind));
+    };
+    if (git) {
+        src.kind = BuildSource::Kind::git;
+        auto location = rd.text(*git, "source.git");
+        if (location) src.location = *location;
+        if (location && literal(*location))
+            if (auto why = recipe::git_url_problem(location->value); !why.empty())
+                rd.report(location->loc, fmt::format("'source.git' cannot be '{}': {}", location->value, why));
+        only_with("sha256", "url");
+        if (const Value* rev = t.get("rev")) {
+            src.rev = rd.text(*rev, "source.rev");
+            if (src.rev && literal(*src.rev) && !recipe::is_commit_id(src.rev->value))
+                rd.report(src.rev->loc,
+                          fmt::format("'source.rev' must be a full commit id (40 hex digits), not '{}': a branch "
+                                      "or tag can move, and a build must be reproducible",
+                                      src.rev->value));
+        } else if (!contains(suggested, "rev")) {
+            rd.report(src.loc, "a git source needs 'rev', the full commit id to build");
+        }
+        if (const Value* sub = t.get("submodules"))
+            src.submodules = rd.boolean(*sub, "source.submodules").value_or(false);
+    } else if (url) {
+        src.kind = BuildSource::Kind::url;
+        auto location = rd.text(*url, "source.url");
+        if (location) src.location = *location;
+        only_with("rev", "git");
+        only_with("submodules", "git");
+        if (const Value* sha = t.get("sha256")) {
+            src.sha256 = rd.text(*sha, "source.sha256");
+            if (src.sha256 && literal(*src.sha256) && !core::is_sha256_hex(core::to_lower(src.sha256->value)))
+                rd.report(src.sha256->loc,
+                          fmt::format("'source.sha256' must be 64 hex digits, not '{}'", src.sha256->value));
+        } else if (!contains(suggested, "sha256")) {
+            rd.report(src.loc, "a url source needs 'sha256': an archive is never built unchecked");
+        }
+    } else {
+        src.kind = BuildSource::Kind::path;
+        auto location = rd.text(*path, "source.path");
+        if (location) src.location = *location;
+        only_with("rev", "git");
+        only_with("submodules", "git");
+        only_with("sha256", "url");
+    }
+    if (const Value* sub = t.get("subdirectory")) src.subdirectory = rd.text(*sub, "source.subdirectory");
+    return src;
+}
+
+/// `config_settings = { "--build-option" = "--cpp_ext" }`: PEP 517 config settings, passed to the
+/// build frontend in the order read.
+void read_config_settings(recipe::ValueReader& rd, const Value& t, BuildFields& f) {
+    for (const auto& entry : t.table)
+        if (auto text = rd.text(entry.value, fmt::format("config_settings.{}", entry.key)))
+            f.config_settings.emplace_back(entry.key, *text);
+}
+
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    auto f = std::make_shared<BuildFields>();
+    if (const Value* t = rd.table("source", "a table: { git = URL, rev = COMMIT }, { url = URL, "
+                                            "sha256 = HEX } or { path = DIR }"))
+        if (auto src = read_source(rd.values(), *t)) f->source = std::move(*src);
+    rd.require("source");
+    f->no_build_isolation = rd.flag("no_build_isolation");
+    if (const Value* t = rd.table("config_settings", "a table of strings"))
+        read_config_settings(rd.values(), *t, *f);
+    if (auto abi = rd.strings("abi_packages")) f->abi_packages = std::move(*abi);
+    return f;
+}
+
 /// Where the source comes from, and its plan-time identity.
-Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep& out,
+Status expand_source(const BuildSource& src, BuildSpec& b, ResolvedStep& out,
                      PlanContext& ctx) {
     b.source_kind = src.kind;
     BS_TRY(b.location, ctx.text(src.location, out));
@@ -43,7 +151,7 @@ Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep&
     }
     b.submodules = src.submodules;
     switch (src.kind) {
-        case recipe::BuildSource::Kind::path: {
+        case BuildSource::Kind::path: {
             b.location = ctx.local_path(b.location);
             BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
             b.source_identity = "tree " + digest;
@@ -52,7 +160,7 @@ Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep&
                                        b.location);
             break;
         }
-        case recipe::BuildSource::Kind::git:
+        case BuildSource::Kind::git:
             if (auto why = recipe::git_url_problem(b.location); out.complete && !why.empty())
                 return fail(ErrorCode::invalid_recipe,
                             fmt::format("{}: 'source.git' cannot be '{}': {}",
@@ -60,14 +168,14 @@ Status expand_source(const recipe::BuildSource& src, BuildSpec& b, ResolvedStep&
             b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev,
                                             b.submodules ? " +submodules" : "");
             break;
-        case recipe::BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;
+        case BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;
     }
     return {};
 }
 
 /// The ABI packages' versions, from their dist-info only (a no-op run scans the venv once, in
 /// the runner).
-Status read_abi_packages(const recipe::Step& s, BuildSpec& b, const PlanContext& ctx) {
+Status read_abi_packages(const BuildFields& s, BuildSpec& b, const PlanContext& ctx) {
     std::vector<std::string> abi;
     for (const auto& name : s.abi_packages) abi.push_back(pyenv::normalize_name(name));
     std::map<std::string, pyenv::Distribution> installed;
@@ -87,10 +195,11 @@ Status read_abi_packages(const recipe::Step& s, BuildSpec& b, const PlanContext&
     return {};
 }
 
-Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    const auto& s = *step.fields_as<BuildFields>();
     BuildSpec b;
     b.home = ctx.home;
-    BS_CHECK(expand_source(*s.build_source, b, out, ctx));
+    BS_CHECK(expand_source(s.source, b, out, ctx));
     b.request.no_build_isolation = s.no_build_isolation;
     for (const auto& [k, v] : s.config_settings) {
         BS_TRY(auto value, ctx.text(v, out));
@@ -146,7 +255,8 @@ void arches_used(ResolvedStep& step, const device::ArchChoice& archs) {
 
 extern const Kind k_build_kind;
 const Kind k_build_kind{
-    .kind = recipe::StepKind::build,
+    .name = "build",
+    .parse = parse,
     .spec = k_spec_index<BuildSpec>,
     .expand = expand,
     .key_inputs = key_inputs,

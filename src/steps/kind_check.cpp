@@ -6,6 +6,14 @@ namespace bootstrap::steps {
 
 namespace {
 
+/// No keys of its own; it cannot do without a verify clause.
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    const recipe::Value* verify = rd.get("verify");
+    rd.need(verify && !(verify->is(recipe::ValueType::array) && verify->array.empty()), "verify",
+            rd.label() + " (kind check) needs at least one verify clause");
+    return std::make_shared<recipe::KindFields>();
+}
+
 Status expand(const recipe::Step&, ResolvedStep& out, PlanContext&, Expansion&) {
     out.spec = CheckSpec{};
     return {};
@@ -19,7 +27,8 @@ Result<Outcome> execute_step(const ResolvedStep&, StepContext&) { return Outcome
 
 extern const Kind k_check_kind;
 const Kind k_check_kind{
-    .kind = recipe::StepKind::check,
+    .name = "check",
+    .parse = parse,
     .spec = k_spec_index<CheckSpec>,
     .expand = expand,
     .key_inputs = key_inputs,

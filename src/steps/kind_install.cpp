@@ -12,7 +12,34 @@ namespace bootstrap::steps {
 
 namespace {
 
+/// The install kind's own keys (`packages` and `allow_conflicts` are cross-kind: recipe::Step).
+struct InstallFields : recipe::KindFields {
+    std::optional<recipe::Text> index_url;
+    std::vector<recipe::Text> extra_index_urls;
+    std::vector<recipe::Text> find_links;
+    bool upgrade = false;
+    bool reinstall = false;
+    bool no_deps = false;
+    bool pre = false;
+};
+
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    auto f = std::make_shared<InstallFields>();
+    rd.step().packages = rd.nonempty_texts("packages");
+    rd.require("packages");
+    f->index_url = rd.text("index_url");
+    f->extra_index_urls = rd.texts("extra_index_urls", true);
+    f->find_links = rd.texts("find_links", true);
+    f->upgrade = rd.flag("upgrade");
+    f->reinstall = rd.flag("reinstall");
+    f->no_deps = rd.flag("no_deps");
+    f->pre = rd.flag("pre");
+    rd.step().allow_conflicts = rd.strings("allow_conflicts").value_or(std::vector<std::string>{});
+    return f;
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    const auto& f = *s.fields_as<InstallFields>();
     InstallSpec spec;
     pyenv::InstallRequest& req = spec.request;
     BS_TRY(req.requirements, ctx.texts(s.packages, out));
@@ -23,17 +50,17 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
                         fmt::format("{}: {}", s.packages[i].loc.str(), parsed.error().message));
         spec.requirements.push_back(std::move(*parsed));
     }
-    if (s.index_url) {
-        BS_TRY(auto url, ctx.text(*s.index_url, out));
+    if (f.index_url) {
+        BS_TRY(auto url, ctx.text(*f.index_url, out));
         req.index_url = url;
     }
-    BS_TRY(req.extra_index_urls, ctx.texts(s.extra_index_urls, out));
-    BS_TRY(auto links, ctx.texts(s.find_links, out));
+    BS_TRY(req.extra_index_urls, ctx.texts(f.extra_index_urls, out));
+    BS_TRY(auto links, ctx.texts(f.find_links, out));
     for (auto& l : links) req.find_links.push_back(ctx.local_path(l));
-    req.upgrade = spec.upgrade = s.upgrade;
-    req.reinstall = spec.reinstall = s.reinstall;
-    req.pre = spec.pre = s.pre;
-    req.no_deps = s.no_deps;
+    req.upgrade = spec.upgrade = f.upgrade;
+    req.reinstall = spec.reinstall = f.reinstall;
+    req.pre = spec.pre = f.pre;
+    req.no_deps = f.no_deps;
     std::vector<std::string> lock_args;
     if (auto locked = ctx.locked(s)) {
         // The step installs exactly the locked packages it owned when the lock was made
@@ -91,7 +118,8 @@ std::optional<Satisfiable> satisfiable(const ResolvedStep& step) {
 
 extern const Kind k_install_kind;
 const Kind k_install_kind{
-    .kind = recipe::StepKind::install,
+    .name = "install",
+    .parse = parse,
     .spec = k_spec_index<InstallSpec>,
     .expand = expand,
     .environment_known = environment_known,

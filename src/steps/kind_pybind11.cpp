@@ -16,11 +16,35 @@ namespace bootstrap::steps {
 
 namespace {
 
-Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
+/// One C++ source -> <output_dir>/<module><EXT_SUFFIX>.
+struct Pybind11Fields : recipe::KindFields {
+    recipe::Text source;
+    recipe::Text module;
+    std::optional<recipe::Text> output_dir;        // default: the source's directory
+    std::optional<recipe::Text> cxx;               // default: "c++"
+    std::vector<recipe::Text> extra_args;
+    std::optional<recipe::Text> pybind11_include;  // default: `python -m pybind11 --includes`
+};
+
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    auto f = std::make_shared<Pybind11Fields>();
+    if (auto source = rd.text("source")) f->source = std::move(*source);
+    rd.require("source");
+    if (auto module = rd.text("module")) f->module = std::move(*module);
+    rd.require("module");
+    f->output_dir = rd.text("output_dir");
+    f->cxx = rd.text("cxx");
+    f->extra_args = rd.texts("extra_args");
+    f->pybind11_include = rd.text("pybind11_include");
+    return f;
+}
+
+Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Expansion&) {
+    const auto& s = *step.fields_as<Pybind11Fields>();
     Pybind11Spec spec;
-    BS_TRY(auto source_text, ctx.text(*s.source, out));
+    BS_TRY(auto source_text, ctx.text(s.source, out));
     std::string source = ctx.local_path(source_text);
-    BS_TRY(auto module, ctx.text(*s.module, out));
+    BS_TRY(auto module, ctx.text(s.module, out));
     std::string output_dir = fs::path(source).parent_path().string();
     if (s.output_dir) {
         BS_TRY(auto dir, ctx.text(*s.output_dir, out));
@@ -118,7 +142,8 @@ std::vector<std::string> promised_files(const ResolvedStep& step) {
 
 extern const Kind k_pybind11_kind;
 const Kind k_pybind11_kind{
-    .kind = recipe::StepKind::pybind11,
+    .name = "pybind11",
+    .parse = parse,
     .spec = k_spec_index<Pybind11Spec>,
     .expand = expand,
     .key_inputs = key_inputs,

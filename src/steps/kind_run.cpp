@@ -11,18 +11,36 @@ namespace bootstrap::steps {
 
 namespace {
 
+struct RunFields : recipe::KindFields {
+    std::vector<recipe::Text> argv;
+    std::optional<recipe::Text> cwd;
+    std::optional<recipe::Text> creates;  // skip when this path exists
+    std::vector<recipe::Text> unless;     // skip when this argv exits 0
+};
+
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    auto f = std::make_shared<RunFields>();
+    f->argv = rd.nonempty_texts("argv");
+    rd.require("argv");
+    f->cwd = rd.text("cwd");
+    f->creates = rd.text("creates");
+    f->unless = rd.nonempty_texts("unless");
+    return f;
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
+    const auto& f = *s.fields_as<RunFields>();
     RunSpec spec;
-    BS_TRY(out.argv, ctx.texts(s.argv, out));
-    if (s.cwd) {
-        BS_TRY(auto cwd, ctx.text(*s.cwd, out));
+    BS_TRY(out.argv, ctx.texts(f.argv, out));
+    if (f.cwd) {
+        BS_TRY(auto cwd, ctx.text(*f.cwd, out));
         out.cwd = ctx.local_path(cwd);
     }
-    if (s.creates) {
-        BS_TRY(auto c, ctx.text(*s.creates, out));
+    if (f.creates) {
+        BS_TRY(auto c, ctx.text(*f.creates, out));
         spec.creates = ctx.local_path(c);
     }
-    BS_TRY(spec.unless, ctx.texts(s.unless, out));
+    BS_TRY(spec.unless, ctx.texts(f.unless, out));
     out.spec = std::move(spec);
     return {};
 }
@@ -66,7 +84,8 @@ std::vector<std::string> promised_files(const ResolvedStep& step) {
 
 extern const Kind k_run_kind;
 const Kind k_run_kind{
-    .kind = recipe::StepKind::run,
+    .name = "run",
+    .parse = parse,
     .spec = k_spec_index<RunSpec>,
     .expand = expand,
     .key_inputs = key_inputs,

@@ -10,14 +10,28 @@ namespace bootstrap::steps {
 
 namespace {
 
+struct SyncFields : recipe::KindFields {
+    recipe::Text project;            // directory holding pyproject.toml / uv.lock
+    std::vector<recipe::Text> args;  // extra arguments to `uv sync`
+};
+
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
+    auto f = std::make_shared<SyncFields>();
+    if (auto project = rd.text("project")) f->project = std::move(*project);
+    rd.require("project");
+    f->args = rd.texts("args");
+    return f;
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
+    const auto& f = *s.fields_as<SyncFields>();
     out.spec = SyncSpec{};
     auto path = ctx.base_env->find("PATH");
     auto uv = pyenv::find_uv(path == ctx.base_env->end() ? "" : path->second);
     if (!uv && ctx.dry_run) uv = fs::path("uv");  // `plan` shows it by name
     if (!uv) return tl::unexpected(uv.error());
-    BS_TRY(auto project, ctx.text(*s.project, out));
-    BS_TRY(auto args, ctx.texts(s.args, out));
+    BS_TRY(auto project, ctx.text(f.project, out));
+    BS_TRY(auto args, ctx.texts(f.args, out));
     if (ctx.locked_run && std::find(args.begin(), args.end(), "--locked") == args.end())
         args.push_back("--locked");  // uv.lock is the sync step's own lockfile
     ex.command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.net);
@@ -44,7 +58,8 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
 
 extern const Kind k_sync_kind;
 const Kind k_sync_kind{
-    .kind = recipe::StepKind::sync,
+    .name = "sync",
+    .parse = parse,
     .spec = k_spec_index<SyncSpec>,
     .expand = expand,
     .key_inputs = key_inputs,

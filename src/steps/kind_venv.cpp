@@ -20,6 +20,11 @@ namespace {
 
 /// An existing directory that is not a venv (no pyvenv.cfg) and holds someone's files: turning
 /// it into a venv would mix the two, so only --recreate may (it replaces them).
+/// No keys of its own: the venv comes from [venv].
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader&) {
+    return std::make_shared<recipe::KindFields>();
+}
+
 Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx) {
     std::error_code ec;
     if (!fs::is_directory(ctx.venv, ec)) return {};
@@ -176,7 +181,8 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
 
 extern const Kind k_venv_kind;
 const Kind k_venv_kind{
-    .kind = recipe::StepKind::venv,
+    .name = "venv",
+    .parse = parse,
     .spec = k_spec_index<VenvSpec>,
     .expand = expand,
     .key_inputs = key_inputs,

@@ -7,28 +7,49 @@
 
 namespace bootstrap::steps {
 
-extern const Kind k_venv_kind;
-extern const Kind k_install_kind;
-extern const Kind k_sync_kind;
-extern const Kind k_run_kind;
-extern const Kind k_check_kind;
-extern const Kind k_pybind11_kind;
-extern const Kind k_build_kind;
+// The registered kinds, one line each, in the order messages list them: X(name) stands for
+// `const Kind k_<name>_kind`, defined in kind_<name>.cpp.
+#define BS_REGISTERED_KINDS(X) \
+    X(venv)                    \
+    X(install)                 \
+    X(sync)                    \
+    X(run)                     \
+    X(check)                   \
+    X(pybind11)                \
+    X(build)                   \
+    /* one line per kind above */
 
-namespace {
+#define BS_DECLARE_KIND(name) extern const Kind k_##name##_kind;
+#define BS_KIND_ADDRESS(name) &k_##name##_kind,
+BS_REGISTERED_KINDS(BS_DECLARE_KIND)
 
-const Kind* const k_kinds[] = {
-    &k_venv_kind, &k_install_kind, &k_sync_kind, &k_run_kind, &k_check_kind, &k_pybind11_kind,
-    &k_build_kind,
-};
+const std::vector<const Kind*>& kinds() {
+    static const std::vector<const Kind*> k_kinds{BS_REGISTERED_KINDS(BS_KIND_ADDRESS)};
+    return k_kinds;
+}
 
-}  // namespace
-
-const Kind& kind_of(recipe::StepKind kind) {
-    for (const Kind* k : k_kinds)
-        if (k->kind == kind) return *k;
-    // Every recipe::StepKind is registered above; the unit tests check each one.
+const Kind& kind_of(std::string_view name) {
+    for (const Kind* k : kinds())
+        if (k->name == name) return *k;
+    // A parsed recipe names only registered kinds (the parser gets them from recipe_kinds()).
     return k_check_kind;
+}
+
+const recipe::KindTable& recipe_kinds() {
+    static const recipe::KindTable k_table = [] {
+        recipe::KindTable table;
+        for (const Kind* k : kinds()) table.push_back({k->name, k->parse});
+        return table;
+    }();
+    return k_table;
+}
+
+Result<recipe::Recipe> load_recipe(const std::filesystem::path& file) {
+    return recipe::load_recipe(file, recipe_kinds());
+}
+
+Result<recipe::Recipe> parse_recipe(std::string_view text, const std::string& name) {
+    return recipe::parse_recipe(text, name, recipe_kinds());
 }
 
 Result<std::vector<std::string>> PlanContext::texts(const std::vector<recipe::Text>& ts,

@@ -20,6 +20,19 @@ namespace bootstrap::steps {
 
 namespace fs = std::filesystem;
 
+/// Where a `build` step's source comes from: exactly one of a local directory, a git URL at a
+/// pinned commit, or an archive URL with its sha256.
+struct BuildSource {
+    enum class Kind { path, git, url };
+    Kind kind = Kind::path;
+    recipe::Text location;                 // the directory, the git URL or the archive URL
+    std::optional<recipe::Text> rev;       // git: a full commit id (40 or 64 hex digits)
+    std::optional<recipe::Text> sha256;    // url: required, 64 hex digits
+    std::optional<recipe::Text> subdirectory;  // the project inside the source tree
+    bool submodules = false;       // git: also fetch submodules at their recorded commits
+    recipe::SourceLoc loc;
+};
+
 struct ResolvedVerify {
     recipe::VerifyClause::Kind kind;
     std::string target;  // module or file path; cuda_arch: the arch ("9.0")
@@ -37,7 +50,7 @@ struct ResolvedVerify {
 
 /// A `build` step after expansion; steps/build.hpp says what runs.
 struct BuildSpec {
-    recipe::BuildSource::Kind source_kind = recipe::BuildSource::Kind::path;
+    BuildSource::Kind source_kind = BuildSource::Kind::path;
     std::string location;       // path: absolute directory; git / url: the URL
     std::string rev;            // git: the full commit id
     std::string sha256;         // url: the archive's sha256
@@ -107,9 +120,19 @@ struct Pybind11Spec {
     std::string source_digest;  // sha256 of the source ("missing" if none)
 };
 
-/// One alternative per step kind (steps/kind.hpp); the order does not matter.
-using KindSpec =
-    std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec, BuildSpec>;
+/// A payload of a kind that has no alternative of its own in KindSpec: such a kind derives its
+/// payload from this in its own file and reads it back with ResolvedStep::payload<T>().
+struct KindPayload {
+    virtual ~KindPayload() = default;
+};
+struct OtherSpec {
+    std::shared_ptr<const KindPayload> payload;
+};
+
+/// One alternative per built-in step kind (steps/kind.hpp), and OtherSpec for the rest (a new
+/// kind needs no edit here); the order does not matter.
+using KindSpec = std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec,
+                              BuildSpec, OtherSpec>;
 
 /// The position of `T` in KindSpec (Kind::spec checks a step's payload against its kind).
 template <class T, class... Ts>
@@ -125,7 +148,7 @@ inline constexpr size_t k_spec_index = spec_index_in<T>(static_cast<const KindSp
 struct ResolvedStep {
     const recipe::Step* source = nullptr;  // the recipe step (for ids, locations, flags)
     std::string id;
-    recipe::StepKind kind = recipe::StepKind::run;
+    std::string kind;                      // the kind's name ("install"): steps::kind_of(kind)
     size_t index = 0;                      // 0-based position in the recipe
 
     std::vector<std::string> argv;         // empty for check
@@ -155,6 +178,12 @@ struct ResolvedStep {
     template <class T>
     [[nodiscard]] T* as() {
         return std::get_if<T>(&spec);
+    }
+    /// An OtherSpec kind's payload as its own type (null for any other step).
+    template <class T>
+    [[nodiscard]] const T* payload() const {
+        const auto* other = std::get_if<OtherSpec>(&spec);
+        return other ? dynamic_cast<const T*>(other->payload.get()) : nullptr;
     }
     [[nodiscard]] const InstallSpec* install() const { return as<InstallSpec>(); }
     [[nodiscard]] const RunSpec* run() const { return as<RunSpec>(); }

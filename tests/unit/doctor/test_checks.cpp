@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "doctor/checks.hpp"
 #include "pyenv/relocate.hpp"
@@ -156,7 +157,7 @@ TEST_CASE("PyPI's apex, missing pip and forbidden variables", "[doctor][packages
     write(site / "apex-0.9.10.dev0.dist-info" / "METADATA",
           "Metadata-Version: 2.1\nName: apex\nVersion: 0.9.10dev\nSummary: Pyramid toolkit\n\n");
     write(site / "apex-0.9.10.dev0.dist-info" / "RECORD", "apex/__init__.py,,\n");
-    auto recipe = recipe::parse_recipe(
+    auto recipe = steps::parse_recipe(
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
         "[[step]]\nid = \"apex\"\nkind = \"run\"\nargv = [\"python\", \"-m\", \"pip\", "
         "\"install\", \".\"]\n",
@@ -215,7 +216,7 @@ TEST_CASE("a dist-info without METADATA is a broken install, with the fix", "[do
     CHECK(broken->fix.find("bootstrap rollback --venv " + venv.string() + " --to N") == 0);
     CHECK(summary.line == "packages: 1 problem");
 
-    auto recipe = recipe::parse_recipe(
+    auto recipe = steps::parse_recipe(
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
         "[[step]]\nid = \"tools\"\nkind = \"install\"\npackages = [\"wandb\"]\n",
         "t.toml");
@@ -230,7 +231,7 @@ TEST_CASE("a dist-info without METADATA is a broken install, with the fix", "[do
 }
 
 TEST_CASE("allow_conflicts pairs come from the recipe's steps", "[doctor][deps]") {
-    auto recipe = recipe::parse_recipe(
+    auto recipe = steps::parse_recipe(
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
         "[[step]]\nid = \"cublas\"\nkind = \"install\"\npackages = [\"nvidia-cublas>=13.4.1.1\"]\n"
         "allow_conflicts = [\"Demo_Torch\"]\n",

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "steps/recipe_kinds.hpp"
 #include "doctor/knowledge.hpp"
 #include "recipe/recipe.hpp"
 
@@ -181,7 +182,7 @@ TEST_CASE("a clean training log matches nothing") {
 }
 
 TEST_CASE("recipe entries come first and may replace a built-in") {
-    auto r = recipe::parse_recipe(R"(schema = 1
+    auto r = steps::parse_recipe(R"(schema = 1
 name = "t"
 [venv]
 path = "/tmp/v"
@@ -217,7 +218,7 @@ fix = "ours too"
 TEST_CASE("the shipped recipe's faults match their texts") {
     auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" /
                 "h200-te214.toml";
-    auto r = recipe::load_recipe(file);
+    auto r = steps::load_recipe(file);
     REQUIRE(r);
     auto kb = knowledge_for(*r);
     auto matches = match_log("start.sh: /old/venv/bin/python: bad interpreter: No such file or "

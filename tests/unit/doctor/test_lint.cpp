@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/lint.hpp"
@@ -22,7 +23,7 @@ fs::path repo_root() { return fs::path(BS_TEST_DATA).parent_path().parent_path()
 
 const recipe::Recipe& h200() {
     static const recipe::Recipe r = [] {
-        auto loaded = recipe::load_recipe(repo_root() / "recipes" / "h200-te214.toml");
+        auto loaded = steps::load_recipe(repo_root() / "recipes" / "h200-te214.toml");
         REQUIRE(loaded);
         return *loaded;
     }();
@@ -251,7 +252,7 @@ TEST_CASE("format_findings prints severity, rule, evidence, why and fix") {
 }
 
 TEST_CASE("rules: value conditions look at the last occurrence, require=value names the value") {
-    auto r = recipe::parse_recipe(R"(schema = 1
+    auto r = steps::parse_recipe(R"(schema = 1
 name = "t"
 [venv]
 path = "/tmp/v"

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "doctor/checks.hpp"
 #include "recipe/recipe.hpp"
@@ -81,7 +82,7 @@ TEST_CASE("the training stack or a recipe keeps Megatron's default imports", "[d
     options.venv = venv;
 
     SECTION("a recipe") {
-        auto recipe = recipe::parse_recipe(
+        auto recipe = steps::parse_recipe(
             "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
             "[[step]]\nid = \"core\"\nkind = \"install\"\npackages = [\"click\"]\n"
             "verify = [{ import = \"click\", attr = \"echo\" }]\n",

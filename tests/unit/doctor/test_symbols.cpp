@@ -9,6 +9,7 @@
 #include "doctor/checks.hpp"
 #include "exec/process.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
@@ -68,7 +69,7 @@ TEST_CASE("the recipe's elf_symbol clauses are checked, a repeated built-in once
                         "cublasLtMatmul");
     if (lib.empty())
         return;
-    auto recipe = recipe::parse_recipe(
+    auto recipe = steps::parse_recipe(
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
         "[[step]]\nid = \"cublas\"\nkind = \"install\"\npackages = [\"nvidia-cublas>=13.4.1.1\"]\n"
         "verify = [{ elf_symbol = \"cublasLtGroupedMatrixLayoutInit_internal\", library = "

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
@@ -34,7 +35,7 @@ struct World {
     recipe::Recipe recipe(const std::string& steps, const std::string& installer = "uv") const {
         std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
                            "\"\npython = \"3.11\"\ninstaller = \"" + installer + "\"\n" + steps;
-        auto r = recipe::parse_recipe(text, "t.toml");
+        auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return *r;
     }
@@ -175,7 +176,7 @@ TEST_CASE("a venv path with a control character is refused with where it came fr
 
     std::string text =
         "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
-    auto r = recipe::parse_recipe(text, (w.dir.path() / "t.toml").string());
+    auto r = steps::parse_recipe(text, (w.dir.path() / "t.toml").string());
     REQUIRE(r);
     auto from_recipe = engine::make_plan(*r, {}, w.facts());
     REQUIRE_FALSE(from_recipe);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "pyenv/interpreter.hpp"
@@ -41,7 +42,7 @@ struct World {
     recipe::Recipe recipe(const std::string& rest) const {
         std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" +
                            (dir.path() / "venv").string() + "\"\npython = \"3.11\"\n" + rest;
-        auto r = recipe::parse_recipe(text, "t.toml");
+        auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return *r;
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
@@ -62,7 +63,7 @@ source = { path = ")" + (dir.path() / "pkg").string() +
                            R"(" }
 abi_packages = []
 )";
-        auto r = recipe::parse_recipe(text, "t.toml");
+        auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return *r;
     }

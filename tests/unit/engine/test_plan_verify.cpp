@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
@@ -32,7 +33,7 @@ struct World {
                            (dir.path() / "venv").string() +
                            "\"\npython = \"3.11\"\n[[step]]\nid = \"venv\"\nkind = \"venv\"\n[[step]]\nid = \"c\"\nkind = \"check\"\nverify = [" +
                            verify + "]\n";
-        auto r = recipe::parse_recipe(text, "t.toml");
+        auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return engine::make_plan(*r, {}, facts());
     }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::recipe::testing {
 
@@ -16,7 +17,7 @@ inline const std::string k_head =
 /// The full problem list of an invalid recipe ("<valid>" when it parses); the first line must be
 /// Error::message.
 inline std::string problems(const std::string& text) {
-    auto r = parse_recipe(text, "r.toml");
+    auto r = steps::parse_recipe(text, "r.toml");
     if (r) return "<valid>";
     CHECK(r.error().code == ErrorCode::invalid_recipe);
     CHECK(r.error().detail.substr(0, r.error().message.size()) == r.error().message);

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
 
 using namespace bootstrap;
@@ -146,7 +147,7 @@ TEST_CASE("golden: an elf_symbol verify clause") {
           "r.toml:10:35: 'verify[1].library' must name a library file, not be empty\n"
           "r.toml:11:3: 'library' is valid only with 'elf_symbol' in a verify clause\n"
           "r.toml:12:18: 'verify[3].elf_symbol' must be a string, not an integer");
-    auto recipe = parse_recipe(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+    auto recipe = steps::parse_recipe(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
                                 "verify = [{ elf_symbol = \"cublasLtX\", library = "
                                 "\"nvidia/**/libcublasLt.so.13\" }]\n",
                                "r.toml");
@@ -240,7 +241,7 @@ TEST_CASE("golden: multiple problems are reported together, in file order") {
                        "id = \"torch\"\n"
                        "kind = \"run\"\n"
                        "timeout = 0\n";
-    auto r = parse_recipe(text, "r.toml");
+    auto r = steps::parse_recipe(text, "r.toml");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::invalid_recipe);
     CHECK(r.error().message ==
@@ -291,7 +292,7 @@ TEST_CASE("placeholders in every string field are checked") {
 
 TEST_CASE("[venv] python: a version or an interpreter's path, whose place is kept") {
     for (const char* python : {"/usr/bin/python3.12", "~/py/bin/python3", "py/bin/python3"}) {
-        auto r = parse_recipe(std::string("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\n"
+        auto r = steps::parse_recipe(std::string("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\n"
                                           "python = \"") + python + "\"\n",
                               "r.toml");
         REQUIRE(r);
@@ -299,7 +300,7 @@ TEST_CASE("[venv] python: a version or an interpreter's path, whose place is kep
         CHECK(r->venv.python_is_path());
         CHECK(r->venv.python_loc.str() == "r.toml:5:10");
     }
-    auto version = parse_recipe(k_head, "r.toml");
+    auto version = steps::parse_recipe(k_head, "r.toml");
     REQUIRE(version);
     CHECK_FALSE(version->venv.python_is_path());
     CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.x\"\n") ==

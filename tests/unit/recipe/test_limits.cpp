@@ -9,6 +9,7 @@
 #include "core/fs.hpp"
 #include "recipe/prescan.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
 
 using namespace bootstrap;
@@ -80,7 +81,7 @@ TEST_CASE("golden: a recipe over 4 MiB is not parsed") {
         std::ofstream out(file);
         out << text;
     }
-    auto r = load_recipe(file);
+    auto r = steps::load_recipe(file);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::invalid_recipe);
     CHECK(r.error().message == file.string() + ":1:1: recipe is " + std::to_string(text.size()) +

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
 
 using namespace bootstrap;
@@ -19,7 +20,7 @@ const std::string k_rule_tail = "explain = \"e\"\nfix = \"f\"\n";
 }  // namespace
 
 TEST_CASE("lint rules: every form is read with its location") {
-    auto r = parse_recipe(k_head + R"([[lint]]
+    auto r = steps::parse_recipe(k_head + R"([[lint]]
 id = "mhc"
 when = "--enable-hyper-connections"
 forbid = ["--delay-wgrad-compute", "--overlap-moe-expert-parallel-comm"]
@@ -115,7 +116,7 @@ TEST_CASE("golden: lint rule problems") {
 }
 
 TEST_CASE("faults: read, regex checked, step must exist") {
-    auto r = parse_recipe(k_head + R"([[step]]
+    auto r = steps::parse_recipe(k_head + R"([[step]]
 id = "venv"
 kind = "venv"
 
@@ -150,7 +151,7 @@ fix = "how"
 }
 
 TEST_CASE("flag aliases: groups read, a flag in two groups is a problem") {
-    auto r = parse_recipe(k_head + "[flag_aliases]\n\"--use-fused-mhc\" = [\"--mhc-fused\"]\n"
+    auto r = steps::parse_recipe(k_head + "[flag_aliases]\n\"--use-fused-mhc\" = [\"--mhc-fused\"]\n"
                                    "\"--a\" = \"--b\"\n",
                           "r.toml");
     REQUIRE(r);
@@ -165,7 +166,7 @@ TEST_CASE("flag aliases: groups read, a flag in two groups is a problem") {
 }
 
 TEST_CASE("perf baseline: read and validated") {
-    auto r = parse_recipe(k_head + "[perf]\nbaseline = { tflops = 450, tolerance = 0.1, note = "
+    auto r = steps::parse_recipe(k_head + "[perf]\nbaseline = { tflops = 450, tolerance = 0.1, note = "
                                    "\"8xH200\" }\n",
                           "r.toml");
     REQUIRE(r);
@@ -174,7 +175,7 @@ TEST_CASE("perf baseline: read and validated") {
     CHECK(r->perf_baseline->tolerance == Approx(0.1));
     CHECK(r->perf_baseline->note == "8xH200");
 
-    auto d = parse_recipe(k_head + "[perf]\nbaseline = { tflops = 450.5 }\n", "r.toml");
+    auto d = steps::parse_recipe(k_head + "[perf]\nbaseline = { tflops = 450.5 }\n", "r.toml");
     REQUIRE(d);
     CHECK(d->perf_baseline->tolerance == Approx(0.05));
 
@@ -192,7 +193,7 @@ TEST_CASE("perf baseline: read and validated") {
 }
 
 TEST_CASE("a recipe without the doctor sections has none") {
-    auto r = parse_recipe(k_head, "r.toml");
+    auto r = steps::parse_recipe(k_head, "r.toml");
     REQUIRE(r);
     CHECK(r->lint_rules.empty());
     CHECK(r->faults.empty());
@@ -203,7 +204,7 @@ TEST_CASE("a recipe without the doctor sections has none") {
 TEST_CASE("the shipped h200-te214 recipe carries the seed's lint rules and faults") {
     auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" /
                 "h200-te214.toml";
-    auto r = load_recipe(file);
+    auto r = steps::load_recipe(file);
     REQUIRE(r);
     std::vector<std::string> ids;
     for (const auto& rule : r->lint_rules) ids.push_back(rule.id);

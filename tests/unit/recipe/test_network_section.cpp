@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
 
 using namespace bootstrap;
@@ -11,7 +12,7 @@ using bootstrap::recipe::testing::problems;
 namespace {
 
 uint64_t max_download(const std::string& value) {
-    auto r = parse_recipe(k_head + "[network]\nmax_download = " + value + "\n", "r.toml");
+    auto r = steps::parse_recipe(k_head + "[network]\nmax_download = " + value + "\n", "r.toml");
     REQUIRE(r);
     return r->network.max_download;
 }
@@ -19,7 +20,7 @@ uint64_t max_download(const std::string& value) {
 }  // namespace
 
 TEST_CASE("[network] max_download: 4 GiB unless given, as bytes or with a unit") {
-    auto r = parse_recipe(k_head, "r.toml");
+    auto r = steps::parse_recipe(k_head, "r.toml");
     REQUIRE(r);
     CHECK(r->network.max_download == (4ull << 30));
     CHECK(max_download("1048576") == 1048576u);

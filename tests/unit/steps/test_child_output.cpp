@@ -80,13 +80,13 @@ TEST_CASE("installer cause: pip's first ERROR line, or its drawn diagnostic") {
 namespace {
 
 /// An install step whose child (a fake) prints `output` to the step log and exits 1.
-Result<steps::Outcome> fail_with(recipe::StepKind kind, const std::string& program, const std::string& output,
+Result<steps::Outcome> fail_with(const std::string& kind, const std::string& program, const std::string& output,
                                  const fs::path& log) {
     steps::ResolvedStep step;
     step.id = "missing";
     step.kind = kind;
-    if (kind == recipe::StepKind::install) step.spec = steps::InstallSpec{};
-    if (kind == recipe::StepKind::run) step.spec = steps::RunSpec{};
+    if (kind == "install") step.spec = steps::InstallSpec{};
+    if (kind == "run") step.spec = steps::RunSpec{};
     step.argv = {"/usr/bin/" + program, "pip", "install", "nonexistent-pkg"};
     steps::StepContext ctx;
     ctx.venv = "/nonexistent-venv";
@@ -106,7 +106,7 @@ Result<steps::Outcome> fail_with(recipe::StepKind kind, const std::string& progr
 TEST_CASE("a failed install is headed by the installer's cause, the detail keeps argv and log") {
     core::TempDir dir("bs-cause");
     fs::path log = dir.path() / "02-missing.log";
-    auto r = fail_with(recipe::StepKind::install, "uv", k_uv_no_solution, log);
+    auto r = fail_with("install", "uv", k_uv_no_solution, log);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::step_failed);
     CHECK(r.error().message ==
@@ -118,12 +118,12 @@ TEST_CASE("a failed install is headed by the installer's cause, the detail keeps
     CHECK(r.error().detail.ends_with("log: " + log.string()));
 
     // Without a cause line of its own, the exit status heads it as before.
-    auto bare = fail_with(recipe::StepKind::install, "uv", "Killed\n", log);
+    auto bare = fail_with("install", "uv", "Killed\n", log);
     REQUIRE_FALSE(bare);
     CHECK(bare.error().message == "step 'missing' (install) failed: uv exit code 1");
 
     // A run step's own program is not read as an installer.
-    auto run = fail_with(recipe::StepKind::run, "uv", k_uv_no_solution, log);
+    auto run = fail_with("run", "uv", k_uv_no_solution, log);
     REQUIRE_FALSE(run);
     CHECK(run.error().message == "step 'missing' (run) failed: uv exit code 1");
 }

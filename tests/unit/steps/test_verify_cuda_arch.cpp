@@ -13,7 +13,7 @@ namespace {
 steps::ResolvedStep cuda_check(std::string library, bool is_module) {
     steps::ResolvedStep step;
     step.id = "cuda";
-    step.kind = recipe::StepKind::check;
+    step.kind = "check";
     step.verify.push_back({recipe::VerifyClause::Kind::cuda_arch, "9.0", {}, std::move(library),
                            is_module, {}});
     return step;

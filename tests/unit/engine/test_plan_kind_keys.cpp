@@ -1,0 +1,191 @@
+// Each kind reads its own TOML keys (steps/kind_<name>.cpp); these tests check that every key
+// reaches what the kind plans (argv, payload), through recipe parsing and expansion.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/fs.hpp"
+#include "engine/plan.hpp"
+#include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct KeysWorld {
+    core::TempDir dir{"bs-kind-keys"};
+    fs::path bin = dir.path() / "bin";
+    KeysWorld() {
+        fs::create_directories(bin);
+        std::ofstream(bin / "uv") << "#!/bin/sh\n";
+        fs::permissions(bin / "uv", fs::perms::owner_all);
+        std::ofstream(bin / "python3.11") << "#!/bin/sh\n";
+        fs::permissions(bin / "python3.11", fs::perms::owner_all);
+    }
+    /// The plan of a venv step followed by `steps`, without the venv step.
+    Result<engine::Plan> plan(const std::string& steps) const {
+        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
+                           "\"\npython = \"3.11\"\n[vars]\nrev = \"0123456789abcdef0123456789abcdef01234567\"\n" +
+                           "[[step]]\nid = \"venv\"\nkind = \"venv\"\n" + steps;
+        auto r = steps::parse_recipe(text, (dir.path() / "t.toml").string());
+        REQUIRE(r);
+        recipe = std::move(*r);  // the plan points into the recipe's steps
+        engine::Facts f;
+        f.env = {{"PATH", bin.string()}, {"HOME", "/root"},
+                 {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
+        f.cpus = 4;
+        engine::PlanOptions opts;
+        opts.dry_run = true;
+        auto plan = engine::make_plan(recipe, opts, f);
+        if (plan) plan->steps.erase(plan->steps.begin());
+        return plan;
+    }
+    mutable recipe::Recipe recipe;
+};
+
+bool has(const std::vector<std::string>& argv, const std::vector<std::string>& run) {
+    return std::search(argv.begin(), argv.end(), run.begin(), run.end()) != argv.end();
+}
+
+}  // namespace
+
+TEST_CASE("install keys: indexes, find-links (one string is a list) and flags reach the argv") {
+    KeysWorld w;
+    auto plan = w.plan(R"(
+[[step]]
+id = "a"
+kind = "install"
+packages = ["torch==2.11.0", "numpy"]
+index_url = "http://127.0.0.1:1/simple"
+extra_index_urls = "http://127.0.0.1:2/simple"
+find_links = ["/wheels"]
+upgrade = true
+no_deps = true
+pre = true
+allow_conflicts = ["torch"]
+[[step]]
+id = "b"
+kind = "install"
+packages = ["x"]
+reinstall = true
+)");
+    if (!plan) FAIL(plan.error().message);
+    const auto& a = plan->steps[0];
+    CHECK(has(a.argv, {"--index-url", "http://127.0.0.1:1/simple"}));
+    CHECK(has(a.argv, {"--extra-index-url", "http://127.0.0.1:2/simple"}));
+    CHECK(has(a.argv, {"--find-links", "/wheels"}));
+    CHECK(has(a.argv, {"--upgrade"}));
+    CHECK(has(a.argv, {"--no-deps"}));
+    CHECK(has(a.argv, {"--prerelease", "allow"}));
+    CHECK_FALSE(has(a.argv, {"--reinstall"}));
+    REQUIRE(a.install());
+    CHECK(a.install()->upgrade);
+    CHECK(a.install()->pre);
+    CHECK(a.install()->requirements.size() == 2);
+    CHECK(w.recipe.steps[1].allow_conflicts == std::vector<std::string>{"torch"});
+    const auto& b = plan->steps[1];
+    CHECK(has(b.argv, {"--reinstall"}));
+    CHECK_FALSE(has(b.argv, {"--upgrade"}));
+    CHECK_FALSE(has(b.argv, {"--no-deps"}));
+}
+
+TEST_CASE("run keys: argv, cwd, creates and unless reach the plan") {
+    KeysWorld w;
+    auto plan = w.plan(R"(
+[[step]]
+id = "r"
+kind = "run"
+argv = ["make", "-C", "x"]
+cwd = "/srv"
+creates = "/srv/done"
+unless = ["test", "-e", "/srv/ok"]
+)");
+    if (!plan) FAIL(plan.error().message);
+    const auto& r = plan->steps[0];
+    CHECK(r.argv.back() == "x");
+    CHECK(r.cwd == "/srv");
+    REQUIRE(r.run());
+    CHECK(r.run()->creates == "/srv/done");
+    CHECK(r.run()->unless == std::vector<std::string>{"test", "-e", "/srv/ok"});
+}
+
+TEST_CASE("sync keys: the project and extra args reach uv sync") {
+    KeysWorld w;
+    auto plan = w.plan("[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"/proj\"\nargs = [\"--inexact\"]\n");
+    if (!plan) FAIL(plan.error().message);
+    CHECK(has(plan->steps[0].argv, {"--inexact"}));
+    CHECK(std::find(plan->steps[0].argv.begin(), plan->steps[0].argv.end(), "/proj") !=
+          plan->steps[0].argv.end());
+}
+
+TEST_CASE("pybind11 keys: source, module, output_dir, cxx, extra_args and pybind11_include") {
+    KeysWorld w;
+    auto plan = w.plan(R"(
+[[step]]
+id = "h"
+kind = "pybind11"
+source = "/src/helpers.cpp"
+module = "helpers_cpp"
+output_dir = "/out"
+cxx = "g++-12"
+extra_args = ["-DX=1"]
+pybind11_include = "/usr/include/pb"
+)");
+    if (!plan) FAIL(plan.error().message);
+    const auto& h = plan->steps[0];
+    REQUIRE_FALSE(h.argv.empty());
+    CHECK(h.argv.front() == "g++-12");
+    CHECK(has(h.argv, {"-I/usr/include/pb", "-DX=1", "/src/helpers.cpp", "-o"}));
+    REQUIRE(h.pybind11());
+    CHECK(h.pybind11()->output.rfind("/out/helpers_cpp", 0) == 0);
+    CHECK(h.pybind11()->includes.empty());
+}
+
+TEST_CASE("build keys: git, archive and directory sources with their options") {
+    KeysWorld w;
+    fs::create_directories(w.dir.path() / "src");
+    auto plan = w.plan(R"(
+[[step]]
+id = "apex"
+kind = "build"
+source = { git = "https://github.com/NVIDIA/apex.git", rev = "{vars.rev}", submodules = true }
+no_build_isolation = true
+config_settings = { "--build-option" = "--cpp_ext" }
+[[step]]
+id = "tar"
+kind = "build"
+source = { url = "https://x/a-1.0.tar.gz", sha256 = ")" + std::string(64, 'A') + R"(", subdirectory = "python" }
+abi_packages = []
+[[step]]
+id = "local"
+kind = "build"
+source = { path = ")" + (w.dir.path() / "src").string() + R"(" }
+)");
+    if (!plan) FAIL(plan.error().message);
+    const auto* apex = plan->steps[0].build();
+    REQUIRE(apex);
+    CHECK(apex->source_kind == steps::BuildSource::Kind::git);
+    CHECK(apex->location == "https://github.com/NVIDIA/apex.git");
+    CHECK(apex->rev == "0123456789abcdef0123456789abcdef01234567");
+    CHECK(apex->submodules);
+    CHECK(apex->request.no_build_isolation);
+    REQUIRE(apex->request.config_settings.size() == 1);
+    CHECK(apex->request.config_settings[0].first == "--build-option");
+    CHECK(apex->request.config_settings[0].second == "--cpp_ext");
+    CHECK(apex->abi_versions == std::vector<std::string>{"torch not installed"});  // the default
+    const auto* tar = plan->steps[1].build();
+    REQUIRE(tar);
+    CHECK(tar->source_kind == steps::BuildSource::Kind::url);
+    CHECK(tar->sha256 == std::string(64, 'a'));
+    CHECK(tar->subdirectory == "python");
+    CHECK(tar->abi_versions.empty());
+    CHECK_FALSE(tar->request.no_build_isolation);
+    const auto* local = plan->steps[2].build();
+    REQUIRE(local);
+    CHECK(local->source_kind == steps::BuildSource::Kind::path);
+    CHECK(local->source_identity.rfind("tree ", 0) == 0);
+}
