@@ -272,7 +272,8 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
             }
         }
     }
-    auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version"}, " in verify clause");
+    auto suggested =
+        rd.unknown_keys(t, {"import", "attr", "file", "version", "preload"}, " in verify clause");
     if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
         rd.report(clause.loc, "a verify clause needs 'import' or 'file'");
     if (import && file) {
@@ -290,6 +291,18 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
             rd.report(rd.loc(*version), "'version' is valid only with 'import' in a verify clause");
         else
             clause.version = read_version_specifier(rd, *version, name);
+    }
+    if (const toml::node* preload = t.get("preload")) {  // modules the probe imports first
+        if (file)
+            rd.report(rd.loc(*preload), "'preload' is valid only with 'import' in a verify clause");
+        else
+            for (auto& m : rd.nonempty_texts(*preload, name + ".preload")) {
+                if (core::trim(m.value).empty() || m.value.find_first_of(" \t\n,") != std::string::npos)
+                    rd.report(m.loc, fmt::format("'{}.preload' names modules such as \"torch\", "
+                                                 "not '{}'", name, m.value));
+                else
+                    clause.preload.push_back(std::move(m));
+            }
     }
     if (!import && !file) return;
     clause.kind = import ? VerifyClause::Kind::import_module : VerifyClause::Kind::file;
