@@ -187,3 +187,44 @@ def test_megatron_core_root_cause_is_an_error_naming_the_distribution(world, tor
     assert "root cause in distribution nvidia-resiliency-ext 0.4.1" in err["evidence"]
     assert err["fix"].startswith("install a version of nvidia-resiliency-ext that megatron-core "
                                  "works with (nvidia-resiliency-ext 0.4.1 is installed)")
+
+
+def test_requirement_check_follows_extras(world, torch_venv):
+    """torch pins cuBLAS through `cuda-toolkit[cublas]`: the pin is in cuda-toolkit's
+    `extra == "cublas"` requirements, in force only because torch asks for that extra."""
+    site = torch_venv
+    dist_info(site, "cuda-toolkit", "13.0.2", [],
+              requires=['nvidia-cublas==13.0.2.9; extra == "cublas"',
+                        'nvidia-cufft==12.0.0; extra == "cufft"'])
+    dist_info(site, "nvidia-cublas", "13.4.1.1", [])
+    (site / "torch-2.11.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0\nRequires-Dist: cuda-toolkit[cublas]==13.0.2\n")
+    proc, doc = world.run_json(["doctor", "--venv", world.venv])
+    deps = [f for f in doc["findings"] if f["rule"] == "deps"]
+    # cufft is not asked for: not a finding; the cublas pin is.
+    assert [f["message"] for f in deps] == [
+        'cuda-toolkit 13.0.2 requires nvidia-cublas==13.0.2.9; extra == "cublas", but 13.4.1.1 is '
+        "installed (extra 'cublas', asked for by torch 2.11.0)"], deps
+    assert deps[0]["severity"] == "error"
+
+    # Without the extra, cuda-toolkit's extra requirements are not in force.
+    (site / "torch-2.11.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0\nRequires-Dist: cuda-toolkit==13.0.2\n")
+    proc, doc = world.run_json(["doctor", "--venv", world.venv])
+    assert [f for f in doc["findings"] if f["rule"] == "deps"] == []
+
+
+def test_doctor_fix_reruns_the_step_that_owns_the_distribution(world, torch_venv):
+    """regex came in as a dependency of step 'transformers' (the journal says so; the recipe
+    does not name it): a broken regex is fixed by re-running that step."""
+    recipe = R.write_recipe(world.root, steps=[
+        R.venv(), R.install("transformers", ["transformers"], index_url=world.index.url("main"))])
+    ok(world.run([recipe]))
+    assert "regex" in world.journal()["steps"]["transformers"]["dists"]
+    origin = world.python("import importlib.util; print(importlib.util.find_spec('regex').origin)").stdout.strip()
+    Path(origin).write_text("raise RuntimeError('broken on purpose')\n")
+    proc, doc = world.run_json(["doctor", "--venv", world.venv, "--recipe", recipe, "--import", "regex"])
+    [err] = [f for f in doc["findings"] if f["rule"] == "import" and f["message"].startswith("import regex")]
+    assert err["message"] == "import regex fails: RuntimeError: broken on purpose"
+    assert err["severity"] == "error"
+    assert err["fix"].startswith(f"re-run step 'transformers' (bootstrap run {recipe} --only transformers)")
