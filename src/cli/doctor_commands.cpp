@@ -327,7 +327,8 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
             for (const auto& step : loaded->steps)
                 if (auto it = journal->steps.find(step.id);
                     it != journal->steps.end() && it->second.status == engine::StepStatus::ok)
-                    for (const auto& [dist, record] : it->second.dists) options.owners[dist] = step.id;
+                    for (const auto& [dist, record] : it->second.dists)
+                        options.owners[dist] = step.id;
     options.extra_modules = args.imports;
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});

@@ -261,9 +261,10 @@ std::string distribution_of(const std::map<std::string, pyenv::Distribution> &di
 
 /// The installed distribution whose files hold `file` (a root cause's traceback frame): the
 /// one providing the module that the path under site-packages names; nullptr elsewhere.
-const pyenv::Distribution *distribution_of_file(const DoctorOptions &options,
-                                                const std::map<std::string, pyenv::Distribution> &dists,
-                                                const std::string &file) {
+const pyenv::Distribution *
+distribution_of_file(const DoctorOptions &options,
+                     const std::map<std::string, pyenv::Distribution> &dists,
+                     const std::string &file) {
     auto site = find_site_packages(options.venv);
     if (site.empty() || file.empty())
         return nullptr;

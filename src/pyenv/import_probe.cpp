@@ -70,7 +70,8 @@ const char *import_probe_script() {
     return script.c_str();
 }
 
-fs::path find_extension_module(const std::string &module, const std::vector<fs::path> &search_dirs) {
+fs::path find_extension_module(const std::string &module,
+                               const std::vector<fs::path> &search_dirs) {
     auto parts = core::split(module, '.');
     if (module.empty() || parts.empty()) return {};
     const std::string last = std::string(parts.back());
@@ -123,7 +124,8 @@ ProbePreload probe_preload(const std::string &module, const std::vector<fs::path
                            const std::vector<std::string> &declared) {
     ProbePreload out;
     for (const auto &m : declared)
-        if (m != module && std::find(out.modules.begin(), out.modules.end(), m) == out.modules.end())
+        if (m != module &&
+            std::find(out.modules.begin(), out.modules.end(), m) == out.modules.end())
             out.modules.push_back(m);
     if (!declared.empty()) out.reason = "the recipe asks for it";
     if (module == "torch" || core::starts_with(module, "torch.") ||

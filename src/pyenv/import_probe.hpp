@@ -92,7 +92,7 @@ struct ProbeServerResult {
 /// Run every request in a child forked from one interpreter that imported `preload` first
 /// (torch once, not once per module), up to `jobs` at a time, each killed after `timeout`: a
 /// crash, `sys.exit` or hang in one import touches no other. Should a preload crash the
-/// server, it is started again without preloads. Error: the interpreter cannot run at all
+/// server or take longer than `timeout`, it is started again without preloads. Error: the interpreter cannot run at all
 /// (argv, exit status, its last lines).
 [[nodiscard]] Result<ProbeServerResult>
 run_probe_server(const std::filesystem::path &python, const std::vector<ProbeRequest> &requests,

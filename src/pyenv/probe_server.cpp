@@ -23,12 +23,17 @@ constexpr const char *k_server_main = R"PY(
 import signal, time
 def _bs_serve(checks_file, out_dir, jobs, timeout, preload):
     done = []
+    # A preload that hangs ends the server (SIGALRM's default action) within the per-check
+    # limit: it is then started again without preloads.
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, int(timeout + 0.999)))
     for p in [p for p in preload.split(",") if p]:
         try:
             importlib.import_module(p)
             done.append(p)
         except BaseException:
             pass
+    signal.alarm(0)
     print("bootstrap-server: ready %s" % ",".join(done), flush=True)
     with open(checks_file) as f:
         checks = [line.rstrip("\n").split("\t") for line in f if line.strip()]
@@ -165,7 +170,9 @@ Result<ProbeServerResult> run_probe_server(const fs::path &python,
     std::vector<size_t> sent; // request index for each line of the checks file
     for (size_t i = 0; i < requests.size(); ++i) {
         const auto &r = requests[i];
-        auto bad = [](const std::string &s) { return s.find_first_of("\t\n\r") != std::string::npos; };
+        auto bad = [](const std::string &s) {
+            return s.find_first_of("\t\n\r") != std::string::npos;
+        };
         if (r.module.empty() || bad(r.module) || bad(r.attr)) {
             out.results[i].exit_code = 2;
             out.results[i].output = fmt::format(

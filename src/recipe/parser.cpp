@@ -297,7 +297,8 @@ void read_verify_clause(Reader& rd, const toml::table& t, const std::string& nam
             rd.report(rd.loc(*preload), "'preload' is valid only with 'import' in a verify clause");
         else
             for (auto& m : rd.nonempty_texts(*preload, name + ".preload")) {
-                if (core::trim(m.value).empty() || m.value.find_first_of(" \t\n,") != std::string::npos)
+                if (core::trim(m.value).empty() ||
+                    m.value.find_first_of(" \t\n,") != std::string::npos)
                     rd.report(m.loc, fmt::format("'{}.preload' names modules such as \"torch\", "
                                                  "not '{}'", name, m.value));
                 else

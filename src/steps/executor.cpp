@@ -89,8 +89,9 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
 namespace {
 
 /// child_failure with `shown` in place of the probe's argv on the `command:` line.
-Error probe_failure(const ResolvedStep& step, const exec::ProcessSpec& spec, const std::string& shown,
-                    const exec::ProcessResult& result, const fs::path& log_path) {
+Error probe_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
+                    const std::string& shown, const exec::ProcessResult& result,
+                    const fs::path& log_path) {
     auto err = child_failure(step, spec, result, log_path);
     // The argv line may span lines (the script is quoted whole): cut up to the cwd line.
     if (size_t cwd = err.detail.find("\ncwd: ");
@@ -128,7 +129,8 @@ Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
     }
     if (result.interrupted || (!result.ok() && why.empty()))
         return tl::unexpected(probe_failure(
-            step, spec, fmt::format("{} -c <find-spec probe>: locate module {}", spec.argv[0], clause.library),
+            step, spec,
+            fmt::format("{} -c <find-spec probe>: locate module {}", spec.argv[0], clause.library),
             result, ctx.log_path));
     if (!result.ok() || origin.empty())
         return fail(ErrorCode::step_failed,
@@ -258,13 +260,15 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         exec::EnvMap env = step.child_env;
         if (!clause.path_entry.empty()) {  // a pybind11 module lives in its output dir
             auto it = env.find("PYTHONPATH");
-            env["PYTHONPATH"] = clause.path_entry +
-                                (it == env.end() || it->second.empty() ? std::string() : ":" + it->second);
+            env["PYTHONPATH"] = clause.path_entry + (it == env.end() || it->second.empty()
+                                                         ? std::string()
+                                                         : ":" + it->second);
         }
         auto preload = pyenv::probe_preload(clause.target, probe_search_dirs(ctx.venv, env),
                                             clause.preload);
         // cwd "/" (never import from a project directory by accident), the step's limits and log.
-        auto spec = pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules);
+        auto spec =
+            pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules);
         const auto stepwise = child_spec(step, ctx, {});
         spec.timeout = stepwise.timeout;
         spec.log_path = stepwise.log_path;
@@ -279,7 +283,8 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         // An error shows what the probe did, not its Python source.
         const std::string shown = pyenv::describe_probe(python, clause.target, clause.attr,
                                                         preload.modules);
-        if (result.interrupted) return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
+        if (result.interrupted)
+            return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
         if (!result.ok()) {
             // The probe's own summary lines name the real exception (and its root cause).
             auto failure = pyenv::parse_import_probe(result.output);

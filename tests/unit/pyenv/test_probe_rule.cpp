@@ -196,3 +196,20 @@ TEST_CASE("import_probe_spec passes the preloads and describe_probe hides the sc
     CHECK(describe_probe("/v/bin/python", "amp_C", "", {"torch"}) ==
           "/v/bin/python -c <import probe>: import amp_C after import torch");
 }
+
+TEST_CASE("run_probe_server gives up on a preload that hangs", "[import_probe]") {
+    auto python = host_python();
+    if (python.empty()) BS_SKIP("no python3 on PATH");
+    TempDir dir("probeserver");
+    REQUIRE(write_file_atomic(dir.path() / "stuck.py", "import time\ntime.sleep(60)\n"));
+    REQUIRE(write_file_atomic(dir.path() / "fine.py", "X = 1\n"));
+    auto env = bootstrap::exec::current_environment();
+    env["PYTHONPATH"] = dir.path().string();
+    auto started = std::chrono::steady_clock::now();
+    auto served = run_probe_server(python, {{"fine", "X"}}, env, {"stuck"}, 2,
+                                   std::chrono::seconds(1));
+    REQUIRE(served);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(15));
+    CHECK(served->preloaded.empty());
+    CHECK(served->results[0].ok());
+}
