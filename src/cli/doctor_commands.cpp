@@ -25,6 +25,7 @@
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"
+#include "engine/journal.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/knowledge.hpp"
 #include "doctor/lint.hpp"
@@ -321,6 +322,15 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
     doctor::DoctorOptions options;
     options.venv = run.venv;
     options.recipe = loaded ? &*loaded : nullptr;
+    // Which step owns each distribution (the journal, in recipe order: ownership moves
+    // forward): the step a doctor fix re-runs.
+    if (loaded)
+        if (auto journal = engine::Journal::load(run.venv))
+            for (const auto& step : loaded->steps)
+                if (auto it = journal->steps.find(step.id);
+                    it != journal->steps.end() && it->second.status == engine::StepStatus::ok)
+                    for (const auto& [dist, record] : it->second.dists)
+                        options.owners[dist] = step.id;
     options.extra_modules = args.imports;
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});

@@ -8,13 +8,16 @@
 // In any other venv the imports are the top-level modules of what is installed, and a built-in
 // symbol check runs only when the venv carries its library.
 //
-// Topics (one file each): checks_imports.cpp (every module imports, in its own interpreter;
+// Topics (one file each): checks_imports.cpp (every module imports, each in its own child forked
+// from one interpreter that imported torch once;
 // dependency consistency like `pip check`), checks_binary.cpp (dynamic symbols of the library
 // that will load; CUDA code of built extensions), checks_venv.cpp (pyvenv.cfg, stale prefixes
 // in bin/ after a copy, and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip,
 // Megatron's helpers_cpp, nvcc vs torch CUDA, forbidden variables).
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +53,11 @@ struct DoctorOptions {
     fs::path megatron_dir;                  // for helpers_cpp; empty: not checked
     exec::EnvMap environment;               // the environment training would start from
     bool te_path = true; // Megatron runs with --transformer-impl transformer_engine
+    /// distribution (normalised name) -> the recipe step that owns it (the journal): which
+    /// step a fix re-runs. Empty: the recipe's packages and verify clauses tell.
+    std::map<std::string, std::string> owners;
+    /// How long one import may take before its probe is killed.
+    std::chrono::milliseconds import_timeout{std::chrono::minutes(2)};
 };
 
 /// What one group of checks looked at: "imports: 12 modules ok", "dependencies: 33 of 34
@@ -81,6 +89,7 @@ struct ImportCheck {
     std::string source;   // "recipe step 'x' (file:line:col)", "--import", "default",
                           // "installed: click 8.1.7"
     bool required = true; // recipe and --import modules; a failure is an error
+    std::vector<std::string> preload; // the recipe clause's `preload`
 };
 
 /// The imports check_imports tries, in order: the recipe's verify imports and --import, then

@@ -2,7 +2,6 @@
 // (`pip check`, from dist-info metadata).
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -60,11 +59,61 @@ std::string reinstall_fix(const DoctorOptions &options, const std::string &dist)
         options.recipe && options.recipe->venv.installer == recipe::InstallerKind::pip
             ? fmt::format("{} -m pip install --force-reinstall {}", python, dist)
             : fmt::format("uv pip install --python {} --reinstall {}", python, dist);
-    std::string step = step_installing(options.recipe, dist);
-    if (step.empty())
+    std::string step = step_owning(options, dist);
+    if (step.empty() || !options.recipe)
         return command;
-    return fmt::format("re-run step '{}' (bootstrap run {} --from {}) / {}", step,
+    return fmt::format("re-run step '{}' (bootstrap run {} --only {}) / {}", step,
                        options.recipe->file.string(), step, command);
+}
+
+std::string step_owning(const DoctorOptions &options, const std::string &dist) {
+    if (auto it = options.owners.find(dist); it != options.owners.end())
+        return it->second;
+    return step_installing(options.recipe, dist);
+}
+
+namespace {
+
+/// A recipe step whose verify clauses import `module` (a build or pybind11 step provides the
+/// extensions it checks: apex's amp_C), or "".
+std::string step_verifying(const recipe::Recipe *recipe, const std::string &module) {
+    if (!recipe)
+        return {};
+    for (const auto &step : recipe->steps) {
+        if (step.kind == "check")
+            continue; // checks only look; the step to re-run is the one that builds
+        for (const auto &clause : step.verify)
+            if (clause.kind == recipe::VerifyClause::Kind::import_module &&
+                clause.target.value == module)
+                return step.id;
+    }
+    return {};
+}
+
+} // namespace
+
+std::string module_fix(const DoctorOptions &options, const std::string &module,
+                       const std::map<std::string, pyenv::Distribution> &dists) {
+    auto providers = pyenv::distributions_providing(module, dists);
+    const pyenv::Distribution *dist = providers.empty() ? nullptr : providers.front();
+    std::string step = dist ? step_owning(options, dist->normalized_name) : std::string();
+    if (step.empty())
+        step = step_verifying(options.recipe, module);
+    if (step.empty())
+        step = step_verifying(options.recipe, module.substr(0, module.find('.')));
+    if (!step.empty() && options.recipe) {
+        std::string rerun = fmt::format("re-run step '{}' (bootstrap run {} --only {})", step,
+                                        options.recipe->file.string(), step);
+        return dist ? fmt::format("{}; it provides {} through {} {}", rerun, module, dist->name,
+                                  dist->version)
+                    : rerun;
+    }
+    if (dist)
+        return reinstall_fix(options, dist->normalized_name);
+    return fmt::format("no installed distribution provides {}: install or build the package "
+                       "that does (a recipe step with a verify clause `{{ import = \"{}\" }}` "
+                       "makes doctor name it)",
+                       module, module);
 }
 
 std::string count_of(size_t n, const std::string &singular, const std::string &plural) {
@@ -111,28 +160,6 @@ bool is_public_module_name(const std::string &name) {
     });
 }
 
-/// Run the probes up to `jobs` at a time (each is an interpreter start-up); results in order.
-std::vector<Result<exec::ProcessResult>> run_probes(const std::vector<exec::ProcessSpec> &specs,
-                                                    size_t jobs) {
-    std::vector<std::optional<Result<exec::ProcessResult>>> results(specs.size());
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-        for (size_t i = next++; i < specs.size(); i = next++)
-            results[i] = exec::run_process(specs[i]);
-    };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < std::min(jobs, specs.size()); ++t)
-        threads.emplace_back(worker);
-    worker();
-    for (auto &t : threads)
-        t.join();
-    std::vector<Result<exec::ProcessResult>> out;
-    out.reserve(results.size());
-    for (auto &r : results)
-        out.push_back(std::move(*r));
-    return out;
-}
-
 } // namespace
 
 bool training_scope(const DoctorOptions &options) {
@@ -150,6 +177,10 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
         for (auto &existing : out)
             if (existing.module == m.module) {
                 existing.required = existing.required || m.required;
+                for (auto &p : m.preload)
+                    if (std::find(existing.preload.begin(), existing.preload.end(), p) ==
+                        existing.preload.end())
+                        existing.preload.push_back(p);
                 if (existing.attr.empty())
                     existing.attr = m.attr;
                 return;
@@ -163,22 +194,27 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
                     continue;
                 if (clause.target.value.find('{') != std::string::npos)
                     continue;
-                add({clause.target.value, clause.attr ? clause.attr->value : "",
-                     fmt::format("recipe step '{}' ({})", step.id, clause.loc.str()), true});
+                ImportCheck check{clause.target.value, clause.attr ? clause.attr->value : "",
+                                  fmt::format("recipe step '{}' ({})", step.id, clause.loc.str()),
+                                  true, {}};
+                for (const auto &m : clause.preload)
+                    check.preload.push_back(m.value);
+                add(std::move(check));
             }
     for (const auto &m : options.extra_modules)
-        add({m, "", "--import", true});
+        add({m, "", "--import", true, {}});
     if (training_scope(options)) {
         // The training stack (apex's modules are top-level extensions, not under `apex.`).
         for (const char *m : {"torch", "transformer_engine", "amp_C",
                               "fused_weight_gradient_mlp_cuda", "megatron.core"})
-            add({m, "", "default", false});
+            add({m, "", "default", false, {}});
         return out;
     }
     for (const auto &[name, dist] : detail::installed(options.venv))
         for (const auto &module : pyenv::top_level_modules(dist))
             if (is_public_module_name(module))
-                add({module, "", fmt::format("{}{} {}", k_installed_source, dist.name, dist.version), false});
+                add({module, "", fmt::format("{}{} {}", k_installed_source, dist.name, dist.version),
+                     false, {}});
     return out;
 }
 
@@ -223,6 +259,45 @@ std::string distribution_of(const std::map<std::string, pyenv::Distribution> &di
     return pyenv::normalize_name(top);
 }
 
+/// The installed distribution whose files hold `file` (a root cause's traceback frame): the
+/// one providing the module that the path under site-packages names; nullptr elsewhere.
+const pyenv::Distribution *
+distribution_of_file(const DoctorOptions &options,
+                     const std::map<std::string, pyenv::Distribution> &dists,
+                     const std::string &file) {
+    auto site = find_site_packages(options.venv);
+    if (site.empty() || file.empty())
+        return nullptr;
+    std::error_code ec;
+    fs::path rel = fs::path(file).lexically_relative(fs::weakly_canonical(site, ec));
+    if (rel.empty() || core::starts_with(rel.string(), ".."))
+        rel = fs::path(file).lexically_relative(site);
+    if (rel.empty() || core::starts_with(rel.string(), ".."))
+        return nullptr;
+    std::string module = rel.parent_path().string();
+    std::replace(module.begin(), module.end(), '/', '.');
+    std::string stem = rel.stem().string();
+    stem = stem.substr(0, stem.find('.'));
+    if (stem != "__init__")
+        module += (module.empty() ? "" : ".") + stem;
+    auto providers = pyenv::distributions_providing(module, dists);
+    return providers.empty() ? nullptr : providers.front();
+}
+
+/// The distribution a failure's root cause points at: the module an ImportError or
+/// AttributeError blames, else the file the root exception was raised in.
+const pyenv::Distribution *root_cause_distribution(
+    const DoctorOptions &options, const std::map<std::string, pyenv::Distribution> &dists,
+    const pyenv::ImportFailure &failure) {
+    if (!failure.blamed_module.empty()) {
+        auto providers = pyenv::distributions_providing(failure.blamed_module, dists);
+        if (!providers.empty())
+            return providers.front();
+    }
+    std::string at = failure.root_cause_at.substr(0, failure.root_cause_at.rfind(':'));
+    return distribution_of_file(options, dists, at);
+}
+
 Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
                        const exec::ProcessResult &result,
                        const std::map<std::string, pyenv::Distribution> &dists) {
@@ -232,11 +307,13 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
         evidence.push_back(failure.error);
     if (failure.root_cause != failure.error)
         evidence.push_back("root cause: " + failure.root_cause);
+    if (!failure.root_cause_at.empty())
+        evidence.push_back("raised at: " + failure.root_cause_at);
     std::string top = m.module.substr(0, m.module.find('.'));
     if (failure.missing_attribute)
         return make_finding("import", Severity::error,
                             fmt::format("import {}: {}", m.module, failure.summary), evidence,
-                            detail::reinstall_fix(options, top));
+                            detail::module_fix(options, m.module, dists));
     if (auto owner = core::after_prefix(m.source, k_installed_source);
         failure.missing_module == top && owner)
         return make_finding("import", Severity::warning,
@@ -265,9 +342,31 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
     std::string why = failure.root_cause.empty() ? result.describe() : failure.root_cause;
     if (failure.root_cause.empty())
         evidence.push_back(std::string(core::trim(core::last_lines(result.output, 3))));
-    return make_finding("import", m.required ? Severity::error : Severity::warning,
-                        fmt::format("import {} fails: {}", m.module, why), evidence,
-                        detail::reinstall_fix(options, distribution_of(dists, top)));
+    // Recipe, --import and the training stack's defaults must import; a top-level module found
+    // by scanning what is installed may need an optional dependency to.
+    const bool installed_scan = core::starts_with(m.source, k_installed_source);
+    const Severity severity = installed_scan ? Severity::warning : Severity::error;
+    auto own = pyenv::distributions_providing(m.module, dists);
+    const pyenv::Distribution *cause = root_cause_distribution(options, dists, failure);
+    if (cause && (own.empty() || own.front() != cause)) {
+        std::string step = detail::step_owning(options, cause->normalized_name);
+        std::string user = own.empty() ? m.module : own.front()->name;
+        std::string fix = fmt::format(
+            "install a version of {} that {} works with ({} {} is installed){}", cause->name,
+            user, cause->name, cause->version,
+            step.empty() || !options.recipe
+                ? fmt::format(": {}", detail::reinstall_fix(options, cause->normalized_name))
+                : fmt::format(": change step '{}' and re-run it (bootstrap run {} --only {})",
+                              step, options.recipe->file.string(), step));
+        evidence.push_back(fmt::format("root cause in distribution {} {}", cause->name,
+                                       cause->version));
+        return make_finding("import", severity,
+                            fmt::format("import {} fails: {} (root cause in {} {})", m.module,
+                                        why, cause->name, cause->version),
+                            evidence, fix);
+    }
+    return make_finding("import", severity, fmt::format("import {} fails: {}", m.module, why),
+                        evidence, detail::module_fix(options, m.module, dists));
 }
 
 } // namespace
@@ -285,34 +384,50 @@ std::vector<Finding> check_imports(const DoctorOptions &options, CheckSummary *s
     }
     auto dists = detail::installed(options.venv);
     const auto modules = planned_imports(options);
-    std::vector<exec::ProcessSpec> specs;
+    // The rule (pyenv::probe_preload) says what each module needs first; the server imports
+    // all of that, and torch whenever the venv has it, once: every check is a child forked
+    // from it, which is how Megatron's imports see the venv (torch first).
+    std::vector<std::filesystem::path> dirs;
+    if (auto it = options.environment.find("PYTHONPATH"); it != options.environment.end())
+        for (const auto &entry : core::split(it->second, ':'))
+            if (!entry.empty())
+                dirs.emplace_back(entry);
+    for (auto &d : pyenv::module_search_dirs(find_site_packages(options.venv)))
+        dirs.push_back(std::move(d));
+    std::vector<std::string> preload;
+    auto want = [&](const std::string &p) {
+        if (std::find(preload.begin(), preload.end(), p) == preload.end())
+            preload.push_back(p);
+    };
+    if (dists.count("torch"))
+        want("torch");
+    std::vector<pyenv::ProbeRequest> requests;
     for (const auto &m : modules) {
-        auto spec = pyenv::import_probe_spec(python, m.module, m.attr,
-                                             exec::compose_environment(options.environment, {}, {}),
-                                             /*preload_torch=*/true);
-        spec.timeout = std::chrono::minutes(2);
-        specs.push_back(std::move(spec));
+        for (const auto &p : pyenv::probe_preload(m.module, dirs, m.preload).modules)
+            want(p);
+        requests.push_back({m.module, m.attr});
     }
-    // Each import in its own interpreter, several at a time: a venv of 300 distributions would
-    // otherwise wait for 300 start-ups in a row.
     const size_t jobs = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    auto results = run_probes(specs, jobs);
+    auto served = pyenv::run_probe_server(python, requests,
+                                          exec::compose_environment(options.environment, {}, {}),
+                                          preload, jobs, options.import_timeout);
+    if (!served) {
+        out.push_back(make_finding("import", Severity::error,
+                                   fmt::format("cannot run {}: {}", python.string(),
+                                               served.error().message),
+                                   {served.error().detail},
+                                   "check the venv's interpreter (see venv findings)"));
+        detail::summarize(summary, "imports", "not checked (the interpreter does not run)");
+        return out;
+    }
     size_t ok = 0, absent = 0;
     for (size_t i = 0; i < modules.size(); ++i) {
-        const auto &ran = results[i];
-        if (!ran) {
-            out.push_back(
-                make_finding("import", Severity::error,
-                             fmt::format("cannot run {}: {}", python.string(), ran.error().message),
-                             {}, "check the venv's interpreter (see venv findings)"));
-            detail::summarize(summary, "imports", "not checked (the interpreter does not run)");
-            return out;
-        }
-        if (ran->ok()) {
+        const auto &ran = served->results[i];
+        if (ran.ok()) {
             ++ok;
             continue;
         }
-        out.push_back(import_finding(options, modules[i], *ran, dists));
+        out.push_back(import_finding(options, modules[i], ran, dists));
         if (out.back().severity == Severity::info)
             ++absent;
     }
@@ -324,6 +439,8 @@ std::vector<Finding> check_imports(const DoctorOptions &options, CheckSummary *s
     if (!training_scope(options))
         text += fmt::format(" (the top-level modules of {} installed)",
                             detail::count_of(dists.size(), "distribution", "distributions"));
+    if (!served->preloaded.empty())
+        text += fmt::format(" ({} imported first, once)", core::join(served->preloaded, ", "));
     detail::summarize(summary, "imports", text);
     return out;
 }
@@ -340,6 +457,66 @@ recipe_allowed_conflicts(const recipe::Recipe *recipe) {
                     out.insert({pyenv::normalize_name(dependent), req->normalized_name});
     return out;
 }
+
+namespace {
+
+/// Who asked a distribution for an extra: `demo-torch` requiring `cuda-toolkit[cublas]`.
+struct ExtraRequest {
+    std::string asker;      // normalised name ("demo-torch")
+    std::string asker_text; // "demo-torch 2.11.0"
+};
+
+using RequiresMap = std::map<std::string, std::vector<pyenv::Requirement>>;
+using ExtrasMap = std::map<std::string, std::map<std::string, ExtraRequest>>;
+
+/// Is `req` in force for a distribution asked for `extras` ("" = the base requirements), and
+/// through which extra: nullopt when not at all, "" for the base.
+std::optional<std::string> active_through(const pyenv::Requirement &req,
+                                          const pyenv::MarkerEnv &markers,
+                                          const std::map<std::string, ExtraRequest> *extras) {
+    if (!req.marker || req.marker->evaluate(markers))
+        return std::string();
+    if (!extras)
+        return std::nullopt;
+    pyenv::MarkerEnv with = markers;
+    for (const auto &[extra, who] : *extras) {
+        with["extra"] = extra;
+        if (req.marker->evaluate(with))
+            return extra;
+    }
+    return std::nullopt;
+}
+
+/// The extras each installed distribution is asked for by the others' requirements in force,
+/// followed until nothing changes (an extra's requirements can ask for extras in turn).
+ExtrasMap requested_extras(const std::map<std::string, pyenv::Distribution> &dists,
+                           const RequiresMap &requires_of, const pyenv::MarkerEnv &markers) {
+    ExtrasMap out;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const auto &[name, reqs] : requires_of) {
+            const auto &dist = dists.at(name);
+            auto mine = out.find(name);
+            for (const auto &req : reqs) {
+                if (req.extras.empty() || !dists.count(req.normalized_name))
+                    continue;
+                if (!active_through(req, markers, mine == out.end() ? nullptr : &mine->second))
+                    continue;
+                for (const auto &extra : req.extras) {
+                    auto &slot = out[req.normalized_name];
+                    if (slot.count(extra))
+                        continue;
+                    slot[extra] = {name, fmt::format("{} {}", dist.name, dist.version)};
+                    changed = true;
+                    mine = out.find(name); // `out` may have grown
+                }
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
 
 std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSummary *summary) {
     std::vector<Finding> out;
@@ -359,30 +536,44 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
         return out;
     }
     auto allowed = recipe_allowed_conflicts(options.recipe);
+    RequiresMap requires_of;
+    for (const auto &[name, dist] : dists)
+        if (auto reqs = pyenv::read_requires_dist(dist))
+            requires_of[name] = std::move(*reqs);
+    // `cuda-toolkit[cublas]` puts cuda-toolkit's `extra == "cublas"` requirements in force.
+    const auto extras = requested_extras(dists, requires_of, facts->markers);
     size_t satisfied = 0, overrides = 0;
     for (const auto &[name, dist] : dists) {
         const size_t problems_before = detail::problems(out);
         const size_t findings_before = out.size();
-        auto reqs = pyenv::read_requires_dist(dist);
-        if (!reqs) {
+        auto reqs = requires_of.find(name);
+        if (reqs == requires_of.end()) {
             ++satisfied; // unreadable metadata: nothing to check against (as pip check)
             continue;
         }
+        auto asked = extras.find(name);
+        const auto *asked_for = asked == extras.end() ? nullptr : &asked->second;
         auto counted = [&] {
             if (detail::problems(out) == problems_before)
                 ++satisfied;
             overrides += out.size() - findings_before - (detail::problems(out) - problems_before);
         };
-        for (const auto &req : *reqs) {
-            if (req.marker && !req.marker->evaluate(facts->markers))
+        for (const auto &req : reqs->second) {
+            auto through = active_through(req, facts->markers, asked_for);
+            if (!through)
                 continue;
+            const ExtraRequest *via = through->empty() ? nullptr : &asked_for->at(*through);
             std::string who = fmt::format("{} {} requires {}", dist.name, dist.version, req.str());
+            // "(extra 'cublas', asked for by demo-torch 2.11.0)"
+            std::string through_text =
+                via ? fmt::format(" (extra '{}', asked for by {})", *through, via->asker_text) : "";
+            who += through_text;
             auto dep = dists.find(req.normalized_name);
             if (dep == dists.end()) {
                 out.push_back(make_finding(
                     "deps", Severity::error,
-                    fmt::format("{} {} requires {}, which is not installed", dist.name,
-                                dist.version, req.name),
+                    fmt::format("{} {} requires {}, which is not installed{}", dist.name,
+                                dist.version, req.name, through_text),
                     {who, fmt::format("{}: Requires-Dist", (dist.dist_info / "METADATA").string())},
                     detail::reinstall_fix(options, name)));
                 continue;
@@ -392,7 +583,8 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
                 continue;
             std::vector<std::string> evidence{
                 who, fmt::format("{}{} {}", k_installed_source, dep->second.name, dep->second.version)};
-            if (allowed.count({name, req.normalized_name})) {
+            if (allowed.count({name, req.normalized_name}) ||
+                (via && allowed.count({via->asker, req.normalized_name}))) {
                 std::string step = detail::step_installing(options.recipe, req.normalized_name);
                 out.push_back(make_finding(
                     "deps", Severity::info,
@@ -405,8 +597,8 @@ std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSumma
             }
             out.push_back(make_finding(
                 "deps", Severity::error,
-                fmt::format("{} {} requires {}, but {} is installed", dist.name, dist.version,
-                            req.str(), dep->second.version),
+                fmt::format("{} {} requires {}, but {} is installed{}", dist.name, dist.version,
+                            req.str(), dep->second.version, through_text),
                 evidence,
                 fmt::format("install a matching {} ({}), or declare the override in the recipe: "
                             "allow_conflicts = [\"{}\"] on the step that installs {}",

@@ -92,9 +92,11 @@ void check_pip(const DoctorOptions &options,
         "uv venvs have no pip (README pitfall P13)"));
 }
 
-void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) {
+/// Megatron's helpers_cpp built for this venv's Python; returns what passed ("" when it was not
+/// checked or a finding says what is wrong).
+std::string check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) {
     if (options.megatron_dir.empty())
-        return;
+        return {};
     std::error_code ec;
     fs::path dir = options.megatron_dir / "megatron" / "core" / "datasets";
     if (!fs::is_directory(dir, ec)) {
@@ -102,12 +104,12 @@ void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) 
             "helpers-cpp", Severity::warning,
             fmt::format("{} has no megatron/core/datasets", options.megatron_dir.string()),
             {dir.string()}, "pass the Megatron-LM checkout: --megatron DIR"));
-        return;
+        return {};
     }
     auto facts = pyenv::venv_facts(options.venv,
                                    exec::compose_environment(options.environment, {}, {}), false);
     if (!facts)
-        return; // the import findings already say the interpreter is unusable
+        return {}; // the import findings already say the interpreter is unusable
     std::vector<fs::path> built;
     for (const auto &e : fs::directory_iterator(dir, ec))
         if (core::starts_with(e.path().filename().string(), "helpers_cpp") &&
@@ -121,14 +123,15 @@ void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) 
         return p.filename().string() == "helpers_cpp" + facts->ext_suffix;
     });
     if (wanted != built.end())
-        return;
+        return fmt::format("Megatron's helpers_cpp is built for this Python ({})",
+                           wanted->string());
     if (built.empty()) {
         out.push_back(make_finding(
             "helpers-cpp", Severity::warning,
             "Megatron's helpers_cpp is not built: it would be compiled at start-up with "
             "`make`, which needs python3-config (absent from uv venvs)",
             {fmt::format("no helpers_cpp*.so in {}", dir.string())}, fix, "README pitfall P14"));
-        return;
+        return {};
     }
     std::vector<std::string> evidence;
     for (const auto &p : built)
@@ -139,6 +142,7 @@ void check_helpers_cpp(const DoctorOptions &options, std::vector<Finding> &out) 
                                            "(expected helpers_cpp{})",
                                            facts->ext_suffix),
                                evidence, fix, "an extension is only valid for its EXT_SUFFIX"));
+    return {};
 }
 
 std::string torch_cuda_version(const fs::path &site) {
@@ -292,13 +296,15 @@ std::vector<Finding> check_packages(const DoctorOptions &options, CheckSummary *
     check_broken_installs(options, out);
     check_apex(options, dists, out);
     check_pip(options, dists, out);
-    check_helpers_cpp(options, out);
+    const std::string helpers = check_helpers_cpp(options, out);
     check_nvcc(options, out);
     check_variables(options, out);
     const size_t n = detail::problems(out);
-    detail::summarize(summary, "packages",
-                      n == 0 ? "no broken install, known-bad package, build tool or variable"
-                             : detail::count_of(n, "problem", "problems"));
+    std::string text = n == 0 ? "no broken install, known-bad package, build tool or variable"
+                              : detail::count_of(n, "problem", "problems");
+    if (!helpers.empty())
+        text += "; " + helpers;
+    detail::summarize(summary, "packages", text);
     return out;
 }
 

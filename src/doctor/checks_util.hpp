@@ -20,8 +20,18 @@ namespace bootstrap::doctor::detail {
 /// The recipe step that installs `dist` (normalised name), or "".
 [[nodiscard]] std::string step_installing(const recipe::Recipe *recipe, const std::string &dist);
 
-/// "re-run step 'x' (bootstrap run R --from x) / uv pip install --python V --reinstall D".
+/// "re-run step 'x' (bootstrap run R --only x) / uv pip install --python V --reinstall D".
 [[nodiscard]] std::string reinstall_fix(const DoctorOptions &options, const std::string &dist);
+
+/// The fix for a module that does not import: re-run the step that provides it (the owner of
+/// the distribution providing it, else a step whose verify clauses import it):
+/// "re-run step 'apex' (bootstrap run R --only apex)"; without such a step, reinstall the
+/// distribution that provides it; when none does, say so (never a made-up distribution name).
+[[nodiscard]] std::string module_fix(const DoctorOptions &options, const std::string &module,
+                                     const std::map<std::string, pyenv::Distribution> &dists);
+
+/// The step that owns `dist` (options.owners, else step_installing), or "".
+[[nodiscard]] std::string step_owning(const DoctorOptions &options, const std::string &dist);
 
 /// "1 module" / "12 modules".
 [[nodiscard]] std::string count_of(size_t n, const std::string &singular,

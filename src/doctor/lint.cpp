@@ -10,6 +10,7 @@
 
 #include "core/strings.hpp"
 #include "exec/process.hpp"
+#include "doctor/checks.hpp"
 #include "pyenv/import_probe.hpp"
 
 namespace bootstrap::doctor {
@@ -91,9 +92,11 @@ ImportFact VenvImportProbe::can_import(const std::string& module) {
     } else if (!std::filesystem::exists(python, ec)) {
         fact.detail = fmt::format("no interpreter at {}", python.string());
     } else {
+        auto preload = pyenv::probe_preload(
+            module, pyenv::module_search_dirs(find_site_packages(m_venv)));
         auto spec = pyenv::import_probe_spec(python, module, "",
                                              exec::compose_environment(exec::current_environment(), {}, {}),
-                                             /*preload_torch=*/true);
+                                             preload.modules);
         spec.timeout = std::chrono::milliseconds(120'000);
         auto ran = exec::run_process(spec);
         if (!ran) {

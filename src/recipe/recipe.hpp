@@ -41,6 +41,9 @@ struct VerifyClause {
     /// import: a PEP 440 specifier (">=2.1") that the installed distribution providing the
     /// module must satisfy; checked as a specifier when the plan is made (pyenv owns PEP 440).
     std::optional<Text> version;
+    /// import: modules imported before it (`preload = ["torch"]`), besides what the probe rule
+    /// adds (pyenv/import_probe.hpp: torch for an extension that needs libc10).
+    std::vector<Text> preload;
     /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
     /// to the venv). elf_symbol: `library`, a glob under site-packages ("nvidia/**/libX.so.13",
     /// then the file name on the system) or an absolute path.

@@ -126,7 +126,7 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
             }
         }
     }
-    auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version"}, " in verify clause");
+    auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version", "preload"}, " in verify clause");
     if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
         rd.report(clause.loc, "a verify clause needs 'import', 'file', 'cuda_arch' or 'elf_symbol'");
     if (import && file) {
@@ -144,6 +144,18 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
             rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
         else
             clause.version = read_version_specifier(rd, *version, name);
+    }
+    if (const Value* preload = t.get("preload")) {  // modules the probe imports first
+        if (file)
+            rd.report(preload->loc, "'preload' is valid only with 'import' in a verify clause");
+        else
+            for (auto& m : rd.nonempty_texts(*preload, name + ".preload")) {
+                if (core::trim(m.value).empty() || m.value.find_first_of(" \t\n,") != std::string::npos)
+                    rd.report(m.loc, fmt::format("'{}.preload' names modules such as \"torch\", not '{}'",
+                                                 name, m.value));
+                else
+                    clause.preload.push_back(std::move(m));
+            }
     }
     if (!import && !file) return;
     clause.kind = import ? VerifyClause::Kind::import_module : VerifyClause::Kind::file;

@@ -90,6 +90,18 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
 
 namespace {
 
+/// child_failure with `shown` in place of the probe's argv on the `command:` line.
+Error probe_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
+                    const std::string& shown, const exec::ProcessResult& result,
+                    const fs::path& log_path) {
+    auto err = child_failure(step, spec, result, log_path);
+    // The argv line may span lines (the script is quoted whole): cut up to the cwd line.
+    if (size_t cwd = err.detail.find("\ncwd: ");
+        core::starts_with(err.detail, "command: ") && cwd != std::string::npos)
+        err.detail = "command: " + shown + err.detail.substr(cwd);
+    return err;
+}
+
 // Where a module's file is, without importing it (a CUDA extension may not import on a host
 // without a GPU, but its library can still be inspected).
 const char* k_find_spec_probe = R"PY(
@@ -118,7 +130,10 @@ Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
         if (auto rest = after_prefix(line, k_verify_prefix)) why = *rest;
     }
     if (result.interrupted || (!result.ok() && why.empty()))
-        return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+        return tl::unexpected(probe_failure(
+            step, spec,
+            fmt::format("{} -c <find-spec probe>: locate module {}", spec.argv[0], clause.library),
+            result, ctx.log_path));
     if (!result.ok() || origin.empty())
         return fail(ErrorCode::step_failed,
                     fmt::format("step '{}': verify failed: {}", step.id,
@@ -203,6 +218,21 @@ Status verify_version(const ResolvedStep& step, StepContext& ctx, const Resolved
     return {};
 }
 
+/// Where the probe rule looks for a module's file: PYTHONPATH's entries (a pybind11 output
+/// dir first), then site-packages (and its .pth directories), as the interpreter would.
+std::vector<fs::path> probe_search_dirs(const fs::path& venv, const exec::EnvMap& env) {
+    std::vector<fs::path> dirs;
+    if (auto it = env.find("PYTHONPATH"); it != env.end())
+        for (const auto& entry : core::split(it->second, ':'))
+            if (!entry.empty()) dirs.emplace_back(entry);
+    auto facts = pyenv::venv_facts(venv, env);
+    if (!facts) return dirs;  // the probe itself will say what is wrong with the interpreter
+    for (auto& d : pyenv::module_search_dirs(facts->purelib)) dirs.push_back(std::move(d));
+    if (facts->platlib != facts->purelib)
+        for (auto& d : pyenv::module_search_dirs(facts->platlib)) dirs.push_back(std::move(d));
+    return dirs;
+}
+
 }  // namespace
 
 void log_line(const StepContext& ctx, const std::string& line) {
@@ -216,7 +246,8 @@ std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::elf_symbol) return "elf_symbol " + target + " in " + library;
     return "import " + target + (attr.empty() ? "" : "." + attr) +
            (path_entry.empty() ? "" : " (from " + path_entry + ")") +
-           (version.empty() ? "" : " version " + version);
+           (version.empty() ? "" : " version " + version) +
+           (preload.empty() ? "" : " after " + core::join(preload, ","));
 }
 
 Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
@@ -272,28 +303,40 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             BS_CHECK(verify_elf_symbol(step, ctx, clause));
             continue;
         }
-        auto spec = child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
-                                         pyenv::import_probe_script(), clause.target, clause.attr});
-        spec.capture = true;
-        spec.cwd = "/";  // never import from a project directory by accident
+        const fs::path python = ctx.venv / "bin" / "python";
+        exec::EnvMap env = step.child_env;
         if (!clause.path_entry.empty()) {  // a pybind11 module lives in its output dir
-            auto it = spec.env.find("PYTHONPATH");
-            spec.env["PYTHONPATH"] = clause.path_entry + (it == spec.env.end() || it->second.empty()
-                                                              ? std::string()
-                                                              : ":" + it->second);
+            auto it = env.find("PYTHONPATH");
+            env["PYTHONPATH"] = clause.path_entry + (it == env.end() || it->second.empty()
+                                                         ? std::string()
+                                                         : ":" + it->second);
         }
+        auto preload = pyenv::probe_preload(clause.target, probe_search_dirs(ctx.venv, env),
+                                            clause.preload);
+        // cwd "/" (never import from a project directory by accident), the step's limits and log.
+        auto spec =
+            pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules);
+        const auto stepwise = child_spec(step, ctx, {});
+        spec.timeout = stepwise.timeout;
+        spec.log_path = stepwise.log_path;
+        spec.on_output = stepwise.on_output;
         if (step.timeout <= 0) spec.timeout = std::chrono::minutes(10);
-        log_line(ctx, "verify: " + clause.describe());
+        log_line(ctx, "verify: " + clause.describe() +
+                          (preload.reason.empty() || preload.modules.empty()
+                               ? ""
+                               : fmt::format(" (importing {} first: {})",
+                                             core::join(preload.modules, ", "), preload.reason)));
         BS_TRY(auto result, ctx.run(spec));
-        if (result.interrupted) return tl::unexpected(child_failure(step, spec, result, ctx.log_path));
+        // An error shows what the probe did, not its Python source.
+        const std::string shown = pyenv::describe_probe(python, clause.target, clause.attr,
+                                                        preload.modules);
+        if (result.interrupted)
+            return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
         if (!result.ok()) {
             // The probe's own summary lines name the real exception (and its root cause).
-            std::string summary;
-            for (const auto& line : core::split(result.output, '\n'))
-                if (auto rest = after_prefix(line, k_verify_prefix))
-                    summary += (summary.empty() ? "" : "; ") + *rest;
-            if (summary.empty()) summary = result.describe();
-            auto err = child_failure(step, spec, result, ctx.log_path);
+            auto failure = pyenv::parse_import_probe(result.output);
+            std::string summary = failure.summary.empty() ? result.describe() : failure.summary;
+            auto err = probe_failure(step, spec, shown, result, ctx.log_path);
             err.code = result.timed_out ? ErrorCode::timeout : ErrorCode::step_failed;
             err.message = fmt::format("step '{}': verify failed: {}", step.id, summary);
             return tl::unexpected(err);

@@ -43,6 +43,8 @@ struct ResolvedVerify {
     /// import: a PEP 440 specifier (canonical, "<3,>=2.1") that the distribution providing the
     /// module must satisfy; "" = any version.
     std::string version = {};
+    /// import: modules the recipe has imported first (`preload`), before the probe rule's own.
+    std::vector<std::string> preload = {};
     /// "import transformers.AutoTokenizer", "import torch version >=2.11", "file /x",
     /// "cuda_arch 9.0 in module te", "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13".
     [[nodiscard]] std::string describe() const;

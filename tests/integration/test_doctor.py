@@ -303,8 +303,13 @@ def test_helpers_cpp_built_for_another_python(world, tmp_path):
     assert err["message"] == ("Megatron's helpers_cpp is built for another Python (expected "
                               "helpers_cpp.cpython-311-x86_64-linux-gnu.so)")
     (datasets / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
-    proc, findings = doctor(world, env={"MEGATRON_DIR": str(tmp_path / "Megatron-LM")})
-    assert by_rule(findings, "helpers-cpp") == []
+    proc, doc = world.run_json(["doctor", "--venv", world.venv],
+                               env={"MEGATRON_DIR": str(tmp_path / "Megatron-LM")})
+    assert by_rule(doc["findings"], "helpers-cpp") == []
+    # It says that it passed, not nothing.
+    [packages] = [c["summary"] for c in doc["checks"] if c["group"] == "packages"]
+    assert packages.endswith("; Megatron's helpers_cpp is built for this Python "
+                             f"({datasets / 'helpers_cpp.cpython-311-x86_64-linux-gnu.so'})")
 
 
 def test_nvcc_version_against_torch_cuda(world):

@@ -95,3 +95,38 @@ TEST_CASE("an elf_symbol clause keeps its library glob for run time and is in th
     CHECK(glob->steps[1].key != other->steps[1].key);
     CHECK(glob->steps[1].key != absolute->steps[1].key);
 }
+
+TEST_CASE("a verify clause's preload reaches the resolved clause and the step key") {
+    World w;
+    auto plain = w.plan(R"({ import = "amp_C" })");
+    auto preload = w.plan(R"({ import = "amp_C", preload = ["torch", "transformer_engine"] })");
+    REQUIRE(plain);
+    REQUIRE(preload);
+    const auto& v = preload->steps[1].verify[0];
+    CHECK(v.preload == std::vector<std::string>{"torch", "transformer_engine"});
+    CHECK(v.describe() == "import amp_C after torch,transformer_engine");
+    CHECK(preload->steps[1].key != plain->steps[1].key);
+    // A clause without one keeps its description (and so its key) as before.
+    CHECK(plain->steps[1].verify[0].describe() == "import amp_C");
+}
+
+TEST_CASE("a verify clause's preload is checked where it was written") {
+    auto parse = [](const std::string& verify) {
+        return steps::parse_recipe("schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n[[step]]\nid = "
+                                    "\"c\"\nkind = \"check\"\nverify = [" + verify + "]\n",
+                                    "t.toml");
+    };
+    REQUIRE(parse(R"({ import = "x", preload = ["torch"] })"));
+    auto on_file = parse(R"({ file = "/x", preload = ["torch"] })");
+    REQUIRE_FALSE(on_file);
+    CHECK(on_file.error().message.find("t.toml:9:") != std::string::npos);
+    CHECK(on_file.error().message.find("'preload' is valid only with 'import' in a verify clause") !=
+          std::string::npos);
+    auto empty = parse(R"({ import = "x", preload = [] })");
+    REQUIRE_FALSE(empty);
+    CHECK(empty.error().message.find("'verify[0].preload' must not be empty") != std::string::npos);
+    auto spaced = parse(R"({ import = "x", preload = ["torch, te"] })");
+    REQUIRE_FALSE(spaced);
+    CHECK(spaced.error().message.find("'verify[0].preload' names modules such as \"torch\", not "
+                                      "'torch, te'") != std::string::npos);
+}
