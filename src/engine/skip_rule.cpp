@@ -81,6 +81,31 @@ bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, st
     return true;
 }
 
+/// An install step is up to date only while the venv satisfies its own requirements: the
+/// distributions it installed may since belong to a later step that changed them (ownership
+/// moves forward), and that must not make this step's promise vanish.
+bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
+                                     std::string* why) const {
+    const auto* install = step.install();
+    if (install == nullptr || !m_facts.python) return true;
+    return requirements_hold(install->requirements, install->pre, installed, why);
+}
+
+bool SkipRule::passed(const steps::ResolvedStep& step) const {
+    auto it = m_journal.steps.find(step.id);
+    return it != m_journal.steps.end() && it->second.status == StepStatus::ok;
+}
+
+std::vector<Unsatisfied> SkipRule::unsatisfied(const Installed& installed) const {
+    std::vector<Unsatisfied> out;
+    for (const auto& step : m_plan.steps) {
+        if (!passed(step)) continue;
+        std::string why;
+        if (!own_requirements_hold(step, installed, &why)) out.push_back({&step, why});
+    }
+    return out;
+}
+
 bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
                                  const Installed& installed, std::string* why) const {
     if (!m_facts.python) return true;
@@ -107,7 +132,8 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     else if (it->second.key != step.key)
         why_run = "step changed";
     else
-        holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run);
+        holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run) &&
+                own_requirements_hold(step, installed, &why_run);
 
     if (!holds) {
         // An install step that never ran (or changed) need not call the installer when the
