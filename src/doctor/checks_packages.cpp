@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -277,13 +278,21 @@ void check_step_requirements(const DoctorOptions &options,
         return;
     auto facts = pyenv::venv_facts(options.venv,
                                    exec::compose_environment(options.environment, {}, {}), false);
-    for (const auto &step : options.recipe->steps) {
+    std::set<std::string> named_later;  // a later step asking for a name decides its version
+    std::vector<Finding> found;
+    const auto &steps = options.recipe->steps;
+    for (auto step_it = steps.rbegin(); step_it != steps.rend(); ++step_it) {
+        const auto &step = *step_it;
         if (step.kind != recipe::StepKind::install)
             continue;
+        std::vector<std::string> names;
         for (const auto &pkg : step.packages) {
             auto req = pyenv::Requirement::parse(pkg.value);
-            if (!req || pkg.value.find('{') != std::string::npos || !req->url.empty())
-                continue;  // a placeholder or a URL: known only to a run
+            if (req)
+                names.push_back(req->normalized_name);
+            if (!req || pkg.value.find('{') != std::string::npos || !req->url.empty() ||
+                named_later.count(req->normalized_name))
+                continue;  // a placeholder or a URL (known only to a run), or superseded
             if (req->marker && (!facts || !req->marker->evaluate(facts->markers)))
                 continue;
             auto it = dists.find(req->normalized_name);
@@ -296,7 +305,7 @@ void check_step_requirements(const DoctorOptions &options,
             }
             if (problem.empty())
                 continue;
-            out.push_back(make_finding(
+            found.push_back(make_finding(
                 "step-requirements", Severity::error,
                 fmt::format("step '{}' asks for {}, but {}", step.id, req->str(), problem),
                 {fmt::format("{}: packages of step '{}'", pkg.loc.str(), step.id)},
@@ -305,7 +314,9 @@ void check_step_requirements(const DoctorOptions &options,
                 "a later step (or a hand-made install) changed it; a run keeps deliberate overrides "
                 "in later steps and fails when a step undoes an earlier one"));
         }
+        named_later.insert(names.begin(), names.end());
     }
+    out.insert(out.end(), found.rbegin(), found.rend());  // in recipe order
 }
 
 void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {

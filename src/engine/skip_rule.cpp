@@ -47,12 +47,15 @@ std::string installed_state(const Installed& installed) {
 
 SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
     : m_plan(plan), m_facts(facts), m_journal(journal) {
-    for (const auto& st : plan.steps) {
-        const auto* install = st.install();
+    std::set<std::string> named_later;  // walking backwards: names later install steps ask for
+    for (auto st = plan.steps.rbegin(); st != plan.steps.rend(); ++st) {
+        const auto* install = st->install();
         if (install == nullptr) continue;
-        for (const auto& dependent : st.source->allow_conflicts)
+        for (const auto& dependent : st->source->allow_conflicts)
             for (const auto& req : install->requirements)
                 m_allowed_conflicts.insert({pyenv::normalize_name(dependent), req.normalized_name});
+        m_superseded[st->id] = named_later;
+        for (const auto& req : install->requirements) named_later.insert(req.normalized_name);
     }
 }
 
@@ -81,14 +84,21 @@ bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, st
     return true;
 }
 
-/// An install step is up to date only while the venv satisfies its own requirements: the
+/// An install step is up to date only while the venv satisfies its own requirements (less those
+/// a later step asks for by name): the
 /// distributions it installed may since belong to a later step that changed them (ownership
 /// moves forward), and that must not make this step's promise vanish.
 bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
                                      std::string* why) const {
     const auto* install = step.install();
     if (install == nullptr || !m_facts.python) return true;
-    return requirements_hold(install->requirements, install->pre, installed, why);
+    // A later step that asks for the same distribution itself decides its version (a pin,
+    // then an upgrade of it): the earlier requirement on that name is superseded.
+    std::vector<pyenv::Requirement> own;
+    auto superseded = m_superseded.find(step.id);
+    for (const auto& req : install->requirements)
+        if (superseded == m_superseded.end() || !superseded->second.count(req.normalized_name)) own.push_back(req);
+    return requirements_hold(own, install->pre, installed, why);
 }
 
 bool SkipRule::passed(const steps::ResolvedStep& step) const {

@@ -69,7 +69,8 @@ public:
     }
 
     /// Does `installed` satisfy what `step` (an install step) asked for? Pins the recipe
-    /// overrides on purpose (allowed_conflicts) do not count; other kinds always hold.
+    /// overrides on purpose (allowed_conflicts) and names a later install step asks for itself
+    /// do not count; other kinds always hold.
     [[nodiscard]] bool own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
                                              std::string* why) const;
 
@@ -90,6 +91,8 @@ private:
     Journal& m_journal;
     bool m_refreshed = false;
     std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
+    /// step id -> names later install steps ask for themselves (they decide those versions).
+    std::map<std::string, std::set<std::string>> m_superseded;
 };
 
 /// What `run` would do with each step of `plan` now (for `plan`): the journal and the venv as
