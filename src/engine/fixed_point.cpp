@@ -68,6 +68,26 @@ std::string override_conflicts(const steps::ResolvedStep& step, const Installed&
     return core::join(lines, "\n");
 }
 
+Error with_override_note(const steps::ResolvedStep& step, Error error, const Installed& installed,
+                         const pyenv::MarkerEnv* markers, const std::string& installer) {
+    const auto* install = step.install();
+    if (install == nullptr || install->overrides.empty() || error.code == ErrorCode::interrupted) return error;
+    std::vector<std::string> kept;
+    for (const auto& [id, name] : install->overrides)
+        if (auto it = installed.find(name); it != installed.end())
+            kept.push_back(fmt::format("{} {} (step '{}')", it->second.name, it->second.version, id));
+    if (kept.empty()) return error;
+    const std::string conflicts = markers ? override_conflicts(step, installed, *markers) : std::string();
+    error.detail += fmt::format(
+        "{}note: this step's resolution keeps what earlier steps chose on purpose: {} ({}){}{}",
+        error.detail.empty() ? "" : "\n", core::join(kept, ", "), install->request.overrides_file->string(),
+        conflicts.empty() ? "" : "; installed pins exclude them:\n" + conflicts,
+        installer == "pip" ? "\npip cannot override a dependency's pin (uv can: set `installer = \"uv\"` in "
+                             "[venv]), so a dependency pinning another version cannot be installed"
+                           : "");
+    return error;
+}
+
 std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step, const Plan& plan,
                                                       const SkipRule& rule, const Installed& installed) {
     std::vector<const steps::ResolvedStep*> out;

@@ -26,6 +26,12 @@ namespace bootstrap::engine {
 [[nodiscard]] std::string override_conflicts(const steps::ResolvedStep& step, const Installed& installed,
                                              const pyenv::MarkerEnv& markers);
 
+/// `error` of a failed install step that had to keep earlier steps' overrides, with a note of
+/// which versions and which installed pins exclude them (`markers`: the venv's, when known);
+/// with `installer` "pip", that pip cannot override a pin (uv can).
+[[nodiscard]] Error with_override_note(const steps::ResolvedStep& step, Error error, const Installed& installed,
+                                       const pyenv::MarkerEnv* markers, const std::string& installer);
+
 /// Before `step` runs: the earlier install steps of `plan` that passed and whose requirements
 /// `installed` satisfies (read now: the dist-infos they read may be gone once `step` ran).
 [[nodiscard]] std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step,

@@ -237,7 +237,10 @@ private:
             if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
             auto ran = run_attempts(step, ctx, report);
             if (ran) outcome = *ran;
-            else status = tl::unexpected(with_override_note(step, ran.error()));
+            else
+                status = tl::unexpected(with_override_note(step, ran.error(), m_installed,
+                                                           m_facts.python ? &m_facts.python->markers : nullptr,
+                                                           m_plan.installer->name()));
         }
         // A step that changed the venv must leave every earlier step's requirements holding;
         // otherwise it undid a deliberate choice, and the run fails here (even for an optional
@@ -438,29 +441,6 @@ private:
         const auto* install = step.install();
         if (install == nullptr || !install->request.overrides_file) return {};
         return core::write_file_atomic(*install->request.overrides_file, overrides_text(step, m_installed));
-    }
-
-    /// A failed install step that had to keep earlier steps' overrides: which versions, and
-    /// which installed pins exclude them (pip cannot override a pin; uv can).
-    Error with_override_note(const steps::ResolvedStep& step, Error error) const {
-        const auto* install = step.install();
-        if (install == nullptr || install->overrides.empty() || error.code == ErrorCode::interrupted) return error;
-        std::vector<std::string> kept;
-        for (const auto& [id, name] : install->overrides)
-            if (auto it = m_installed.find(name); it != m_installed.end())
-                kept.push_back(fmt::format("{} {} (step '{}')", it->second.name, it->second.version, id));
-        if (kept.empty()) return error;
-        const std::string conflicts =
-            m_facts.python ? override_conflicts(step, m_installed, m_facts.python->markers) : std::string();
-        error.detail += fmt::format(
-            "{}note: this step's resolution keeps what earlier steps chose on purpose: {} ({}){}{}",
-            error.detail.empty() ? "" : "\n", core::join(kept, ", "), install->request.overrides_file->string(),
-            conflicts.empty() ? "" : "; installed pins exclude them:\n" + conflicts,
-            m_plan.installer->name() == "pip"
-                ? "\npip cannot override a dependency's pin (uv can: set `installer = \"uv\"` in [venv]), so a "
-                  "dependency pinning another version cannot be installed"
-                : "");
-        return error;
     }
 
     /// `fatal`: the run stops even for an optional step (it undid an earlier step).

@@ -271,3 +271,18 @@ def test_an_edited_step_does_not_rerun_unrelated_later_steps(ov):
     assert by_id["pinner"]["reason"] == "requirements already satisfied"
     for later in ("base", "dependent", "helpers"):
         assert by_id[later]["reason"] == "up to date", (later, by_id[later])
+
+
+def test_a_later_step_naming_the_package_supersedes_an_earlier_pin(ov):
+    url = ov.ov_index.url()
+    recipe = write(ov, [R.venv(), R.install("pin", ["ov-base==1.0.0"], index_url=url),
+                        R.install("up", ["ov-base"], index_url=url, upgrade=True)])
+    proc = ov.run([recipe])
+    assert proc.returncode == 0, proc.stderr
+    assert ov.version_of("ov-base") == "2.0.0"
+    proc, doc = ov.run_json([recipe])
+    assert proc.returncode == 0, proc.stderr
+    assert [s["reason"] for s in doc["steps"]] == ["up to date"] * 3
+    proc = ov.run(["doctor", "--venv", ov.venv, "--recipe", recipe, "--json"])
+    findings = json.loads(proc.stdout)["findings"]
+    assert not [f for f in findings if f["rule"] == "step-requirements"], findings
