@@ -778,7 +778,8 @@ def test_plan_keys_known_once_the_venv_exists(world):
     plan = json.loads(ok(world.run(["plan", recipe, "--json"])).stdout)
     keys = {s["id"]: s["key"] for s in plan["steps"]}
     assert all(keys[i] for i in ("venv", "torch", "cublas", "transformers"))
-    # {python.ext_suffix} is known only once the venv exists; keys are chained.
+    # {python.ext_suffix} is known only once the venv exists (helpers' argv, the check's file
+    # clause); keys are not chained, so no other key waits for it.
     assert keys["helpers"] is None and keys["check"] is None
     helpers = plan["steps"][4]
     assert helpers["complete"] is False
