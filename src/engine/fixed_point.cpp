@@ -94,7 +94,8 @@ std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep
     for (const auto& earlier : plan.steps) {
         if (earlier.index >= step.index) break;
         std::string ignored;
-        if (earlier.install() != nullptr && rule.passed(earlier) && rule.own_requirements_hold(earlier, installed, &ignored))
+        if (earlier.install() != nullptr && rule.passed(earlier) &&
+            rule.own_requirements_hold(earlier, installed, &ignored))
             out.push_back(&earlier);
     }
     return out;

@@ -24,10 +24,11 @@ std::vector<std::pair<std::string, std::string>> earlier_overrides(const Install
         const auto* install = earlier.install();
         if (install == nullptr || (!install->upgrade && earlier.source->allow_conflicts.empty())) continue;
         for (const auto& req : install->requirements) {
+            const auto& name = req.normalized_name;
             const bool own = std::any_of(spec.requirements.begin(), spec.requirements.end(),
-                                         [&](const pyenv::Requirement& r) { return r.normalized_name == req.normalized_name; });
-            const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.second == req.normalized_name; });
-            if (!own && !seen) out.emplace_back(earlier.id, req.normalized_name);
+                                         [&](const pyenv::Requirement& r) { return r.normalized_name == name; });
+            const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.second == name; });
+            if (!own && !seen) out.emplace_back(earlier.id, name);
         }
     }
     return out;
