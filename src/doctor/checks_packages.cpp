@@ -1,11 +1,13 @@
 // Wrong or missing packages and settings: PyPI's unrelated `apex`, pip missing when a step
 // needs it (P13), Megatron's helpers_cpp built for another Python (P14), nvcc vs torch's CUDA
-// (apex refuses to build otherwise), variables that must not be set (P5, P20).
+// (apex refuses to build otherwise), variables that must not be set (P5, P20), and install
+// steps whose own requirements a later change undid (which step to re-run).
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,7 @@
 #include "pyenv/module_owner.hpp"
 #include "exec/process.hpp"
 #include "pyenv/interpreter.hpp"
+#include "pyenv/version.hpp"
 
 namespace bootstrap::doctor {
 
@@ -269,6 +272,57 @@ void check_broken_installs(const DoctorOptions &options, std::vector<Finding> &o
     }
 }
 
+/// An install step asks for `nvidia-cublas>=13.4.1.1` and a later step re-resolved it down to
+/// torch's pin: the step's own requirement no longer holds, so re-running from it restores it
+/// (a run keeps such overrides in later steps; one of an older bootstrap, or by hand, may not).
+void check_step_requirements(const DoctorOptions &options,
+                             const std::map<std::string, pyenv::Distribution> &dists,
+                             std::vector<Finding> &out) {
+    if (!options.recipe || dists.empty())
+        return;
+    auto facts = pyenv::venv_facts(options.venv,
+                                   exec::compose_environment(options.environment, {}, {}), false);
+    std::set<std::string> named_later;  // a later step asking for a name decides its version
+    std::vector<Finding> found;
+    const auto &steps = options.recipe->steps;
+    for (auto step_it = steps.rbegin(); step_it != steps.rend(); ++step_it) {
+        const auto &step = *step_it;
+        if (step.kind != "install")
+            continue;
+        std::vector<std::string> names;
+        for (const auto &pkg : step.packages) {
+            auto req = pyenv::Requirement::parse(pkg.value);
+            if (req)
+                names.push_back(req->normalized_name);
+            if (!req || pkg.value.find('{') != std::string::npos || !req->url.empty() ||
+                named_later.count(req->normalized_name))
+                continue;  // a placeholder or a URL (known only to a run), or superseded
+            if (req->marker && (!facts || !req->marker->evaluate(facts->markers)))
+                continue;
+            auto it = dists.find(req->normalized_name);
+            std::string problem;
+            if (it == dists.end()) {
+                problem = fmt::format("{} is not installed", req->name);
+            } else if (auto version = pyenv::Version::parse(it->second.version);
+                       version && !req->specifier.empty() && !req->specifier.contains(*version, true)) {
+                problem = fmt::format("{} {} is installed", it->second.name, it->second.version);
+            }
+            if (problem.empty())
+                continue;
+            found.push_back(make_finding(
+                "step-requirements", Severity::error,
+                fmt::format("step '{}' asks for {}, but {}", step.id, req->str(), problem),
+                {fmt::format("{}: packages of step '{}'", pkg.loc.str(), step.id)},
+                fmt::format("re-run from that step: bootstrap run {} --from {}",
+                            core::shell_quote(options.recipe->file.string()), step.id),
+                "a later step (or a hand-made install) changed it; a run keeps deliberate overrides "
+                "in later steps and fails when a step undoes an earlier one"));
+        }
+        named_later.insert(names.begin(), names.end());
+    }
+    out.insert(out.end(), found.rbegin(), found.rend());  // in recipe order
+}
+
 void check_variables(const DoctorOptions &options, std::vector<Finding> &out) {
     const auto &env = options.environment;
     if (auto it = env.find("MCORE_DPA_USE_SDPA"); options.te_path && it != env.end())
@@ -294,6 +348,7 @@ std::vector<Finding> check_packages(const DoctorOptions &options, CheckSummary *
     std::vector<Finding> out;
     auto dists = detail::installed(options.venv);
     check_broken_installs(options, out);
+    check_step_requirements(options, dists, out);
     check_apex(options, dists, out);
     check_pip(options, dists, out);
     const std::string helpers = check_helpers_cpp(options, out);

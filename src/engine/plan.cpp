@@ -22,7 +22,9 @@ namespace bootstrap::engine {
 namespace {
 
 // v2: transport settings ([network] timeout/retries) left the key.
-constexpr const char* k_step_key_scheme = "bootstrap-step-v2";
+// v3: keys no longer chain through the previous step's key: a step's key holds its own inputs
+// and the facts it reads (an edit to one step re-runs that step, not every later one).
+constexpr const char* k_step_key_scheme = "bootstrap-step-v3";
 
 // Transport settings ([network] timeout/retries) change how an installer fetches, not what it
 // installs: they stay out of the key, so a changed timeout re-runs nothing. A step's command is
@@ -127,7 +129,7 @@ public:
 
     void add_note(std::string note) override { m_plan.notes.push_back(std::move(note)); }
 
-    Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index, const std::string& prev_key) {
+    Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index) {
         const steps::Kind& kind = steps::kind_of(s.kind);
         const int device_uses_before = m_ex.device_uses();
         steps::ResolvedStep out;
@@ -181,7 +183,7 @@ public:
         }
         if (kind.arches_used && m_ex.device_uses() > device_uses_before && m_ex.device_choice_made())
             kind.arches_used(out, *m_ex.device_choice_made());
-        compute_key(out, kind, prev_key, key_argv, key_env_set);
+        compute_key(out, kind, key_argv, key_env_set);
         return out;
     }
 
@@ -247,8 +249,14 @@ private:
     }
 
     /// `key_argv` and `env_set` are the step's own, as built with the key's transport settings.
-    void compute_key(steps::ResolvedStep& out, const steps::Kind& kind, const std::string& prev_key,
-                     const std::vector<std::string>& key_argv, const exec::EnvMap& env_set) const {
+    ///
+    /// Nothing of an earlier step's text is an input: what a step reads from earlier steps'
+    /// work reaches its key as facts (placeholders such as {python.ext_suffix} in its argv, a
+    /// build step's ABI packages' versions, an install step's overrides), and what it did to
+    /// the venv is checked by the skip rule (owned distributions, an install step's own
+    /// requirements), so a re-run after an edited earlier step stays correct.
+    void compute_key(steps::ResolvedStep& out, const steps::Kind& kind, const std::vector<std::string>& key_argv,
+                     const exec::EnvMap& env_set) const {
         if (!out.complete) {
             out.key.clear();
             out.key_explain = "(known once the venv exists)\n";
@@ -259,7 +267,6 @@ private:
         // token re-runs nothing.
         const auto& secret = m_recipe.env_secret;
         core::KeyBuilder key(k_step_key_scheme);
-        key.add("previous", prev_key);
         key.add("id", out.id);
         key.add("kind", out.kind);
         std::vector<std::string> argv;
@@ -422,19 +429,11 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     if (!facts.python) BS_CHECK(check_venv_source(recipe, plan.venv));
     keep_findings();
     StepBuilder builder(recipe, options, facts, plan, ex);
-    std::string prev_key = fmt::format("recipe-schema-{}", recipe.schema);
     for (size_t i = 0; i < recipe.steps.size(); ++i) {
-        auto built = builder.build(recipe.steps[i], i, prev_key);
+        auto built = builder.build(recipe.steps[i], i);
         keep_findings();
         if (!built) return tl::unexpected(built.error());
-        auto step = std::move(*built);
-        if (prev_key.empty() && !step.key.empty()) {
-            // Keys are chained: one unknown key makes every later key unknown too.
-            step.key.clear();
-            step.key_explain = "(follows a step whose key is known only once the venv exists)\n";
-        }
-        prev_key = step.key;
-        plan.steps.push_back(std::move(step));
+        plan.steps.push_back(std::move(*built));
     }
     return plan;
 }

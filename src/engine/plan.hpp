@@ -1,6 +1,7 @@
 #pragma once
 // Recipe + facts -> Plan: every step fully expanded (argv, cwd, environment changes) with a key
-// that digests everything affecting its result, chained with the previous step's key.
+// that digests everything affecting its result: its own inputs and the facts it reads, never
+// the text of earlier steps.
 
 #include <filesystem>
 #include <map>

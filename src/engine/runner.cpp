@@ -9,9 +9,11 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/strings.hpp"
+#include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
 #include "engine/rollback.hpp"
@@ -138,6 +140,11 @@ public:
                 break;
             }
         }
+        // The recipe is a fixed point: every passed step's requirements hold at the end.
+        if (m_report.ok()) {
+            if (auto error = fixed_point_error(skip_rule().unsatisfied(m_installed), m_recipe.file))
+                m_report.error = std::move(*error);
+        }
         if (m_report.ok()) BS_CHECK(settle_verified_state());
         finish_manifests();
         if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
@@ -223,11 +230,29 @@ private:
         report.reason = decision.reason;
         Status status;
         steps::Outcome outcome = steps::Outcome::kept;
+        std::vector<const steps::ResolvedStep*> held;
         if (runs) {
             BS_CHECK(ensure_before_snapshot());
+            BS_CHECK(write_overrides(step));
+            if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
             auto ran = run_attempts(step, ctx, report);
             if (ran) outcome = *ran;
-            else status = tl::unexpected(ran.error());
+            else
+                status = tl::unexpected(with_override_note(step, ran.error(), m_installed,
+                                                           m_facts.python ? &m_facts.python->markers : nullptr,
+                                                           m_plan.installer->name()));
+        }
+        // A step that changed the venv must leave every earlier step's requirements holding;
+        // otherwise it undid a deliberate choice, and the run fails here (even for an optional
+        // step: the venv it leaves is not the one the recipe stands for).
+        std::optional<Installed> after;
+        if (status && outcome == steps::Outcome::ran && m_facts.python && !steps::kind_of(step.kind).makes_venv) {
+            BS_TRY(auto scanned, scan_installed(m_facts));
+            if (auto undone = undone_by(step, held, skip_rule(), m_installed, scanned)) {
+                report.seconds = since(start);
+                return finish_failed(i, step, report, std::move(*undone), false, true);
+            }
+            after = std::move(scanned);
         }
         bool in_verify = false;
         if (status && verifies) {
@@ -250,7 +275,7 @@ private:
         // What a check or a verify clause saw changes only when something actually ran.
         if (outcome == steps::Outcome::ran) m_earlier_ran = true;
         const bool unchanged = decision.decision == Decision::up_to_date || decision.decision == Decision::verify_only;
-        BS_CHECK(record_success(i, step, report, unchanged, verifies));
+        BS_CHECK(record_success(i, step, report, unchanged, verifies, std::move(after)));
         m_observer.step_finished(i, total, report);
 
         // Creating the venv makes its interpreter's facts known: resolve the later steps now.
@@ -417,7 +442,16 @@ private:
         return tl::unexpected(last);
     }
 
-    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify) {
+    /// Before an install step that keeps earlier steps' overrides runs: their versions now.
+    Status write_overrides(const steps::ResolvedStep& step) const {
+        const auto* install = step.install();
+        if (install == nullptr || !install->request.overrides_file) return {};
+        return core::write_file_atomic(*install->request.overrides_file, overrides_text(step, m_installed));
+    }
+
+    /// `fatal`: the run stops even for an optional step (it undid an earlier step).
+    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify,
+                         bool fatal = false) {
         const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
         if (interrupted) error.code = ErrorCode::interrupted;
         if (auto note = foreign_interpreter_note(step); !note.empty()) {
@@ -433,7 +467,7 @@ private:
                         : report.attempts > 1    ? fmt::format("failed {} attempts", report.attempts)
                                                  : std::string();
         report.result = interrupted           ? StepResult::interrupted
-                        : step.optional      ? StepResult::optional_failed
+                        : step.optional && !fatal ? StepResult::optional_failed
                                               : StepResult::failed;
         JournalEntry& entry = m_journal.steps[step.id];
         entry.key = step.key;
@@ -452,8 +486,9 @@ private:
     }
 
     /// Journal a passed step; the distributions it changed now belong to it.
+    /// `after`: the venv as scanned after the step ran, when the caller has it.
     Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged,
-                          bool verified) {
+                          bool verified, std::optional<Installed> after = std::nullopt) {
         JournalEntry& entry = m_journal.steps[step.id];
         if (unchanged && entry.key == step.key) {
             if (verified) {
@@ -470,7 +505,11 @@ private:
         if (steps::kind_of(step.kind).makes_venv) {
             BS_TRY(m_facts, gather_facts(m_plan.venv, true));
         }
-        BS_TRY(m_installed, scan_installed(m_facts));
+        if (after) {
+            m_installed = std::move(*after);
+        } else {
+            BS_TRY(m_installed, scan_installed(m_facts));
+        }
 
         std::set<std::string> changed;
         for (const auto& [name, d] : m_installed) {

@@ -47,12 +47,15 @@ std::string installed_state(const Installed& installed) {
 
 SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
     : m_plan(plan), m_facts(facts), m_journal(journal) {
-    for (const auto& st : plan.steps) {
-        const auto* install = st.install();
+    std::set<std::string> named_later;  // walking backwards: names later install steps ask for
+    for (auto st = plan.steps.rbegin(); st != plan.steps.rend(); ++st) {
+        const auto* install = st->install();
         if (install == nullptr) continue;
-        for (const auto& dependent : st.source->allow_conflicts)
+        for (const auto& dependent : st->source->allow_conflicts)
             for (const auto& req : install->requirements)
                 m_allowed_conflicts.insert({pyenv::normalize_name(dependent), req.normalized_name});
+        m_superseded[st->id] = named_later;
+        for (const auto& req : install->requirements) named_later.insert(req.normalized_name);
     }
 }
 
@@ -81,6 +84,38 @@ bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, st
     return true;
 }
 
+/// An install step is up to date only while the venv satisfies its own requirements (less those
+/// a later step asks for by name): the
+/// distributions it installed may since belong to a later step that changed them (ownership
+/// moves forward), and that must not make this step's promise vanish.
+bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
+                                     std::string* why) const {
+    const auto* install = step.install();
+    if (install == nullptr || !m_facts.python) return true;
+    // A later step that asks for the same distribution itself decides its version (a pin,
+    // then an upgrade of it): the earlier requirement on that name is superseded.
+    std::vector<pyenv::Requirement> own;
+    auto superseded = m_superseded.find(step.id);
+    for (const auto& req : install->requirements)
+        if (superseded == m_superseded.end() || !superseded->second.count(req.normalized_name)) own.push_back(req);
+    return requirements_hold(own, install->pre, installed, why);
+}
+
+bool SkipRule::passed(const steps::ResolvedStep& step) const {
+    auto it = m_journal.steps.find(step.id);
+    return it != m_journal.steps.end() && it->second.status == StepStatus::ok;
+}
+
+std::vector<Unsatisfied> SkipRule::unsatisfied(const Installed& installed) const {
+    std::vector<Unsatisfied> out;
+    for (const auto& step : m_plan.steps) {
+        if (!passed(step)) continue;
+        std::string why;
+        if (!own_requirements_hold(step, installed, &why)) out.push_back({&step, why});
+    }
+    return out;
+}
+
 bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
                                  const Installed& installed, std::string* why) const {
     if (!m_facts.python) return true;
@@ -107,7 +142,8 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     else if (it->second.key != step.key)
         why_run = "step changed";
     else
-        holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run);
+        holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run) &&
+                own_requirements_hold(step, installed, &why_run);
 
     if (!holds) {
         // An install step that never ran (or changed) need not call the installer when the

@@ -4,8 +4,9 @@
 //
 // A step's action is skipped when its key matches the journal, its promised files exist, the
 // distributions it owns still have the versions and RECORD digests it left (ownership moves
-// forward: what a later step changed on purpose is that step's). An install step whose requirements are
-// already satisfied skips the installer even when it never ran.
+// forward: what a later step changed on purpose is that step's), and, for an install step, the
+// venv still satisfies its own requirements. An install step whose requirements are already
+// satisfied skips the installer even when it never ran.
 // Verify clauses (and a check step, which is only verify clauses) observe the whole venv, so
 // they run again whenever the installed set differs from the one they last passed against, or
 // an earlier step of the same run ran.
@@ -14,6 +15,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/journal.hpp"
 #include "engine/plan.hpp"
@@ -39,6 +41,12 @@ struct StepDecision {
 /// A digest of the installed set (names, versions, RECORD stamps): what a verify clause saw.
 [[nodiscard]] std::string installed_state(const Installed& installed);
 
+/// A passed step whose requirements the venv no longer satisfies, and why.
+struct Unsatisfied {
+    const steps::ResolvedStep* step = nullptr;
+    std::string why;  // "nvidia-cublas 13.1.0.3 does not satisfy nvidia-cublas>=13.4.1.1"
+};
+
 class SkipRule {
 public:
     /// `journal` may have RECORD stamps refreshed (see refreshed()).
@@ -60,6 +68,19 @@ public:
         return m_allowed_conflicts;
     }
 
+    /// Does `installed` satisfy what `step` (an install step) asked for? Pins the recipe
+    /// overrides on purpose (allowed_conflicts) and names a later install step asks for itself
+    /// do not count; other kinds always hold.
+    [[nodiscard]] bool own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
+                                             std::string* why) const;
+
+    /// `step` passed when it last ran (the journal says ok).
+    [[nodiscard]] bool passed(const steps::ResolvedStep& step) const;
+
+    /// The steps of the plan that passed (journal) whose requirements `installed` does not
+    /// satisfy, in plan order: empty when the recipe is a fixed point of the venv.
+    [[nodiscard]] std::vector<Unsatisfied> unsatisfied(const Installed& installed) const;
+
 private:
     bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why);
     bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
@@ -70,6 +91,8 @@ private:
     Journal& m_journal;
     bool m_refreshed = false;
     std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
+    /// step id -> names later install steps ask for themselves (they decide those versions).
+    std::map<std::string, std::set<std::string>> m_superseded;
 };
 
 /// What `run` would do with each step of `plan` now (for `plan`): the journal and the venv as

@@ -53,6 +53,7 @@ public:
         if (r.no_deps) c.argv.push_back("--no-deps");
         for (const auto& name : r.reinstall_packages) c.argv.insert(c.argv.end(), {"--reinstall-package", name});
         if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
+        if (r.overrides_file) c.argv.insert(c.argv.end(), {"--override", r.overrides_file->string()});
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
         c.env_set = network_env(net);
         return c;
@@ -113,6 +114,7 @@ public:
         if (r.reinstall) c.argv.push_back("--force-reinstall");
         if (r.no_deps) c.argv.push_back("--no-deps");
         if (r.pre) c.argv.push_back("--pre");
+        if (r.overrides_file) c.argv.insert(c.argv.end(), {"--constraint", r.overrides_file->string()});
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
         c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
         return c;

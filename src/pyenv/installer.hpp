@@ -30,6 +30,10 @@ struct InstallRequest {
     /// Reinstall just these (by name) even when the same version is installed (uv only:
     /// `--reinstall-package`; pip's --force-reinstall would reinstall every dependency too).
     std::vector<std::string> reinstall_packages;
+    /// Pins that later resolutions must keep (deliberate overrides of earlier steps): uv reads
+    /// the file as `--override` (it replaces every dependency's requirement on those names),
+    /// pip as `--constraint` (pip cannot override a pin; a conflict fails the resolution).
+    std::optional<fs::path> overrides_file;
 };
 
 /// Build one wheel from a source tree (PEP 517), for the venv's interpreter.

@@ -38,6 +38,28 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     return f;
 }
 
+/// What earlier install steps override on purpose (`upgrade`, or `allow_conflicts` past
+/// another package's pin), as {step id, name}: this step's resolution must keep those versions
+/// (README pitfall P10: a later step depending on torch re-resolved torch's exact cuBLAS pin and
+/// undid the upgrade). Names this step asks for itself are its own deliberate choice.
+std::vector<std::pair<std::string, std::string>> earlier_overrides(const InstallSpec& spec,
+                                                                   const PlanContext& ctx) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (ctx.earlier == nullptr || ctx.locked_run || spec.request.no_deps) return out;
+    for (const auto& earlier : *ctx.earlier) {
+        const auto* install = earlier.install();
+        if (install == nullptr || (!install->upgrade && earlier.source->allow_conflicts.empty())) continue;
+        for (const auto& req : install->requirements) {
+            const auto& name = req.normalized_name;
+            const bool own = std::any_of(spec.requirements.begin(), spec.requirements.end(),
+                                         [&](const pyenv::Requirement& r) { return r.normalized_name == name; });
+            const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.second == name; });
+            if (!own && !seen) out.emplace_back(earlier.id, name);
+        }
+    }
+    return out;
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
     const auto& f = *s.fields_as<InstallFields>();
     InstallSpec spec;
@@ -75,6 +97,8 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         // uv and pip spell these the same: every pin comes from the file, with its hash.
         lock_args = {"-r", spec.requirements_file.string(), "--require-hashes"};
     }
+    spec.overrides = earlier_overrides(spec, ctx);
+    if (!spec.overrides.empty()) req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
     for (auto* c : {&ex.command, &ex.key_command})
@@ -95,6 +119,14 @@ void environment_known(ResolvedStep& step, const PlanContext& ctx) {
 void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (!spec.requirements_file.empty()) key.add("locked", spec.requirements_text);
+    // Which earlier steps' packages this resolution keeps, not their versions: those are venv
+    // facts, written to the file when the step runs; the end-of-run check holds every step to
+    // its requirements, so a version an override step changes later needs no re-run here.
+    if (!spec.overrides.empty()) {
+        std::vector<std::string> kept;
+        for (const auto& [id, name] : spec.overrides) kept.push_back(id + ": " + name);
+        key.add("overrides", kept);
+    }
 }
 
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {

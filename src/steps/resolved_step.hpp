@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -98,6 +99,11 @@ struct InstallSpec {
     bool upgrade = false;
     bool reinstall = false;
     bool pre = false;
+    /// Deliberate overrides by earlier install steps (`upgrade` or `allow_conflicts`), as
+    /// {step id, normalised name}: right before this step runs, each one's installed version is
+    /// written as `name==version` to `request.overrides_file`, so that this step's resolution
+    /// keeps it (engine/runner.cpp). Empty when no earlier step overrides anything.
+    std::vector<std::pair<std::string, std::string>> overrides;
 };
 
 /// A `sync` step after expansion: its argv says everything.

@@ -81,7 +81,7 @@ TEST_CASE("plan expands argv, env and keys, and changes nothing on disk") {
     CHECK_FALSE(fs::exists(w.dir.path() / "venv"));
 }
 
-TEST_CASE("step keys are stable, chained, and ignore volatile variables") {
+TEST_CASE("step keys are stable, not chained, and ignore volatile variables") {
     World w;
     auto r = w.recipe(k_steps);
     auto a = engine::make_plan(r, {}, w.facts());
@@ -95,13 +95,78 @@ TEST_CASE("step keys are stable, chained, and ignore volatile variables") {
     REQUIRE(c);
     CHECK(c->steps[1].key != a->steps[1].key);
 
-    // Changing the venv step changes every later key (the chain), not only its own.
+    // Changing the venv step changes its own key, not those of later steps (no chain).
     auto r2 = w.recipe(std::string(k_steps).replace(k_steps.find("kind = \"venv\""), 13,
                                                     "kind = \"venv\"\nenv = { X = \"1\" }"));
     auto d = engine::make_plan(r2, {}, w.facts());
     REQUIRE(d);
     CHECK(d->steps[0].key != a->steps[0].key);
-    CHECK(d->steps[1].key != a->steps[1].key);
+    CHECK(d->steps[1].key == a->steps[1].key);
+}
+
+TEST_CASE("an edit to one step's verify list changes only its key") {
+    World w;
+    const std::string steps = std::string(k_steps) + R"(
+[[step]]
+id = "apex"
+kind = "install"
+packages = ["apex"]
+[[step]]
+id = "helpers"
+kind = "run"
+argv = ["make", "-C", "/src/helpers"]
+)";
+    auto a = engine::make_plan(w.recipe(steps), {}, w.facts());
+    auto edited = steps;
+    edited.replace(edited.find("packages = [\"apex\"]"), 19, "packages = [\"apex\"]\nverify = [{ import = \"apex\" }]");
+    auto b = engine::make_plan(w.recipe(edited), {}, w.facts());
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(a->steps.size() == 5);
+    CHECK(a->steps[3].key != b->steps[3].key);
+    for (size_t i : {0, 1, 4}) CHECK(a->steps[i].key == b->steps[i].key);
+    // A step whose key is known only once the venv exists leaves later keys known.
+    CHECK(a->steps[2].key.empty());
+    CHECK(a->steps[3].key.size() == 64);
+    CHECK(a->steps[4].key.size() == 64);
+}
+
+TEST_CASE("install steps after a deliberate override keep it (uv --override, pip --constraint)") {
+    const std::string steps = std::string(k_steps) + R"(
+[[step]]
+id = "cublas"
+kind = "install"
+packages = ["nvidia-cublas>=13.4.1.1"]
+upgrade = true
+allow_conflicts = ["torch"]
+[[step]]
+id = "nvrx"
+kind = "install"
+packages = ["nvidia-resiliency-ext"]
+[[step]]
+id = "again"
+kind = "install"
+packages = ["nvidia-cublas==13.1.0.3"]
+)";
+    World w;
+    for (const std::string installer : {"uv", "pip"}) {
+        auto plan = engine::make_plan(w.recipe(steps, installer), {}, w.facts());
+        REQUIRE(plan);
+        const fs::path file = w.dir.path() / "venv/.bootstrap/overrides/nvrx.txt";
+        const auto& nvrx = plan->steps[4];
+        const std::string flag = installer == "uv" ? "--override" : "--constraint";
+        auto at = std::find(nvrx.argv.begin(), nvrx.argv.end(), flag);
+        REQUIRE(at != nvrx.argv.end());
+        CHECK(*(at + 1) == file.string());
+        REQUIRE(nvrx.install() != nullptr);
+        CHECK(nvrx.install()->overrides == std::vector<std::pair<std::string, std::string>>{{"cublas", "nvidia-cublas"}});
+        CHECK(nvrx.key_explain.find("overrides: [cublas: nvidia-cublas]\n") != std::string::npos);
+        // Before the override, and a step naming the package itself: nothing to keep.
+        for (size_t i : {1, 3, 5}) {
+            CHECK(std::find(plan->steps[i].argv.begin(), plan->steps[i].argv.end(), flag) == plan->steps[i].argv.end());
+            CHECK(plan->steps[i].install()->overrides.empty());
+        }
+    }
 }
 
 TEST_CASE("key explain lists every input in order") {
@@ -111,11 +176,12 @@ TEST_CASE("key explain lists every input in order") {
     REQUIRE(plan);
     std::string explain = plan->steps[1].key_explain;
     std::string uv = (w.bin / "uv").string();
-    for (const char* field : {"scheme: bootstrap-step-v2\n", "previous: ", "id: torch\n", "kind: install\n",
+    for (const char* field : {"scheme: bootstrap-step-v3\n", "id: torch\n", "kind: install\n",
                               "argv: [", "cwd: /\n", "env.set: [UV_NO_PROGRESS=1]\n",
                               "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
         CHECK(explain.find(field) != std::string::npos);
     CHECK(explain.find("HOME=") == std::string::npos);
+    CHECK(explain.find("previous") == std::string::npos);  // keys are not chained
 }
 
 TEST_CASE("an unset environment variable without default names it") {

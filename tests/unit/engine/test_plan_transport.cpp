@@ -1,5 +1,5 @@
 // [network] timeout/retries change how an installer fetches, not what it installs: they are not
-// in the step keys (scheme bootstrap-step-v2), while the child still gets them.
+// in the step keys (scheme bootstrap-step-v3), while the child still gets them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -90,7 +90,7 @@ TEST_CASE("[network] timeout and retries are not in install, sync and build step
         CAPTURE(a->steps[i].id);
         REQUIRE(a->steps[i].key.size() == 64);
         CHECK(a->steps[i].key == b->steps[i].key);
-        CHECK(a->steps[i].key_explain.find("scheme: bootstrap-step-v2\n") != std::string::npos);
+        CHECK(a->steps[i].key_explain.find("scheme: bootstrap-step-v3\n") != std::string::npos);
         CHECK(a->steps[i].key_explain.find("UV_HTTP_TIMEOUT") == std::string::npos);
     }
     // The installer still gets them: only the key leaves them out.

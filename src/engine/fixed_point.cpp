@@ -1,0 +1,139 @@
+#include "engine/fixed_point.hpp"
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "pyenv/version.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+/// "nvidia-cublas 13.10.0.20 -> 13.1.0.3" for the distributions `why` names whose version
+/// differs between `before` and `after`.
+std::vector<std::string> changed_in(const std::string& why, const Installed& before, const Installed& after) {
+    std::vector<std::string> out;
+    for (const auto& [name, was] : before) {
+        auto now = after.find(name);
+        const std::string now_version = now == after.end() ? std::string("not installed") : now->second.version;
+        if (now != after.end() && now->second.version == was.version) continue;
+        if (why.find(was.name + " ") == std::string::npos && why.find(name + " ") == std::string::npos) continue;
+        out.push_back(fmt::format("{} {} -> {}", was.name, was.version, now_version));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string overrides_text(const steps::ResolvedStep& step, const Installed& installed) {
+    std::string text = fmt::format(
+        "# Written by bootstrap before step '{}' runs: versions earlier steps chose on purpose,\n"
+        "# which this step's resolution keeps (uv --override, pip --constraint).\n",
+        step.id);
+    const auto* install = step.install();
+    if (install == nullptr) return text;
+    for (const auto& [id, name] : install->overrides) {
+        auto it = installed.find(name);
+        if (it == installed.end()) continue;
+        text += fmt::format("# step '{}'\n{}=={}\n", id, it->second.name, it->second.version);
+    }
+    return text;
+}
+
+std::string override_conflicts(const steps::ResolvedStep& step, const Installed& installed,
+                               const pyenv::MarkerEnv& markers) {
+    const auto* install = step.install();
+    if (install == nullptr) return {};
+    pyenv::MarkerEnv env = markers;
+    if (!env.count("extra")) env["extra"] = "";
+    std::vector<std::string> lines;
+    for (const auto& [id, name] : install->overrides) {
+        auto kept = installed.find(name);
+        if (kept == installed.end()) continue;
+        auto version = pyenv::Version::parse(kept->second.version);
+        if (!version) continue;
+        for (const auto& [dependent, dist] : installed) {
+            auto requires_dist = pyenv::read_requires_dist(dist);
+            if (!requires_dist) continue;
+            for (const auto& req : *requires_dist) {
+                if (req.normalized_name != name || req.specifier.empty()) continue;
+                if (req.marker && !req.marker->evaluate(env)) continue;
+                if (req.specifier.contains(*version, true)) continue;
+                lines.push_back(fmt::format("{} {} requires {}{}; step '{}' keeps {} {}", dist.name, dist.version,
+                                            req.name, req.specifier.str(), id, kept->second.name,
+                                            kept->second.version));
+            }
+        }
+    }
+    return core::join(lines, "\n");
+}
+
+Error with_override_note(const steps::ResolvedStep& step, Error error, const Installed& installed,
+                         const pyenv::MarkerEnv* markers, const std::string& installer) {
+    const auto* install = step.install();
+    if (install == nullptr || install->overrides.empty() || error.code == ErrorCode::interrupted) return error;
+    std::vector<std::string> kept;
+    for (const auto& [id, name] : install->overrides)
+        if (auto it = installed.find(name); it != installed.end())
+            kept.push_back(fmt::format("{} {} (step '{}')", it->second.name, it->second.version, id));
+    if (kept.empty()) return error;
+    const std::string conflicts = markers ? override_conflicts(step, installed, *markers) : std::string();
+    error.detail += fmt::format(
+        "{}note: this step's resolution keeps what earlier steps chose on purpose: {} ({}){}{}",
+        error.detail.empty() ? "" : "\n", core::join(kept, ", "), install->request.overrides_file->string(),
+        conflicts.empty() ? "" : "; installed pins exclude them:\n" + conflicts,
+        installer == "pip" ? "\npip cannot override a dependency's pin (uv can: set `installer = \"uv\"` in "
+                             "[venv]), so a dependency pinning another version cannot be installed"
+                           : "");
+    return error;
+}
+
+std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step, const Plan& plan,
+                                                      const SkipRule& rule, const Installed& installed) {
+    std::vector<const steps::ResolvedStep*> out;
+    for (const auto& earlier : plan.steps) {
+        if (earlier.index >= step.index) break;
+        std::string ignored;
+        if (earlier.install() != nullptr && rule.passed(earlier) &&
+            rule.own_requirements_hold(earlier, installed, &ignored))
+            out.push_back(&earlier);
+    }
+    return out;
+}
+
+std::optional<Error> undone_by(const steps::ResolvedStep& step, const std::vector<const steps::ResolvedStep*>& held,
+                               const SkipRule& rule, const Installed& before, const Installed& after) {
+    for (const auto* earlier : held) {
+        std::string why;
+        if (rule.own_requirements_hold(*earlier, after, &why)) continue;
+        auto changes = changed_in(why, before, after);
+        return Error{ErrorCode::step_failed,
+                     fmt::format("step '{}' undid step '{}': {}{}", step.id, earlier->id, why,
+                                 changes.empty() ? std::string()
+                                                 : fmt::format(" ({} when '{}' ran)", core::join(changes, ", "),
+                                                               step.id)),
+                     fmt::format("every install step's requirements must hold at the end of a run. If step "
+                                 "'{}' changes that on purpose, list the package in its packages (with "
+                                 "`upgrade = true`, or the dependent whose pin it overrides in "
+                                 "`allow_conflicts`): later steps then keep its version. Otherwise make the "
+                                 "two steps agree, then `bootstrap run --from {}`.",
+                                 step.id, earlier->id)};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfied, const fs::path& recipe_file) {
+    if (unsatisfied.empty()) return std::nullopt;
+    std::vector<std::string> lines;
+    for (const auto& u : unsatisfied) lines.push_back(fmt::format("step '{}': {}", u.step->id, u.why));
+    const auto& first = *unsatisfied.front().step;
+    return Error{ErrorCode::step_failed,
+                 unsatisfied.size() == 1
+                     ? fmt::format("the venv no longer satisfies step '{}': {}", first.id, unsatisfied.front().why)
+                     : fmt::format("the venv no longer satisfies {} steps, the first '{}'", unsatisfied.size(),
+                                   first.id),
+                 fmt::format("{}\nre-run them: bootstrap run {} --from {}", core::join(lines, "\n"),
+                             core::shell_quote(recipe_file.string()), first.id)};
+}
+
+}  // namespace bootstrap::engine
