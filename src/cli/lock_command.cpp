@@ -44,7 +44,7 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
         "lock", "Write a lockfile (exact versions, wheel sha256, origins) from the venv a successful run left");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
-    cmd->add_option("-o,--output", args->output, "Lockfile path (default: <recipe dir>/lockfiles/<name>.lock.json)");
+    cmd->add_option("-o,--output", args->output, "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_lock(*args); });
 }
 

@@ -61,7 +61,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
                  "-vv also prints the debug log (plan decisions, keys, children's argv and env)");
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
-                 "<recipe dir>/lockfiles/<name>.lock.json) and fail on any drift");
+                 "lockfiles/<name>.lock.json beside the recipe, or beside its directory) and fail on any drift");
     cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
     cmd.add_flag("--rollback-on-failure", args.rollback_on_failure,
                  "When a step fails, restore the venv to its snapshot from before the run");

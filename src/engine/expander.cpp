@@ -66,6 +66,7 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         if (!m_facts.python) return std::optional<std::string>();
         if (p.name == "version") return std::optional<std::string>(m_facts.python->version);
         if (p.name == "ext_suffix") return std::optional<std::string>(m_facts.python->ext_suffix);
+        if (p.name == "site_packages") return std::optional<std::string>(m_facts.python->purelib.string());
     }
     if (p.ns == "host" && p.name == "cpus") return std::optional<std::string>(std::to_string(m_facts.cpus));
     if (p.ns == "device") {

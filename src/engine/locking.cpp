@@ -114,7 +114,14 @@ void lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std
 }  // namespace
 
 fs::path default_lockfile_path(const recipe::Recipe& recipe) {
-    return recipe.file.parent_path() / "lockfiles" / (recipe.name + ".lock.json");
+    const fs::path dir = recipe.file.parent_path();
+    const std::string name = recipe.name + ".lock.json";
+    // A project keeps recipes/ and lockfiles/ side by side; a lone recipe keeps its own.
+    std::error_code ec;
+    if (!fs::is_directory(dir / "lockfiles", ec) && dir.has_parent_path() &&
+        fs::is_directory(dir.parent_path() / "lockfiles", ec))
+        return dir.parent_path() / "lockfiles" / name;
+    return dir / "lockfiles" / name;
 }
 
 std::string project_page_url(std::string_view index, std::string_view name) {

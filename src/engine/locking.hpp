@@ -31,7 +31,9 @@ inline constexpr std::string_view k_simple_accept =
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
     "text/html;q=0.01";
 
-/// The default lockfile path for a recipe: `<recipe dir>/lockfiles/<name>.lock.json`.
+/// The default lockfile path for a recipe: `<recipe dir>/lockfiles/<name>.lock.json`, or
+/// `<recipe dir>/../lockfiles/<name>.lock.json` when only that directory exists (a project's
+/// `recipes/` beside its `lockfiles/`).
 [[nodiscard]] fs::path default_lockfile_path(const recipe::Recipe& recipe);
 
 /// `<index>/<PEP 503 name>/`: a project's page. PyPI redirects any other spelling; this one

@@ -235,6 +235,10 @@ private:
         }
         if (v.kind == recipe::VerifyClause::Kind::file) v.target = local_path(v.target);
         for (const auto& m : clause.preload) v.preload.push_back(m.value);
+        if (clause.equals) {
+            BS_TRY(auto expected, text(*clause.equals, out));
+            v.equals = std::move(expected);
+        }
         if (clause.library) {
             BS_TRY(v.library, text(*clause.library, out));
             v.library_is_module = clause.library_is_module;

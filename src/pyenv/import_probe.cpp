@@ -18,7 +18,7 @@ namespace {
 // The probe proper, shared by the one-shot script and the server (probe_server.cpp).
 constexpr const char *k_probe_function = R"PY(
 import importlib, os, sys, traceback
-def _bs_probe(mod, attr):
+def _bs_probe(mod, attr, equals=None):
     try:
         m = importlib.import_module(mod)
     except BaseException as e:
@@ -41,12 +41,15 @@ def _bs_probe(mod, attr):
     if attr and not hasattr(m, attr):
         print("bootstrap-verify: module %s (%s) has no attribute %r" % (mod, getattr(m, "__file__", "?"), attr))
         return 4
+    if equals is not None and str(getattr(m, attr)) != equals:
+        print("bootstrap-verify: %s.%s is %r, the recipe wants %r" % (mod, attr, str(getattr(m, attr)), equals))
+        return 5
     print("bootstrap-verify: import %s%s ok (%s)" % (mod, "." + attr if attr else "", getattr(m, "__file__", "built-in")))
     return 0
 )PY";
 
 // argv[3], when given: modules to import first, comma-separated; their failures are left to
-// the module's own import to show.
+// the module's own import to show. argv[4], when given: the value str(MOD.ATTR) must have.
 constexpr const char *k_probe_main = R"PY(
 for _p in (sys.argv[3].split(",") if len(sys.argv) > 3 else []):
     if _p:
@@ -54,7 +57,7 @@ for _p in (sys.argv[3].split(",") if len(sys.argv) > 3 else []):
             importlib.import_module(_p)
         except BaseException:
             pass
-sys.exit(_bs_probe(sys.argv[1], sys.argv[2]))
+sys.exit(_bs_probe(sys.argv[1], sys.argv[2], sys.argv[4] if len(sys.argv) > 4 else None))
 )PY";
 
 bool is_torch_library(const std::string &needed) {
@@ -146,10 +149,12 @@ ProbePreload probe_preload(const std::string &module, const std::vector<fs::path
 
 exec::ProcessSpec import_probe_spec(const fs::path &python, const std::string &module,
                                     const std::string &attr, exec::EnvMap env,
-                                    const std::vector<std::string> &preload) {
+                                    const std::vector<std::string> &preload,
+                                    const std::optional<std::string> &equals) {
     exec::ProcessSpec spec;
     spec.argv = {python.string(), "-c", import_probe_script(), module, attr};
-    if (!preload.empty()) spec.argv.push_back(core::join(preload, ","));
+    if (!preload.empty() || equals) spec.argv.push_back(core::join(preload, ","));
+    if (equals) spec.argv.push_back(*equals);
     spec.cwd = "/";
     spec.env = std::move(env);
     spec.capture = true;
@@ -157,9 +162,11 @@ exec::ProcessSpec import_probe_spec(const fs::path &python, const std::string &m
 }
 
 std::string describe_probe(const fs::path &python, const std::string &module,
-                           const std::string &attr, const std::vector<std::string> &preload) {
+                           const std::string &attr, const std::vector<std::string> &preload,
+                           const std::optional<std::string> &equals) {
     std::string out = fmt::format("{} -c <import probe>: import {}{}", python.string(), module,
                                   attr.empty() ? "" : "." + attr);
+    if (equals) out += fmt::format(" == '{}'", *equals);
     if (!preload.empty()) out += " after import " + core::join(preload, ", ");
     return out;
 }

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,17 +63,20 @@ module_search_dirs(const std::filesystem::path &site_packages);
 /// The probe as a child process of `python` (a venv's bin/python): cwd "/" so that a checkout
 /// in the caller's directory cannot shadow the venv's modules, output captured, `env` as given,
 /// `preload` imported first (failures there are left to the module's own import to report).
-/// The caller sets the timeout (and a log) and runs it.
+/// `equals`, when set: `str(MOD.ATTR)` must be exactly that (exit 5 and a line saying both
+/// otherwise). The caller sets the timeout (and a log) and runs it.
 [[nodiscard]] exec::ProcessSpec import_probe_spec(const std::filesystem::path &python,
                                                   const std::string &module,
                                                   const std::string &attr, exec::EnvMap env,
-                                                  const std::vector<std::string> &preload);
+                                                  const std::vector<std::string> &preload,
+                                                  const std::optional<std::string> &equals = {});
 
 /// "import MOD" / "import MOD.ATTR" (+ " after torch"): what a probe's argv stands for in an
 /// error's `command:` line (the script itself says nothing to a reader).
 [[nodiscard]] std::string describe_probe(const std::filesystem::path &python,
                                          const std::string &module, const std::string &attr,
-                                         const std::vector<std::string> &preload);
+                                         const std::vector<std::string> &preload,
+                                         const std::optional<std::string> &equals = {});
 
 // ---- many probes, one interpreter ------------------------------------------------------------
 

@@ -6,10 +6,29 @@
 
 #include "exec/process.hpp"
 #include "pyenv/interpreter.hpp"
+#include "pyenv/requirement.hpp"
 
 namespace bootstrap::pyenv {
 
 namespace {
+
+/// uv's `--upgrade` upgrades every package of the resolution, dependencies already satisfied
+/// included (cuBLAS's upgrade raised nvidia-cuda-nvrtc past torch's pin too); pip's `--upgrade`
+/// (strategy only-if-needed) upgrades just the named ones. uv gets the same: one
+/// `--upgrade-package NAME` per requirement it can name, `--upgrade` only for one it cannot (a
+/// path or URL).
+void add_uv_upgrade(std::vector<std::string>& argv, const std::vector<std::string>& requirements) {
+    std::vector<std::string> names;
+    for (const auto& text : requirements) {
+        auto req = Requirement::parse(text);
+        if (!req || !req->url.empty()) {
+            argv.push_back("--upgrade");
+            return;
+        }
+        names.push_back(req->name);
+    }
+    for (const auto& name : names) argv.insert(argv.end(), {"--upgrade-package", name});
+}
 
 void add_sources(std::vector<std::string>& argv, const InstallRequest& r) {
     if (r.index_url) {
@@ -48,7 +67,7 @@ public:
         Command c;
         c.argv = {m_uv.string(), "pip", "install", "--python", venv_python(venv).string()};
         add_sources(c.argv, r);
-        if (r.upgrade) c.argv.push_back("--upgrade");
+        if (r.upgrade) add_uv_upgrade(c.argv, r.requirements);
         if (r.reinstall) c.argv.push_back("--reinstall");
         if (r.no_deps) c.argv.push_back("--no-deps");
         for (const auto& name : r.reinstall_packages) c.argv.insert(c.argv.end(), {"--reinstall-package", name});

@@ -99,7 +99,7 @@ Result<std::vector<Placeholder>> find_placeholders(std::string_view text) {
 
 const std::vector<std::string>& known_placeholders() {
     static const std::vector<std::string> k_known{"venv.path", "venv.python", "python.version",
-                                                  "python.ext_suffix", "host.cpus",
+                                                  "python.ext_suffix", "python.site_packages", "host.cpus",
                                                   "device.arch", "device.torch_arch_list",
                                                   "device.nvte_archs", "device.cmake_archs"};
     return k_known;

@@ -44,6 +44,9 @@ struct VerifyClause {
     /// import: modules imported before it (`preload = ["torch"]`), besides what the probe rule
     /// adds (pyenv/import_probe.hpp: torch for an extension that needs libc10).
     std::vector<Text> preload;
+    /// import with attr: the value `str(module.attr)` must have (`equals = "13.0"` for
+    /// torch.version.cuda).
+    std::optional<Text> equals;
     /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
     /// to the venv). elf_symbol: `library`, a glob under site-packages ("nvidia/**/libX.so.13",
     /// then the file name on the system) or an absolute path.

@@ -126,7 +126,8 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
             }
         }
     }
-    auto suggested = rd.unknown_keys(t, {"import", "attr", "file", "version", "preload"}, " in verify clause");
+    auto suggested =
+        rd.unknown_keys(t, {"import", "attr", "file", "version", "preload", "equals"}, " in verify clause");
     if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
         rd.report(clause.loc, "a verify clause needs 'import', 'file', 'cuda_arch' or 'elf_symbol'");
     if (import && file) {
@@ -144,6 +145,13 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
             rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
         else
             clause.version = read_version_specifier(rd, *version, name);
+    }
+    if (const Value* equals = t.get("equals")) {  // str(module.attr) must be exactly this
+        if (file || !t.get("attr"))
+            rd.report(equals->loc, "'equals' needs 'import' and 'attr' in a verify clause (the value "
+                                   "str(module.attr) must have)");
+        else
+            clause.equals = rd.text(*equals, name + ".equals");
     }
     if (const Value* preload = t.get("preload")) {  // modules the probe imports first
         if (file)

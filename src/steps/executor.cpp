@@ -244,7 +244,7 @@ std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::cuda_arch)
         return "cuda_arch " + target + " in " + (library_is_module ? "module " : "") + library;
     if (kind == recipe::VerifyClause::Kind::elf_symbol) return "elf_symbol " + target + " in " + library;
-    return "import " + target + (attr.empty() ? "" : "." + attr) +
+    return "import " + target + (attr.empty() ? "" : "." + attr) + (equals ? " == '" + *equals + "'" : "") +
            (path_entry.empty() ? "" : " (from " + path_entry + ")") +
            (version.empty() ? "" : " version " + version) +
            (preload.empty() ? "" : " after " + core::join(preload, ","));
@@ -315,7 +315,7 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
                                             clause.preload);
         // cwd "/" (never import from a project directory by accident), the step's limits and log.
         auto spec =
-            pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules);
+            pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules, clause.equals);
         const auto stepwise = child_spec(step, ctx, {});
         spec.timeout = stepwise.timeout;
         spec.log_path = stepwise.log_path;
@@ -329,7 +329,7 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         BS_TRY(auto result, ctx.run(spec));
         // An error shows what the probe did, not its Python source.
         const std::string shown = pyenv::describe_probe(python, clause.target, clause.attr,
-                                                        preload.modules);
+                                                        preload.modules, clause.equals);
         if (result.interrupted)
             return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
         if (!result.ok()) {

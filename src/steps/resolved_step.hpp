@@ -46,6 +46,8 @@ struct ResolvedVerify {
     std::string version = {};
     /// import: modules the recipe has imported first (`preload`), before the probe rule's own.
     std::vector<std::string> preload = {};
+    /// import with attr: the value str(module.attr) must have.
+    std::optional<std::string> equals = {};
     /// "import transformers.AutoTokenizer", "import torch version >=2.11", "file /x",
     /// "cuda_arch 9.0 in module te", "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13".
     [[nodiscard]] std::string describe() const;

@@ -131,13 +131,13 @@ def test_rollback_on_failure_restores_the_before_snapshot(world):
 
 
 def test_committed_demo_lockfile_installs_the_demo(world):
-    """recipes/lockfiles/demo.lock.json belongs to recipes/demo.toml (same digest), and its
+    """lockfiles/demo.lock.json belongs to recipes/demo.toml (same digest), and its
     hashes pin the fixture wheels, which are byte-for-byte reproducible on any machine."""
     repo = Path(__file__).resolve().parents[2]
     base = world.index.url("main").rsplit("/main/simple", 1)[0]
     env = {"BOOTSTRAP_DEMO_INDEX": base, "BOOTSTRAP_DEMO_DIR": str(world.root / "demo")}
     proc, doc = world.run_json([repo / "recipes/demo.toml", "--locked", "--venv", world.venv], env=env)
     ok(proc)
-    lock = json.loads((repo / "recipes/lockfiles/demo.lock.json").read_text())
+    lock = json.loads((repo / "lockfiles/demo.lock.json").read_text())
     for name, pkg in lock["packages"].items():
         assert world.version_of(name) == pkg["version"], name

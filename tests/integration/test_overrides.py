@@ -50,6 +50,16 @@ requires = ["ov-extra>=1"]
 version = "2.0.0"
 requires = ["ov-extra>=2"]
 
+# Depends on ov-extra without a bound: upgrading it needs no newer ov-extra.
+[[package]]
+name = "ov-app"
+[[package.release]]
+version = "1.0.0"
+requires = ["ov-extra"]
+[[package.release]]
+version = "2.0.0"
+requires = ["ov-extra"]
+
 [[package]]
 name = "ov-pinner2"
 [[package.release]]
@@ -241,6 +251,18 @@ def test_an_upgrade_that_breaks_a_pin_it_does_not_name_is_reported(ov):
     proc, doc = ov.run_json([recipe])
     assert proc.returncode == 0, proc.stderr
     assert [s["reason"] for s in doc["steps"]] == ["up to date"] * 3
+
+
+@pytest.mark.parametrize("ov", ["uv", "pip"], indirect=True)
+def test_upgrade_raises_the_named_packages_not_their_satisfied_dependencies(ov):
+    url = ov.ov_index.url()
+    steps = [R.venv(), R.install("old", ["ov-app==1.0.0", "ov-extra==1.0.0"], index_url=url),
+             R.install("app", ["ov-app"], index_url=url, upgrade=True)]
+    proc = ov.run([write(ov, steps)])
+    assert proc.returncode == 0, proc.stderr
+    assert ov.version_of("ov-app") == "2.0.0"
+    # uv's --upgrade would raise it too (as cublas's upgrade raised nvrtc past torch's pin).
+    assert ov.version_of("ov-extra") == "1.0.0"
 
 
 def test_end_of_run_check_names_the_step_to_rerun(ov):

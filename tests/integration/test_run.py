@@ -135,7 +135,7 @@ def test_upgrade_and_reinstall_steps(world):
     # upgrade goes to the newest final release (not 2.1.0rc1).
     assert steps["upgrade"]["result"] == "ran"
     upgrade_log = Path(steps["upgrade"]["log"]).read_text()
-    assert "--upgrade" in upgrade_log.splitlines()[0]
+    assert "--upgrade-package demo-core" in upgrade_log.splitlines()[0]
     assert "- demo-core==1.0.0" in upgrade_log and "+ demo-core==2.0.0" in upgrade_log
     # reinstall runs although 2.0.0 is already there.
     assert steps["reinstall"]["result"] == "ran"

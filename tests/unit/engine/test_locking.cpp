@@ -181,3 +181,18 @@ TEST_CASE("locked requirements pin with hashes, drift is named") {
     CHECK(drift[1] == "regex 2024.1.0 is installed but not locked");
     CHECK(drift[2] == "wandb 0.22.0 is locked but not installed");
 }
+
+TEST_CASE("the default lockfile sits in lockfiles/ beside the recipe, or beside its directory") {
+    core::TempDir tmp("bs-lockpath");
+    recipe::Recipe r;
+    r.name = "demo";
+    r.file = tmp.path() / "recipes" / "demo.toml";
+    // Neither exists: beside the recipe (created when written).
+    CHECK(engine::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
+    // A project's recipes/ beside its lockfiles/.
+    std::filesystem::create_directories(tmp.path() / "lockfiles");
+    CHECK(engine::default_lockfile_path(r) == tmp.path() / "lockfiles" / "demo.lock.json");
+    // The recipe's own lockfiles/ wins.
+    std::filesystem::create_directories(tmp.path() / "recipes" / "lockfiles");
+    CHECK(engine::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
+}

@@ -166,6 +166,21 @@ TEST_CASE("{device.*} in [vars] resolves in steps, the venv path alone probes no
     CHECK(plan->steps[0].argv == std::vector<std::string>{"echo", "8.9"});
 }
 
+TEST_CASE("{python.site_packages} is the venv's purelib, known once the venv exists") {
+    World w;
+    auto r = w.recipe("[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"e\"\nkind = \"run\"\n"
+                      "argv = [\"echo\", \"{python.site_packages}/include\"]\n");
+    auto early = engine::make_plan(r, {}, w.facts());
+    REQUIRE(early);
+    CHECK_FALSE(early->steps[1].complete);
+    auto facts = w.facts();
+    facts.python = pyenv::InterpreterFacts{};
+    facts.python->purelib = "/v/lib/python3.11/site-packages";
+    auto plan = engine::make_plan(r, {}, facts);
+    REQUIRE(plan);
+    CHECK(plan->steps[1].argv == std::vector<std::string>{"echo", "/v/lib/python3.11/site-packages/include"});
+}
+
 TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by source and compiler") {
     World w;
     fs::create_directories(w.dir.path() / "src");

@@ -78,7 +78,10 @@ reinstall = true
     CHECK(has(a.argv, {"--index-url", "http://127.0.0.1:1/simple"}));
     CHECK(has(a.argv, {"--extra-index-url", "http://127.0.0.1:2/simple"}));
     CHECK(has(a.argv, {"--find-links", "/wheels"}));
-    CHECK(has(a.argv, {"--upgrade"}));
+    // uv upgrades just the named packages, as pip's --upgrade does (not their dependencies).
+    CHECK(has(a.argv, {"--upgrade-package", "torch"}));
+    CHECK(has(a.argv, {"--upgrade-package", "numpy"}));
+    CHECK_FALSE(has(a.argv, {"--upgrade"}));
     CHECK(has(a.argv, {"--no-deps"}));
     CHECK(has(a.argv, {"--prerelease", "allow"}));
     CHECK_FALSE(has(a.argv, {"--reinstall"}));

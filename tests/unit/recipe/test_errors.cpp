@@ -57,7 +57,7 @@ TEST_CASE("golden: unknown placeholder with a suggestion") {
           "r.toml:9:9: unknown placeholder '{pyhton.version}' (did you mean '{python.version}'?)");
     CHECK(problems(k_head + "[env]\nset = { A = \"{foo.bar}\" }\n") ==
           "r.toml:7:13: unknown placeholder '{foo.bar}' (known: {env.NAME}, {vars.NAME}, "
-          "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {host.cpus}, "
+          "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {python.site_packages}, {host.cpus}, "
           "{device.arch}, {device.torch_arch_list}, {device.nvte_archs}, {device.cmake_archs})");
 }
 

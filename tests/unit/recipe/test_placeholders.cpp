@@ -93,7 +93,7 @@ TEST_CASE("to_string shows a placeholder as written") {
 TEST_CASE("known_placeholders lists the closed namespaces") {
     const auto& known = known_placeholders();
     CHECK(known == std::vector<std::string>{"venv.path", "venv.python", "python.version",
-                                            "python.ext_suffix", "host.cpus", "device.arch",
+                                            "python.ext_suffix", "python.site_packages", "host.cpus", "device.arch",
                                             "device.torch_arch_list", "device.nvte_archs",
                                             "device.cmake_archs"});
 }
