@@ -6,28 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
 
-import pytest
 
 import recipes as R
 from recipes import steps_by_id
-from test_build import build_info, build_step, builds, cache_entries, leftovers
-
-
-@pytest.fixture
-def bw(world, sources):
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler (cc)")
-    world.home = world.root / "home"
-    world.build_log = world.root / "builds.log"
-    world.env["BOOTSTRAP_HOME"] = str(world.home)
-    world.tree = world.root / "fastext"
-    shutil.copytree(sources["tree"], world.tree)
-    return world
+from test_build import build_info, build_step, builds, bw, cache_entries, leftovers  # noqa: F401 (bw: the fixture)
 
 
 def test_eight_concurrent_runs_of_one_build_key_build_once(bw):
