@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "../cc.hpp"
 #include "../skip.hpp"
 #include "core/fs.hpp"
 #include "exec/process.hpp"
@@ -13,24 +14,10 @@ using bootstrap::ErrorCode;
 using bootstrap::core::TempDir;
 using bootstrap::inspect::read_needed_libraries;
 
+using bs_test::cc;
+
 namespace {
 
-/// Run the host's cc with `args`; false when there is no cc.
-bool cc(const std::vector<std::string> &args) {
-    auto env = bootstrap::exec::current_environment();
-    auto compiler = bootstrap::exec::find_program("cc", env["PATH"]);
-    if (compiler.empty()) return false;
-    bootstrap::exec::ProcessSpec spec;
-    spec.argv = {compiler.string()};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = env;
-    spec.capture = true;
-    auto ran = bootstrap::exec::run_process(spec);
-    REQUIRE(ran);
-    INFO(ran->output);
-    REQUIRE(ran->ok());
-    return true;
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "../cc.hpp"
 #include "../skip.hpp"
 #include "core/fs.hpp"
 #include "exec/process.hpp"
@@ -17,29 +18,13 @@ namespace {
 /// Build a shared library from C source with the host compiler; empty path when there is none.
 std::filesystem::path build_so(const TempDir &dir, const std::string &source,
                                const std::string &version_script) {
-    auto env = bootstrap::exec::current_environment();
-    auto cc = bootstrap::exec::find_program("cc", env["PATH"]);
-    if (cc.empty())
-        return {};
     auto src = dir.path() / "lib.c";
     auto map = dir.path() / "lib.map";
     auto out = dir.path() / "libdemo.so.13";
     REQUIRE(bootstrap::core::write_file_atomic(src, source));
     REQUIRE(bootstrap::core::write_file_atomic(map, version_script));
-    bootstrap::exec::ProcessSpec spec;
-    spec.argv = {cc.string(),
-                 "-shared",
-                 "-fPIC",
-                 "-o",
-                 out.string(),
-                 src.string(),
-                 "-Wl,--version-script=" + map.string()};
-    spec.env = env;
-    spec.capture = true;
-    auto ran = bootstrap::exec::run_process(spec);
-    REQUIRE(ran);
-    INFO(ran->output);
-    REQUIRE(ran->ok());
+    if (!bs_test::cc({"-shared", "-fPIC", "-o", out.string(), src.string(), "-Wl,--version-script=" + map.string()}))
+        return {};
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../cc.hpp"
 #include "../skip.hpp"
 #include "core/fs.hpp"
 #include "exec/process.hpp"
@@ -16,23 +17,10 @@ using bootstrap::core::TempDir;
 using bootstrap::core::write_file_atomic;
 using namespace bootstrap::pyenv;
 
+using bs_test::cc;
+
 namespace {
 
-bool cc(const std::vector<std::string> &args) {
-    auto env = bootstrap::exec::current_environment();
-    auto compiler = bootstrap::exec::find_program("cc", env["PATH"]);
-    if (compiler.empty()) return false;
-    bootstrap::exec::ProcessSpec spec;
-    spec.argv = {compiler.string()};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = env;
-    spec.capture = true;
-    auto ran = bootstrap::exec::run_process(spec);
-    REQUIRE(ran);
-    INFO(ran->output);
-    REQUIRE(ran->ok());
-    return true;
-}
 
 /// site/NAME.cpython-311-x86_64-linux-gnu.so, linked against site/torch/lib/libc10.so when
 /// `needs_c10` (not a loadable Python module: the rule only reads its DT_NEEDED).
