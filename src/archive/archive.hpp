@@ -58,6 +58,7 @@ struct Member {
 struct WriteOptions {
     int64_t mtime = 0;   // every member's mtime (owners are always 0/0, no names)
     int zstd_level = 3;
+    int threads = 2;     // zstd workers (>= 1; the output is the same for any count)
 };
 
 struct Written {

@@ -43,6 +43,11 @@ public:
             archive_write_add_filter_zstd(m_archive.get()) != ARCHIVE_OK ||
             archive_write_set_filter_option(m_archive.get(), "zstd", "compression-level",
                                             std::to_string(m_options.zstd_level).c_str()) != ARCHIVE_OK ||
+            // zstd's workers compress while this thread reads files; its output does not depend
+            // on how many there are (any count >= 1 gives the same frames), so packs stay
+            // byte-identical across machines.
+            archive_write_set_filter_option(m_archive.get(), "zstd", "threads",
+                                            std::to_string(m_options.threads).c_str()) != ARCHIVE_OK ||
             // One block size for every archive: the last block is padded the same way each time.
             archive_write_set_bytes_in_last_block(m_archive.get(), 1) != ARCHIVE_OK ||
             archive_write_open_filename(m_archive.get(), temp.c_str()) != ARCHIVE_OK)

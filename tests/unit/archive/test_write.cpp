@@ -48,6 +48,13 @@ TEST_CASE("write_tar_zst: the same members give the same bytes, and extract read
     auto b = archive::write_tar_zst(tmp.path() / "b.tar.zst", members, options);
     REQUIRE(b);
     CHECK(*core::read_file(tmp.path() / "a.tar.zst") == *core::read_file(tmp.path() / "b.tar.zst"));
+    // The number of zstd workers does not change a byte (another machine, another core count).
+    for (int threads : {1, 4}) {
+        archive::WriteOptions other = options;
+        other.threads = threads;
+        REQUIRE(archive::write_tar_zst(tmp.path() / "c.tar.zst", members, other));
+        CHECK(*core::read_file(tmp.path() / "a.tar.zst") == *core::read_file(tmp.path() / "c.tar.zst"));
+    }
 
     archive::ExtractOptions x;
     x.strip_top = false;
