@@ -139,7 +139,7 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_flag("--recreate", args->recreate, "Plan as `run --recreate` would");
     cmd->add_option("--arch", args->arch,
-                    "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); wins over detection");
+                    "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
     cmd->add_flag("--no-device", args->no_device,
                   "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd->add_flag("--json", args->json, "Print the plan as JSON");

@@ -52,7 +52,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
                    "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
     cmd.add_option("--arch", args.arch,
-                   "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); wins over detection");
+                   "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
     cmd.add_flag("--no-device", args.no_device,
                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");

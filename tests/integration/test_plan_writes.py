@@ -9,7 +9,8 @@ listed here, so a new write (or one of these going away) is a decision, not an a
     (bootstrap's child environment does not pass PYTHONDONTWRITEBYTECODE on).
 
 Everything else is read only: the journal, python.facts (plan runs the interpreter query but
-leaves the cache to `run`), logs, history, the venv lock, a sync project's uv.lock.
+leaves the cache to `run`), torch-probe.json (plan reads torch's cached device answer, `run`
+writes it), logs, history, the venv lock, a sync project's uv.lock.
 """
 
 from __future__ import annotations
