@@ -6,7 +6,9 @@ step from the fixture index into its own venv (standing for node-local disk):
 - the shared-cache way: one build, three build cache hits, four manifests, `fleet diff` finds no
   drift; a node changed behind bootstrap's back is then named with its package;
 - the pack way: one node builds and packs, sbcast copies the pack, every node unpacks (verified),
-  `fleet diff` finds no drift.
+  `fleet diff` finds no drift;
+- the baseline: four nodes with their own caches build four times; a node that fails is named
+  and fails the job; missing parameters are named.
 
 Every daemon the fixture starts is stopped by its pid, also when a test fails. Skipped (never
 passed) where slurm-wlm or munge is not installed (scripts/setup.sh --test-tools installs them)."""
@@ -262,3 +264,27 @@ def test_pack_bringup_builds_once_and_every_node_unpacks_the_same_venv(sw):
         assert build_info(sw, node_venv(sw, n))["name"] == "fastext"
     # The scratch build venv and the node-local copies of the pack are gone.
     assert not build_venv.exists() and not node_pack.exists()
+
+
+def test_a_node_that_fails_is_named_and_fails_the_job(sw):
+    sw.home = sw.root / "shared-home"
+    manifests = sw.root / "manifests"
+    (sw.root / "nodes").mkdir()
+    (sw.root / "nodes" / "n2").write_text("a file where n2's venv directory should go\n")
+    proc, log, _ = sbatch(sw, "bringup-shared-cache.sbatch",
+                          {"BOOTSTRAP_HOME": sw.home, "MANIFESTS": manifests, "BOOTSTRAP_ARGS": "--no-device"})
+    assert proc.returncode == 1, f"sbatch: {proc.stdout}{proc.stderr}\njob log:\n{log}"
+    assert "n2: bootstrap " in log and " failed, see " in log, log
+    assert "no manifest from n2 " in log, log
+    assert sorted(p.name for p in manifests.glob("*.json")) == ["n1.json", "n3.json", "n4.json"]
+
+
+@pytest.mark.parametrize("script", ["bringup-shared-cache.sbatch", "bringup-pack.sbatch"])
+def test_missing_parameters_are_named(tmp_path, script):
+    env = {k: v for k, v in os.environ.items() if k not in ("RECIPE", "BOOTSTRAP_HOME", "MANIFESTS")}
+    r = subprocess.run(["bash", str(SCRIPTS / script)], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "RECIPE is not set" in r.stderr, r.stderr
+    env.update(RECIPE=str(tmp_path / "missing.toml"), BOOTSTRAP_HOME=str(tmp_path), MANIFESTS=str(tmp_path),
+               SLURM_JOB_ID="1", SLURMD_NODENAME="n1")
+    r = subprocess.run(["bash", str(SCRIPTS / script)], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and f"RECIPE {tmp_path}/missing.toml: no such readable file" in r.stderr, r.stderr
