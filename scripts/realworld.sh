@@ -31,9 +31,14 @@ git -C "$apex" cat-file -e 10417aceddd7d5d05d7cbf7b0fc2daad1105f8b4^{commit} 2>/
     { echo "realworld: $apex does not hold apex commit 10417acedd (the recipe's pin)" >&2; exit 2; }
 python=${PYTHON:-}
 if [[ -z $python ]]; then
+    # A python3.12 on PATH that runs (a pyenv shim for a version not selected does not).
     python=$(command -v python3.12 || true)
-    [[ -n $python ]] || { python=$(command -v python3.11); echo "realworld: no python3.12 here; using $python"; }
+    if [[ -z $python ]] || ! "$python" -V >/dev/null 2>&1; then
+        python=$(command -v python3.11)
+        echo "realworld: no working python3.12 on PATH; using $python"
+    fi
 fi
+"$python" -V >/dev/null 2>&1 || { echo "realworld: PYTHON=$python does not run" >&2; exit 2; }
 
 mkdir -p "$work"
 export BOOTSTRAP_HOME=$work/home
