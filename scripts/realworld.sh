@@ -13,7 +13,7 @@
 # build/realworld) holds the venv's $BOOTSTRAP_HOME, the logs and the summary.
 #
 # Environment: PYTHON (default python3.12, else python3.11 with a notice: the recipe's
-# [venv] python is 3.12, so a copy of the recipe names the interpreter by path), ARCH (default
+# [venv] python is 3.12; a copy of the recipe names the chosen interpreter by path), ARCH (default
 # 9.0), BOOTSTRAP_BIN (default build/bootstrap).
 # The summary (also in WORKDIR/summary.txt) lists each check with its numbers; exit 1 when one
 # fails.
@@ -47,12 +47,13 @@ export BOOTSTRAP_TORCH_INDEX=https://pypi.org/simple
 export BOOTSTRAP_NVIDIA_INDEX=https://pypi.org/simple
 export BOOTSTRAP_APEX_GIT=$apex
 recipe=$repo/recipes/h200-te214.toml
-if [[ $("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])') != 3.12 ]]; then
-    # The recipe asks for 3.12; run a copy that names this interpreter by path instead.
+{
+    # The recipe asks for "3.12"; run a copy that names this interpreter by path, so that uv
+    # uses exactly it (not a pyenv shim, not a managed download).
     sed "s|^python = \"3.12\"|python = \"$python\"|" "$recipe" >"$work/h200-te214.toml"
     grep -q "^python = \"$python\"" "$work/h200-te214.toml" || { echo "realworld: cannot set [venv] python" >&2; exit 2; }
     recipe=$work/h200-te214.toml
-fi
+}
 venv=$megatron/.venv-megatron
 summary=$work/summary.txt
 : >"$summary"
