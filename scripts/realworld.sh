@@ -76,6 +76,15 @@ say "bootstrap $("$bin" --version) on $(uname -m), $(nproc) cpus, python $("$pyt
 
 json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 
+# nvidia-resiliency-ext >= 0.6.0 (what Megatron asserts) ships only manylinux_2_39 wheels: on an
+# older glibc the optional nvrx step cannot succeed, and would be retried by every run.
+skip=()
+glibc=$(ldd --version | awk 'NR == 1 { print $NF }')
+if [[ $(printf '%s\n2.39\n' "$glibc" | sort -V | head -1) != 2.39 ]]; then
+    skip=(--skip nvrx)
+    say "        glibc $glibc < 2.39: the optional nvrx step is skipped (no wheel for this glibc)"
+fi
+
 # 1. The state before the cuBLAS upgrade: venv, Megatron's lock, torch (a run of its own, so the
 #    history has an entry to roll back to).
 check first-steps "$bin" run "$recipe" --arch "$arch" --only venv megatron-deps torch --json
@@ -83,19 +92,19 @@ before=$(json_field "$work/first-steps.log" 'd["history"]["after"]')
 freeze >"$work/freeze-before-cublas.txt"
 
 # 2. The whole recipe: every step's verify clauses run when it passes.
-check full-run "$bin" run "$recipe" --arch "$arch" --json
+check full-run "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --json
 full=$(json_field "$work/full-run.log" 'd["history"]["after"]')
 freeze >"$work/freeze-full.txt"
 say "        $(wc -l <"$work/freeze-full.txt") packages; steps: $(json_field "$work/full-run.log" '", ".join("%s %s %.0fs" % (s["id"], s["result"], s["seconds"]) for s in d["steps"])')"
 
 # 3. A fixed point: the next run runs no step, changes nothing and starts no Python for the
 #    device (--arch). Its wall time and peak RSS.
-check noop /usr/bin/time -v -o "$work/noop.time" "$bin" run "$recipe" --arch "$arch" --json
+check noop /usr/bin/time -v -o "$work/noop.time" "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --json
 ran=$(json_field "$work/noop.log" '" ".join(s["id"] for s in d["steps"] if s["result"] != "skipped")' 2>/dev/null)
 if [[ -n $ran ]]; then say "FAILED  noop ran: $ran"; failures=$((failures + 1)); fi
 say "        no-op: $(json_field "$work/noop.log" 'round(d["seconds"] * 1000, 1)') ms, peak RSS $(peak_rss_mb "$work/noop.time") MB"
 check fixed-point cmp -s "$work/freeze-full.txt" <(freeze)
-check verify-all "$bin" run "$recipe" --arch "$arch" --verify
+check verify-all "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --verify
 
 # 4. doctor on the real venv, with the recipe (its imports, pins, symbols, kernels).
 check doctor "$bin" doctor --venv "$venv" --recipe "$recipe" --arch "$arch"
