@@ -31,8 +31,9 @@ std::string overrides_text(const steps::ResolvedStep& step, const Installed& ins
         "# which this step's resolution keeps (uv --override, pip --constraint).\n",
         step.id);
     const auto* install = step.install();
-    if (install == nullptr) return text;
-    for (const auto& [id, name] : install->overrides) {
+    const auto* build = step.build();
+    if (install == nullptr && build == nullptr) return text;
+    for (const auto& [id, name] : install ? install->overrides : build->overrides) {
         auto it = installed.find(name);
         if (it == installed.end()) continue;
         text += fmt::format("# step '{}'\n{}=={}\n", id, it->second.name, it->second.version);

@@ -442,11 +442,13 @@ private:
         return tl::unexpected(last);
     }
 
-    /// Before an install step that keeps earlier steps' overrides runs: their versions now.
+    /// Before an install or build step that keeps earlier steps' overrides runs: their versions now.
     Status write_overrides(const steps::ResolvedStep& step) const {
-        const auto* install = step.install();
-        if (install == nullptr || !install->request.overrides_file) return {};
-        return core::write_file_atomic(*install->request.overrides_file, overrides_text(step, m_installed));
+        const std::optional<fs::path>* file = nullptr;
+        if (const auto* install = step.install()) file = &install->request.overrides_file;
+        if (const auto* build = step.build()) file = &build->overrides_file;
+        if (file == nullptr || !*file) return {};
+        return core::write_file_atomic(**file, overrides_text(step, m_installed));
     }
 
     /// `fatal`: the run stops even for an optional step (it undid an earlier step).

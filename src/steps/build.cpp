@@ -182,6 +182,7 @@ Status install_wheel(const ResolvedStep& step, StepContext& ctx, const fs::path&
     std::string name = core::split(wheel.filename().string(), '-').front();
     pyenv::InstallRequest req;
     req.requirements = {wheel.string()};
+    req.overrides_file = b.overrides_file;
     if (b.installer->name() == "uv") {
         req.reinstall_packages = {name};
         return run_child(step, ctx, b.installer->install(ctx.venv, req, b.net).argv, "/");

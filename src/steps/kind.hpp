@@ -124,4 +124,13 @@ struct Kind {
 /// The program `program` names on `env`'s PATH (as given when it has a slash or is not found).
 [[nodiscard]] std::string on_path(const std::string& program, const exec::EnvMap& env);
 
+/// What earlier install steps of the plan override on purpose (`upgrade`, or `allow_conflicts`
+/// past another package's pin), as {step id, normalised name}: a later install step's
+/// resolution, and a build step's install of its wheel, keep those versions (README pitfall
+/// P10: a later step depending on torch re-resolved torch's exact cuBLAS pin and undid the
+/// upgrade). Names in `own` (what the step asks for itself) are its own choice; none with
+/// `no_deps` or a `--locked` run. (kind_install.cpp)
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> earlier_overrides(
+    const std::vector<pyenv::Requirement>& own, bool no_deps, const PlanContext& ctx);
+
 }  // namespace bootstrap::steps

@@ -208,6 +208,10 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     BS_CHECK(read_abi_packages(s, b, ctx));
     b.installer = ctx.installer;
     b.net = ctx.net;
+    // Installing the built wheel resolves its dependencies: it keeps earlier overrides too
+    // (TE's torch extension once put torch's exact cuBLAS pin back over the cublas step).
+    b.overrides = earlier_overrides({}, false, ctx);
+    if (!b.overrides.empty()) b.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (step.id + ".txt");
     b.download_attempts = ctx.recipe->network.retries + 1;
     b.max_download = ctx.recipe->network.max_download;
     if (ctx.python) {
@@ -234,6 +238,11 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
     key.add("build.source", b.source_identity);
     key.add("build.subdirectory", b.subdirectory);
     key.add("build.abi_packages", b.abi_versions);
+    if (!b.overrides.empty()) {  // which earlier steps' packages the install keeps (as install)
+        std::vector<std::string> kept;
+        for (const auto& [id, name] : b.overrides) kept.push_back(id + ": " + name);
+        key.add("overrides", kept);
+    }
     // Toolchain files by stat (cheap); their versions are in the build-cache key.
     auto cxx = step.child_env.count("CXX") ? step.child_env.at("CXX") : std::string("c++");
     key.add("build.compiler", program_identity(on_path(cxx, step.child_env)));

@@ -38,27 +38,27 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     return f;
 }
 
-/// What earlier install steps override on purpose (`upgrade`, or `allow_conflicts` past
-/// another package's pin), as {step id, name}: this step's resolution must keep those versions
-/// (README pitfall P10: a later step depending on torch re-resolved torch's exact cuBLAS pin and
-/// undid the upgrade). Names this step asks for itself are its own deliberate choice.
-std::vector<std::pair<std::string, std::string>> earlier_overrides(const InstallSpec& spec,
-                                                                   const PlanContext& ctx) {
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> earlier_overrides(const std::vector<pyenv::Requirement>& own,
+                                                                   bool no_deps, const PlanContext& ctx) {
     std::vector<std::pair<std::string, std::string>> out;
-    if (ctx.earlier == nullptr || ctx.locked_run || spec.request.no_deps) return out;
+    if (ctx.earlier == nullptr || ctx.locked_run || no_deps) return out;
     for (const auto& earlier : *ctx.earlier) {
         const auto* install = earlier.install();
         if (install == nullptr || (!install->upgrade && earlier.source->allow_conflicts.empty())) continue;
         for (const auto& req : install->requirements) {
             const auto& name = req.normalized_name;
-            const bool own = std::any_of(spec.requirements.begin(), spec.requirements.end(),
-                                         [&](const pyenv::Requirement& r) { return r.normalized_name == name; });
+            const bool mine = std::any_of(own.begin(), own.end(),
+                                          [&](const pyenv::Requirement& r) { return r.normalized_name == name; });
             const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.second == name; });
-            if (!own && !seen) out.emplace_back(earlier.id, name);
+            if (!mine && !seen) out.emplace_back(earlier.id, name);
         }
     }
     return out;
 }
+
+namespace {
 
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
     const auto& f = *s.fields_as<InstallFields>();
@@ -97,7 +97,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         // uv and pip spell these the same: every pin comes from the file, with its hash.
         lock_args = {"-r", spec.requirements_file.string(), "--require-hashes"};
     }
-    spec.overrides = earlier_overrides(spec, ctx);
+    spec.overrides = earlier_overrides(spec.requirements, spec.request.no_deps, ctx);
     if (!spec.overrides.empty()) req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);

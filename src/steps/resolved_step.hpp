@@ -78,6 +78,10 @@ struct BuildSpec {
     std::string python_implementation;
     std::string ext_suffix;
     std::string platform;
+    /// Deliberate overrides by earlier install steps, kept when the built wheel is installed, as
+    /// an install step keeps them (InstallSpec::overrides; written to `overrides_file`).
+    std::vector<std::pair<std::string, std::string>> overrides;
+    std::optional<fs::path> overrides_file;
     /// The arches a `{device.*}` value of this step stands for: the pre-build checks (torch has
     /// kernels for them, nvcc matches torch) run against them before building.
     std::optional<device::ArchChoice> archs;

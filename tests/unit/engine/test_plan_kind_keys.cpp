@@ -192,3 +192,34 @@ source = { path = ")" + (w.dir.path() / "src").string() + R"(" }
     CHECK(local->source_kind == steps::BuildSource::Kind::path);
     CHECK(local->source_identity.rfind("tree ", 0) == 0);
 }
+
+TEST_CASE("a build step's wheel install keeps earlier deliberate overrides, as install steps do") {
+    KeysWorld w;
+    fs::create_directories(w.dir.path() / "src");
+    const std::string build = R"(
+[[step]]
+id = "ext"
+kind = "build"
+source = { git = "https://github.com/NVIDIA/apex.git", rev = "{vars.rev}" }
+)";
+    auto plain = w.plan(build);
+    if (!plain) FAIL(plain.error().message);
+    REQUIRE(plain->steps[0].build());
+    CHECK(plain->steps[0].build()->overrides.empty());
+    CHECK_FALSE(plain->steps[0].build()->overrides_file);
+
+    auto kept = w.plan(R"(
+[[step]]
+id = "cublas"
+kind = "install"
+packages = ["nvidia-cublas>=13.4.1.1"]
+upgrade = true
+allow_conflicts = ["torch"]
+)" + build);
+    if (!kept) FAIL(kept.error().message);
+    const auto& ext = kept->steps[1];
+    REQUIRE(ext.build());
+    CHECK(ext.build()->overrides == std::vector<std::pair<std::string, std::string>>{{"cublas", "nvidia-cublas"}});
+    REQUIRE(ext.build()->overrides_file);
+    CHECK(*ext.build()->overrides_file == w.dir.path() / "venv" / ".bootstrap" / "overrides" / "ext.txt");
+}
