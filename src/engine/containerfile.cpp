@@ -200,6 +200,11 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     out += fmt::format("    --mount=type=cache,id=bootstrap-uv,target={} \\\n", k_image_uv_cache);
     out += fmt::format("    set -e; export {}; \\\n", join_words(exports));
     out += fmt::format("    {} </dev/null; \\\n", join_words(run));
+    // Import checks leave timestamp-based .pyc files (they embed the sources' mtimes, which
+    // differ between builds); hash-based ones for every module make two builds agree.
+    out += fmt::format("    {}/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash {}/lib \\\n"
+                       "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n",
+                       shell_word(spec.venv), shell_word(spec.venv));
     out += fmt::format("    bootstrap snapshot --venv {} -o {}/manifest.json; \\\n", shell_word(spec.venv), etc);
     out += fmt::format("    cd {} && sha256sum manifest.json > manifest.json.sha256\n", etc);
     out += fmt::format("ENV VIRTUAL_ENV={} PATH={}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
