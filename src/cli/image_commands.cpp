@@ -67,11 +67,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
             const char* path = std::getenv("PATH");
             uv = exec::find_program("uv", path ? path : "");
         }
-        if (uv.empty() || !std::filesystem::exists(uv))
-            return fail_with(Error{ErrorCode::not_found,
-                                   "the recipe's installer is uv and no uv was found to put in the image",
-                                   "put uv on PATH or name it with --uv FILE"});
-        options.uv_binary = uv;
+        if (!uv.empty()) options.uv_binary = uv;  // the engine says so when uv is missing
     }
     if (args.locked || !args.lockfile.empty())
         options.lockfile = args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);

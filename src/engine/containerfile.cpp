@@ -123,6 +123,13 @@ Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const Containe
     if (options.venv.empty() || options.venv[0] != '/')
         return fail(ErrorCode::usage, fmt::format("the image's venv path must be absolute, not '{}'", options.venv));
     BS_CHECK(check_image_env(options.env));
+    std::error_code ec;
+    if (recipe.venv.installer == recipe::InstallerKind::uv &&
+        (!options.uv_binary || !fs::is_regular_file(*options.uv_binary, ec)))
+        return fail(ErrorCode::not_found,
+                    options.uv_binary ? fmt::format("uv '{}' is not a file", options.uv_binary->string())
+                                      : "the recipe's installer is uv and no uv was found to put in the image",
+                    "put uv on PATH or name it with --uv FILE");
     ContainerfileSpec spec;
     spec.base_image = options.base_image;
     spec.recipe_name = recipe.name;

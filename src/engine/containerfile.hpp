@@ -32,7 +32,7 @@ struct ContainerfileOptions {
     bool no_device = false;                  // --no-device: the recipe's fallback_arch
     std::string venv = "/opt/venv";          // the venv's path in the image
     fs::path bootstrap_binary;               // copied to /usr/local/bin/bootstrap
-    std::optional<fs::path> uv_binary;       // copied to /usr/local/bin/uv (installer uv)
+    std::optional<fs::path> uv_binary;       // copied to /usr/local/bin/uv (required: installer uv)
     std::optional<fs::path> lockfile;        // --locked: copied, and the run is --locked
     /// Variables the RUN sets (`--env NAME=VALUE`): written into the Containerfile, so a
     /// secret-named one or a value with URL credentials is refused.

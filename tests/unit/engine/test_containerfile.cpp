@@ -192,6 +192,23 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
         CHECK(r.error().message.find("not empty") != std::string::npos);
         CHECK(slurp(o.output_dir / "keep") == "x");
     }
+    SECTION("a uv recipe without a uv to copy, named after the arch is checked") {
+        auto text = slurp(w.recipe_file);
+        text.replace(text.find("installer = \"pip\""), 17, "installer = \"uv\"");
+        write(w.recipe_file, text);
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("no uv was found") != std::string::npos);
+        o.uv_binary = w.dir.path() / "no-uv";
+        r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("no-uv") != std::string::npos);
+        o.uv_binary = w.bin;
+        o.no_device = false;
+        r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--arch") != std::string::npos);  // usage first
+    }
     SECTION("a relative venv path") {
         o.venv = "venv";
         auto r = engine::write_build_context(w.recipe(), o);
