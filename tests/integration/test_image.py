@@ -54,6 +54,15 @@ def runtime_packages(binary: Path) -> list[str]:
     return sorted({line.split(":")[0] for line in owners.stdout.splitlines()})
 
 
+@pytest.fixture(autouse=True)
+def remove_stores(tmp_path):
+    """A vfs store holds a full copy of every layer (some 2 GB per test): gone when the test is."""
+    yield
+    for d in tmp_path.iterdir():
+        if d.name.startswith(("buildah", "tmp")):
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def base_tarball(packages: list[str]) -> Path:
     """The mmdebstrap base, made once and kept under build/ keyed by suite and packages."""
     key = hashlib.sha256(json.dumps([BASE_SUITE, "minbase", packages]).encode()).hexdigest()[:16]
