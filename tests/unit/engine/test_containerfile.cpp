@@ -1,0 +1,219 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/fs.hpp"
+#include "engine/containerfile.hpp"
+#include "steps/recipe_kinds.hpp"
+
+using namespace bootstrap;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+/// A recipe directory with two local build sources: `ext` named relative to the recipe and
+/// `abs` by its absolute path; the recipe's index URL carries credentials.
+struct World {
+    core::TempDir dir{"bs-containerfile"};
+    fs::path recipe_dir = dir.path() / "proj";
+    fs::path abs_src = dir.path() / "elsewhere" / "abs";
+    fs::path recipe_file = recipe_dir / "image.toml";
+    fs::path bin = dir.path() / "bootstrap-bin";
+    World() {
+        write(recipe_dir / "ext" / "pyproject.toml", "[project]\nname = \"ext\"\n");
+        write(recipe_dir / "ext" / "build" / "junk.o", "old build output");
+        write(recipe_dir / "ext" / ".git" / "HEAD", "ref: refs/heads/main\n");
+        write(abs_src / "setup.py", "print('abs')\n");
+        write(bin, "#!/bin/sh\necho fake bootstrap\n");
+        write(recipe_file, "schema = 1\nname = \"img\"\n[venv]\npath = \"/tmp/never/venv\"\npython = \"3.11\"\n"
+                           "installer = \"pip\"\n[device]\nfallback_arch = \"8.0\"\n"
+                           "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
+                           "[[step]]\nid = \"deps\"\nkind = \"install\"\npackages = [\"six\"]\n"
+                           "index_url = \"https://alice:s3cr3t-token@pypi.example.org/simple\"\n"
+                           "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
+                           "source = { path = \"ext\" }\n"
+                           "[[step]]\nid = \"abs\"\nkind = \"build\"\nabi_packages = []\n"
+                           "source = { path = \"" + abs_src.string() + "\" }\n");
+    }
+    engine::ContainerfileOptions options() const {
+        engine::ContainerfileOptions o;
+        o.output_dir = dir.path() / "ctx";
+        o.no_device = true;
+        o.bootstrap_binary = bin;
+        o.bootstrap_version = "9.9.9-test";
+        return o;
+    }
+    recipe::Recipe recipe() const {
+        auto r = steps::load_recipe(recipe_file);
+        REQUIRE(r);
+        return *r;
+    }
+};
+
+engine::ContainerfileSpec golden_spec() {
+    engine::ContainerfileSpec s;
+    s.base_image = "nvidia/cuda:13.0.0-devel-ubuntu24.04";
+    s.recipe_name = "h200";
+    s.recipe_digest = std::string(64, 'a');
+    s.arch = "9.0";
+    s.arch_args = {"--arch", "9.0"};
+    s.venv = "/opt/venv";
+    s.with_uv = true;
+    s.lockfile_name = "h200.lock.json";
+    s.sources = {{"te", "/src/te", "sources/0", "/etc/bootstrap/te"}};
+    s.env = {{"MAX_JOBS", "8"}, {"NOTE", "two words"}};
+    s.bootstrap_version = "1.2.3";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("the Containerfile: one RUN with cache mounts, explicit arch, labels, documented paths") {
+    const std::string expected =
+        "# Written by `bootstrap containerfile` (bootstrap 1.2.3): recipe 'h200', arch 9.0.\n"
+        "# Build with any of: buildah bud -t IMAGE DIR | podman build -t IMAGE DIR | docker build -t IMAGE DIR\n"
+        "# In the image: the venv at /opt/venv, its manifest and history in /opt/venv/.bootstrap/,\n"
+        "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in /etc/bootstrap/.\n"
+        "FROM nvidia/cuda:13.0.0-devel-ubuntu24.04\n"
+        "COPY bootstrap/bin/ /usr/local/bin/\n"
+        "COPY bootstrap/etc/ /etc/bootstrap/\n"
+        "COPY sources/0/ /etc/bootstrap/te/\n"
+        "LABEL org.opencontainers.image.title=\"h200\" \\\n"
+        "      io.bootstrap.recipe.name=\"h200\" \\\n"
+        "      io.bootstrap.recipe.digest=\"sha256:" + std::string(64, 'a') + "\" \\\n"
+        "      io.bootstrap.arch=\"9.0\" \\\n"
+        "      io.bootstrap.venv=\"/opt/venv\" \\\n"
+        "      io.bootstrap.version=\"1.2.3\"\n"
+        "RUN --mount=type=cache,id=bootstrap-home,target=/var/cache/bootstrap \\\n"
+        "    --mount=type=cache,id=bootstrap-uv,target=/var/cache/uv \\\n"
+        "    set -e; export BOOTSTRAP_HOME=/var/cache/bootstrap UV_CACHE_DIR=/var/cache/uv UV_LINK_MODE=copy "
+        "NO_COLOR=1 MAX_JOBS=8 'NOTE=two words'; \\\n"
+        "    bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv --arch 9.0 --lockfile "
+        "/etc/bootstrap/h200.lock.json </dev/null; \\\n"
+        "    /opt/venv/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash /opt/venv/lib \\\n"
+        "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n"
+        "    bootstrap snapshot --venv /opt/venv -o /etc/bootstrap/manifest.json; \\\n"
+        "    cd /etc/bootstrap && sha256sum manifest.json > manifest.json.sha256\n"
+        "ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n";
+    CHECK(engine::render_containerfile(golden_spec()) == expected);
+}
+
+TEST_CASE("labels and shell words are quoted") {
+    auto s = golden_spec();
+    s.recipe_name = "a\"b$c";
+    s.env = {{"X", "it's"}};
+    const auto text = engine::render_containerfile(s);
+    CHECK(text.find("io.bootstrap.recipe.name=\"a\\\"b\\$c\"") != std::string::npos);
+    CHECK(text.find("'X=it'\\''s'") != std::string::npos);
+}
+
+TEST_CASE("the build context holds the binary, the recipe and its local sources where the image's recipe looks") {
+    World w;
+    auto written = engine::write_build_context(w.recipe(), w.options());
+    INFO((written ? "" : written.error().message + " " + written.error().detail));
+    REQUIRE(written);
+    const fs::path ctx = w.dir.path() / "ctx";
+    CHECK(slurp(ctx / "bootstrap/bin/bootstrap") == slurp(w.bin));
+    CHECK(slurp(ctx / "bootstrap/etc/recipe.toml") == slurp(w.recipe_file));
+    CHECK_FALSE(fs::exists(ctx / "bootstrap/bin/uv"));  // a pip recipe needs no uv
+    REQUIRE(written->spec.sources.size() == 2);
+    const auto& abs = written->spec.sources[0];  // by step id: "abs" < "ext"
+    const auto& ext = written->spec.sources[1];
+    CHECK(abs.step_id == "abs");
+    CHECK(abs.image_dir == w.abs_src.string());  // an absolute path stays
+    CHECK(ext.step_id == "ext");
+    CHECK(ext.image_dir == "/etc/bootstrap/ext");  // relative to the image's recipe
+    CHECK(fs::exists(ctx / abs.context_dir / "setup.py"));
+    CHECK(fs::exists(ctx / ext.context_dir / "pyproject.toml"));
+    CHECK_FALSE(fs::exists(ctx / ext.context_dir / "build"));  // build output is not source
+    CHECK_FALSE(fs::exists(ctx / ext.context_dir / ".git"));
+    const auto text = slurp(ctx / "Containerfile");
+    CHECK(text.find("COPY " + ext.context_dir + "/ /etc/bootstrap/ext/\n") != std::string::npos);
+    CHECK(text.find("--no-device") != std::string::npos);
+    CHECK(text.find("io.bootstrap.arch=\"8.0\"") != std::string::npos);  // the fallback arch
+    CHECK(text.find("io.bootstrap.recipe.digest=\"sha256:" + w.recipe().source_digest + "\"") != std::string::npos);
+    // No temp dir is left beside it.
+    for (const auto& e : fs::directory_iterator(w.dir.path()))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+}
+
+TEST_CASE("the recipe's credentials reach the context only inside the recipe's own text") {
+    World w;
+    auto written = engine::write_build_context(w.recipe(), w.options());
+    REQUIRE(written);
+    const fs::path ctx = w.dir.path() / "ctx";
+    std::vector<std::string> holding;
+    for (const auto& e : fs::recursive_directory_iterator(ctx))
+        if (e.is_regular_file() && slurp(e.path()).find("s3cr3t-token") != std::string::npos)
+            holding.push_back(e.path().lexically_relative(ctx).string());
+    CHECK(holding == std::vector<std::string>{"bootstrap/etc/recipe.toml"});
+}
+
+TEST_CASE("containerfile refuses what it cannot do right, naming it") {
+    World w;
+    auto o = w.options();
+    SECTION("no arch") {
+        o.no_device = false;
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--arch") != std::string::npos);
+    }
+    SECTION("a secret-named --env") {
+        o.env = {{"HF_TOKEN", "hf_abc"}};
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("HF_TOKEN") != std::string::npos);
+        CHECK(r.error().message.find("hf_abc") == std::string::npos);
+    }
+    SECTION("an --env value with URL credentials") {
+        o.env = {{"MIRROR", "https://bob:hunter2@mirror.example/simple"}};
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("MIRROR") != std::string::npos);
+        CHECK(r.error().message.find("hunter2") == std::string::npos);
+    }
+    SECTION("a non-empty output directory") {
+        write(o.output_dir / "keep", "x");
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("not empty") != std::string::npos);
+        CHECK(slurp(o.output_dir / "keep") == "x");
+    }
+    SECTION("a uv recipe without a uv to copy, named after the arch is checked") {
+        auto text = slurp(w.recipe_file);
+        text.replace(text.find("installer = \"pip\""), 17, "installer = \"uv\"");
+        write(w.recipe_file, text);
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("no uv was found") != std::string::npos);
+        o.uv_binary = w.dir.path() / "no-uv";
+        r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("no-uv") != std::string::npos);
+        o.uv_binary = w.bin;
+        o.no_device = false;
+        r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--arch") != std::string::npos);  // usage first
+    }
+    SECTION("a relative venv path") {
+        o.venv = "venv";
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("'venv'") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(w.dir.path() / "ctx" / "Containerfile"));
+}
