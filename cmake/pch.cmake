@@ -23,7 +23,7 @@ set(BS_PCH_COMMON <string> <string_view> <vector> <map> <optional> <filesystem> 
 if(BOOTSTRAP_PCH)
   file(WRITE ${CMAKE_BINARY_DIR}/generated/pch.cpp "// the shared precompiled header's owner\n")
   add_library(bs_pch OBJECT ${CMAKE_BINARY_DIR}/generated/pch.cpp)
-  target_link_libraries(bs_pch PRIVATE tl::expected fmt::fmt)
+  target_link_libraries(bs_pch PRIVATE tl::expected ${BS_FMT})
   target_precompile_headers(bs_pch PRIVATE ${BS_PCH_COMMON})
 endif()
 

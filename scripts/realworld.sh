@@ -13,7 +13,8 @@
 # build/realworld) holds the venv's $BOOTSTRAP_HOME, the logs and the summary.
 #
 # Environment: PYTHON (default python3.12, else python3.11 with a notice: the recipe's
-# [venv] python is 3.12; a copy of the recipe names the chosen interpreter by path), ARCH (default
+# [venv] python is 3.12: a 3.12 goes first on PATH, another version runs a copy of the recipe
+# naming it by path), ARCH (default
 # 9.0), BOOTSTRAP_BIN (default build/bootstrap).
 # The summary (also in WORKDIR/summary.txt) lists each check with its numbers; exit 1 when one
 # fails.
@@ -47,13 +48,18 @@ export BOOTSTRAP_TORCH_INDEX=https://pypi.org/simple
 export BOOTSTRAP_NVIDIA_INDEX=https://pypi.org/simple
 export BOOTSTRAP_APEX_GIT=$apex
 recipe=$repo/recipes/h200-te214.toml
-{
-    # The recipe asks for "3.12"; run a copy that names this interpreter by path, so that uv
-    # uses exactly it (not a pyenv shim, not a managed download).
+if [[ $("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])') == 3.12 ]]; then
+    # The recipe asks for "3.12": put this interpreter first on PATH as python3.12, so uv finds
+    # exactly it (not a pyenv shim, not a managed download) and the recipe runs unedited (its
+    # lockfile then names the committed recipe's digest).
+    mkdir -p "$work/bin" && ln -sfn "$(realpath "$python")" "$work/bin/python3.12"
+    export PATH=$work/bin:$PATH
+else
+    # Another version: run a copy of the recipe that names this interpreter by path.
     sed "s|^python = \"3.12\"|python = \"$python\"|" "$recipe" >"$work/h200-te214.toml"
     grep -q "^python = \"$python\"" "$work/h200-te214.toml" || { echo "realworld: cannot set [venv] python" >&2; exit 2; }
     recipe=$work/h200-te214.toml
-}
+fi
 venv=$megatron/.venv-megatron
 summary=$work/summary.txt
 : >"$summary"
@@ -114,6 +120,12 @@ check rollback-back "$bin" rollback --venv "$venv" --to "$before"
 check rollback-back-exact cmp -s "$work/freeze-before-cublas.txt" <(freeze)
 check rollback-forward "$bin" rollback --venv "$venv" --to "$full"
 check rollback-forward-exact cmp -s "$work/freeze-full.txt" <(freeze)
+
+# 6. A lockfile of what came up (exact versions, sha256, origins), and a --locked run from it
+#    that changes nothing.
+check lock "$bin" lock "$recipe" --venv "$venv" -o "$work/h200-te214.lock.json"
+check locked-noop "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --lockfile "$work/h200-te214.lock.json" --json
+check locked-fixed-point cmp -s "$work/freeze-full.txt" <(freeze)
 
 say "$failures check(s) failed; logs in $work"
 [[ $failures -eq 0 ]]
