@@ -7,6 +7,7 @@
 #include <cctype>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -122,17 +123,22 @@ std::string gpu_line(const NodeDevice &device, size_t i) {
 
 /// The fix for GPUs that cannot run what was built for `built`: rebuild for the first of them.
 std::string rebuild_fix(const DoctorOptions &options, const std::vector<size_t> &failing,
-                        const std::string &built, bool newer_than_every_target) {
+                        const std::string &built, bool newer_than_every_target,
+                        bool from_libraries = false) {
     const NodeGpu &g = options.device->gpus[failing.front()];
     const std::string arch = dotted(g.major, g.minor);
     const std::string recipe = options.recipe ? options.recipe->file.string() : "RECIPE";
     std::string fix = fmt::format(
         "rebuild for this GPU: bootstrap run {0} --arch {1} (an image: bootstrap containerfile "
-        "{0} --arch {1} -o DIR, then build the image again); or run this venv (image) on a {2} "
-        "GPU",
+        "{0} --arch {1} -o DIR, then build the image again); or run this venv (image) on a GPU "
+        "it was built for ({2})",
         recipe, arch, built);
     if (newer_than_every_target)
         fix += "; [device] ptx = true in the recipe adds PTX that newer GPUs JIT-compile";
+    if (from_libraries)
+        fix += fmt::format("; a library installed from an index needs a release built with code "
+                           "for {}",
+                           arch);
     return fix;
 }
 
@@ -313,20 +319,24 @@ std::vector<Finding> compare_libraries(const DoctorOptions &options, CheckSummar
                                          describe_gpus(*device, all)),
                              std::move(evidence), "none needed")};
     }
-    // What the failing libraries were built for: their distinct arches ("9.0", "9.0a", PTX).
-    std::vector<std::string> archs;
+    // What the failing libraries were built for: their distinct targets, ascending, written as
+    // a TORCH_CUDA_ARCH_LIST ("8.0;9.0;9.0a+PTX").
+    std::set<std::tuple<unsigned, char, bool>> distinct;
     std::vector<std::pair<int, int>> target_archs;
     for (const auto &lib : failing_libs)
         for (const auto &e : lib.entries) {
-            std::string text = dotted(static_cast<int>(e.sm / 10), static_cast<int>(e.sm % 10));
-            if (e.variant)
-                text += e.variant;
-            if (e.kind == inspect::FatbinKind::ptx)
-                text += "+PTX";
-            if (std::find(archs.begin(), archs.end(), text) == archs.end())
-                archs.push_back(text);
+            distinct.emplace(e.sm, e.variant, e.kind == inspect::FatbinKind::ptx);
             target_archs.emplace_back(e.sm / 10, e.sm % 10);
         }
+    std::vector<std::string> archs;
+    for (const auto &[sm, variant, ptx] : distinct) {
+        std::string text = dotted(static_cast<int>(sm / 10), static_cast<int>(sm % 10));
+        if (variant)
+            text += variant;
+        if (ptx)
+            text += "+PTX";
+        archs.push_back(text);
+    }
     const std::vector<size_t> failing(failing_set.begin(), failing_set.end());
     std::vector<std::string> evidence{
         "no history entry records the arch (a venv not built by bootstrap, or by a recipe "
@@ -348,7 +358,7 @@ std::vector<Finding> compare_libraries(const DoctorOptions &options, CheckSummar
                         : fmt::format("{} of its {}", failing_libs.size(), of_libs),
                     describe_gpus(*device, failing)),
         std::move(evidence),
-        rebuild_fix(options, failing, built, newer_than_all(*device, failing, target_archs)),
+        rebuild_fix(options, failing, built, newer_than_all(*device, failing, target_archs), true),
         k_rules)};
 }
 

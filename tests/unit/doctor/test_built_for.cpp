@@ -195,7 +195,8 @@ TEST_CASE("an image built for 9.0 on an 8.0 GPU is an error naming both sides an
                           "'nvidia-smi'): runs none of it"));
     CHECK(f.fix.find("bootstrap run RECIPE --arch 8.0") != std::string::npos);
     CHECK(f.fix.find("bootstrap containerfile RECIPE --arch 8.0") != std::string::npos);
-    CHECK(f.fix.find("on a 9.0 GPU") != std::string::npos);
+    CHECK(f.fix.find("or run this venv (image) on a GPU it was built for (9.0)") !=
+          std::string::npos);
     // An older GPU: PTX would not help, so the fix does not suggest it.
     CHECK(f.fix.find("ptx = true") == std::string::npos);
     CHECK(f.explain.find("sm_90a") != std::string::npos);
@@ -386,7 +387,21 @@ TEST_CASE("without a recorded arch the CUDA libraries' fatbins tell what the ven
     CHECK(later.findings[0].severity == Severity::error);
     CHECK(later.findings[0].message.rfind("this venv (image) was built for 9.0a ", 0) == 0);
 
+    // Several targets are listed once each, ascending, as a TORCH_CUDA_ARCH_LIST.
+    cuda_library(site / "other" / "_multi.so",
+                 {{false, 90}, {false, 80}, {true, 90}, {false, 90, 0x100000}, {false, 80}});
+    options.device = node({{"Tesla V100-SXM2-32GB", 7, 0}});
+    auto volta = check(options);
+    REQUIRE(volta.findings.size() == 1);
+    CHECK(volta.findings[0].message ==
+          "this venv (image) was built for 8.0;9.0;9.0+PTX;9.0a (the CUDA code of its 2 CUDA "
+          "libraries); this GPU is 7.0 (Tesla V100-SXM2-32GB, probe 'nvidia-smi')");
+    CHECK(volta.findings[0].fix.find("a library installed from an index needs a release built "
+                                     "with code for 7.0") != std::string::npos);
+    fs::remove(site / "other" / "_multi.so");
+
     // A recorded arch wins over the libraries: they are not read.
+    options.device = node({{"a future Hopper", 9, 2}});
     options.built_for = recorded("9.2");
     CHECK(check(options).findings[0].severity == Severity::info);
 
