@@ -51,6 +51,21 @@ bool library_runs_on(const CudaLibrary &lib, const NodeGpu &gpu) {
                        [&](const inspect::FatbinEntry &e) { return entry_runs_on(e, gpu); });
 }
 
+/// The libraries of `libs` that some GPU of `device` cannot run, and those GPUs.
+std::pair<std::vector<CudaLibrary>, std::set<size_t>>
+not_running(const std::vector<CudaLibrary> &libs, const NodeDevice &device) {
+    std::vector<CudaLibrary> failing;
+    std::set<size_t> gpus;
+    for (const auto &lib : libs)
+        for (size_t i = 0; i < device.gpus.size(); ++i)
+            if (!library_runs_on(lib, device.gpus[i])) {
+                if (failing.empty() || failing.back().file != lib.file)
+                    failing.push_back(lib);
+                gpus.insert(i);
+            }
+    return {std::move(failing), std::move(gpus)};
+}
+
 /// Every shared library under site-packages that has a .nv_fatbin section.
 std::vector<CudaLibrary> cuda_libraries(const fs::path &site) {
     std::vector<CudaLibrary> out;
@@ -225,13 +240,44 @@ std::vector<Finding> compare_recorded(const DoctorOptions &options, const Record
                               "kernels at their first launch)",
                               through_ptx.size() == all.size() ? "every GPU" : "some GPUs",
                               recorded.archs);
-        detail::summarize(
-            summary, k_group,
-            fmt::format("{} runs on {}", built, all.size() == 1 ? "this GPU" : "the node's GPUs"));
-        return {make_finding("built-for", Severity::info,
-                             fmt::format("this venv (image) was built for {}; {}: {}", built,
-                                         describe_gpus(*device, all), how),
-                             std::move(evidence), "none needed")};
+        const std::string where = all.size() == 1 ? "this GPU" : "the node's GPUs";
+        std::vector<Finding> out{
+            make_finding("built-for", Severity::info,
+                         fmt::format("this venv (image) was built for {}; {}: {}", built,
+                                     describe_gpus(*device, all), how),
+                         std::move(evidence), "none needed")};
+        // What was recorded is what the build steps were told; a build that ignored it (its own
+        // arch list) shows in the code it left. With --arch the cuda code check does this.
+        const fs::path site = options.arch ? fs::path() : find_site_packages(options.venv);
+        const auto [libs, gpus] =
+            site.empty() ? not_running({}, *device) : not_running(cuda_libraries(site), *device);
+        if (libs.empty()) {
+            detail::summarize(summary, k_group, fmt::format("{} runs on {}", built, where));
+            return out;
+        }
+        const std::vector<size_t> failing_gpus(gpus.begin(), gpus.end());
+        std::vector<std::string> lib_evidence;
+        for (size_t i : all)
+            lib_evidence.push_back(gpu_line(*device, i));
+        list_libraries(lib_evidence, libs);
+        const std::string of_libs = detail::count_of(libs.size(), "CUDA library", "CUDA libraries");
+        detail::summarize(summary, k_group,
+                          fmt::format("{} runs on {}, but {} {} no code for it", built, where,
+                                      of_libs, libs.size() == 1 ? "carries" : "carry"));
+        const NodeGpu &g = device->gpus[failing_gpus.front()];
+        out.push_back(make_finding(
+            "built-for", Severity::error,
+            fmt::format("the history says this venv (image) was built for {}; {}, but {} in the "
+                        "venv {} no code for it",
+                        built, describe_gpus(*device, failing_gpus), of_libs,
+                        libs.size() == 1 ? "carries" : "carry"),
+            std::move(lib_evidence),
+            fmt::format("rebuild {} for {} (a build step that sets its own arch list ignores "
+                        "{{device.torch_arch_list}}); a library installed from an index needs a "
+                        "release built with code for it",
+                        libs.size() == 1 ? "it" : "them", dotted(g.major, g.minor)),
+            k_rules));
+        return out;
     }
     std::vector<std::pair<int, int>> target_archs;
     for (const auto &t : targets)
@@ -293,15 +339,7 @@ std::vector<Finding> compare_libraries(const DoctorOptions &options, CheckSummar
                         describe_gpus(*device, all)),
             {site.empty() ? "no site-packages" : site.string()}, "none needed")};
     }
-    std::vector<CudaLibrary> failing_libs;
-    std::set<size_t> failing_set;
-    for (const auto &lib : libs)
-        for (size_t i = 0; i < device->gpus.size(); ++i)
-            if (!library_runs_on(lib, device->gpus[i])) {
-                if (failing_libs.empty() || failing_libs.back().file != lib.file)
-                    failing_libs.push_back(lib);
-                failing_set.insert(i);
-            }
+    const auto [failing_libs, failing_set] = not_running(libs, *device);
     const std::string of_libs = detail::count_of(libs.size(), "CUDA library", "CUDA libraries");
     if (failing_libs.empty()) {
         detail::summarize(summary, k_group,

@@ -400,10 +400,29 @@ TEST_CASE("without a recorded arch the CUDA libraries' fatbins tell what the ven
                                      "with code for 7.0") != std::string::npos);
     fs::remove(site / "other" / "_multi.so");
 
-    // A recorded arch wins over the libraries: they are not read.
+    // A recorded arch that runs here is cross-checked with the libraries: a build that ignored
+    // it (its own arch list) left sm_90a, which a 9.2 GPU cannot run.
     options.device = node({{"a future Hopper", 9, 2}});
-    options.built_for = recorded("9.2");
-    CHECK(check(options).findings[0].severity == Severity::info);
+    options.built_for = recorded("9.2", "probe 'driver'");
+    auto ignored = check(options);
+    REQUIRE(ignored.findings.size() == 2);
+    CHECK(ignored.findings[0].severity == Severity::info);
+    CHECK(ignored.findings[1].severity == Severity::error);
+    CHECK(ignored.findings[1].message ==
+          "the history says this venv (image) was built for 9.2 (probe 'driver'); this GPU is 9.2 "
+          "(a future Hopper, probe 'nvidia-smi'), but 1 CUDA library in the venv carries no code "
+          "for it");
+    CHECK(has(ignored.findings[1].evidence,
+              (site / "fastext" / "_cuda.so").string() + ": sm_90a SASS"));
+    CHECK(ignored.summary.line == "built for: 9.2 (probe 'driver') runs on this GPU, but 1 CUDA "
+                                  "library carries no code for it");
+    // ... and with code that runs, the record's verdict stands alone.
+    options.device = node({k_h200});
+    options.built_for = recorded("9.0");
+    auto agreed = check(options);
+    REQUIRE(agreed.findings.size() == 1);
+    CHECK(agreed.findings[0].severity == Severity::info);
+    CHECK(agreed.summary.line == "built for: 9.0 (--arch 9.0) runs on this GPU");
 
     // --arch names the device and no arch is recorded: the cuda code check compares the
     // libraries one by one, this check adds nothing.
