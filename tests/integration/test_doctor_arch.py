@@ -161,3 +161,68 @@ def test_a_copied_venv_keeps_its_history_and_two_versions_diff(aw, tmp_path):
     facts = json.dumps(doc)
     assert "device.cuda_archs_from" in facts, doc
     assert aw.run(["diff", exported, exported2, "--exit-code"]).returncode == 1
+
+
+# --------------------------------------------------------------------------- real nvcc output
+
+NVCC_CANDIDATES = [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny_extensions(tmp_path_factory) -> dict[str, Path]:
+    """The tiny CUDA kernel built by nvcc as shared libraries: {"80": sm_80 SASS, "90": sm_90}."""
+    nvcc = next((Path(c) for c in NVCC_CANDIDATES if c and Path(c).exists()), None)
+    if nvcc is None:
+        pytest.skip("nvcc not found (PATH, /usr/local/cuda/bin)")
+    out = tmp_path_factory.mktemp("tinyext")
+    built = {}
+    for sm in ("80", "90"):
+        so = out / f"tinyext_sm{sm}.so"
+        subprocess.run([str(nvcc), "-shared", "-Xcompiler", "-fPIC", "-gencode",
+                        f"arch=compute_{sm},code=sm_{sm}", "-o", str(so),
+                        str(REPO / "tests" / "fixtures" / "tiny_kernel.cu")],
+                       check=True, capture_output=True, timeout=300)
+        built[sm] = so
+    return built
+
+
+def site_packages(world) -> Path:
+    r = world.python("import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    assert r.returncode == 0, r.stderr
+    return Path(r.stdout.strip())
+
+
+def test_without_a_recorded_arch_the_extensions_fatbins_tell(world, tiny_extensions):
+    # A venv whose run recorded no arch (no {device.*} placeholder) holding an sm_90 extension.
+    recipe = R.write_recipe(world.root, steps=[R.venv()])
+    ok(world.run([recipe], env=NO_GPU))
+    target = site_packages(world) / "tinyext" / "_kernels.so"
+    target.parent.mkdir()
+    shutil.copy(tiny_extensions["90"], target)
+
+    proc, summary, [f] = doctor(world, world.venv, gpu_env(world, A100))
+    assert proc.returncode == 3
+    assert f["message"] == ("this venv (image) was built for 9.0 (the CUDA code of its CUDA "
+                            "library); this GPU is 8.0 (NVIDIA A100-SXM4-80GB, probe 'nvidia-smi')")
+    assert f"{target}: sm_90 SASS" in f["evidence"]
+    assert summary == ("built for: no arch recorded in the history; 1 of 1 CUDA library carries "
+                       "no code for this GPU")
+    _, summary, [f] = doctor(world, world.venv, gpu_env(world, H200))
+    assert f["severity"] == "info"
+
+
+def test_a_build_that_ignored_the_recorded_arch_is_found(aw, tiny_extensions):
+    ok(aw.run([aw.recipe, "--arch", "9.0"], env=NO_GPU))
+    # An extension built for 8.0 whatever the recipe said (its own arch list).
+    target = site_packages(aw) / "fastext" / "_kernels.so"
+    shutil.copy(tiny_extensions["80"], target)
+    proc, summary, found = doctor(aw, aw.venv, gpu_env(aw, H200))
+    assert proc.returncode == 3
+    assert [f["severity"] for f in found] == ["info", "error"]
+    assert found[1]["message"] == (
+        "the history says this venv (image) was built for 9.0 (--arch 9.0); this GPU is 9.0 "
+        "(NVIDIA H200, probe 'nvidia-smi'), but 1 CUDA library in the venv carries no code for it")
+    assert f"{target}: sm_80 SASS" in found[1]["evidence"]
+    assert summary == ("built for: 9.0 (--arch 9.0) runs on this GPU, but 1 CUDA library carries "
+                       "no code for it")
