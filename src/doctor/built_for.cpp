@@ -34,6 +34,17 @@ constexpr const char *k_rules =
 
 std::string dotted(int major, int minor) { return fmt::format("{}.{}", major, minor); }
 
+/// Where the build's arch came from, as the plan recorded it, said for a reader on another
+/// machine: "--arch 9.0" (given), "detected by probe 'driver'", "the recipe's [device]
+/// fallback_arch".
+std::string origin_text(const std::string &origin) {
+    if (core::starts_with(origin, "probe "))
+        return "detected by " + origin;
+    if (core::starts_with(origin, "[device]"))
+        return "the recipe's " + origin;
+    return origin;
+}
+
 /// One CUDA library of site-packages and what it carries.
 struct CudaLibrary {
     fs::path file;
@@ -182,7 +193,7 @@ std::vector<Finding> compare_recorded(const DoctorOptions &options, const Record
     const std::string built =
         fmt::format("{} ({})", recorded.archs,
                     recorded.origin.empty() ? "recorded in " + recorded.manifest.filename().string()
-                                            : recorded.origin);
+                                            : origin_text(recorded.origin));
     std::vector<std::string> code;
     for (const auto &t : targets)
         code.push_back(t.text());

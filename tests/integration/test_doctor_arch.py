@@ -41,7 +41,8 @@ def aw(world, sources):
     step = {"id": "fastext", "kind": "build", "source": {"path": str(tree)},
             "env": {"TORCH_CUDA_ARCH_LIST": "{device.torch_arch_list}"},
             "verify": [{"import": "fastext", "attr": "answer"}]}
-    world.recipe = R.write_recipe(world.root, steps=[R.venv(), step])
+    world.steps = [R.venv(), step]
+    world.recipe = R.write_recipe(world.root, steps=world.steps)
     return world
 
 
@@ -117,6 +118,17 @@ def test_doctor_says_what_the_venv_was_built_for_against_this_gpu(aw):
     assert f["message"] == "this venv (image) was built for 9.0 (--arch 9.0); this GPU is 8.0 (--arch 8.0)"
     proc = aw.run(["doctor", "--venv", aw.venv, "--arch", "Hoper"], env=NO_GPU)
     assert proc.returncode == 2 and "--arch: " in proc.stderr and "Hoper" in proc.stderr, proc.stderr
+
+
+def test_an_arch_detected_at_build_time_is_named_as_detected(aw):
+    # Built on an H200 node (the recipe trusts nvidia-smi), then run on an A100 one.
+    recipe = R.write_recipe(aw.root, "detect.toml", steps=aw.steps,
+                            header='[device]\nprobes = ["nvidia-smi"]\n')
+    ok(aw.run([recipe], env=gpu_env(aw, H200)))
+    proc, summary, [f] = doctor(aw, aw.venv, gpu_env(aw, A100))
+    assert f["message"] == ("this venv (image) was built for 9.0 (detected by probe 'nvidia-smi'); "
+                            "this GPU is 8.0 (NVIDIA A100-SXM4-80GB, probe 'nvidia-smi')")
+    assert "the build saw: NVIDIA H200 (9.0)" in f["evidence"], f["evidence"]
 
 
 def test_launch_refuses_a_venv_built_for_another_gpu(aw):

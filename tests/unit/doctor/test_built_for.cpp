@@ -213,8 +213,8 @@ TEST_CASE("an image built for 9.0 on an 8.0 GPU is an error naming both sides an
     options.device = node({k_a100});
     auto named = check(options);
     REQUIRE(named.findings.size() == 1);
-    CHECK(named.findings[0].message.rfind("this venv (image) was built for 9.0 ([device] "
-                                          "fallback_arch); this GPU is 8.0",
+    CHECK(named.findings[0].message.rfind("this venv (image) was built for 9.0 (the recipe's "
+                                          "[device] fallback_arch); this GPU is 8.0",
                                           0) == 0);
     CHECK(named.findings[0].fix.find("bootstrap run /work/recipes/h200.toml --arch 8.0") !=
           std::string::npos);
@@ -289,8 +289,9 @@ TEST_CASE("every GPU of the node must run it and the message names the ones that
 TEST_CASE("doctor's --arch stands for the GPU and is named as its origin", "[doctor][built-for]") {
     auto out = check(recorded("9.0", "probe 'driver'"), node({{"", 8, 0}}, "--arch 8.0"));
     REQUIRE(out.findings.size() == 1);
-    CHECK(out.findings[0].message == "this venv (image) was built for 9.0 (probe 'driver'); this "
-                                     "GPU is 8.0 (--arch 8.0)");
+    CHECK(out.findings[0].message ==
+          "this venv (image) was built for 9.0 (detected by probe 'driver'); this "
+          "GPU is 8.0 (--arch 8.0)");
 }
 
 TEST_CASE("without a GPU nothing is compared and it is info", "[doctor][built-for]") {
@@ -409,13 +410,15 @@ TEST_CASE("without a recorded arch the CUDA libraries' fatbins tell what the ven
     CHECK(ignored.findings[0].severity == Severity::info);
     CHECK(ignored.findings[1].severity == Severity::error);
     CHECK(ignored.findings[1].message ==
-          "the history says this venv (image) was built for 9.2 (probe 'driver'); this GPU is 9.2 "
+          "the history says this venv (image) was built for 9.2 (detected by probe 'driver'); this "
+          "GPU is 9.2 "
           "(a future Hopper, probe 'nvidia-smi'), but 1 CUDA library in the venv carries no code "
           "for it");
     CHECK(has(ignored.findings[1].evidence,
               (site / "fastext" / "_cuda.so").string() + ": sm_90a SASS"));
-    CHECK(ignored.summary.line == "built for: 9.2 (probe 'driver') runs on this GPU, but 1 CUDA "
-                                  "library carries no code for it");
+    CHECK(ignored.summary.line ==
+          "built for: 9.2 (detected by probe 'driver') runs on this GPU, but 1 CUDA "
+          "library carries no code for it");
     // ... and with code that runs, the record's verdict stands alone.
     options.device = node({k_h200});
     options.built_for = recorded("9.0");
