@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/doctor_device.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "core/fs.hpp"
@@ -335,6 +336,9 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});
     if (!args.arch.empty()) options.arch = args.arch;
+    // What the venv (an image) was built for, and the GPUs here: the "built for" check.
+    options.built_for = recorded_arch(run.venv);
+    BS_TRY(options.device, node_device(args.arch, options.recipe, environment));
     options.environment = environment;
     if (!args.megatron.empty()) options.megatron_dir = args.megatron;
     else if (auto it = environment.find("MEGATRON_DIR");
@@ -480,7 +484,9 @@ int execute_launch(const LaunchArgs& args) {
 
 /// Options doctor and launch share.
 void add_doctor_options(CLI::App* cmd, DoctorArgs& args) {
-    cmd->add_option("--arch", args.arch, "Device arch (\"9.0\") to check built CUDA code against");
+    cmd->add_option("--arch", args.arch,
+                    "Device arch (\"9.0\") to check built CUDA code and the arch the venv was "
+                    "built for against, instead of the GPUs detected here");
     cmd->add_option("--megatron", args.megatron,
                     "Megatron-LM checkout, for helpers_cpp (default: $MEGATRON_DIR)");
     cmd->add_option("--symbol", args.symbols,

@@ -11,7 +11,8 @@
 // Topics (one file each): checks_imports.cpp (every module imports, each in its own child forked
 // from one interpreter that imported torch once;
 // dependency consistency like `pip check`), checks_binary.cpp (dynamic symbols of the library
-// that will load; CUDA code of built extensions), checks_venv.cpp (pyvenv.cfg, stale prefixes
+// that will load; CUDA code of built extensions), built_for.cpp (the arch the venv was built for
+// against the node's GPUs), checks_venv.cpp (pyvenv.cfg, stale prefixes
 // in bin/ after a copy, and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip,
 // Megatron's helpers_cpp, nvcc vs torch CUDA, forbidden variables).
 
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "doctor/built_for.hpp"
 #include "doctor/lint.hpp"
 #include "exec/environment.hpp"
 #include "recipe/recipe.hpp"
@@ -50,6 +52,11 @@ struct DoctorOptions {
     std::vector<std::string> extra_modules; // to import besides the recipe's and the defaults
     std::vector<SymbolCheck> symbols;       // added to the built-in ones
     std::optional<std::string> arch;        // device arch ("9.0") for the CUDA code check
+    /// What the venv was built for, from its history (the CLI reads it); nullopt: no entry
+    /// recorded an arch, and the built extensions' CUDA code tells.
+    std::optional<RecordedArch> built_for;
+    /// The node's GPUs (the CLI probes them, or --arch); nullopt: not asked, nothing compared.
+    std::optional<NodeDevice> device;
     fs::path megatron_dir;                  // for helpers_cpp; empty: not checked
     exec::EnvMap environment;               // the environment training would start from
     bool te_path = true; // Megatron runs with --transformer-impl transformer_engine
@@ -63,7 +70,8 @@ struct DoctorOptions {
 /// What one group of checks looked at: "imports: 12 modules ok", "dependencies: 33 of 34
 /// distributions satisfied", "cuda code: not checked (no --arch)".
 struct CheckSummary {
-    std::string group; // "venv", "imports", "dependencies", "symbols", "cuda code", "packages"
+    std::string group; // "venv", "imports", "dependencies", "symbols", "cuda code", "built for",
+                       // "packages"
     std::string line;  // starts with the group and a colon
 };
 
@@ -105,6 +113,10 @@ struct ImportCheck {
 [[nodiscard]] std::vector<Finding> check_symbols(const DoctorOptions &options,
                                                  CheckSummary *summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_cuda_code(const DoctorOptions &options,
+                                                   CheckSummary *summary = nullptr);
+/// What the venv was built for (options.built_for, else its CUDA libraries' fatbins) against
+/// options.device: an error naming both sides when a GPU cannot run it (built_for.cpp).
+[[nodiscard]] std::vector<Finding> check_built_for(const DoctorOptions &options,
                                                    CheckSummary *summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions &options,
                                                         CheckSummary *summary = nullptr);

@@ -369,7 +369,8 @@ DoctorReport run_checks(const DoctorOptions &options) {
     using Check = std::vector<Finding> (*)(const DoctorOptions &, CheckSummary *);
     for (Check check :
          {Check{check_venv_integrity}, Check{check_imports}, Check{check_dependencies},
-          Check{check_symbols}, Check{check_cuda_code}, Check{check_packages}}) {
+          Check{check_symbols}, Check{check_cuda_code}, Check{check_built_for},
+          Check{check_packages}}) {
         CheckSummary summary;
         for (auto &f : check(options, &summary))
             report.findings.push_back(std::move(f));

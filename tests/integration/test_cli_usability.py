@@ -287,7 +287,7 @@ def test_doctor_on_a_plain_venv_checks_what_it_holds_and_says_what_passed(world)
     proc, doc = world.run_json(["doctor", "--venv", venv])
     assert doc["scope"] == "venv"
     assert [c["group"] for c in doc["checks"]] == ["venv", "imports", "dependencies", "symbols",
-                                                   "cuda code", "packages"]
+                                                   "cuda code", "built for", "packages"]
     assert not [f for f in doc["findings"] if f["rule"] == "import"]
 
     # A broken install is found through its own modules and requirements.
