@@ -69,9 +69,9 @@ struct Venv {
 }  // namespace
 
 TEST_CASE("host-local state: the lock, logs, stat-keyed caches and temp files under .bootstrap/") {
-    for (const char* rel : {".bootstrap/lock", ".bootstrap/logs", ".bootstrap/logs/x/01-a.log", ".bootstrap/packages.cache",
-                            ".bootstrap/python.facts", ".bootstrap/host.facts", ".bootstrap/torch-probe.json",
-                            ".bootstrap/journal.json.tmp-12-abcdef"}) {
+    for (const char* rel : {".bootstrap/lock", ".bootstrap/logs", ".bootstrap/logs/x/01-a.log",
+                            ".bootstrap/packages.cache", ".bootstrap/python.facts", ".bootstrap/host.facts",
+                            ".bootstrap/torch-probe.json", ".bootstrap/journal.json.tmp-12-abcdef"}) {
         INFO(rel);
         CHECK(engine::is_host_local_state(rel));
     }
@@ -101,7 +101,8 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
         INFO(gone);
         CHECK_FALSE(fs::exists(v.state / gone));
     }
-    for (const char* kept : {"history/0001-before.json", "history/0002-after.json", "overrides/cublas.txt", "journal.json"})
+    for (const char* kept :
+         {"history/0001-before.json", "history/0002-after.json", "overrides/cublas.txt", "journal.json"})
         CHECK(fs::exists(v.state / kept));
 
     // RECORD lost only the uv_cache.json row: its digest (which leaves that row out) holds.
