@@ -30,7 +30,8 @@ running the backend, and tags the wheel for that interpreter (e.g. cp311-cp311-l
 `<name>/__init__.py` exposes `answer` and `BUILD_INFO`, loaded from `<name>/build_info.json`
 written at build time: TORCH_CUDA_ARCH_LIST, MAX_JOBS, APEX_CPP_EXT, APEX_CUDA_EXT,
 FASTEXT_FLAVOR (null when unset), "marker", "python" (sys.version), "executable",
-"prefix", "base_prefix", "name", "version", "required_module".
+"prefix", "base_prefix", "name", "version", "required_module" (its paths with a temporary
+directory's random name written as `<tmp>`, so the same build gives the same wheel).
 
 Environment variables read by the backend (all optional):
 
@@ -149,6 +150,20 @@ def _record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
+# A temporary directory's random name: uv's isolated build env (`.tmpAbC123` under its cache),
+# Python's tempfile.mkdtemp (`tmpk3j_x9qa`), pip's (`pip-build-env-k3jx9qa1`).
+_TEMP_NAME = re.compile(r"^(\.?tmp[A-Za-z0-9_]{6,}|pip-[a-z-]+-[a-z0-9_]{8})$")
+
+
+def _stable_path(path):
+    """`path` with a temporary directory's random name written as `<tmp>`: BUILD_INFO says
+    where the backend ran (the target venv, or a throw-away build env) without making two
+    builds of the same inputs differ."""
+    if not path:
+        return path
+    return "/".join("<tmp>" if _TEMP_NAME.match(part) else part for part in path.split("/"))
+
+
 def _log(msg):
     sys.stderr.write("fastext_backend[%d]: %s\n" % (os.getpid(), msg))
     sys.stderr.flush()
@@ -203,7 +218,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             raise ImportError("fastext_backend: FASTEXT_REQUIRE_MODULE=%s cannot be imported "
                               "by %s (sys.prefix %s): %s"
                               % (mod_name, sys.executable, sys.prefix, e)) from e
-        required = {"name": mod_name, "file": getattr(mod, "__file__", None)}
+        required = {"name": mod_name, "file": _stable_path(getattr(mod, "__file__", None))}
 
     tag = _tag()
     ext_suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
@@ -229,8 +244,9 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
     info = {k: os.environ.get(k) for k in ENV_KEYS}
-    info.update({"marker": p["marker"], "python": sys.version, "executable": sys.executable,
-                 "prefix": sys.prefix, "base_prefix": sys.base_prefix, "name": name,
+    info.update({"marker": p["marker"], "python": sys.version,
+                 "executable": _stable_path(sys.executable), "prefix": _stable_path(sys.prefix),
+                 "base_prefix": _stable_path(sys.base_prefix), "name": name,
                  "version": version, "required_module": required})
     with open(os.path.join(ROOT, pkg, "__init__.py"), "rb") as f:
         init_py = f.read()

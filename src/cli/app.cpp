@@ -76,6 +76,7 @@ int run_commands(int argc, char** argv) {
     set_pack_command(app, outcome);
     set_unpack_command(app, outcome);
     set_containerfile_command(app, outcome);
+    set_seal_command(app, outcome);
     set_rollback_command(app, outcome);
     set_lock_command(app, outcome);
     set_device_command(app, outcome);

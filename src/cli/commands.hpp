@@ -25,6 +25,7 @@ void set_fleet_command(CLI::App& app, Outcome& outcome);     // manifest_command
 void set_pack_command(CLI::App& app, Outcome& outcome);      // pack_commands.cpp
 void set_unpack_command(CLI::App& app, Outcome& outcome);    // pack_commands.cpp
 void set_containerfile_command(CLI::App& app, Outcome& outcome);  // image_commands.cpp
+void set_seal_command(CLI::App& app, Outcome& outcome);           // image_commands.cpp
 void set_rollback_command(CLI::App& app, Outcome& outcome);  // rollback_command.cpp
 void set_lock_command(CLI::App& app, Outcome& outcome);      // lock_command.cpp
 void set_device_command(CLI::App& app, Outcome& outcome);    // device_commands.cpp

@@ -202,6 +202,10 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
                                         // the cache mount is another filesystem: copy, never link
                                         "UV_LINK_MODE=copy", "NO_COLOR=1"};
     for (const auto& [name, value] : spec.env) exports.push_back(name + "=" + value);
+    // SOURCE_DATE_EPOCH dates what the run records (history, journal, run ids) and what the
+    // tools it starts write (py_compile, compilers); an ARG reaches RUN as an environment
+    // variable, and `--build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)` overrides it.
+    out += "ARG SOURCE_DATE_EPOCH=0\n";
     // One RUN: the caches are mounts (never layers), so a rebuild finds the build cache.
     out += fmt::format("RUN --mount=type=cache,id=bootstrap-home,target={} \\\n", k_image_home);
     out += fmt::format("    --mount=type=cache,id=bootstrap-uv,target={} \\\n", k_image_uv_cache);
@@ -213,7 +217,10 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
                        "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n",
                        shell_word(spec.venv), shell_word(spec.venv));
     out += fmt::format("    bootstrap snapshot --venv {} -o {}/manifest.json; \\\n", shell_word(spec.venv), etc);
-    out += fmt::format("    cd {} && sha256sum manifest.json > manifest.json.sha256\n", etc);
+    out += fmt::format("    (cd {} && sha256sum manifest.json > manifest.json.sha256); \\\n", etc);
+    // Last: the venv's host-local state (lock, logs, caches, stat stamps, timings, uv's
+    // uv_cache.json) would make two builds of the same inputs differ (engine/seal.hpp).
+    out += fmt::format("    bootstrap seal --venv {}\n", shell_word(spec.venv));
     out += fmt::format("ENV VIRTUAL_ENV={} PATH={}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
                        spec.venv, spec.venv);
     return out;

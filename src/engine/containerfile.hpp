@@ -5,6 +5,9 @@
 // stay out of the image), and leaves the venv, its manifest and history, and the recipe at fixed
 // paths (k_image_etc, ContainerfileOptions::venv). It uses no BuildKit syntax beyond
 // `RUN --mount=type=cache`, which docker, podman and buildah all accept.
+// Reproducible: `ARG SOURCE_DATE_EPOCH=0` dates what the run records, .pyc files are compiled
+// hash-based, and the RUN ends with `bootstrap seal` (engine/seal.hpp), so two builds of the
+// same context from clean caches (`--timestamp 0`) give the same venv layer.
 
 #include <filesystem>
 #include <map>

@@ -17,6 +17,7 @@
 #include "core/strings.hpp"
 #include "engine/lock.hpp"
 #include "engine/run_manifests.hpp"
+#include "engine/seal.hpp"
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/snapshot.hpp"
@@ -40,16 +41,6 @@ struct PackInfo {
     std::map<std::string, std::string> links;  // venv-relative name -> absolute target
 };
 
-/// `.bootstrap/` holds the venv's history and journal (packed) next to things that belong to
-/// this host and this moment: the lock, run logs, caches keyed on file stats, temp files.
-bool left_out(const std::string& rel) {
-    if (!core::starts_with(rel, ".bootstrap/")) return false;
-    const std::string name = fs::path(rel).filename().string();
-    return rel == ".bootstrap/lock" || rel == ".bootstrap/logs" || core::starts_with(rel, ".bootstrap/logs/") ||
-           name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
-           core::temp_name_pid(name) != 0;
-}
-
 Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo& info) {
     std::vector<archive::Member> members;
     std::error_code ec;
@@ -57,7 +48,7 @@ Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo
     for (; !ec && it != end; it.increment(ec)) {
         const fs::path& path = it->path();
         const std::string rel = path.lexically_relative(venv).generic_string();
-        if (left_out(rel)) {
+        if (is_host_local_state(rel)) {  // the lock, run logs, stat-keyed caches, temp files
             it.disable_recursion_pending();
             continue;
         }

@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/fs.hpp"
 #include "core/redact.hpp"
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
 #include "engine/lock.hpp"
@@ -46,7 +47,11 @@ public:
         const auto start = Clock::now();
         m_report.venv = m_venv;
         m_report.dry_run = m_options.dry_run;
-        m_report.run_id = m_options.run_id.empty() ? core::new_run_id() : m_options.run_id;
+        BS_CHECK(core::source_date_epoch());  // it dates the history entry: refused when malformed
+        m_report.run_id = m_options.run_id.empty()
+                              ? core::new_run_id(core::sha256_hex(manifest::to_json(m_target)),
+                                                 m_venv / ".bootstrap" / "logs")
+                              : m_options.run_id;
         m_log = m_venv / ".bootstrap" / "logs" / m_report.run_id / "rollback.log";
         BS_TRY(m_facts, gather_facts(m_venv, true));
         if (!m_facts.python)

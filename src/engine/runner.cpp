@@ -79,15 +79,17 @@ public:
 
     Result<RunReport> run() {
         const auto start = Clock::now();
+        // SOURCE_DATE_EPOCH stands in for the time in everything the run records: a malformed
+        // one is refused before anything is written.
+        BS_CHECK(core::source_date_epoch());
         // The debug log (core/log.hpp): kept in memory until the run changes something.
-        m_report.run_id = core::new_run_id();
         core::log::set_secret_names(m_recipe.env_secret);
         core::log::begin_run();
         struct EndLog {
             ~EndLog() { core::log::end_run(); }
         } end_log;
-        core::log::debug("run {}: recipe {} ({} steps), bootstrap pid {}", m_report.run_id,
-                         m_recipe.file.string(), m_recipe.steps.size(), getpid());
+        core::log::debug("run: recipe {} ({} steps), bootstrap pid {}", m_recipe.file.string(),
+                         m_recipe.steps.size(), getpid());
         BS_TRY(auto venv_facts_pre, gather_facts({}, true));
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
@@ -112,6 +114,9 @@ public:
         BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
         if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
         if (waited || restored) BS_CHECK(replan(venv));
+        // Made under the lock: unique among this venv's run logs.
+        m_report.run_id = core::new_run_id(m_recipe.source_digest, venv / ".bootstrap" / "logs");
+        core::log::debug("run id {}", m_report.run_id);
         // An install cut short (no METADATA) makes uv fail on every later install and cannot be
         // uninstalled: remove it, so that the step that installs it runs again.
         if (m_facts.python) {

@@ -97,6 +97,7 @@ TEST_CASE("the Containerfile: one RUN with cache mounts, explicit arch, labels, 
         "      io.bootstrap.arch=\"9.0\" \\\n"
         "      io.bootstrap.venv=\"/opt/venv\" \\\n"
         "      io.bootstrap.version=\"1.2.3\"\n"
+        "ARG SOURCE_DATE_EPOCH=0\n"
         "RUN --mount=type=cache,id=bootstrap-home,target=/var/cache/bootstrap \\\n"
         "    --mount=type=cache,id=bootstrap-uv,target=/var/cache/uv \\\n"
         "    set -e; export BOOTSTRAP_HOME=/var/cache/bootstrap UV_CACHE_DIR=/var/cache/uv UV_LINK_MODE=copy "
@@ -106,7 +107,8 @@ TEST_CASE("the Containerfile: one RUN with cache mounts, explicit arch, labels, 
         "    /opt/venv/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash /opt/venv/lib \\\n"
         "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n"
         "    bootstrap snapshot --venv /opt/venv -o /etc/bootstrap/manifest.json; \\\n"
-        "    cd /etc/bootstrap && sha256sum manifest.json > manifest.json.sha256\n"
+        "    (cd /etc/bootstrap && sha256sum manifest.json > manifest.json.sha256); \\\n"
+        "    bootstrap seal --venv /opt/venv\n"
         "ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n";
     CHECK(engine::render_containerfile(golden_spec()) == expected);
 }

@@ -1,0 +1,138 @@
+#include "engine/seal.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/strings.hpp"
+#include "engine/journal.hpp"
+#include "engine/lock.hpp"
+#include "engine/rollback_fixup.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+constexpr const char* k_uv_cache_json = "uv_cache.json";
+
+/// The venv's site-packages directories (lib/pythonX.Y/site-packages, and lib64's when it is
+/// not the same directory), without asking the interpreter.
+std::vector<fs::path> site_packages_dirs(const fs::path& venv) {
+    std::vector<fs::path> out;
+    std::set<fs::path> seen;
+    std::error_code ec;
+    for (const char* lib : {"lib", "lib64"}) {
+        for (const auto& entry : fs::directory_iterator(venv / lib, ec)) {
+            const fs::path site = entry.path() / "site-packages";
+            if (!core::starts_with(entry.path().filename().string(), "python") || !fs::is_directory(site, ec))
+                continue;
+            auto real = fs::canonical(site, ec);
+            if (!ec && seen.insert(real).second) out.push_back(site);
+        }
+        ec.clear();
+    }
+    return out;
+}
+
+/// Remove uv's uv_cache.json from every dist-info that has one: its RECORD row first (so an
+/// interrupt never leaves a row without its file), then the file.
+Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
+    std::error_code ec;
+    for (const auto& site : site_packages_dirs(venv)) {
+        std::vector<fs::path> dist_infos;
+        fs::directory_iterator it(site, ec), end;
+        for (; !ec && it != end; it.increment(ec)) {
+            std::error_code missing;  // most dist-infos have none
+            if (it->path().extension() == ".dist-info" && fs::is_regular_file(it->path() / k_uv_cache_json, missing))
+                dist_infos.push_back(it->path());
+        }
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot read {}: {}", site.string(), ec.message()));
+        std::sort(dist_infos.begin(), dist_infos.end());
+        for (const auto& dist_info : dist_infos) {
+            const std::string row = (dist_info.filename() / k_uv_cache_json).generic_string();
+            if (fs::is_regular_file(dist_info / "RECORD", ec)) BS_CHECK(disown_paths(dist_info, {row}));
+            ec.clear();
+            const fs::path file = dist_info / k_uv_cache_json;
+            if (!fs::remove(file, ec) && ec)
+                return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", file.string(), ec.message()));
+            report.removed.push_back(file.lexically_relative(venv).generic_string());
+        }
+    }
+    return {};
+}
+
+/// Remove what is_host_local_state names under `.bootstrap/` (but the lock, removed last).
+Status drop_host_local_state(const fs::path& venv, SealReport& report) {
+    const fs::path state = venv / ".bootstrap";
+    std::vector<fs::path> doomed;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(state, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const std::string rel = it->path().lexically_relative(venv).generic_string();
+        if (rel == ".bootstrap/lock" || !is_host_local_state(rel)) continue;
+        doomed.push_back(it->path());
+        it.disable_recursion_pending();
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", state.string(), ec.message()));
+    std::sort(doomed.begin(), doomed.end());
+    for (const auto& path : doomed) {
+        fs::remove_all(path, ec);
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", path.string(), ec.message()));
+        report.removed.push_back(path.lexically_relative(venv).generic_string());
+    }
+    return {};
+}
+
+/// The journal keeps what each step did and owns; what this filesystem and this run's clock
+/// said (RECORD stat stamps, the venv_state digest of them, seconds, the log that is gone) is
+/// reset.
+Status reset_journal(const fs::path& venv, SealReport& report) {
+    std::error_code ec;
+    if (!fs::exists(Journal::path_for(venv), ec)) return {};
+    BS_TRY(auto journal, Journal::load(venv));
+    for (auto& [id, entry] : journal.steps) {
+        entry.seconds = 0;
+        entry.log.clear();
+        entry.venv_state.clear();
+        for (auto& [name, dist] : entry.dists) dist.stamp = {};
+        ++report.journal_steps;
+    }
+    return journal.save(venv);
+}
+
+}  // namespace
+
+bool is_host_local_state(const std::string& rel) {
+    if (!core::starts_with(rel, ".bootstrap/")) return false;
+    const std::string name = fs::path(rel).filename().string();
+    return rel == ".bootstrap/lock" || rel == ".bootstrap/logs" || core::starts_with(rel, ".bootstrap/logs/") ||
+           name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
+           core::temp_name_pid(name) != 0;
+}
+
+Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
+    std::error_code ec;
+    if (!fs::is_directory(venv / ".bootstrap", ec))
+        return fail(ErrorCode::not_found,
+                    fmt::format("cannot seal {}: it has no .bootstrap/ (no bootstrap run made it)", venv.string()));
+    SealReport report;
+    const fs::path lock_file = venv / ".bootstrap" / "lock";
+    const bool had_lock = fs::exists(lock_file, ec);  // acquiring makes one
+    {
+        BS_TRY(auto lock, VenvLock::acquire(venv, lock_timeout));
+        BS_CHECK(drop_uv_cache_files(venv, report));
+        BS_CHECK(reset_journal(venv, report));
+        BS_CHECK(drop_host_local_state(venv, report));
+        // The lock file goes while it is held: nothing may run in a venv being sealed anyway
+        // (the last command of an image build), and a later run creates it again.
+        if (fs::remove(lock_file, ec) && had_lock) report.removed.push_back(".bootstrap/lock");
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", lock_file.string(), ec.message()));
+    }
+    return report;
+}
+
+}  // namespace bootstrap::engine
