@@ -1,5 +1,6 @@
 #include "manifest/host_facts.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <cctype>
@@ -26,8 +27,9 @@ namespace {
 // Bump when the cache's content or the way a value is derived changes.
 constexpr std::string_view k_cache_scheme = "host-facts-v1";
 
-/// The libstdc++ this process loaded (bootstrap links it dynamically), found among the loaded
-/// objects: it is the library whose GLIBCXX level an extension built here would require.
+/// The libstdc++ the dynamic loader gives a program here: the library whose GLIBCXX level an
+/// extension built here would require. A bootstrap linked dynamically has it loaded already; a
+/// portable one (libstdc++ linked statically) asks the loader for it, as an extension would.
 fs::path loaded_libstdcxx() {
     fs::path found;
     ::dl_iterate_phdr(
@@ -39,6 +41,12 @@ fs::path loaded_libstdcxx() {
             return 0;
         },
         &found);
+    if (!found.empty()) return found;
+    if (void* handle = ::dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)) {
+        link_map* map = nullptr;
+        if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) found = map->l_name;
+        ::dlclose(handle);
+    }
     return found;
 }
 
