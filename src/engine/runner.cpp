@@ -287,6 +287,11 @@ private:
         if (steps::kind_of(step.kind).makes_venv && outcome == steps::Outcome::ran) {
             BS_CHECK(replan(m_plan.venv));
             BS_TRY(m_installed, scan_installed(m_facts));
+        } else if (outcome == steps::Outcome::ran && i + 1 < m_plan.steps.size()) {
+            // A later step's key reads the venv (a build's ABI packages, which this step may
+            // have installed): resolve it against the venv as it is now, as the next run will,
+            // or that run finds the key changed and runs the step again.
+            BS_CHECK(replan(m_plan.venv));
         }
         return {};
     }

@@ -320,3 +320,21 @@ def test_cuda_build_checks_torch_first_and_keys_on_torch(bw):
     proc, doc = bw.run_json([recipe_with("13.0", "2.11.1+cu130"), "--arch", "9.0"])
     ok(proc)
     assert steps_by_id(doc)["fastext"]["reason"].startswith("built in") and builds(bw) == 2
+
+
+def test_abi_package_installed_earlier_in_the_same_run_keys_the_build_as_the_next_run_does(bw):
+    """A build's ABI packages are read when the step runs, after the earlier steps of the same
+    run: a key read before them ("not installed") changed on the next run, which then installed
+    the build again (TE's torch extension after the TE core step, found by realworld.sh)."""
+    url = bw.index.url("main")
+    steps = [R.venv(), R.install("core", ["demo-core==2.0.0"], index_url=url),
+             build_step(bw, {"path": str(bw.tree)}, abi_packages=["demo-core"])]
+    recipe = R.write_recipe(bw.root, steps=steps)
+    proc, doc = bw.run_json([recipe])
+    ok(proc)
+    assert steps_by_id(doc)["fastext"]["reason"].startswith("built in")
+    [entry] = cache_entries(bw)
+    assert "abi_packages: [demo-core 2.0.0]" in (entry / "inputs.txt").read_text()
+    proc, doc = bw.run_json([recipe])
+    ok(proc)
+    assert [s["result"] for s in doc["steps"]] == ["skipped"] * 3, doc["steps"]
