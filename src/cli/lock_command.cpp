@@ -16,6 +16,8 @@ struct LockArgs {
     std::string recipe;
     std::string venv;
     std::string output;
+    std::string arch;
+    bool no_device = false;
 };
 
 int execute_lock(const LockArgs& args) {
@@ -28,6 +30,8 @@ int execute_lock(const LockArgs& args) {
     if (!loaded) return fail_with(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
+    if (!args.arch.empty()) options.arch = args.arch;
+    options.no_device = args.no_device;
     auto lock = engine::make_lockfile(*loaded, options, engine::fetch_project_page);
     if (!lock) return fail_with(lock.error());
     auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
@@ -45,6 +49,13 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_option("-o,--output", args->output, "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
+    // The recipe is planned to map its steps to packages: a {device.*} value needs the arch the
+    // run used (a lock on a machine without the GPU, such as an image build, is given it).
+    auto* arch = cmd->add_option("--arch", args->arch,
+                                 "CUDA arch that {device.*} placeholders stand for, as in the run (e.g. 9.0); no GPU is probed");
+    cmd->add_flag("--no-device", args->no_device,
+                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
+        ->excludes(arch);
     cmd->callback([args, &outcome] { outcome.exit_code = execute_lock(*args); });
 }
 

@@ -86,6 +86,23 @@ def test_lock_then_locked_run_installs_exactly_the_lock(world, wheelhouse):
     assert "demo-utils 1.0.0 is installed but not locked" in doc["error"]["detail"]
 
 
+def test_lock_of_a_recipe_with_device_values_takes_the_runs_arch(world):
+    """A recipe with {device.*} values is planned by `lock` too: on a machine without the GPU
+    (this one, or an image build) it takes the arch the run was given (found by realworld.sh)."""
+    steps = [R.venv(), R.install("core", ["demo-core==2.0.0"], index_url=world.index.url("main")),
+             R.run("arch", ["{venv.python}", "-c", "pass"], env={"TORCH_CUDA_ARCH_LIST": "{device.torch_arch_list}"})]
+    recipe = R.write_recipe(world.root, steps=steps)
+    ok(world.run([recipe, "--arch", "9.0"]))
+    lockfile = world.root / "arch.lock.json"
+    proc = world.run(["lock", recipe, "-o", lockfile])
+    assert proc.returncode == 1 and "no CUDA arch to build for" in proc.stderr and "--arch 9.0" in proc.stderr, proc.stderr
+    assert not lockfile.exists()
+    ok(world.run(["lock", recipe, "-o", lockfile, "--arch", "9.0"]))
+    assert json.loads(lockfile.read_text())["packages"]["demo-core"]["version"] == "2.0.0"
+    proc = world.run(["lock", recipe, "--arch", "9.0", "--no-device"])
+    assert proc.returncode == 2 and "excludes" in proc.stderr, proc.stderr
+
+
 def test_locked_run_refuses_a_changed_recipe_and_lock_refuses_a_failed_run(world):
     steps = R.pipeline(world.index)
     recipe = R.write_recipe(world.root, steps=steps)
