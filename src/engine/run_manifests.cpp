@@ -91,7 +91,7 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
             // The default index first, then the extras (pyenv/index_config.hpp), as recorded
             // when the step ran; a journal from before that record falls back to the plan's.
             auto urls = own->second.entry->index_urls;
-            if (urls.empty() && step != nullptr && step->install()) urls = step->install()->index_urls;
+            if (urls.empty() && step != nullptr) urls = step->index_urls();
             if ((pkg.origin.kind == "index" || pkg.origin.kind == "unknown") && !urls.empty())
                 pkg.origin.index_urls = urls;
         }

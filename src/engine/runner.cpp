@@ -554,7 +554,7 @@ private:
         entry.key = step.key;
         entry.status = StepStatus::ok;
         entry.venv_state = installed_state(m_installed);
-        entry.index_urls = step.install() ? step.install()->index_urls : std::vector<std::string>{};
+        entry.index_urls = step.index_urls();
         entry.run_id = m_report.run_id;
         entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;

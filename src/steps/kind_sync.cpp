@@ -1,9 +1,12 @@
 // Step kind `sync`: `uv sync` of a project (pyproject.toml / uv.lock) into the venv.
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
+#include "core/redact.hpp"
 #include "steps/kind.hpp"
 
 namespace bootstrap::steps {
@@ -23,6 +26,33 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     return f;
 }
 
+}  // namespace
+
+// uv writes each package's source on one line, `source = { registry = "https://pypi.org/simple"
+// }`: the URLs are read from that text (an unreadable lock names none; `uv sync` itself reports
+// what is wrong with it).
+std::vector<std::string> lock_registries(const fs::path& lock) {
+    auto text = core::read_file(lock);
+    if (!text) return {};
+    std::map<std::string, size_t> count;
+    std::vector<std::string> order;
+    constexpr std::string_view k_key = "registry = \"";
+    for (size_t at = text->find(k_key); at != std::string::npos; at = text->find(k_key, at)) {
+        at += k_key.size();
+        const size_t end = text->find('"', at);
+        if (end == std::string::npos) break;
+        std::string url = text->substr(at, end - at);
+        if (url.find("://") != std::string::npos && count[url]++ == 0) order.push_back(url);
+        at = end;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const std::string& a, const std::string& b) { return count[a] > count[b]; });
+    for (auto& url : order) url = core::redact_url(url);
+    return order;
+}
+
+namespace {
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
     const auto& f = *s.fields_as<SyncFields>();
     out.spec = SyncSpec{};
@@ -34,6 +64,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     BS_TRY(auto args, ctx.texts(f.args, out));
     if (ctx.locked_run && std::find(args.begin(), args.end(), "--locked") == args.end())
         args.push_back("--locked");  // uv.lock is the sync step's own lockfile
+    std::get<SyncSpec>(out.spec).lock = fs::path(ctx.local_path(project)) / "uv.lock";
     ex.command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.net);
     ex.key_command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.key_net);
     const bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();

@@ -113,7 +113,15 @@ struct InstallSpec {
 };
 
 /// A `sync` step after expansion: its argv says everything.
-struct SyncSpec {};
+struct SyncSpec {
+    fs::path lock;  // the project's uv.lock (`uv sync` writes it when missing)
+};
+
+/// The registries a uv.lock names (`source = { registry = "URL" }`), the one most packages come
+/// from first, redacted: where a sync step's packages were installed from, recorded as their
+/// origin so rollback can fetch them again. Read when asked (after the step ran, the lock
+/// exists); none when it is missing.
+[[nodiscard]] std::vector<std::string> lock_registries(const fs::path& lock);
 
 /// A `run` step after expansion.
 struct RunSpec {
@@ -203,6 +211,12 @@ struct ResolvedStep {
     [[nodiscard]] const RunSpec* run() const { return as<RunSpec>(); }
     [[nodiscard]] const BuildSpec* build() const { return as<BuildSpec>(); }
     [[nodiscard]] const Pybind11Spec* pybind11() const { return as<Pybind11Spec>(); }
+    /// The indexes the step's packages come from (install and sync steps; empty otherwise).
+    [[nodiscard]] std::vector<std::string> index_urls() const {
+        if (const auto* i = install()) return i->index_urls;
+        if (const auto* s = as<SyncSpec>()) return lock_registries(s->lock);
+        return {};
+    }
 };
 
 }  // namespace bootstrap::steps

@@ -622,6 +622,11 @@ def test_sync_step_with_local_project(world):
     proc2, doc2 = world.run_json([recipe])
     ok(proc2)
     assert steps_by_id(doc2)["sync"]["reason"] == "up to date"
+    # Its packages' origin names the registry of uv.lock, so rollback can fetch them again
+    # (the megatron-deps step's were "from an index that was not recorded", found by realworld.sh).
+    newest = sorted((world.venv / ".bootstrap" / "history").glob("*.json"))[-1]
+    origin = json.loads(newest.read_text())["packages"]["demo-core"]["origin"]
+    assert origin["step"] == "sync" and origin["index_urls"] == [world.index.url()], origin
 
 
 def test_locked_sync_with_torch_overridden_then_torch_from_its_own_step(world):
