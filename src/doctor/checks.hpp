@@ -98,6 +98,7 @@ struct ImportCheck {
                           // "installed: click 8.1.7"
     bool required = true; // recipe and --import modules; a failure is an error
     std::vector<std::string> preload; // the recipe clause's `preload`
+    std::string optional_step;        // the recipe step, when it is `optional = true`
 };
 
 /// The imports check_imports tries, in order: the recipe's verify imports and --import, then

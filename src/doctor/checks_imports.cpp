@@ -199,6 +199,8 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
                                   true, {}};
                 for (const auto &m : clause.preload)
                     check.preload.push_back(m.value);
+                if (step.optional)
+                    check.optional_step = step.id;
                 add(std::move(check));
             }
     for (const auto &m : options.extra_modules)
@@ -321,6 +323,16 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
                                         "name it",
                                         m.module, *owner),
                             evidence, detail::reinstall_fix(options, distribution_of(dists, top)));
+    if (failure.missing_module == top && !m.optional_step.empty() && options.recipe)
+        return make_finding("import", Severity::warning,
+                            fmt::format("{} is not installed: the optional step '{}' is not in "
+                                        "this venv",
+                                        m.module, m.optional_step),
+                            evidence,
+                            fmt::format("run it if the training needs it: bootstrap run {} --only {}",
+                                        core::shell_quote(options.recipe->file.string()),
+                                        m.optional_step),
+                            "an optional step that fails (or is skipped) does not stop a run");
     if (failure.missing_module == top && !m.required)
         return make_finding("import", Severity::info,
                             fmt::format("{} is not installed (a default check; the recipe does "

@@ -309,6 +309,16 @@ void check_step_requirements(const DoctorOptions &options,
             }
             if (problem.empty())
                 continue;
+            if (step.optional && it == dists.end()) {
+                found.push_back(make_finding(
+                    "step-requirements", Severity::warning,
+                    fmt::format("optional step '{}' is not in this venv: {}", step.id, problem),
+                    {fmt::format("{}: packages of step '{}'", pkg.loc.str(), step.id)},
+                    fmt::format("run it if the training needs it: bootstrap run {} --only {}",
+                                core::shell_quote(options.recipe->file.string()), step.id),
+                    "an optional step that fails (or is skipped) does not stop a run"));
+                continue;
+            }
             found.push_back(make_finding(
                 "step-requirements", Severity::error,
                 fmt::format("step '{}' asks for {}, but {}", step.id, req->str(), problem),

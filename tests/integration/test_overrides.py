@@ -308,3 +308,21 @@ def test_a_later_step_naming_the_package_supersedes_an_earlier_pin(ov):
     proc = ov.run(["doctor", "--venv", ov.venv, "--recipe", recipe, "--json"])
     findings = json.loads(proc.stdout)["findings"]
     assert not [f for f in findings if f["rule"] == "step-requirements"], findings
+
+
+@pytest.mark.parametrize("ov", ["uv"], indirect=True)
+def test_doctor_warns_of_a_skipped_optional_step_without_an_error(ov):
+    """An optional step left out (--skip, or a failure the run went past) is a warning naming
+    the step, not an error (realworld.sh skips nvrx where glibc < 2.39)."""
+    steps = trap_steps(ov.ov_index.url())
+    steps[-1]["verify"] = [R.imp("ov_dependent")]
+    recipe = write(ov, steps)
+    proc = ov.run([recipe, "--skip", "dependent"])
+    assert proc.returncode == 0, proc.stderr
+    proc = ov.run(["doctor", "--venv", ov.venv, "--recipe", recipe, "--json"])
+    findings = json.loads(proc.stdout)["findings"]
+    assert proc.returncode == 0, findings
+    ours = {f["rule"]: f for f in findings if "'dependent'" in f["message"]}
+    assert ours["step-requirements"]["severity"] == "warning", ours
+    assert ours["step-requirements"]["message"] == "optional step 'dependent' is not in this venv: ov-dependent is not installed"
+    assert ours["import"]["severity"] == "warning" and "--only dependent" in ours["import"]["fix"], ours
