@@ -4,10 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "device/toolchain.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
 #include "steps/build.hpp"
 #include "steps/build_source.hpp"
@@ -250,6 +252,15 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
     key.add("build.nvcc", nvcc.empty() ? std::string("none") : program_identity(nvcc.string()));
 }
 
+/// Once the child's environment is known: the indexes the wheel's install resolves from.
+void environment_known(ResolvedStep& step, const PlanContext& ctx) {
+    auto& b = std::get<BuildSpec>(step.spec);
+    for (auto& url : pyenv::effective_indexes(ctx.installer->name(), pyenv::InstallRequest{},
+                                              step.child_env, ctx.venv)
+                         .all())
+        b.index_urls.push_back(core::redact_url(url));
+}
+
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     BS_CHECK(run_build(step, ctx));
     return Outcome::ran;
@@ -268,6 +279,7 @@ const Kind k_build_kind{
     .parse = parse,
     .spec = k_spec_index<BuildSpec>,
     .expand = expand,
+    .environment_known = environment_known,
     .key_inputs = key_inputs,
     .execute = execute_step,
     .arches_used = arches_used,

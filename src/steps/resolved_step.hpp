@@ -61,6 +61,9 @@ struct BuildSpec {
     std::string sha256;         // url: the archive's sha256
     std::string subdirectory;   // the project inside the source tree ("" = its root)
     bool submodules = false;
+    /// The indexes installing the built wheel resolves its dependencies from (redacted): the
+    /// origin recorded for what that install brings in.
+    std::vector<std::string> index_urls;
     /// Plan-time identity of the source, part of the step key: "git URL@REV", "sha256 HEX" or
     /// "tree HEX" (a digest of the directory's files; see steps::tree_digest).
     std::string source_identity;
@@ -215,6 +218,7 @@ struct ResolvedStep {
     [[nodiscard]] std::vector<std::string> index_urls() const {
         if (const auto* i = install()) return i->index_urls;
         if (const auto* s = as<SyncSpec>()) return lock_registries(s->lock);
+        if (const auto* b = build()) return b->index_urls;
         return {};
     }
 };

@@ -223,3 +223,33 @@ allow_conflicts = ["torch"]
     REQUIRE(ext.build()->overrides_file);
     CHECK(*ext.build()->overrides_file == w.dir.path() / "venv" / ".bootstrap" / "overrides" / "ext.txt");
 }
+
+TEST_CASE("origins: a build step's wheel install and a sync step's uv.lock name their indexes") {
+    KeysWorld w;
+    fs::create_directories(w.dir.path() / "src");
+    fs::create_directories(w.dir.path() / "proj");
+    std::ofstream(w.dir.path() / "proj" / "uv.lock")
+        << "version = 1\n[[package]]\nname = \"a\"\nsource = { registry = \"https://u:pw@mirror/simple\" }\n"
+           "[[package]]\nname = \"b\"\nsource = { registry = \"https://pypi.org/simple\" }\n"
+           "[[package]]\nname = \"c\"\nsource = { registry = \"https://pypi.org/simple\" }\n"
+           "[[package]]\nname = \"m\"\nsource = { editable = \".\" }\n";
+    auto plan = w.plan(R"(
+[env]
+set = { UV_INDEX_URL = "https://site-mirror/simple" }
+[[step]]
+id = "local"
+kind = "build"
+source = { path = ")" + (w.dir.path() / "src").string() + R"(" }
+[[step]]
+id = "s"
+kind = "sync"
+project = ")" + (w.dir.path() / "proj").string() + R"("
+)");
+    if (!plan) FAIL(plan.error().message);
+    CHECK(plan->steps[0].index_urls() == std::vector<std::string>{"https://site-mirror/simple"});
+    // The registry most packages come from first; credentials never recorded.
+    CHECK(plan->steps[1].index_urls() ==
+          std::vector<std::string>{"https://pypi.org/simple", "https://u:***@mirror/simple"});
+    fs::remove(w.dir.path() / "proj" / "uv.lock");
+    CHECK(plan->steps[1].index_urls().empty());  // read when asked: no lock yet, none
+}
