@@ -48,12 +48,12 @@ deps_table=$(awk '
 # takes only its headers), or "" for a header no module owns. No subshell: it runs per include.
 third_party_owner() {
     case $1 in
-        toml++/*) owner=tomlplusplus::tomlplusplus ;;
+        toml++/*) owner='${BS_TOML}' ;;  # CMakeLists.txt: the shared or the header-only target
         CLI/*) owner=CLI11::CLI11 ;;
         nlohmann/*) owner=nlohmann_json::nlohmann_json ;;
-        yaml-cpp/*) owner=yaml-cpp ;;
+        yaml-cpp/*) owner='${BS_YAML}' ;;
         archive.h | archive_entry.h) owner=PkgConfig::LIBARCHIVE ;;
-        libelf.h | gelf.h | libelf/*) owner=PkgConfig::LIBELF ;;
+        libelf.h | gelf.h | libelf/*) owner='${BS_ELF}' ;;
         curl/*) owner="@net" ;;
         *) owner="" ;;
     esac
@@ -90,7 +90,7 @@ while IFS=$'\t' read -r mod deps; do
                 violations=$((violations + 1))
             elif [[ $deps_padded != *" $owner "* ]]; then
                 echo "$rel:$line: $mod/ includes <${BASH_REMATCH[1]}> but bs_$mod does not link" \
-                    "$owner, the library that owns it (ARCHITECTURE.md: one owner per library)"
+                    "$owner (${BASH_REMATCH[1]%%/*}'s target), the library that owns it (ARCHITECTURE.md: one owner per library)"
                 violations=$((violations + 1))
             fi
         fi
