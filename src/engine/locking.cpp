@@ -150,9 +150,31 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
         if (wheel->tags == *tags) matches.push_back(&f);
         same_version.push_back(std::move(*wheel));
     }
-    if (matches.empty())
+    if (matches.empty()) {
+        // A WHEEL file whose Tag lines disagree with its own file name (NVIDIA's
+        // transformer_engine_cu13 2.14.1 says cp310-cp310-manylinux_2_28_x86_64 inside a
+        // py3-none-manylinux_2_28_x86_64 wheel): the one wheel of that version for exactly the same
+        // platform tags, for any Python, is the file that was installed. None, or several, stay a
+        // mismatch.
+        std::set<std::string> platforms;
+        for (const auto& tag : *tags) platforms.insert(tag.substr(tag.rfind('-') + 1));
+        std::vector<const manifest::IndexFile*> same_platform;
+        for (const auto& f : files) {
+            auto wheel = pyenv::parse_wheel_name(f.filename);
+            if (!wheel || !pyenv::is_release_of(*wheel, pkg.name, pkg.version)) continue;
+            std::set<std::string> theirs;
+            for (const auto& p : wheel->platform_tags) theirs.insert(core::to_lower(p));
+            // Only a file any Python may install (py3-none-...): a cp310 file is not a cp311 one.
+            const bool any_python =
+                wheel->abi_tags == std::vector<std::string>{"none"} &&
+                std::all_of(wheel->python_tags.begin(), wheel->python_tags.end(),
+                            [](const std::string& t) { return t.starts_with("py"); });
+            if (theirs == platforms && any_python) same_platform.push_back(&f);
+        }
+        if (same_platform.size() == 1) return *same_platform.front();
         return fail(ErrorCode::step_failed,
                     no_match(pkg, *tags, page_url, std::move(same_version), files.size()));
+    }
     // Wheels that differ only in their build tag (which the dist-info does not record) are
     // interchangeable only when they are the same bytes.
     for (const auto* m : matches)

@@ -94,6 +94,20 @@ TEST_CASE("the installed wheel is found by name, PEP 440 version and tag set, no
     }
 }
 
+TEST_CASE("a WHEEL file whose tags disagree with its file name: the one wheel for its platform") {
+    // PyPI's page for transformer-engine-cu13 (2.14.0 and 2.14.1): its 2.14.1 x86_64 wheel is
+    // py3-none-manylinux_2_28_x86_64, but the WHEEL file inside says cp310-cp310 (seen on a
+    // real install by scripts/realworld.sh).
+    auto te = page("transformer-engine-cu13.json", k_json);
+    CHECK(matched(te, installed("transformer-engine-cu13", "transformer_engine_cu13", "2.14.1",
+                                "cp310-cp310-manylinux_2_28_x86_64"))
+              .starts_with("transformer_engine_cu13-2.14.1-py3-none-manylinux_2_28_x86_64.whl "));
+    // Another platform has no such wheel: still a mismatch, naming the closest.
+    CHECK_THAT(mismatch(te, installed("transformer-engine-cu13", "transformer_engine_cu13", "2.14.1",
+                                      "cp310-cp310-manylinux_2_28_ppc64le")),
+               Catch::StartsWith("no wheel of transformer-engine-cu13 2.14.1 with tags"));
+}
+
 TEST_CASE("no match names the package, version, tags and page, and the closest wheels") {
     auto charset = page("charset-normalizer.json", k_json);
     // A subset of the file's tags is not the same wheel.
