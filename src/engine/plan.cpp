@@ -127,6 +127,16 @@ public:
         return out;
     }
 
+    std::vector<std::string> locked_pins() const override {
+        std::vector<std::string> pins;
+        if (m_options.locked)
+            for (const auto& [name, p] : m_options.locked->packages)
+                // A local wheel (a build's own) is installed by path: a pin would send the
+                // installer to an index for it.
+                if (p.origin.artifact_sha256.empty()) pins.push_back(name + "==" + p.version);
+        return pins;
+    }
+
     void add_note(std::string note) override { m_plan.notes.push_back(std::move(note)); }
 
     Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index) {

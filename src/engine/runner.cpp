@@ -456,7 +456,11 @@ private:
     Status write_overrides(const steps::ResolvedStep& step) const {
         const std::optional<fs::path>* file = nullptr;
         if (const auto* install = step.install()) file = &install->request.overrides_file;
-        if (const auto* build = step.build()) file = &build->overrides_file;
+        if (const auto* build = step.build()) {
+            file = &build->overrides_file;
+            if (*file && !build->locked_pins.empty())
+                return core::write_file_atomic(**file, core::join(build->locked_pins, "\n") + "\n");
+        }
         if (file == nullptr || !*file) return {};
         return core::write_file_atomic(**file, overrides_text(step, m_installed));
     }

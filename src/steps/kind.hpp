@@ -47,6 +47,8 @@ public:
     [[nodiscard]] virtual std::string local_path(const std::string& raw) const = 0;
     /// `run --locked`: what the install step `s` installs; nullopt without --locked.
     [[nodiscard]] virtual std::optional<LockedInstall> locked(const recipe::Step& s) = 0;
+    /// `run --locked`: every locked package as `name==version` (empty without --locked).
+    [[nodiscard]] virtual std::vector<std::string> locked_pins() const = 0;
     /// A plan-level remark ("`uv sync` is exact ...").
     virtual void add_note(std::string note) = 0;
 

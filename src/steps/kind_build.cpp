@@ -213,7 +213,9 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     // Installing the built wheel resolves its dependencies: it keeps earlier overrides too
     // (TE's torch extension once put torch's exact cuBLAS pin back over the cublas step).
     b.overrides = earlier_overrides({}, false, ctx);
-    if (!b.overrides.empty()) b.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (step.id + ".txt");
+    if (ctx.locked_run) b.locked_pins = ctx.locked_pins();  // the lock decides every version
+    if (!b.overrides.empty() || !b.locked_pins.empty())
+        b.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (step.id + ".txt");
     b.download_attempts = ctx.recipe->network.retries + 1;
     b.max_download = ctx.recipe->network.max_download;
     if (ctx.python) {
@@ -245,6 +247,7 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
         for (const auto& [id, name] : b.overrides) kept.push_back(id + ": " + name);
         key.add("overrides", kept);
     }
+    if (!b.locked_pins.empty()) key.add("locked", b.locked_pins);
     // Toolchain files by stat (cheap); their versions are in the build-cache key.
     auto cxx = step.child_env.count("CXX") ? step.child_env.at("CXX") : std::string("c++");
     key.add("build.compiler", program_identity(on_path(cxx, step.child_env)));

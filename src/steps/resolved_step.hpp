@@ -61,6 +61,9 @@ struct BuildSpec {
     std::string sha256;         // url: the archive's sha256
     std::string subdirectory;   // the project inside the source tree ("" = its root)
     bool submodules = false;
+    /// `run --locked`: every locked package's pin, given to the wheel's install as overrides so
+    /// its dependencies resolve to the lock (not to a pin the lock overrode on purpose).
+    std::vector<std::string> locked_pins;
     /// The indexes installing the built wheel resolves its dependencies from (redacted): the
     /// origin recorded for what that install brings in.
     std::vector<std::string> index_urls;

@@ -338,3 +338,24 @@ def test_abi_package_installed_earlier_in_the_same_run_keys_the_build_as_the_nex
     proc, doc = bw.run_json([recipe])
     ok(proc)
     assert [s["result"] for s in doc["steps"]] == ["skipped"] * 3, doc["steps"]
+
+
+def test_locked_run_resolves_the_built_wheels_install_to_the_lock(bw):
+    """Under --locked the wheel's install gets every locked pin as an override: its dependencies
+    resolve to the lock, not back to a pin the lock overrode on purpose (TE's torch extension put
+    torch's cuBLAS pin back in a locked run of the reference recipe, found by realworld.sh)."""
+    url = bw.index.url("main")
+    steps = [R.venv(), R.install("core", ["demo-core==2.0.0"], index_url=url),
+             build_step(bw, {"path": str(bw.tree)})]
+    recipe = R.write_recipe(bw.root, steps=steps)
+    ok(bw.run([recipe]))
+    lockfile = bw.root / "build.lock.json"
+    ok(bw.run(["lock", recipe, "-o", lockfile]))
+    fresh = bw.root / "fresh"
+    proc, doc = bw.run_json([recipe, "--venv", fresh, "--lockfile", lockfile])
+    ok(proc)
+    assert steps_by_id(doc)["fastext"]["reason"].startswith("build cache hit"), doc["steps"]
+    pins = (fresh / ".bootstrap" / "overrides" / "fastext.txt").read_text().split()
+    # The built wheel itself is installed by path: not pinned (uv would look for it on an index).
+    assert "demo-core==2.0.0" in pins and not any(p.startswith("fastext==") for p in pins), pins
+    assert bw.version_of("demo-core", fresh) == "2.0.0"
