@@ -196,27 +196,25 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions &options) {
                     continue;
                 ImportCheck check{clause.target.value, clause.attr ? clause.attr->value : "",
                                   fmt::format("recipe step '{}' ({})", step.id, clause.loc.str()),
-                                  true, {}};
+                                  true, {}, step.optional ? step.id : std::string()};
                 for (const auto &m : clause.preload)
                     check.preload.push_back(m.value);
-                if (step.optional)
-                    check.optional_step = step.id;
                 add(std::move(check));
             }
     for (const auto &m : options.extra_modules)
-        add({m, "", "--import", true, {}});
+        add({m, "", "--import", true, {}, {}});
     if (training_scope(options)) {
         // The training stack (apex's modules are top-level extensions, not under `apex.`).
         for (const char *m : {"torch", "transformer_engine", "amp_C",
                               "fused_weight_gradient_mlp_cuda", "megatron.core"})
-            add({m, "", "default", false, {}});
+            add({m, "", "default", false, {}, {}});
         return out;
     }
     for (const auto &[name, dist] : detail::installed(options.venv))
         for (const auto &module : pyenv::top_level_modules(dist))
             if (is_public_module_name(module))
                 add({module, "", fmt::format("{}{} {}", k_installed_source, dist.name, dist.version),
-                     false, {}});
+                     false, {}, {}});
     return out;
 }
 
