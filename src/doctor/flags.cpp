@@ -205,12 +205,15 @@ class LineIndex {
 void collect_args(const std::vector<Token>& tokens, const LineIndex& lines, const std::string& file,
                   int line_override, TrainingConfig& out) {
     bool command_start = true;
-    std::optional<size_t> current;  // index of the flag taking values
+    // Index of the flag taking values; npos: none. (An std::optional here trips GCC 12's
+    // -Wmaybe-uninitialized at -O2 once fmt is header-only: a false positive.)
+    constexpr size_t none = std::string::npos;
+    size_t current = none;
     auto where = [&](int line) { return lines.at(file, line_override > 0 ? line_override : line); };
     for (size_t i = 0; i < tokens.size(); ++i) {
         const Token& t = tokens[i];
         if (t.kind != Token::word) {
-            current.reset();
+            current = none;
             command_start = true;
             continue;
         }
@@ -230,15 +233,15 @@ void collect_args(const std::vector<Token>& tokens, const LineIndex& lines, cons
             Flag flag{t.text.substr(0, eq), {}, where(t.line)};
             if (eq != std::string::npos) {
                 flag.values.push_back(t.text.substr(eq + 1));
-                current.reset();
+                current = none;
             } else {
                 current = out.flags.size();
             }
             out.flags.push_back(std::move(flag));
         } else if (is_option_word(t.text) || (!t.quoted && is_redirection(t.text))) {
-            current.reset();
-        } else if (current) {
-            out.flags[*current].values.push_back(t.text);
+            current = none;
+        } else if (current != none) {
+            out.flags[current].values.push_back(t.text);
         }
     }
 }
