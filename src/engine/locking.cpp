@@ -157,7 +157,11 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
         // platform tags, for any Python, is the file that was installed. None, or several, stay a
         // mismatch.
         std::set<std::string> platforms;
-        for (const auto& tag : *tags) platforms.insert(tag.substr(tag.rfind('-') + 1));
+        bool interpreter_specific = true;  // the WHEEL names an ABI ("cp310-cp310-..."), not "none"
+        for (const auto& tag : *tags) {
+            platforms.insert(tag.substr(tag.rfind('-') + 1));
+            if (tag.find("-none-") != std::string::npos) interpreter_specific = false;
+        }
         std::vector<const manifest::IndexFile*> same_platform;
         for (const auto& f : files) {
             auto wheel = pyenv::parse_wheel_name(f.filename);
@@ -169,7 +173,7 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
                 wheel->abi_tags == std::vector<std::string>{"none"} &&
                 std::all_of(wheel->python_tags.begin(), wheel->python_tags.end(),
                             [](const std::string& t) { return t.starts_with("py"); });
-            if (theirs == platforms && any_python) same_platform.push_back(&f);
+            if (interpreter_specific && theirs == platforms && any_python) same_platform.push_back(&f);
         }
         if (same_platform.size() == 1) return *same_platform.front();
         return fail(ErrorCode::step_failed,
