@@ -20,6 +20,8 @@ namespace bootstrap::doctor {
 
 namespace {
 
+using detail::CudaLibrary;
+using detail::cuda_libraries;
 using detail::make_finding;
 using recipe::Severity;
 
@@ -45,12 +47,6 @@ std::string origin_text(const std::string &origin) {
     return origin;
 }
 
-/// One CUDA library of site-packages and what it carries.
-struct CudaLibrary {
-    fs::path file;
-    std::vector<inspect::FatbinEntry> entries;
-};
-
 bool entry_runs_on(const inspect::FatbinEntry &e, const NodeGpu &gpu) {
     return inspect::cuda_code_runs_on(e.kind == inspect::FatbinKind::ptx,
                                       static_cast<int>(e.sm / 10), static_cast<int>(e.sm % 10),
@@ -75,24 +71,6 @@ not_running(const std::vector<CudaLibrary> &libs, const NodeDevice &device) {
                 gpus.insert(i);
             }
     return {std::move(failing), std::move(gpus)};
-}
-
-/// Every shared library under site-packages that has a .nv_fatbin section.
-std::vector<CudaLibrary> cuda_libraries(const fs::path &site) {
-    std::vector<CudaLibrary> out;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(site, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const auto &path = it->path();
-        if (!it->is_regular_file(ec) || path.extension() != ".so")
-            continue;
-        auto contents = inspect::read_cuda_contents(path);
-        if (contents && contents->has_fatbin)
-            out.push_back({path, std::move(contents->entries)});
-    }
-    std::sort(out.begin(), out.end(),
-              [](const CudaLibrary &a, const CudaLibrary &b) { return a.file < b.file; });
-    return out;
 }
 
 /// "this GPU is 8.0 (NVIDIA A100-SXM4-80GB, probe 'nvidia-smi')", "this node's 8 GPUs are 8.0

@@ -107,6 +107,23 @@ std::string installed_by(const recipe::Step &step) {
 
 } // namespace
 
+std::vector<detail::CudaLibrary> detail::cuda_libraries(const fs::path &site) {
+    std::vector<CudaLibrary> out;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(site, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const auto &path = it->path();
+        if (!it->is_regular_file(ec) || path.extension() != ".so")
+            continue;
+        auto contents = inspect::read_cuda_contents(path);
+        if (contents && contents->has_fatbin)
+            out.push_back({path, std::move(contents->entries)});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const CudaLibrary &a, const CudaLibrary &b) { return a.file < b.file; });
+    return out;
+}
+
 const std::vector<SymbolCheck> &builtin_symbol_checks() {
     static const std::vector<SymbolCheck> checks{
         {"cublasLtGroupedMatrixLayoutInit_internal", "nvidia/**/libcublasLt.so.13", "nvidia-cublas",
@@ -179,23 +196,14 @@ std::vector<Finding> check_cuda_code(const DoctorOptions &options, CheckSummary 
         return out;
     }
     size_t checked = 0;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(site, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const auto &path = it->path();
-        if (!it->is_regular_file(ec) || path.extension() != ".so")
-            continue;
-        auto contents = inspect::read_cuda_contents(path);
-        if (!contents || !contents->has_fatbin)
-            continue;
+    for (const auto &[path, entries] : detail::cuda_libraries(site)) {
         ++checked;
-        auto ok =
-            inspect::check_cuda_arch(contents->entries, *options.arch, path.filename().string());
+        auto ok = inspect::check_cuda_arch(entries, *options.arch, path.filename().string());
         if (ok)
             continue;
         out.push_back(make_finding(
             "cuda-arch", Severity::error, ok.error().message,
-            {fmt::format("{}: {}", path.string(), inspect::summarize(contents->entries))},
+            {fmt::format("{}: {}", path.string(), inspect::summarize(entries))},
             fmt::format("rebuild it with TORCH_CUDA_ARCH_LIST=\"{}\" (NVTE_CUDA_ARCHS for "
                         "TransformerEngine), set explicitly from the device",
                         *options.arch)));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "doctor/checks.hpp"
+#include "inspect/fatbin.hpp"
 #include "pyenv/dist_info.hpp"
 
 namespace bootstrap::doctor::detail {
@@ -39,6 +40,15 @@ namespace bootstrap::doctor::detail {
 
 /// Fill `summary` (when given) with `group` and "group: text".
 void summarize(CheckSummary *summary, const std::string &group, const std::string &text);
+
+/// One shared library of site-packages with a .nv_fatbin section and the code it carries.
+struct CudaLibrary {
+    fs::path file;
+    std::vector<inspect::FatbinEntry> entries;
+};
+
+/// Every CUDA library under `site` (recursively), sorted by path.
+[[nodiscard]] std::vector<CudaLibrary> cuda_libraries(const fs::path &site);
 
 /// Findings of severity error or warning.
 [[nodiscard]] size_t problems(const std::vector<Finding> &findings);

@@ -19,6 +19,8 @@ Fixtures:
                  "commits" [1.0.0, 1.1.0], "tags", "markers", "repo_versions" (repo keys
                  None/empty when git is missing); built once per session: copy the tree
                  before changing it
+  tiny_extensions (session) tests/fixtures/tiny_kernel.cu built by the host's nvcc as shared
+                 libraries: {"80": sm_80 SASS only, "90": sm_90 only}; skips without nvcc
 
 The environment given to bootstrap is made hermetic (see hermetic_env): the
 caller's PIP_* / UV_* / VIRTUAL_ENV / CONDA_PREFIX variables are dropped, pip and
@@ -358,3 +360,24 @@ def sources(tmp_path_factory) -> dict:
     if proc.returncode != 0:
         pytest.fail(f"make_sources.py failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return json.loads(proc.stdout)
+
+
+NVCC_CANDIDATES = [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
+
+
+@pytest.fixture(scope="session")
+def tiny_extensions(tmp_path_factory) -> dict[str, Path]:
+    """The tiny CUDA kernel built by nvcc as shared libraries: {"80": sm_80 SASS, "90": sm_90}."""
+    nvcc = next((Path(c) for c in NVCC_CANDIDATES if c and Path(c).exists()), None)
+    if nvcc is None:
+        pytest.skip("nvcc not found (PATH, /usr/local/cuda/bin)")
+    out = tmp_path_factory.mktemp("tinyext")
+    built = {}
+    for sm in ("80", "90"):
+        so = out / f"tinyext_sm{sm}.so"
+        subprocess.run([str(nvcc), "-shared", "-Xcompiler", "-fPIC", "-gencode",
+                        f"arch=compute_{sm},code=sm_{sm}", "-o", str(so),
+                        str(REPO / "tests" / "fixtures" / "tiny_kernel.cu")],
+                       check=True, capture_output=True, timeout=300)
+        built[sm] = so
+    return built

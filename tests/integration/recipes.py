@@ -10,6 +10,7 @@ and, through `line_of`, let tests compute the exact line:col the binary must rep
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 
@@ -133,6 +134,21 @@ def pipeline(index) -> list[dict]:
                         STAMP], creates=STAMP),
         check("check", [imp("demo_torch"), file(STAMP)]),
     ]
+
+
+def torch_and_fastext(world, sources, **fastext_extra) -> tuple[Path, list[dict]]:
+    """A project directory `world.root/project` holding a copy of the fixture source `fastext`,
+    and the steps venv, demo-torch from the loopback index, and a build of fastext from that copy
+    (`fastext_extra` adds keys to the build step): (project, steps)."""
+    project = world.root / "project"
+    project.mkdir()
+    shutil.copytree(sources["tree"], project / "fastext")
+    steps = [venv(),
+             install("torch", ["demo-torch==2.11.0+cu130"], index_url=world.index.url("main"),
+                     extra_index_urls=[world.index.url("cu130")], verify=[imp("demo_torch")]),
+             {"id": "fastext", "kind": "build", "source": {"path": "fastext"}, **fastext_extra,
+              "verify": [imp("fastext", "answer")]}]
+    return project, steps
 
 
 PIPELINE_IDS = ["venv", "torch", "cublas", "transformers", "helpers", "check"]

@@ -11,9 +11,6 @@ import pytest
 
 import recipes as R
 
-REPO = Path(__file__).resolve().parents[2]
-NVCC_CANDIDATES = [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
-
 # No driver library, no NVML, and only the driver probe decides: "no GPU" on any machine.
 NO_GPU = {"BOOTSTRAP_LIBCUDA": "/nonexistent/libcuda.so.1",
           "BOOTSTRAP_LIBNVML": "/nonexistent/libnvidia-ml.so.1"}
@@ -92,24 +89,6 @@ def test_recipe_without_device_placeholders_needs_no_arch(world):
 
 
 # --------------------------------------------------------------------------- cuda_arch verify
-
-@pytest.fixture(scope="module")
-def tiny_extensions(tmp_path_factory) -> dict[str, Path]:
-    """The tiny CUDA extension built twice by nvcc: {"80": sm_80 only, "90": sm_90 only}."""
-    nvcc = next((Path(c) for c in NVCC_CANDIDATES if c and Path(c).exists()), None)
-    if nvcc is None:
-        pytest.skip("nvcc not found (PATH, /usr/local/cuda/bin)")
-    out = tmp_path_factory.mktemp("tinyext")
-    built = {}
-    for sm in ("80", "90"):
-        so = out / f"tinyext_sm{sm}.so"
-        subprocess.run([str(nvcc), "-shared", "-Xcompiler", "-fPIC", "-gencode",
-                        f"arch=compute_{sm},code=sm_{sm}", "-o", str(so),
-                        str(REPO / "tests" / "fixtures" / "tiny_kernel.cu")],
-                       check=True, capture_output=True, timeout=300)
-        built[sm] = so
-    return built
-
 
 def test_cuda_arch_verify_lists_what_the_library_carries(world, tiny_extensions):
     check = R.check("cuda", [{"cuda_arch": "{device.arch}", "module": "tinyext"},

@@ -177,27 +177,6 @@ def test_a_copied_venv_keeps_its_history_and_two_versions_diff(aw, tmp_path):
 
 # --------------------------------------------------------------------------- real nvcc output
 
-NVCC_CANDIDATES = [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def tiny_extensions(tmp_path_factory) -> dict[str, Path]:
-    """The tiny CUDA kernel built by nvcc as shared libraries: {"80": sm_80 SASS, "90": sm_90}."""
-    nvcc = next((Path(c) for c in NVCC_CANDIDATES if c and Path(c).exists()), None)
-    if nvcc is None:
-        pytest.skip("nvcc not found (PATH, /usr/local/cuda/bin)")
-    out = tmp_path_factory.mktemp("tinyext")
-    built = {}
-    for sm in ("80", "90"):
-        so = out / f"tinyext_sm{sm}.so"
-        subprocess.run([str(nvcc), "-shared", "-Xcompiler", "-fPIC", "-gencode",
-                        f"arch=compute_{sm},code=sm_{sm}", "-o", str(so),
-                        str(REPO / "tests" / "fixtures" / "tiny_kernel.cu")],
-                       check=True, capture_output=True, timeout=300)
-        built[sm] = so
-    return built
-
 
 def site_packages(world) -> Path:
     r = world.python("import sysconfig; print(sysconfig.get_paths()['purelib'])")

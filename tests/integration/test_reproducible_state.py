@@ -39,14 +39,7 @@ def state_files(venv: Path) -> dict[str, str]:
 def repro(world, sources):
     if shutil.which("cc") is None:
         pytest.skip("no C compiler (cc)")
-    project = world.root / "project"
-    project.mkdir()
-    shutil.copytree(sources["tree"], project / "fastext")
-    steps = [R.venv(),
-             R.install("torch", ["demo-torch==2.11.0+cu130"], index_url=world.index.url("main"),
-                       extra_index_urls=[world.index.url("cu130")], verify=[R.imp("demo_torch")]),
-             {"id": "fastext", "kind": "build", "source": {"path": "fastext"},
-              "verify": [{"import": "fastext", "attr": "answer"}]}]
+    project, steps = R.torch_and_fastext(world, sources)
     return R.write_recipe(project, "repro.toml", name="repro", steps=steps, venv_path=str(world.venv))
 
 
