@@ -24,7 +24,7 @@ DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git ccache
 # sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks, python3-dev and
 # pybind11 for the pybind11 and build steps' tests, tmux for the terminal tests, hyperfine for
 # bench/, slurm-wlm and munge for the Slurm bring-up test (a four-node cluster on one host).
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah mmdebstrap)
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman mmdebstrap)
 TARGETS=()
 while [ $# -gt 0 ]; do
   case $1 in

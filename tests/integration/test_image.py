@@ -3,8 +3,9 @@
 `buildah bud --isolation chroot` (vfs storage, as root; RUN steps share the host's network, so
 they reach the loopback fixture index). The recipe installs from the index and builds the test
 world's `fastext` from a local directory, so a second build shows the cache mount at work.
+`podman build` runs the same context on the same store.
 
-Needs root, buildah and mmdebstrap (scripts/setup.sh --test-tools installs them); skips
+Needs root, buildah and mmdebstrap (podman for its test) (scripts/setup.sh --test-tools installs them); skips
 otherwise."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,6 +57,9 @@ def runtime_packages(binary: Path) -> list[str]:
     return sorted({line.split(":")[0] for line in owners.stdout.splitlines()})
 
 
+RUNROOTS: list[Path] = []  # the stores' runroots, outside tmp_path (see Buildah)
+
+
 @pytest.fixture(autouse=True)
 def remove_stores(tmp_path):
     """A vfs store holds a full copy of every layer (some 2 GB per test): gone when the test is."""
@@ -62,6 +67,8 @@ def remove_stores(tmp_path):
     for d in tmp_path.iterdir():
         if d.name.startswith(("buildah", "tmp")):
             shutil.rmtree(d, ignore_errors=True)
+    while RUNROOTS:
+        shutil.rmtree(RUNROOTS.pop(), ignore_errors=True)
 
 
 def base_tarball(packages: list[str]) -> Path:
@@ -84,19 +91,30 @@ def base_tarball(packages: list[str]) -> Path:
 
 
 class Buildah:
-    """buildah with a private store and cache-mount directory (TMPDIR) under `root`."""
+    """buildah (and podman) with a private store and cache-mount directory (TMPDIR) under
+    `root`; the runroot is a short directory of its own (podman refuses one over 50 characters)."""
 
     def __init__(self, root: Path, tmp: Path):
         self.root = root
         self.tmp = tmp
+        self.runroot = Path(tempfile.mkdtemp(prefix="bs-run-", dir="/tmp"))
+        RUNROOTS.append(self.runroot)
         tmp.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, "STORAGE_DRIVER": "vfs", "TMPDIR": str(tmp), "BUILDAH_ISOLATION": "chroot"}
         for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             self.env.pop(var, None)
 
     def __call__(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-        argv = ["buildah", "--root", str(self.root / "storage"), "--runroot", str(self.root / "run"),
+        argv = ["buildah", "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
                 "--storage-driver", "vfs", *[str(a) for a in args]]
+        return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
+    def podman(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+        """podman on the same store: what it builds, this buildah sees."""
+        argv = ["podman", "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
+                "--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "file",
+                *[str(a) for a in args]]
         return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout,
                               stdin=subprocess.DEVNULL)
 
@@ -133,18 +151,11 @@ class Buildah:
 
 def image_recipe(world, sources) -> Path:
     """Packages from the loopback index and fastext built from a directory beside the recipe."""
-    project = world.root / "project"
-    project.mkdir()
-    shutil.copytree(sources["tree"], project / "fastext")
-    steps = [R.venv(),
-             R.install("torch", ["demo-torch==2.11.0+cu130"], index_url=world.index.url("main"),
-                       extra_index_urls=[world.index.url("cu130")], verify=[R.imp("demo_torch")]),
-             {"id": "fastext", "kind": "build", "source": {"path": "fastext"},
-              # The fixture's build counter (a pid per build) goes to the cache mount: written
-              # into the image it would make two builds differ.
-              "env": {"FASTEXT_BUILD_LOG": "/var/cache/bootstrap/fastext-builds.log"},
-              "verify": [{"import": "fastext", "attr": "answer"}]},
-             R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
+    # The fixture's build counter (a pid per build) goes to the cache mount: written into the
+    # image it would make two builds differ.
+    project, steps = R.torch_and_fastext(
+        world, sources, env={"FASTEXT_BUILD_LOG": "/var/cache/bootstrap/fastext-builds.log"})
+    steps += [R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
     return R.write_recipe(project, "image.toml", name="image-demo", steps=steps,
                           header="", venv_path="/tmp/unused-venv")
 
@@ -195,6 +206,28 @@ def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, w
     assert "build cache hit" in warm_log, warm_log[-4000:]
     print(f"\nimage build: cold {cold_s:.1f} s, warm (cache mount) {warm_s:.1f} s")
     print(f"layers: {b.diff_ids('localhost/bs-image:2')}")
+
+
+def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
+    """The Containerfile is not buildah's alone: `podman build` (chroot isolation) runs it too,
+    cache mount included, and the image it makes holds a working venv and the labels."""
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed (scripts/setup.sh --test-tools)")
+    tarball = base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap))
+    b = Buildah(tmp_path / "buildah", tmp_path / "tmp")
+    b.import_base(tarball, "localhost/bs-base")
+    recipe = image_recipe(world, sources)
+    ctx = tmp_path / "ctx"
+    ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
+                  "--uv", world.uv]))
+    built = ok(b.podman("build", "--isolation", "chroot", "--layers=false", "-t", "localhost/bs-podman:1",
+                        "-f", ctx / "Containerfile", ctx))
+    assert "built in" in built.stdout + built.stderr, (built.stdout + built.stderr)[-4000:]
+    imported = ok(b.run_in("localhost/bs-podman:1", "/opt/venv/bin/python", "-c",
+                           "import demo_torch, fastext; print(fastext.answer())"))
+    assert imported.stdout.strip() == "42"
+    ok(b.run_in("localhost/bs-podman:1", "bootstrap", "doctor", "--venv", "/opt/venv"))
+    assert b.labels("localhost/bs-podman:1")["io.bootstrap.recipe.name"] == "image-demo"
 
 
 def tree_digests(b: Buildah, image: str, roots: list[str]) -> dict[str, str]:
