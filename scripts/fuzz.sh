@@ -54,7 +54,7 @@ fi
 build_start=$SECONDS
 echo "fuzz: building build-fuzz/ with $FUZZ_CXX" >&2
 bs_configure build-fuzz -DCMAKE_CXX_COMPILER="$FUZZ_CXX" -DBOOTSTRAP_FUZZ=ON \
-  -DBOOTSTRAP_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DBOOTSTRAP_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
 targets_to_build=()
 for t in "${TARGETS[@]}"; do targets_to_build+=("fuzz_${t%%:*}"); done

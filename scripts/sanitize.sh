@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The unit tests under AddressSanitizer + UndefinedBehaviorSanitizer: build build-asan/ with g++
-# (-fsanitize=address,undefined -fno-sanitize-recover=all -O1, every library instrumented) and
+# (-fsanitize=address,undefined -fno-sanitize-recover=all -O1 -g1: line tables are what a report's
+# file:line needs, and build faster than full -g; every library instrumented) and
 # run ctest there. Any sanitizer report fails the test that triggered it, and so this script.
 #
 #   scripts/sanitize.sh [CTEST_ARGS...]     e.g. -R pyenv: to run one module's tests
@@ -10,7 +11,7 @@ source scripts/lib/configure.sh
 
 start=$SECONDS
 bs_configure build-asan -DBOOTSTRAP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DBOOTSTRAP_WERROR="${BOOTSTRAP_WERROR:-OFF}"
 echo "sanitize: building build-asan/ (ASan+UBSan, g++ -O1)" >&2
 cmake --build build-asan -j"$(nproc)" --target unit_tests  # not the CLI: no unit test uses it
 build_seconds=$((SECONDS - start))
