@@ -104,19 +104,19 @@ class Buildah:
         for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             self.env.pop(var, None)
 
-    def __call__(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-        argv = ["buildah", "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
+    def _tool(self, tool: list[str], args, timeout: float) -> subprocess.CompletedProcess:
+        argv = [*tool, "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
                 "--storage-driver", "vfs", *[str(a) for a in args]]
         return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout,
                               stdin=subprocess.DEVNULL)
 
+    def __call__(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+        return self._tool(["buildah"], args, timeout)
+
     def podman(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
         """podman on the same store: what it builds, this buildah sees."""
-        argv = ["podman", "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
-                "--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "file",
-                *[str(a) for a in args]]
-        return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        return self._tool(["podman", "--cgroup-manager", "cgroupfs", "--events-backend", "file"],
+                          args, timeout)
 
     def import_base(self, tarball: Path, name: str):
         ctr = ok(self("from", "scratch")).stdout.strip()
@@ -160,14 +160,26 @@ def image_recipe(world, sources) -> Path:
                           header="", venv_path="/tmp/unused-venv")
 
 
-def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, world, sources, tmp_path):
-    tarball = base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap))
-    b = Buildah(tmp_path / "buildah", tmp_path / "tmp")
-    b.import_base(tarball, "localhost/bs-base")
+def image_context(world, sources, ctx: Path) -> Path:
+    """The image recipe's build context written to `ctx` (--no-device, base localhost/bs-base);
+    returns the recipe."""
     recipe = image_recipe(world, sources)
-    ctx = tmp_path / "ctx"
     ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
                   "--uv", world.uv]))
+    return recipe
+
+
+def store_with_base(world, root: Path, tmp: Path) -> Buildah:
+    """A private store holding the mmdebstrap base as localhost/bs-base."""
+    b = Buildah(root, tmp)
+    b.import_base(base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap)), "localhost/bs-base")
+    return b
+
+
+def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, world, sources, tmp_path):
+    b = store_with_base(world, tmp_path / "buildah", tmp_path / "tmp")
+    ctx = tmp_path / "ctx"
+    recipe = image_context(world, sources, ctx)
     assert (ctx / "sources/0/pyproject.toml").exists() or (ctx / "sources/0/setup.py").exists()
 
     cold, cold_s = b.bud(ctx, "localhost/bs-image:1")
@@ -213,13 +225,9 @@ def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
     cache mount included, and the image it makes holds a working venv and the labels."""
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/setup.sh --test-tools)")
-    tarball = base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap))
-    b = Buildah(tmp_path / "buildah", tmp_path / "tmp")
-    b.import_base(tarball, "localhost/bs-base")
-    recipe = image_recipe(world, sources)
+    b = store_with_base(world, tmp_path / "buildah", tmp_path / "tmp")
     ctx = tmp_path / "ctx"
-    ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
-                  "--uv", world.uv]))
+    image_context(world, sources, ctx)
     built = ok(b.podman("build", "--isolation", "chroot", "--layers=false", "-t", "localhost/bs-podman:1",
                         "-f", ctx / "Containerfile", ctx))
     assert "built in" in built.stdout + built.stderr, (built.stdout + built.stderr)[-4000:]
@@ -273,16 +281,12 @@ def top_layer_members(b: Buildah, image: str, dest: Path) -> dict[str, str]:
 
 def test_two_clean_image_builds_give_the_same_venv_layer(image_tools, world, sources, tmp_path):
     """Reproducibility: the same context built twice from empty caches with --timestamp 0."""
-    tarball = base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap))
-    recipe = image_recipe(world, sources)
     ctx = tmp_path / "ctx"
-    ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
-                  "--uv", world.uv]))
+    image_context(world, sources, ctx)
     layers, trees, members = [], [], []
     for n in (1, 2):
         # A store and cache-mount directory of its own per build: nothing is shared.
-        b = Buildah(tmp_path / f"buildah{n}", tmp_path / f"tmp{n}")
-        b.import_base(tarball, "localhost/bs-base")
+        b = store_with_base(world, tmp_path / f"buildah{n}", tmp_path / f"tmp{n}")
         ok(b.bud(ctx, f"localhost/bs-repro:{n}", "--timestamp", "0")[0])
         layers.append(b.diff_ids(f"localhost/bs-repro:{n}"))
         trees.append(tree_digests(b, f"localhost/bs-repro:{n}", ["/opt/venv", "/etc/bootstrap"]))
