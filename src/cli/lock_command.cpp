@@ -37,6 +37,11 @@ int execute_lock(const LockArgs& args) {
     auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
     if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
     fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name, path.string());
+    // A partial bring-up locks what ran; a --locked run refuses the rest (optional ones it skips).
+    for (const auto& recipe_step : loaded->steps)
+        if (auto it = lock->steps.find(recipe_step.id); it != lock->steps.end() && !it->second.covered)
+            fmt::print(stderr, "not covered: step '{}'{}: {}\n", recipe_step.id,
+                       it->second.optional ? " (optional)" : "", it->second.why);
     return 0;
 }
 
@@ -45,12 +50,13 @@ int execute_lock(const LockArgs& args) {
 void set_lock_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<LockArgs>();
     auto* cmd = app.add_subcommand(
-        "lock", "Write a lockfile (exact versions, wheel sha256, origins) from the venv a successful run left");
+        "lock", "Write a lockfile (exact versions, wheel sha256, origins, each step's packages) from the venv a run "
+                "left; steps that have not passed are recorded as not covered");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_option("-o,--output", args->output, "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
-    // The recipe is planned to map its steps to packages: a {device.*} value needs the arch the
-    // run used (a lock on a machine without the GPU, such as an image build, is given it).
+    // The recipe is planned to map its steps to packages, probing no GPU: a {device.*} value is
+    // needed only when an install step's packages use one (then give the arch the run used).
     auto* arch = cmd->add_option("--arch", args->arch,
                                  "CUDA arch that {device.*} placeholders stand for, as in the run (e.g. 9.0); no GPU is probed");
     cmd->add_flag("--no-device", args->no_device,

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/status.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
@@ -16,14 +17,11 @@ namespace bootstrap::cli {
 
 namespace {
 
-struct PlanArgs {
+struct PlanCommandArgs {
     std::string recipe;
-    std::string venv;
+    PlanArgs plan;
     bool json = false;
     bool explain = false;
-    bool recreate = false;
-    std::string arch;
-    bool no_device = false;
 };
 
 std::string describe_source(const steps::BuildSpec& b) {
@@ -66,16 +64,20 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
                    s.optional ? " optional" : "");
         if (s.index < decisions.size()) {
             const auto& d = decisions[s.index];
-            const char* what = d.decision == engine::Decision::run           ? "would run"
-                               : d.decision == engine::Decision::verify_only ? "would re-verify"
-                                                                             : "would skip";
-            fmt::print("  {}: {}\n", what, d.reason);
+            const char* what = d.decision == engine::Decision::run            ? "would run: "
+                               : d.decision == engine::Decision::verify_only  ? "would re-verify: "
+                               : d.decision == engine::Decision::not_selected ? ""
+                                                                              : "would skip: ";
+            fmt::print("  {}{}\n", what, d.reason);
         }
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
         if (s.install() && !s.install()->index_urls.empty())
             fmt::print("  indexes: {}\n", core::join(s.install()->index_urls, ", "));
         if (s.build()) fmt::print("  source: {}\n", describe_source(*s.build()));
         if (!s.argv.empty()) fmt::print("  argv: {}\n", core::redact_text(core::format_argv(s.argv)));
+        if (const auto* install = s.install())  // --locked: one command per list of indexes
+            for (size_t b = 1; b < install->locked.size(); ++b)
+                fmt::print("  then: {}\n", core::redact_text(core::format_argv(install->locked[b].argv)));
         fmt::print("  cwd: {}\n", s.cwd.string());
         for (const auto& [k, v] : s.env_set)
             fmt::print("  env set: {}={}\n", k, core::shown_value(k, v, plan.recipe->env_secret));
@@ -95,7 +97,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
     }
 }
 
-int execute_plan(const PlanArgs& args) {
+int execute_plan(const PlanCommandArgs& args) {
     auto fail_with = [&](const Error& e) {
         TerminalStatus status;
         status.error(e);
@@ -104,11 +106,9 @@ int execute_plan(const PlanArgs& args) {
     };
     auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return fail_with(loaded.error());
-    engine::PlanOptions options;
-    if (!args.venv.empty()) options.venv = args.venv;
-    options.recreate = args.recreate;
-    if (!args.arch.empty()) options.arch = args.arch;
-    options.no_device = args.no_device;
+    auto planned = plan_options(args.plan, *loaded);
+    if (!planned) return fail_with(planned.error());
+    engine::PlanOptions options = std::move(*planned);
     options.dry_run = true;
     auto pre = engine::gather_facts({}, false);
     if (!pre) return fail_with(pre.error());
@@ -130,18 +130,13 @@ int execute_plan(const PlanArgs& args) {
 }  // namespace
 
 void set_plan_command(CLI::App& app, Outcome& outcome) {
-    auto args = std::make_shared<PlanArgs>();
+    auto args = std::make_shared<PlanCommandArgs>();
     auto* cmd = app.add_subcommand("plan",
                                    "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` "
                                    "would run, re-verify or skip it, and why; changes nothing but caches (a directory "
                                    "source's tree stamps; with --explain, torch's facts)");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
-    cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
-    cmd->add_flag("--recreate", args->recreate, "Plan as `run --recreate` would");
-    cmd->add_option("--arch", args->arch,
-                    "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
-    cmd->add_flag("--no-device", args->no_device,
-                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
+    add_plan_options(*cmd, args->plan);  // as `run` takes them: the plan is that run's
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
     cmd->add_flag("--explain", args->explain, "Print every input of each step key (and of each build step's cache key, asking torch, nvcc and the compiler)");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });

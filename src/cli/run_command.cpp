@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/status.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
@@ -23,46 +24,26 @@ namespace {
 
 struct RunArgs {
     std::string recipe;
-    std::string venv;
-    std::string from;
-    std::vector<std::string> only;
-    std::vector<std::string> skip;
+    PlanArgs plan;
     bool force = false;
     bool verify = false;
-    bool recreate = false;
     bool json = false;
-    bool locked = false;
-    std::string lockfile;
     bool rollback_on_failure = false;
     double lock_timeout = 600;
-    std::string arch;
-    bool no_device = false;
     int verbose = 0;
 };
 
 void add_run_options(CLI::App& cmd, RunArgs& args) {
-    cmd.add_option("--venv", args.venv, "Use this venv instead of the recipe's [venv] path");
-    cmd.add_option("--from", args.from, "Start at this step id (earlier steps are not run)");
-    cmd.add_option("--only", args.only, "Run only these step ids")->expected(1, -1);
-    cmd.add_option("--skip", args.skip, "Do not run these step ids")->expected(1, -1);
+    add_plan_options(cmd, args.plan);
     cmd.add_flag("--force", args.force, "Run selected steps even when the journal says they are up to date");
     cmd.add_flag("--verify", args.verify, "Re-run verify clauses of steps that are skipped as up to date");
-    cmd.add_flag("--recreate", args.recreate, "Replace a venv that was made with another Python");
     cmd.add_option("--lock-timeout", args.lock_timeout,
                    "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
-    cmd.add_option("--arch", args.arch,
-                   "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
-    cmd.add_flag("--no-device", args.no_device,
-                 "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch");
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
     cmd.add_flag("-v,--verbose", args.verbose,
                  "Stream each step's output to stderr as it arrives (it always goes to the step log); "
                  "-vv also prints the debug log (plan decisions, keys, children's argv and env)");
-    cmd.add_flag("--locked", args.locked,
-                 "Install exactly the lockfile's pins with hash checking (default lockfile: "
-                 "lockfiles/<name>.lock.json beside the recipe, or beside its directory) and fail on any drift");
-    cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
     cmd.add_flag("--rollback-on-failure", args.rollback_on_failure,
                  "When a step fails, restore the venv to its snapshot from before the run");
 }
@@ -94,25 +75,15 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     };
     if (!loaded) return report_error(loaded.error());
     engine::RunOptions options;
-    if (!args.venv.empty()) options.plan.venv = args.venv;
-    options.plan.recreate = args.recreate;
-    if (!args.arch.empty()) options.plan.arch = args.arch;
-    options.plan.no_device = args.no_device;
+    auto plan = plan_options(args.plan, *loaded);
+    if (!plan) return report_error(plan.error());
+    options.plan = std::move(*plan);
     options.force = args.force;
     options.verify = args.verify;
-    if (!args.from.empty()) options.from = args.from;
-    options.only = args.only;
-    options.skip = args.skip;
     options.lock_timeout = args.lock_timeout;
     if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE"))
         options.backoff_base = core::parse_double(b).value_or(options.backoff_base);
     options.rollback_on_failure = args.rollback_on_failure;
-    if (args.locked || !args.lockfile.empty()) {
-        auto path = args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : fs::path(args.lockfile);
-        auto lock = manifest::load_lockfile(path);
-        if (!lock) return report_error(lock.error());
-        options.plan.locked = std::move(*lock);
-    }
 
     auto report = engine::run_recipe(*loaded, options, status);
     if (!report) return report_error(report.error());

@@ -1,5 +1,7 @@
 #include "engine/expander.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
@@ -33,10 +35,21 @@ Result<recipe::Expanded> Expander::expand(const recipe::Text& text) {
 }
 
 Status Expander::resolve_vars() {
+    // Every variable is checked now (an unset {env.X} is an error before anything runs), but a
+    // device value waits for a step that needs it: a run that selects no such step probes nothing.
+    const bool deferred = m_device_deferred;
+    m_device_deferred = true;
     for (const auto& [name, text] : m_recipe.vars) {
-        BS_TRY(auto e, expand(text));
-        m_vars[name] = e;
+        m_device_asked = false;
+        auto e = expand(text);
+        if (!e) {
+            m_device_deferred = deferred;
+            return tl::unexpected(e.error());
+        }
+        if (!e->complete && m_device_asked) m_vars_waiting_for_device.insert(name);
+        m_vars[name] = *e;
     }
+    m_device_deferred = deferred;
     return {};
 }
 
@@ -54,6 +67,17 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         auto it = m_vars.find(p.name);
         if (it == m_vars.end())
             return fail(ErrorCode::invalid_recipe, fmt::format("{{vars.{}}} is not defined", p.name));
+        if (!it->second.complete && !m_device_deferred && m_vars_waiting_for_device.count(p.name)) {
+            auto text = std::find_if(m_recipe.vars.begin(), m_recipe.vars.end(),
+                                     [&](const auto& v) { return v.first == p.name; });
+            BS_TRY(auto e, expand(text->second));
+            if (e.complete) {
+                m_vars_waiting_for_device.erase(p.name);
+                it->second = e;
+            }
+            if (!e.complete) return std::optional<std::string>();
+            return std::optional<std::string>(e.value);
+        }
         if (!it->second.complete) return std::optional<std::string>();
         return std::optional<std::string>(it->second.value);
     }
@@ -73,6 +97,10 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         // resolve_venv_path expands [vars] without a plan: a device value is "not known
         // yet" there, so the venv path alone never probes devices.
         if (!m_device_enabled) return std::optional<std::string>();
+        if (m_device_deferred) {
+            m_device_asked = true;
+            return std::optional<std::string>();
+        }
         BS_TRY(const device::ArchChoice* choice, device_choice());
         ++m_device_uses;
         const auto& d = choice->derived;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,17 @@ public:
     void set_device(const std::optional<std::string>& arch, bool no_device,
                     bool write_caches = true);
 
+    /// While deferred, a `{device.*}` value is "not known" (the step is incomplete) and nothing is
+    /// probed: for steps a run does not select, and for [vars] until a selected step uses them.
+    void set_device_deferred(bool deferred) { m_device_deferred = deferred; }
+
     /// What the device probes found since the last call (notes, notices), and the device facts.
     [[nodiscard]] DeviceFindings take_findings();
 
     [[nodiscard]] Result<recipe::Expanded> expand(const recipe::Text& text);
 
-    /// Expand [vars] in order (a variable may use those before it).
+    /// Expand [vars] in order (a variable may use those before it). A variable holding a
+    /// `{device.*}` value is expanded again, probing, when a step that is not deferred uses it.
     [[nodiscard]] Status resolve_vars();
 
     /// How many `{device.*}` values have been expanded so far, and the arches they stand for.
@@ -64,8 +70,11 @@ private:
     const Facts& m_facts;
     fs::path m_venv;
     std::map<std::string, recipe::Expanded> m_vars;
+    std::set<std::string> m_vars_waiting_for_device;  // incomplete only for a deferred device
     device::ArchRequest m_device_request;
     bool m_device_enabled = false;
+    bool m_device_deferred = false;
+    bool m_device_asked = false;  // a {device.*} value was asked for while deferred
     bool m_write_caches = true;
     DeviceFindings m_findings;
     std::optional<Result<device::ArchChoice>> m_device;

@@ -60,6 +60,8 @@ Result<Journal> Journal::load(const fs::path& venv) {
             entry.log = e.str("log");
             entry.venv_state = e.str("venv_state");
             entry.index_urls = e.strings("index_urls");
+            entry.failure = e.str("failure");
+            entry.retry_can_help = !e.boolean("permanent", false);
             for (const auto& [name, d] : e.objects("dists")) {
                 DistRecord rec;
                 rec.version = d.str("version");
@@ -90,6 +92,8 @@ Status Journal::save(const fs::path& venv) const {
                           {"seconds", e.seconds},   {"log", e.log}};
         if (!e.venv_state.empty()) je["venv_state"] = e.venv_state;
         if (!e.index_urls.empty()) je["index_urls"] = e.index_urls;
+        if (!e.failure.empty()) je["failure"] = e.failure;
+        if (!e.retry_can_help) je["permanent"] = true;
         je["dists"] = nlohmann::json::object();
         for (const auto& [name, d] : e.dists)
             je["dists"][name] = {{"version", d.version},

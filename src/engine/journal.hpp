@@ -38,6 +38,11 @@ struct JournalEntry {
     /// Install steps: the indexes the installer used (credentials redacted), in its order of
     /// precedence; what rollback and lock ask again.
     std::vector<std::string> index_urls;
+    /// A failed step: why (its error's one line, redacted), and whether another attempt could
+    /// change that (false: an impossible resolution, a missing path, HTTP 4xx, ...). An optional
+    /// step that failed for good is skipped while its key holds.
+    std::string failure;
+    bool retry_can_help = true;
 };
 
 struct Journal {

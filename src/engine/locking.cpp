@@ -11,6 +11,7 @@
 #include "pyenv/index_config.hpp"
 #include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
+#include "engine/skip_rule.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/wheel_name.hpp"
@@ -193,6 +194,49 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
     return *matches.front();
 }
 
+namespace {
+
+/// Which steps the lock covers (they passed when it was made), and why the others are not.
+std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const Journal& journal) {
+    std::map<std::string, manifest::LockedStep> out;
+    for (const auto& step : plan.steps) {
+        manifest::LockedStep ls;
+        ls.optional = step.optional;
+        auto it = journal.steps.find(step.id);
+        if (it == journal.steps.end()) {
+            ls.covered = false;
+            ls.why = "not run";
+        } else if (it->second.status != StepStatus::ok) {
+            const auto& e = it->second;
+            ls.covered = false;
+            ls.why = fmt::format("{}{} on {}{}", step.optional ? "optional step " : "",
+                                 e.status == StepStatus::interrupted ? "interrupted" : "failed",
+                                 e.finished_at.substr(0, 10), e.failure.empty() ? "" : ": " + e.failure);
+        }
+        out[step.id] = std::move(ls);
+    }
+    return out;
+}
+
+/// The locked packages an install step's requirements need (their closure in the venv), and
+/// those it owns (a package it installed that no requirement names, found by the journal).
+Result<std::vector<std::string>> step_packages(const steps::ResolvedStep& step, const Installed& installed,
+                                              const pyenv::MarkerEnv& markers, const manifest::Lockfile& lock) {
+    const auto* install = step.install();
+    if (!step.complete)
+        return fail(ErrorCode::usage,
+                    fmt::format("cannot lock step '{}': its packages use a value known only with the GPU's arch", step.id),
+                    "pass the arch the run used: bootstrap lock RECIPE --arch X (or --no-device)");
+    BS_TRY(auto names, pyenv::installed_closure(install->requirements, installed, markers));
+    std::set<std::string> out(names.begin(), names.end());
+    for (const auto& [name, p] : lock.packages)
+        if (p.origin.step == step.id) out.insert(name);
+    std::erase_if(out, [&](const std::string& n) { return !lock.packages.count(n); });
+    return std::vector<std::string>(out.begin(), out.end());
+}
+
+}  // namespace
+
 Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
                                          const Fetch& fetch) {
     BS_TRY(auto pre, gather_facts({}, false));
@@ -201,19 +245,16 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     if (!facts.python)
         return fail(ErrorCode::usage,
                     fmt::format("{} does not exist yet: run the recipe first", venv.string()));
-    BS_TRY(auto plan, make_plan(recipe, options, facts));
+    PlanOptions lock_options = options;
+    lock_options.probe_devices = false;  // nothing runs: the GPU is not asked
+    lock_options.locked.reset();
+    BS_TRY(auto plan, make_plan(recipe, lock_options, facts));
     BS_TRY(auto journal, Journal::load(venv));
-    std::vector<std::string> not_passed;
-    for (const auto& step : plan.steps) {
-        auto it = journal.steps.find(step.id);
-        if (!step.optional && (it == journal.steps.end() || it->second.status != StepStatus::ok))
-            not_passed.push_back(step.id);
-    }
-    if (!not_passed.empty())
+    auto steps = coverage(plan, journal);
+    if (std::none_of(steps.begin(), steps.end(), [](const auto& s) { return s.second.covered; }))
         return fail(ErrorCode::usage,
-                    fmt::format("cannot lock {}: the last run did not pass step(s) {}", recipe.name,
-                                core::join(not_passed, ", ")),
-                    "run the recipe to success first, then lock");
+                    fmt::format("cannot lock {}: no step of it has passed in {}", recipe.name, venv.string()),
+                    "run the recipe first, then lock");
 
     BS_TRY(auto snapshot, snapshot_for_run(plan, facts, "lock", "lock", true));
     manifest::ArtifactStore store(manifest::bootstrap_home(facts.env) / "artifacts");
@@ -264,6 +305,14 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
                     fmt::format("cannot lock {}: no wheel hash for {} package(s)", recipe.name,
                                 missing.size()),
                     core::join(missing, "\n"));
+    BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
+    for (const auto& step : plan.steps) {
+        auto& ls = steps.at(step.id);
+        if (ls.covered && step.install()) {
+            BS_TRY(ls.packages, step_packages(step, installed, facts.python->markers, lock));
+        }
+    }
+    lock.steps = std::move(steps);
     return lock;
 }
 

@@ -48,8 +48,11 @@ inline constexpr std::string_view k_simple_accept =
 find_installed_wheel(const std::vector<manifest::IndexFile>& files, const manifest::Package& pkg,
                      const std::string& page_url);
 
-/// Build a lockfile for the recipe's venv. Refuses (naming them) when the last run did not pass
-/// every step, or when some wheel's hash cannot be found.
+/// Build a lockfile for the recipe's venv: every installed package, and per step whether it is
+/// covered (it passed) with, for an install step, the closure of its requirements. Steps that
+/// did not pass are recorded as not covered, with why. Refuses when no step passed, or when some
+/// wheel's hash cannot be found (naming each). Probes no device: a `{device.*}` value is known
+/// only through options.arch / no_device.
 [[nodiscard]] Result<manifest::Lockfile>
 make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch);
 

@@ -23,6 +23,19 @@ namespace bootstrap::engine {
 
 namespace fs = std::filesystem;
 
+/// Which steps a run acts on: `--from ID`, `--only ID..`, `--skip ID..` (all steps by default).
+struct StepSelection {
+    std::optional<std::string> from;
+    std::vector<std::string> only;
+    std::vector<std::string> skip;
+
+    /// Is step `i` of `ids` (the recipe's step ids, in order) selected?
+    [[nodiscard]] bool includes(const std::vector<std::string>& ids, size_t i) const;
+    /// Every id the selection names is a step of `ids`; else a usage error naming the option
+    /// and the closest id.
+    [[nodiscard]] Status check(const std::vector<std::string>& ids) const;
+};
+
 struct PlanOptions {
     std::optional<fs::path> venv;  // --venv: overrides [venv] path
     bool recreate = false;         // --recreate: replace a venv made with another Python
@@ -33,6 +46,14 @@ struct PlanOptions {
     std::optional<std::string> arch;
     /// `--no-device`: probe nothing; `{device.*}` uses the recipe's [device] fallback_arch.
     bool no_device = false;
+    /// The steps a run acts on. The others are planned too (`plan` shows them), but their
+    /// `{device.*}` values are left unknown: devices are probed only for a selected step.
+    StepSelection selection;
+    /// false: probe no device at all (`lock`, which runs nothing); a `{device.*}` value is then
+    /// unknown unless --arch or --no-device answers it.
+    bool probe_devices = true;
+    /// `--retry-optional`: an optional step that failed for good runs again while its key holds.
+    bool retry_optional = false;
 };
 
 struct Plan {
@@ -43,6 +64,10 @@ struct Plan {
     pyenv::NetworkOptions net;
     exec::EnvMap base_env;  // pass-through env with [env] set/unset applied
     std::vector<steps::ResolvedStep> steps;
+    std::vector<bool> selected;  // per step: the options' selection includes it
+    bool retry_optional = false;  // PlanOptions::retry_optional
+    /// --locked: each locked package's recorded indexes (its origin in this run's manifests).
+    std::map<std::string, std::vector<std::string>> locked_indexes;
     std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
     std::vector<std::string> device_notices;  // the loud ones among `notes` (`run` shows them)
     /// What `{device.*}` stood for (the run's manifests keep it): cuda_archs, cuda_archs_from,

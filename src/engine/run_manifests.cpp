@@ -95,6 +95,10 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
             if ((pkg.origin.kind == "index" || pkg.origin.kind == "unknown") && !urls.empty())
                 pkg.origin.index_urls = urls;
         }
+        // A locked run installed each package from the indexes the lock names for it.
+        if (plan != nullptr && (pkg.origin.kind == "index" || pkg.origin.kind == "unknown"))
+            if (auto locked = plan->locked_indexes.find(name); locked != plan->locked_indexes.end())
+                pkg.origin.index_urls = locked->second;
         if (store == nullptr) continue;
         if (!pkg.origin.artifact_sha256.empty() && store->find(pkg.origin.artifact_sha256)) continue;
         if (auto wheel = local_wheel_of(pkg, step)) {

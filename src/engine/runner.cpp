@@ -12,6 +12,7 @@
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
@@ -96,11 +97,6 @@ public:
         core::log::debug("venv {}", venv.string());
         // Building for an arch nothing confirmed (--arch, --no-device) is said before anything runs.
         for (const auto& notice : m_plan.device_notices) m_observer.message("warning: " + notice);
-        BS_CHECK(check_selection());
-        if (const auto& lock = m_options.plan.locked; lock && lock->recipe_digest != m_recipe.source_digest)
-            return fail(ErrorCode::usage,
-                        fmt::format("the recipe {} changed since its lockfile was written", m_recipe.file.string()),
-                        "run `bootstrap lock` again after a successful run, or run without --locked");
 
         bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
@@ -169,35 +165,7 @@ private:
         return {};
     }
 
-    Status check_selection() {
-        std::vector<std::string> ids;
-        for (const auto& s : m_plan.steps) ids.push_back(s.id);
-        auto check = [&](const std::string& id, const char* option) -> Status {
-            if (std::find(ids.begin(), ids.end(), id) != ids.end()) return {};
-            auto near = core::closest_match(id, ids);
-            return fail(ErrorCode::usage,
-                        fmt::format("{} {}: the recipe has no step '{}'{}", option, id, id,
-                                    near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)),
-                        "steps: " + core::join(ids, ", "));
-        };
-        if (m_options.from) BS_CHECK(check(*m_options.from, "--from"));
-        for (const auto& id : m_options.only) BS_CHECK(check(id, "--only"));
-        for (const auto& id : m_options.skip) BS_CHECK(check(id, "--skip"));
-        return {};
-    }
-
-    bool selected(size_t i) const {
-        const auto& id = m_plan.steps[i].id;
-        auto has = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), id) != v.end(); };
-        if (has(m_options.skip)) return false;
-        if (!m_options.only.empty() && !has(m_options.only)) return false;
-        if (m_options.from) {
-            for (size_t j = 0; j < m_plan.steps.size(); ++j) {
-                if (m_plan.steps[j].id == *m_options.from) return i >= j;
-            }
-        }
-        return true;
-    }
+    bool selected(size_t i) const { return i < m_plan.selected.size() && m_plan.selected[i]; }
 
     SkipRule& skip_rule() {
         if (!m_skip) m_skip.emplace(m_plan, m_facts, m_journal);
@@ -208,6 +176,7 @@ private:
     Status run_step(size_t i) {
         auto& report = m_report.steps[i];
         auto step = m_plan.steps[i];  // copy: a re-plan below replaces m_plan
+        m_last_failure = {};
         const size_t total = m_plan.steps.size();
         m_observer.step_started(i, total, step);
         const auto start = Clock::now();
@@ -220,6 +189,14 @@ private:
         if (core::log::enabled(core::log::Level::debug))
             for (const auto& line : core::split(step.key_explain, '\n'))
                 if (!line.empty()) core::log::debug("step {} key input: {}", step.id, line);
+        if (decision.decision == Decision::optional_failed) {
+            // Failed for good under this key: no log, no snapshot, no network.
+            report.result = StepResult::skipped;
+            report.reason = decision.reason;
+            report.seconds = since(start);
+            m_observer.step_finished(i, total, report);
+            return {};
+        }
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
@@ -431,10 +408,13 @@ private:
         m_report.rolled_back = true;
     }
 
+    /// Attempts (the step's `attempts`) with exponential backoff, for failures another attempt
+    /// can change: one that cannot (permanent_failure) ends the loop at once.
     Result<steps::Outcome> run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
         Error last{ErrorCode::internal, "no attempt ran", {}};
         for (int attempt = 1; attempt <= step.attempts; ++attempt) {
             report.attempts = attempt;
+            ctx.failure = {};
             auto outcome = steps::execute(step, ctx);
             if (outcome) {
                 if (!ctx.note.empty()) report.reason = ctx.note;
@@ -442,7 +422,15 @@ private:
                 return *outcome;
             }
             last = outcome.error();
+            m_last_failure = failure_class(last, ctx);
             if (outcome.error().code == ErrorCode::interrupted || attempt == step.attempts) break;
+            if (m_last_failure.kind == steps::FailureKind::permanent) {
+                if (step.attempts > 1)
+                    m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); not retried: {}", step.id,
+                                                   attempt, step.attempts, outcome.error().message,
+                                                   m_last_failure.why));
+                break;
+            }
             double wait = m_options.backoff_base * static_cast<double>(1 << (attempt - 1));
             m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id,
                                            attempt, step.attempts, outcome.error().message,
@@ -450,6 +438,20 @@ private:
             if (!core::sleep_interruptible(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
         }
         return tl::unexpected(last);
+    }
+
+    /// Whether another attempt can change a failure: the installer's own words first, then
+    /// what kind of error it is (a missing path or a bad value stays so; a timeout may not).
+    static steps::FailureClass failure_class(const Error& error, const steps::StepContext& ctx) {
+        if (ctx.failure.kind != steps::FailureKind::unknown) return ctx.failure;
+        switch (error.code) {
+            case ErrorCode::not_found: return {steps::FailureKind::permanent, "a path the step needs does not exist"};
+            case ErrorCode::usage:
+            case ErrorCode::invalid_recipe: return {steps::FailureKind::permanent, "the step's input is invalid"};
+            case ErrorCode::timeout: return {steps::FailureKind::transient, "the step ran out of time"};
+            case ErrorCode::network: return {steps::FailureKind::transient, "a download failed"};
+            default: return {};
+        }
     }
 
     /// Before an install or build step that keeps earlier steps' overrides runs: their versions now.
@@ -493,6 +495,10 @@ private:
         entry.seconds = report.seconds;
         entry.log = report.log;
         entry.dists.clear();
+        entry.failure = core::redact_text(error.message);
+        // Only the action's own failure can be permanent: a verify clause that failed, or a
+        // step that undid an earlier one, says something about the venv, which can change.
+        entry.retry_can_help = in_verify || fatal || m_last_failure.kind != steps::FailureKind::permanent;
         BS_CHECK(m_journal.save(m_plan.venv));
         m_observer.step_finished(i, m_plan.steps.size(), report);
         // What a step changed before failing is real: later steps see it.
@@ -576,6 +582,7 @@ private:
     RunReport m_report;
     std::optional<SkipRule> m_skip;
     bool m_earlier_ran = false;  // a step of this run ran: later verify clauses run again
+    steps::FailureClass m_last_failure;  // of the last failed attempt (run_attempts)
     manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
     bool m_before_taken = false;
     std::optional<manifest::Manifest> m_before;

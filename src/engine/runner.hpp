@@ -22,9 +22,6 @@ struct RunOptions {
     PlanOptions plan;
     bool force = false;             // run every selected step, whatever the journal says
     bool verify = false;            // re-run verify clauses even for skipped steps
-    std::optional<std::string> from;
-    std::vector<std::string> only;
-    std::vector<std::string> skip;
     double lock_timeout = 600;      // seconds
     double backoff_base = 2;        // seconds before the 2nd attempt; doubles each time
     bool rollback_on_failure = false;  // restore the before-snapshot when a step fails

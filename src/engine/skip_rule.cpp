@@ -131,12 +131,19 @@ bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirem
 
 StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran,
                               bool force, bool verify) {
+    if (!step.not_locked.empty()) return {Decision::optional_failed, "not in the lockfile: " + step.not_locked};
     if (force) return {Decision::run, "forced"};
     std::string why_run;
     auto it = m_journal.steps.find(step.id);
     bool holds = false;
     if (it == m_journal.steps.end())
         why_run = "first run";
+    else if (it->second.status == StepStatus::failed && step.optional && !it->second.retry_can_help &&
+             it->second.key == step.key && !m_plan.retry_optional)
+        return {Decision::optional_failed,
+                fmt::format("optional step failed on {}: {}; `--retry-optional` or a changed step retries it",
+                            it->second.finished_at.substr(0, 10),
+                            it->second.failure.empty() ? std::string("(no reason recorded)") : it->second.failure)};
     else if (it->second.status != StepStatus::ok)
         why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
     else if (it->second.key != step.key)
@@ -169,7 +176,9 @@ const char* to_string(Decision d) {
         case Decision::run: return "run";
         case Decision::verify_only: return "verify";
         case Decision::up_to_date:
-        case Decision::satisfied: return "skip";
+        case Decision::satisfied:
+        case Decision::optional_failed: return "skip";
+        case Decision::not_selected: return "none";
     }
     return "run";
 }
@@ -185,7 +194,9 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
     bool earlier = false;
     for (const auto& step : plan.steps) {
         StepDecision d;
-        if (step.key.empty()) {
+        if (step.index < plan.selected.size() && !plan.selected[step.index]) {
+            d = {Decision::not_selected, "not selected"};
+        } else if (step.key.empty()) {
             d = {Decision::run, "its inputs are known once the venv exists"};
         } else {
             d = rule.decide(step, installed, earlier, false, false);

@@ -10,6 +10,9 @@
 // Verify clauses (and a check step, which is only verify clauses) observe the whole venv, so
 // they run again whenever the installed set differs from the one they last passed against, or
 // an earlier step of the same run ran.
+// An optional step that failed in a way another attempt cannot change (an impossible
+// resolution, a missing path: steps::FailureKind::permanent) is skipped while its key holds,
+// unless --retry-optional; one that failed for a transient reason is tried again.
 
 #include <map>
 #include <set>
@@ -30,6 +33,8 @@ enum class Decision {
     verify_only,    // the action holds; its verify clauses must run again
     up_to_date,     // nothing to do
     satisfied,      // install step: its requirements already hold; the installer is not run
+    optional_failed,  // an optional step failed for good under this key: not tried again
+    not_selected,     // `plan` with --only/--skip/--from: the run leaves it alone
 };
 
 struct StepDecision {

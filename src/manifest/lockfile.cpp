@@ -21,6 +21,15 @@ std::string to_json(const Lockfile& lock) {
     for (const auto& [name, p] : lock.packages)
         j["packages"][name] = {
             {"version", p.version}, {"wheel", p.wheel}, {"sha256", p.sha256}, {"origin", origin_to_json(p.origin)}};
+    j["steps"] = nlohmann::json::object();
+    for (const auto& [id, st] : lock.steps) {
+        nlohmann::json js = nlohmann::json::object();
+        if (!st.covered) js["covered"] = false;
+        if (st.optional) js["optional"] = true;
+        if (!st.why.empty()) js["why"] = st.why;
+        if (st.covered && !st.packages.empty()) js["packages"] = st.packages;
+        j["steps"][id] = std::move(js);
+    }
     return j.dump(2) + "\n";
 }
 
@@ -46,6 +55,8 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
         if (!python) j.invalid("python", "missing");
         if (!j.object("packages")) j.invalid("packages", "missing");
         Lockfile lock;
+        lock.schema = static_cast<int>(schema);
+        lock.file = file;
         lock.recipe_name = required(*recipe, "name");
         lock.recipe_digest = required(*recipe, "digest");
         lock.python_version = python->str("version");
@@ -62,6 +73,16 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 lp.origin.kind = "unknown";
             }
             lock.packages[name] = std::move(lp);
+        }
+        for (const auto& [id, st] : j.objects("steps")) {
+            LockedStep ls;
+            ls.covered = st.boolean("covered", true);
+            ls.optional = st.boolean("optional", false);
+            ls.why = st.str("why");
+            ls.packages = st.strings("packages");
+            for (const auto& name : ls.packages)
+                if (!lock.packages.count(name)) st.invalid("packages", "names " + name + ", which is not locked");
+            lock.steps[id] = std::move(ls);
         }
         return lock;
     }, invalid);

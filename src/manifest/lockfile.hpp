@@ -1,6 +1,11 @@
 #pragma once
-// Lockfiles: exact versions, the sha256 of each wheel, and its origin, made from a successful
-// run; `run --locked` installs exactly that with hash checking and refuses drift.
+// Lockfiles: exact versions, the sha256 of each wheel, and its origin, made from the venv a run
+// left; `run --locked` installs exactly that with hash checking and refuses drift.
+//
+// Schema 2 also says, per recipe step, whether the lock covers it (it had passed when the lock
+// was made) and, for an install step, every locked package its requirements need (their
+// closure in the locked venv): a locked run installs a step's whole closure, so each step's
+// verify holds in an empty venv, whichever later step reinstalled or upgraded a dependency.
 
 #include <filesystem>
 #include <map>
@@ -12,7 +17,9 @@
 
 namespace bootstrap::manifest {
 
-inline constexpr int k_lockfile_schema = 1;
+// v2: per-step coverage and closures ("steps"). A v1 lock credited each package only to the
+// last step that installed it, which cannot rebuild a venv from nothing.
+inline constexpr int k_lockfile_schema = 2;
 
 struct LockedPackage {
     std::string name;     // normalised
@@ -23,13 +30,24 @@ struct LockedPackage {
     Origin origin;
 };
 
+/// What the lock says of one recipe step.
+struct LockedStep {
+    bool covered = true;   // it had passed when the lock was made
+    bool optional = false;
+    std::string why;       // not covered: "not run", "failed on 2026-12-01: ...", ...
+    /// Install steps: the locked packages its requirements need (normalised names, sorted).
+    std::vector<std::string> packages;
+};
+
 struct Lockfile {
     int schema = k_lockfile_schema;
+    fs::path file;  // where it was read from (for messages; not written)
     std::string recipe_name;
     std::string recipe_digest;
     std::string python_version;
     std::string platform;
     std::map<std::string, LockedPackage> packages;
+    std::map<std::string, LockedStep> steps;  // by step id (schema >= 2)
 };
 
 [[nodiscard]] std::string to_json(const Lockfile& lock);

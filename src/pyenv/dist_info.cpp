@@ -501,4 +501,33 @@ bool is_satisfied(const Requirement& req, const std::map<std::string, Distributi
         .check(req, walk_env, prereleases);
 }
 
+Result<std::vector<std::string>> installed_closure(const std::vector<Requirement>& requirements,
+                                                   const std::map<std::string, Distribution>& installed,
+                                                   const MarkerEnv& env) {
+    // A worklist of {distribution, extra}: each pair's Requires-Dist is read once, so cycles
+    // end and a long chain needs no deep call stack.
+    std::set<std::string> names;
+    std::set<std::pair<std::string, std::string>> walked;
+    std::vector<std::pair<const Distribution*, std::string>> work;
+    MarkerEnv walk_env = env;
+    auto enter = [&](const Requirement& req, const std::string& extra) {
+        walk_env["extra"] = extra;
+        if (req.marker && !req.marker->evaluate(walk_env)) return;
+        auto it = installed.find(req.normalized_name);
+        if (it == installed.end()) return;
+        names.insert(it->first);
+        work.emplace_back(&it->second, "");
+        for (const auto& e : req.extras) work.emplace_back(&it->second, e);
+    };
+    for (const auto& req : requirements) enter(req, "");
+    while (!work.empty()) {
+        auto [dist, extra] = work.back();
+        work.pop_back();
+        if (!walked.insert({dist->normalized_name, extra}).second) continue;
+        BS_TRY(auto deps, read_requires_dist(*dist));
+        for (const auto& dep : deps) enter(dep, extra);
+    }
+    return std::vector<std::string>(names.begin(), names.end());
+}
+
 }  // namespace bootstrap::pyenv

@@ -92,4 +92,12 @@ struct RecordDigests {
                                 const MarkerEnv& env, bool prereleases, std::string* why_not,
                                 const std::set<std::pair<std::string, std::string>>& allowed_conflicts = {});
 
+/// Every installed distribution `requirements` need (normalised names, sorted): each one whose
+/// marker holds in `env`, and what its installed distribution requires, transitively, with
+/// extras followed. Names that are not installed are left out (the caller compares). Versions
+/// are not checked: this is what a resolution of `requirements` brought into the venv.
+[[nodiscard]] Result<std::vector<std::string>> installed_closure(
+    const std::vector<Requirement>& requirements, const std::map<std::string, Distribution>& installed,
+    const MarkerEnv& env);
+
 }  // namespace bootstrap::pyenv

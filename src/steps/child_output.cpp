@@ -79,4 +79,67 @@ std::string installer_cause(std::string_view output) {
     return {};
 }
 
+namespace {
+
+struct Pattern {
+    std::string_view text;
+    std::string_view why;
+};
+
+// uv's and pip's wording (uv 0.4-0.13, pip 23-25). Transient first: see classify_installer_output.
+constexpr Pattern k_transient[] = {
+    {"HTTP status server error", "the index answered with a server error (HTTP 5xx)"},
+    {" Server Error", "the index answered with a server error (HTTP 5xx)"},
+    {"429 Too Many Requests", "the index asked to slow down (HTTP 429)"},
+    {"408 Request Timeout", "the index timed out the request (HTTP 408)"},
+    {"error sending request", "a request to the index failed"},
+    {"timed out", "a network operation timed out"},
+    {"network timeout", "a network operation timed out"},
+    {"Read timed out", "a network operation timed out"},
+    {"ReadTimeoutError", "a network operation timed out"},
+    {"ConnectTimeoutError", "a network operation timed out"},
+    {"onnection reset", "the connection was reset"},
+    {"onnection closed", "the connection was closed early"},
+    {"onnection refused", "the connection was refused"},
+    {"ConnectionResetError", "the connection was reset"},
+    {"IncompleteRead", "a download was cut short"},
+    {"ProtocolError", "a download was cut short"},
+    {"unexpected EOF", "a download was cut short"},
+    {"end of file before message length reached", "a download was cut short"},
+    {"error decoding response body", "a download was cut short"},
+    {"Max retries exceeded", "the index could not be reached"},
+    {"dns error", "a host name did not resolve"},
+    {"failed to lookup address", "a host name did not resolve"},
+    {"Temporary failure in name resolution", "a host name did not resolve"},
+};
+
+constexpr Pattern k_permanent[] = {
+    {"No solution found when resolving", "the requirements have no solution"},
+    {"requirements are unsatisfiable", "the requirements have no solution"},
+    {"ResolutionImpossible", "the requirements have no solution"},
+    {"Could not find a version that satisfies the requirement", "no version satisfies the requirement"},
+    {"No matching distribution found", "no version satisfies the requirement"},
+    {"was not found in the package registry", "a package is not on the index"},
+    {"HTTP status client error", "the index refused the request (HTTP 4xx)"},
+    {" Client Error", "the index refused the request (HTTP 4xx)"},
+    {"ash mismatch", "a file's hash differs from the one required"},
+    {"DO NOT MATCH THE HASHES", "a file's hash differs from the one required"},
+    {"No `pyproject.toml` found", "the project directory holds no pyproject.toml"},
+    {"File not found", "a file the command names does not exist"},
+    {"Distribution not found at", "a file the command names does not exist"},
+    {"needs to be updated, but `--locked` was provided", "the project's uv.lock is out of date"},
+    {"Failed to parse", "an input could not be parsed"},
+};
+
+}  // namespace
+
+FailureClass classify_installer_output(std::string_view output) {
+    const std::string text = plain_text(output);
+    for (const auto& p : k_transient)
+        if (text.find(p.text) != std::string::npos) return {FailureKind::transient, std::string(p.why)};
+    for (const auto& p : k_permanent)
+        if (text.find(p.text) != std::string::npos) return {FailureKind::permanent, std::string(p.why)};
+    return {};
+}
+
 }  // namespace bootstrap::steps

@@ -79,7 +79,9 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
     // Installers (uv, pip) say why they failed in a line of their own: that line, not "uv
     // exit code 1", heads the error.
     if (kind_of(step.kind).runs_installer && !result.timed_out && !result.interrupted) {
-        std::string cause = core::redact_text(installer_cause(child_output(ctx, result, offset)));
+        const std::string output = child_output(ctx, result, offset);
+        ctx.failure = classify_installer_output(output);
+        std::string cause = core::redact_text(installer_cause(output));
         if (!cause.empty())
             err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id,
                                       step.kind, cause,

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "exec/process.hpp"
+#include "steps/child_output.hpp"
 #include "steps/resolved_step.hpp"
 
 namespace bootstrap::steps {
@@ -20,6 +21,8 @@ struct StepContext {
     std::function<Result<exec::ProcessResult>(const exec::ProcessSpec&)> run = exec::run_process;
     std::function<void(std::string_view)> on_output;  // live output (may be empty)
     std::string note;  // set by an executor: what happened, for the run's report ("build cache hit")
+    /// Set when an installer child fails: whether another attempt can change its answer.
+    FailureClass failure;
 };
 
 enum class Outcome { ran, skipped_creates, skipped_unless, kept };

@@ -27,11 +27,23 @@
 
 namespace bootstrap::steps {
 
-/// `run --locked`: what an install step installs instead of its packages.
+/// `run --locked`: one installer command of a locked install step: the locked packages that
+/// came from one list of indexes (asked the same way, so the same files are chosen), plus wheel
+/// files by path.
+struct LockedBatch {
+    std::optional<std::string> index_url;  // credentials put back; nullopt with no_index
+    std::vector<std::string> extra_index_urls;
+    bool no_index = false;                 // only wheel files
+    std::string indexes_shown;             // redacted, for the plan and the key
+    fs::path file;                         // its requirements file
+    std::string text;                      // pinned lines with --hash
+};
+
+/// `run --locked`: what an install step installs instead of its packages: its whole locked
+/// closure, pinned and hashed, without resolution.
 struct LockedInstall {
-    std::vector<pyenv::Requirement> requirements;  // the pins it owned when the lock was made
-    fs::path file;                                 // where its requirements file goes
-    std::string text;                              // pinned lines with --hash ("" = nothing)
+    std::vector<pyenv::Requirement> requirements;  // every pin
+    std::vector<LockedBatch> batches;              // one installer command each
 };
 
 /// What a kind's expansion may ask of the plan being built (engine/plan.cpp implements it).
@@ -45,8 +57,11 @@ public:
                                                          ResolvedStep& step);
     /// A local path from the recipe: `~` expanded, relative ones taken from the recipe's dir.
     [[nodiscard]] virtual std::string local_path(const std::string& raw) const = 0;
-    /// `run --locked`: what the install step `s` installs; nullopt without --locked.
-    [[nodiscard]] virtual std::optional<LockedInstall> locked(const recipe::Step& s) = 0;
+    /// `run --locked`: what the install step `s` installs; nullopt without --locked. An error
+    /// when a package it needs cannot be installed from the lock (a local wheel no longer kept).
+    /// `own_urls`: the step's own index URLs (they may carry the credentials its origins need).
+    [[nodiscard]] virtual Result<std::optional<LockedInstall>> locked(const recipe::Step& s,
+                                                                      const std::vector<std::string>& own_urls) = 0;
     /// `run --locked`: every locked package as `name==version` (empty without --locked).
     [[nodiscard]] virtual std::vector<std::string> locked_pins() const = 0;
     /// A plan-level remark ("`uv sync` is exact ...").
@@ -134,5 +149,13 @@ struct Kind {
 /// `no_deps` or a `--locked` run. (kind_install.cpp)
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> earlier_overrides(
     const std::vector<pyenv::Requirement>& own, bool no_deps, const PlanContext& ctx);
+
+/// A local file or directory a step reads (a sync step's project, a pybind11 source): checked
+/// when the plan is made, before anything runs. Missing, it is an error naming `field`'s
+/// file:line, unless an earlier `run` step may create it or the step is optional (then a note
+/// in `out`). Values not known yet are not checked. (kinds.cpp)
+[[nodiscard]] Status check_local_input(const recipe::Step& s, const recipe::Text& field, const std::string& path,
+                                       std::string_view what, bool directory, ResolvedStep& out,
+                                       const PlanContext& ctx);
 
 }  // namespace bootstrap::steps

@@ -83,26 +83,43 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     req.reinstall = spec.reinstall = f.reinstall;
     req.pre = spec.pre = f.pre;
     req.no_deps = f.no_deps;
-    std::vector<std::string> lock_args;
-    if (auto locked = ctx.locked(s)) {
-        // The step installs exactly the locked packages it owned when the lock was made
-        // (pinned, hashed, no dependency resolution).
+    std::vector<std::string> own_urls = req.extra_index_urls;
+    if (req.index_url) own_urls.push_back(*req.index_url);
+    BS_TRY(auto locked, ctx.locked(s, own_urls));
+    if (locked) {
+        // The step installs its whole locked closure (pinned, hashed, no dependency
+        // resolution), one command per list of indexes its packages came from.
         spec.requirements = std::move(locked->requirements);
-        spec.requirements_file = std::move(locked->file);
-        spec.requirements_text = std::move(locked->text);
+        spec.locked_run = true;
         req.requirements.clear();
+        req.find_links.clear();
         req.no_deps = true;
         req.upgrade = req.reinstall = false;
         spec.upgrade = spec.reinstall = false;
-        // uv and pip spell these the same: every pin comes from the file, with its hash.
-        lock_args = {"-r", spec.requirements_file.string(), "--require-hashes"};
+        for (const auto& batch : locked->batches) {
+            pyenv::InstallRequest one = req;
+            one.index_url = batch.index_url;
+            one.extra_index_urls = batch.extra_index_urls;
+            one.no_index = batch.no_index;
+            auto command = ctx.installer->install(ctx.venv, one, ctx.net);
+            auto key_command = ctx.installer->install(ctx.venv, one, ctx.key_net);
+            // uv and pip spell these the same: every pin comes from the file, with its hash.
+            for (auto* c : {&command, &key_command})
+                c->argv.insert(c->argv.end(), {"-r", batch.file.string(), "--require-hashes"});
+            if (spec.locked.empty()) {
+                ex.command = command;
+                ex.key_command = key_command;
+            }
+            spec.locked.push_back({command.argv, batch.file, batch.text, batch.indexes_shown});
+        }
+        if (spec.locked.empty()) ex.command = ex.key_command = ctx.installer->install(ctx.venv, req, ctx.net);
+        out.spec = std::move(spec);
+        return {};
     }
     spec.overrides = earlier_overrides(spec.requirements, spec.request.no_deps, ctx);
     if (!spec.overrides.empty()) req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
-    for (auto* c : {&ex.command, &ex.key_command})
-        c->argv.insert(c->argv.end(), lock_args.begin(), lock_args.end());
     out.spec = std::move(spec);
     return {};
 }
@@ -118,7 +135,7 @@ void environment_known(ResolvedStep& step, const PlanContext& ctx) {
 
 void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
     const auto& spec = std::get<InstallSpec>(step.spec);
-    if (!spec.requirements_file.empty()) key.add("locked", spec.requirements_text);
+    for (const auto& c : spec.locked) key.add("locked", c.indexes_shown + "\n" + c.text);
     // Which earlier steps' packages this resolution keeps, not their versions: those are venv
     // facts, written to the file when the step runs; the end-of-run check holds every step to
     // its requirements, so a version an override step changes later needs no re-run here.
@@ -131,9 +148,12 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
 
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     const auto& spec = std::get<InstallSpec>(step.spec);
-    if (!spec.requirements_file.empty()) {
-        if (spec.requirements_text.empty()) return Outcome::ran;  // the lock gives it nothing
-        BS_CHECK(core::write_file_atomic(spec.requirements_file, spec.requirements_text));
+    if (spec.locked_run) {
+        for (const auto& c : spec.locked) {
+            BS_CHECK(core::write_file_atomic(c.file, c.text));
+            BS_CHECK(run_child(step, ctx, c.argv));
+        }
+        return Outcome::ran;  // (no batch: the lock gives the step nothing to install)
     }
     BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;

@@ -44,6 +44,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     Pybind11Spec spec;
     BS_TRY(auto source_text, ctx.text(s.source, out));
     std::string source = ctx.local_path(source_text);
+    BS_CHECK(check_local_input(step, s.source, source, "source", false, out, ctx));
     BS_TRY(auto module, ctx.text(s.module, out));
     std::string output_dir = fs::path(source).parent_path().string();
     if (s.output_dir) {
@@ -70,8 +71,8 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     } else {
         spec.includes = {ctx.venv_python.string(), "-m", "pybind11", "--includes"};
         spec.includes_at = out.argv.size();
-        out.note = "pybind11's include flags: `" + core::format_argv(spec.includes) +
-                   "` when the step runs (or set pybind11_include)";
+        out.note += (out.note.empty() ? "" : "; ") + std::string("pybind11's include flags: `") +
+                    core::format_argv(spec.includes) + "` when the step runs (or set pybind11_include)";
     }
     BS_TRY(auto extra, ctx.texts(s.extra_args, out));
     out.argv.insert(out.argv.end(), extra.begin(), extra.end());

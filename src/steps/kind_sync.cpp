@@ -64,6 +64,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     BS_TRY(auto args, ctx.texts(f.args, out));
     if (ctx.locked_run && std::find(args.begin(), args.end(), "--locked") == args.end())
         args.push_back("--locked");  // uv.lock is the sync step's own lockfile
+    BS_CHECK(check_local_input(s, f.project, ctx.local_path(project), "project", true, out, ctx));
     std::get<SyncSpec>(out.spec).lock = fs::path(ctx.local_path(project)) / "uv.lock";
     ex.command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.net);
     ex.key_command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.key_net);
@@ -81,6 +82,12 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
 void key_inputs(const ResolvedStep&, core::KeyBuilder&) {}
 
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
+    // A missing project is said as such (uv would look for a pyproject.toml in the parents).
+    const fs::path project = std::get<SyncSpec>(step.spec).lock.parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(project, ec))
+        return fail(ErrorCode::not_found,
+                    fmt::format("step '{}' (sync): the project directory {} does not exist", step.id, project.string()));
     BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;
 }

@@ -124,6 +124,33 @@ void note_possible_download(const std::string& version, ResolvedStep& out, PlanC
                                 program, version);
 }
 
+/// A `pythonX.Y` on PATH that does not run (a pyenv shim for a version the shell has not
+/// selected) stops uv and pip alike when they create the venv: said when the plan is made.
+Status check_version_on_path(const recipe::VenvSection& section, const std::string& version, PlanContext& ctx) {
+    if (ctx.base_env == nullptr) return {};
+    auto parts = core::split(version, '.');
+    if (parts.size() < 2) return {};
+    const std::string program = "python" + parts[0] + "." + parts[1];
+    const fs::path found = exec::find_program(program, *ctx.base_env);
+    if (found.empty()) return {};
+    auto ran = interpreter_version(found.string(), *ctx.base_env);
+    if (ran) return {};
+    std::string why;
+    for (const auto& line : core::split(ran.error().message, '\n'))
+        if (!core::trim(line).empty()) {
+            why = std::string(core::trim(line));
+            break;
+        }
+    return fail(ErrorCode::invalid_recipe,
+                fmt::format("{}: [venv] python = \"{}\": {} on PATH is {}, which does not run ({}); {} would stop "
+                            "at it when creating the venv",
+                            section.python_loc.str(), version, program, found.string(), why,
+                            ctx.installer ? ctx.installer->name() : std::string("the installer")),
+                fmt::format("make it run (a pyenv shim: `pyenv shell` or `pyenv global` a {} it lists), put a "
+                            "working {} first on PATH, or set [venv] python to an interpreter's path",
+                            version, program));
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion&) {
     const recipe::VenvSection& section = ctx.recipe->venv;
     std::string want = section.python;
@@ -157,7 +184,10 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
             out.note = fmt::format("venv has Python {}: recreated with {}", have, want);
         }
     }
-    if (!out.kept && !section.python_is_path()) note_possible_download(want, out, ctx);
+    if (!out.kept && !section.python_is_path()) {
+        BS_CHECK(check_version_on_path(section, want, ctx));
+        note_possible_download(want, out, ctx);
+    }
     out.argv = ctx.installer->create_venv(ctx.venv, want).argv;
     return {};
 }

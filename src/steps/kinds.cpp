@@ -1,5 +1,7 @@
 // The registry of step kinds: one line per kind.
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "exec/process.hpp"
@@ -73,6 +75,37 @@ std::string on_path(const std::string& program, const exec::EnvMap& env) {
     auto it = env.find("PATH");
     auto found = exec::find_program(program, it == env.end() ? "" : it->second);
     return found.empty() ? program : found.string();
+}
+
+Status check_local_input(const recipe::Step& s, const recipe::Text& field, const std::string& path,
+                         std::string_view what, bool directory, ResolvedStep& out, const PlanContext& ctx) {
+    if (!out.complete || path.empty() || path.front() == '<') return {};
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (directory ? fs::is_directory(status) : fs::is_regular_file(status)) return {};
+    const bool created_earlier =
+        ctx.earlier != nullptr && std::any_of(ctx.earlier->begin(), ctx.earlier->end(),
+                                              [](const ResolvedStep& e) { return e.run() != nullptr; });
+    const std::string problem = fs::exists(status)
+                                    ? fmt::format("{} {} is not a {}", what, path, directory ? "directory" : "file")
+                                    : fmt::format("{} {} does not exist", what, path);
+    auto add_note = [&](const std::string& text) {
+        out.note += (out.note.empty() ? "" : "; ") + text;
+    };
+    if (created_earlier && !fs::exists(status)) {
+        add_note(problem + " yet (an earlier run step may create it)");
+        return {};
+    }
+    if (s.optional) {
+        add_note(problem + ": this optional step will fail and be skipped");
+        return {};
+    }
+    const bool placeholders = field.value.find('{') != std::string::npos;
+    return fail(ErrorCode::invalid_recipe,
+                fmt::format("{}: step '{}': {}", field.loc.str(), s.id, problem),
+                placeholders ? fmt::format("the recipe says {} = \"{}\": set what it names to an existing {}",
+                                           what, field.value, directory ? "directory" : "file")
+                             : std::string());
 }
 
 }  // namespace bootstrap::steps

@@ -106,8 +106,16 @@ struct InstallSpec {
     /// The indexes the installer asks (pyenv/index_config.hpp), default first, credentials
     /// redacted; recorded as the origin of what the step installs.
     std::vector<std::string> index_urls;
-    fs::path requirements_file;     // --locked: written before the step runs
-    std::string requirements_text;  //   (pinned lines with --hash)
+    /// --locked: one command per batch of the locked closure (steps/kind.hpp LockedBatch); the
+    /// first one's argv is the step's argv.
+    struct LockedCommand {
+        std::vector<std::string> argv;
+        fs::path file;      // written before it runs
+        std::string text;   // pinned lines with --hash
+        std::string indexes_shown;
+    };
+    std::vector<LockedCommand> locked;
+    bool locked_run = false;
     bool upgrade = false;
     bool reinstall = false;
     bool pre = false;
@@ -192,6 +200,9 @@ struct ResolvedStep {
     /// The plan found the step's work done without running it (a venv with the right
     /// Python): the argv stays in the plan and the key, nothing runs.
     bool kept = false;
+    /// --locked: why the lockfile does not cover this optional step ("optional step failed on
+    /// ..."): the locked run skips it. "" otherwise.
+    std::string not_locked;
 
     bool complete = true;   // false when some value is only known after an earlier step
     std::string note;       // shown in the plan: "venv exists (Python 3.11.7): kept", ...

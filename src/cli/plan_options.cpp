@@ -1,0 +1,48 @@
+#include "cli/plan_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "engine/locking.hpp"
+#include "manifest/lockfile.hpp"
+
+namespace bootstrap::cli {
+
+void add_plan_options(CLI::App& cmd, PlanArgs& args) {
+    cmd.add_option("--venv", args.venv, "Use this venv instead of the recipe's [venv] path");
+    cmd.add_option("--from", args.from, "Start at this step id (earlier steps are not run)");
+    cmd.add_option("--only", args.only, "Run only these step ids")->expected(1, -1);
+    cmd.add_option("--skip", args.skip, "Do not run these step ids")->expected(1, -1);
+    cmd.add_flag("--recreate", args.recreate, "Replace a venv that was made with another Python");
+    auto* arch = cmd.add_option("--arch", args.arch,
+                                "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
+    cmd.add_flag("--no-device", args.no_device,
+                 "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
+        ->excludes(arch);
+    cmd.add_flag("--locked", args.locked,
+                 "Install exactly the lockfile's pins with hash checking (default lockfile: "
+                 "lockfiles/<name>.lock.json beside the recipe, or beside its directory) and fail on any drift");
+    cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
+    cmd.add_flag("--retry-optional", args.retry_optional,
+                 "Try again the optional steps that failed in a way a retry cannot change (they are "
+                 "otherwise skipped until the step changes)");
+}
+
+Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Recipe& recipe) {
+    engine::PlanOptions options;
+    if (!args.venv.empty()) options.venv = args.venv;
+    options.recreate = args.recreate;
+    if (!args.arch.empty()) options.arch = args.arch;
+    options.no_device = args.no_device;
+    if (!args.from.empty()) options.selection.from = args.from;
+    options.selection.only = args.only;
+    options.selection.skip = args.skip;
+    options.retry_optional = args.retry_optional;
+    if (args.locked || !args.lockfile.empty()) {
+        auto path = args.lockfile.empty() ? engine::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
+        BS_TRY(auto lock, manifest::load_lockfile(path));
+        options.locked = std::move(lock);
+    }
+    return options;
+}
+
+}  // namespace bootstrap::cli
