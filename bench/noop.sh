@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# bench/noop: a no-op re-run of a 6-step recipe over a venv with ~200 installed packages, against
-# `uv pip install -r` of the same (already satisfied) requirements, measured in one hyperfine run.
+# bench/noop: a no-op re-run of a 7-step recipe over a venv with ~200 installed packages, one of
+# its steps an optional one that cannot install (its first run failed it for good: later runs
+# skip it without asking the index), against `uv pip install -r` of the same (already satisfied)
+# requirements, measured in one hyperfine run.
 # Usage: bench/noop.sh [FILLER_PACKAGES=190]   (BOOTSTRAP_BIN=path: use that binary, skip setup)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +44,12 @@ packages = ["transformers", "wandb"]
 index_url = "$INDEX"
 verify = [{ import = "transformers", attr = "AutoTokenizer" }]
 [[step]]
+id = "optional-missing"
+kind = "install"
+packages = ["demo-core>=99"]
+index_url = "$INDEX"
+optional = true
+[[step]]
 id = "check"
 kind = "check"
 verify = [{ import = "wandb" }]
@@ -50,7 +58,7 @@ TOML
 
 "$BS" "$W/bench.toml" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }
 count=$(ls -d "$W"/venv/lib/python3.11/site-packages/*.dist-info | wc -l)
-echo "venv: $count installed distributions; recipe: 6 steps" >&2
+echo "venv: $count installed distributions; recipe: 7 steps, one optional that failed for good" >&2
 
 hyperfine -N --warmup 5 --runs 40 --export-json "$W/noop.json" \
   -n "bootstrap no-op" "$BS $W/bench.toml" \

@@ -75,7 +75,19 @@ check() {  # check NAME COMMAND...: run, record ok/FAILED with the wall time
     else say "FAILED  $name (exit $rc, $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s): see $work/$name.err and .log"; failures=$((failures + 1)); fi
     return $rc
 }
-freeze() { "$repo/.tools/venv/bin/uv" pip freeze --python "$venv/bin/python" 2>/dev/null | sort; }
+freeze() { "$repo/.tools/venv/bin/uv" pip freeze --python "${1:-$venv}/bin/python" 2>/dev/null | sort; }
+# Each installed distribution's RECORD rows (less uv's uv_cache.json and the venv's own scripts,
+# whose shebangs name the venv's path): equal for two venvs installed from the same files.
+records() {
+    "${1:-$venv}/bin/python" - <<'PY'
+import hashlib, pathlib, sysconfig
+site = pathlib.Path(sysconfig.get_paths()["purelib"])
+for d in sorted(site.glob("*.dist-info")):
+    rows = [r for r in (d / "RECORD").read_text().splitlines()
+            if r and not r.split(",", 1)[0].endswith("/uv_cache.json") and not r.startswith("../../../bin/")]
+    print(d.name, hashlib.sha256("\n".join(rows).encode()).hexdigest())
+PY
+}
 peak_rss_mb() { awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}' "$1"; }
 
 say "$("$bin" --version) on $(uname -m), $(nproc) cpus, python $("$python" -V 2>&1), arch $arch"
@@ -83,37 +95,49 @@ say "$("$bin" --version) on $(uname -m), $(nproc) cpus, python $("$python" -V 2>
 json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 
 # nvidia-resiliency-ext >= 0.6.0 (what Megatron asserts) ships only manylinux_2_39 wheels: on an
-# older glibc the optional nvrx step cannot succeed, and would be retried by every run.
-skip=()
+# older glibc the optional nvrx step cannot succeed. It fails once (an impossible resolution is
+# not retried) and later runs skip it while the step is unchanged.
 glibc=$(ldd --version | awk 'NR == 1 { print $NF }')
+nvrx_fails=0
 if [[ $(printf '%s\n2.39\n' "$glibc" | sort -V | head -1) != 2.39 ]]; then
-    skip=(--skip nvrx)
-    say "        glibc $glibc < 2.39: the optional nvrx step is skipped (no wheel for this glibc)"
+    nvrx_fails=1
+    say "        glibc $glibc < 2.39: the optional nvrx step cannot install here (no wheel for this glibc)"
 fi
 
 # 1. The state before the cuBLAS upgrade: venv, Megatron's lock, torch (a run of its own, so the
-#    history has an entry to roll back to).
-check first-steps "$bin" run "$recipe" --arch "$arch" --only venv megatron-deps torch --json
+#    history has an entry to roll back to). No --arch: no selected step reads {device.*}.
+check first-steps "$bin" run "$recipe" --only venv megatron-deps torch --json
 before=$(json_field "$work/first-steps.log" 'd["history"]["after"]')
 freeze >"$work/freeze-before-cublas.txt"
 
 # 2. The whole recipe: every step's verify clauses run when it passes.
-check full-run "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --json
+check full-run "$bin" run "$recipe" --arch "$arch" --json
 full=$(json_field "$work/full-run.log" 'd["history"]["after"]')
 freeze >"$work/freeze-full.txt"
+records >"$work/records-full.txt"
 say "        $(wc -l <"$work/freeze-full.txt") packages; steps: $(json_field "$work/full-run.log" '", ".join("%s %s %.0fs" % (s["id"], s["result"], s["seconds"]) for s in d["steps"])')"
+if [[ $nvrx_fails -eq 1 ]]; then
+    check nvrx-failed-once test "$(json_field "$work/full-run.log" '[(s["result"], s["attempts"]) for s in d["steps"] if s["id"] == "nvrx"][0]')" = "('failed (optional)', 1)"
+fi
 
-# 3. A fixed point: the next run runs no step, changes nothing and starts no Python for the
-#    device (--arch). Its wall time and peak RSS.
-check noop /usr/bin/time -v -o "$work/noop.time" "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --json
+# 3. A fixed point: the next run runs no step (the failed optional one is skipped with its
+#    reason), changes nothing, writes no history, starts no Python for the device (--arch) and
+#    asks no index. Its wall time and peak RSS; `plan` predicts the same.
+history_before=$(ls "$venv/.bootstrap/history" | wc -l)
+check noop /usr/bin/time -v -o "$work/noop.time" "$bin" run "$recipe" --arch "$arch" --json
 ran=$(json_field "$work/noop.log" '" ".join(s["id"] for s in d["steps"] if s["result"] not in ("skipped", "not selected"))' 2>/dev/null)
 if [[ -n $ran ]]; then say "FAILED  noop ran: $ran"; failures=$((failures + 1)); fi
+check noop-no-history test "$(ls "$venv/.bootstrap/history" | wc -l)" = "$history_before"
 say "        no-op: $(json_field "$work/noop.log" 'round(d["seconds"] * 1000, 1)') ms, peak RSS $(peak_rss_mb "$work/noop.time") MB"
+[[ $nvrx_fails -eq 1 ]] && say "        nvrx on the no-op: $(json_field "$work/noop.log" '[s["reason"] for s in d["steps"] if s["id"] == "nvrx"][0]')"
+check plan-says-skip bash -c "'$bin' plan '$recipe' --arch '$arch' | grep -E '^  would (run|re-verify)' && exit 1 || exit 0"
 check fixed-point cmp -s "$work/freeze-full.txt" <(freeze)
-check verify-all "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --verify
+check verify-all "$bin" run "$recipe" --arch "$arch" --verify
 
-# 4. doctor on the real venv, with the recipe (its imports, pins, symbols, kernels).
+# 4. doctor on the real venv, with the recipe (its imports, pins, symbols, kernels), and as a
+#    node admin runs it inside an image: no recipe, the venv's own records.
 check doctor "$bin" doctor --venv "$venv" --recipe "$recipe" --arch "$arch"
+check doctor-no-recipe "$bin" doctor --venv "$venv" --arch "$arch"
 
 # 5. Rollback to before the cuBLAS upgrade, and forward again: exact both ways.
 check rollback-back "$bin" rollback --venv "$venv" --to "$before"
@@ -121,11 +145,23 @@ check rollback-back-exact cmp -s "$work/freeze-before-cublas.txt" <(freeze)
 check rollback-forward "$bin" rollback --venv "$venv" --to "$full"
 check rollback-forward-exact cmp -s "$work/freeze-full.txt" <(freeze)
 
-# 6. A lockfile of what came up (exact versions, sha256, origins), and a --locked run from it
-#    that changes nothing.
-check lock "$bin" lock "$recipe" --venv "$venv" --arch "$arch" -o "$work/h200-te214.lock.json"
-check locked-noop "$bin" run "$recipe" --arch "$arch" "${skip[@]}" --lockfile "$work/h200-te214.lock.json" --json
+# 6. A lockfile of what came up (exact versions, sha256, origins, each step's closure; nvrx as
+#    not covered where it failed), and a --locked run over the same venv that changes nothing.
+check lock "$bin" lock "$recipe" --venv "$venv" -o "$work/h200-te214.lock.json"
+check locked-noop "$bin" run "$recipe" --arch "$arch" --lockfile "$work/h200-te214.lock.json" --json
 check locked-fixed-point cmp -s "$work/freeze-full.txt" <(freeze)
+
+# 7. A fresh node: --locked into an empty path, from the lock just written and from the
+#    committed one (te-torch and apex from the build cache): the same packages, the same files.
+for which in written committed; do
+    lockfile=$work/h200-te214.lock.json
+    [[ $which == committed ]] && lockfile=$repo/lockfiles/h200-te214.lock.json
+    fresh=$work/fresh-$which
+    rm -rf "$fresh"
+    check "locked-fresh-$which" "$bin" run "$recipe" --arch "$arch" --venv "$fresh" --lockfile "$lockfile" --json
+    check "locked-fresh-$which-freeze" cmp -s "$work/freeze-full.txt" <(freeze "$fresh")
+    check "locked-fresh-$which-records" cmp -s "$work/records-full.txt" <(records "$fresh")
+done
 
 say "$failures check(s) failed; logs in $work"
 [[ $failures -eq 0 ]]

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -148,6 +149,13 @@ public:
             std::vector<std::string> urls;
             if (auto now = m_step_indexes.find(p.origin.step); now != m_step_indexes.end()) {
                 urls = now->second;
+                std::vector<std::string> shown;
+                for (const auto& u : urls) shown.push_back(core::redact_url(u));
+                if (shown != p.origin.index_urls && m_index_notes.insert(p.origin.step).second)
+                    add_notice(fmt::format(
+                        "--locked: the packages of step '{}' were locked from {}; on this node it asks {} (the "
+                        "same files must be there: their sha256 is checked)",
+                        p.origin.step, core::join(p.origin.index_urls, " "), core::join(shown, " ")));
             } else {
                 for (const auto& recorded : p.origin.index_urls) urls.push_back(pyenv::with_credentials(recorded, known));
             }
@@ -217,6 +225,11 @@ public:
     }
 
     void add_note(std::string note) override { m_plan.notes.push_back(std::move(note)); }
+    /// A note `run` shows too.
+    void add_notice(std::string note) {
+        m_plan.notices.push_back(note);
+        m_plan.notes.push_back(std::move(note));
+    }
 
     Result<steps::ResolvedStep> build(const recipe::Step& s, size_t index) {
         // A step the run does not act on asks no device (its device values stay unknown).
@@ -398,6 +411,7 @@ private:
     Expander& m_ex;
     std::optional<std::vector<std::string>> m_known_urls;
     std::map<std::string, std::vector<std::string>> m_step_indexes;
+    std::set<std::string> m_index_notes;  // origin steps whose changed indexes were noted
 };
 
 /// Steps that work in a venv need one: from the recipe's venv step, or already there.
@@ -579,7 +593,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     auto keep_findings = [&] {
         auto found = ex.take_findings();
         plan.notes.insert(plan.notes.end(), found.notes.begin(), found.notes.end());
-        plan.device_notices.insert(plan.device_notices.end(), found.notices.begin(), found.notices.end());
+        plan.notices.insert(plan.notices.end(), found.notices.begin(), found.notices.end());
         plan.device_facts = std::move(found.facts);
     };
     BS_CHECK(ex.resolve_vars());

@@ -69,7 +69,7 @@ struct Plan {
     /// --locked: each locked package's recorded indexes (its origin in this run's manifests).
     std::map<std::string, std::vector<std::string>> locked_indexes;
     std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
-    std::vector<std::string> device_notices;  // the loud ones among `notes` (`run` shows them)
+    std::vector<std::string> notices;  // the loud ones among `notes` (`run` shows them)
     /// What `{device.*}` stood for (the run's manifests keep it): cuda_archs, cuda_archs_from,
     /// gpus, driver_version (when known). Empty when no step uses a device placeholder (then
     /// nothing was probed).

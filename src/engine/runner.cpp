@@ -95,8 +95,9 @@ public:
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
         core::log::debug("venv {}", venv.string());
-        // Building for an arch nothing confirmed (--arch, --no-device) is said before anything runs.
-        for (const auto& notice : m_plan.device_notices) m_observer.message("warning: " + notice);
+        // Said before anything runs: building for an arch nothing confirmed (--arch, --no-device),
+        // a locked step asking other indexes than the lock recorded.
+        for (const auto& notice : m_plan.notices) m_observer.message("warning: " + notice);
 
         bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
@@ -409,7 +410,7 @@ private:
     }
 
     /// Attempts (the step's `attempts`) with exponential backoff, for failures another attempt
-    /// can change: one that cannot (permanent_failure) ends the loop at once.
+    /// can change: one that cannot (FailureKind::permanent) ends the loop at once.
     Result<steps::Outcome> run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
         Error last{ErrorCode::internal, "no attempt ran", {}};
         for (int attempt = 1; attempt <= step.attempts; ++attempt) {

@@ -188,8 +188,19 @@ def test_retry_message_carries_the_cause_of_each_attempt(world):
         R.venv(), R.install("missing", ["demo-nonexistent"], index_url=world.index.url())])
     proc = world.run([recipe])
     assert proc.returncode == 1
+    # A project the index does not have stays missing: one attempt, and the message says why.
     assert re.search(r"^step 'missing': attempt 1/2 failed \(step 'missing' \(install\) failed: "
-                     + re.escape(NONEXISTENT_CAUSE) + r" \(uv exit code 1\)\); retrying in ", proc.stderr, re.M), proc.stderr
+                     + re.escape(NONEXISTENT_CAUSE) + r" \(uv exit code 1\)\); not retried: the requirements "
+                     r"have no solution$", proc.stderr, re.M), proc.stderr
+    # A server error may pass: retried, the cause of each attempt in its line.
+    recipe = R.write_recipe(world.root, network={"timeout": 5, "retries": 0, "attempts": 2}, steps=[
+        R.venv(), R.install("core", ["demo-core"], index_url=world.index.url())])
+    world.index.set_faults([{"match": "demo-core", "kind": "status", "status": 503}])
+    proc = world.run([recipe], env={"UV_HTTP_RETRIES": "0"})
+    assert proc.returncode == 1
+    assert re.search(r"^step 'core': attempt 1/2 failed \(step 'core' \(install\) failed: Failed to fetch: \S+: "
+                     r"HTTP status server error \(503 Service Unavailable\).* \(uv exit code 2\)\); retrying in ",
+                     proc.stderr, re.M), proc.stderr
 
 
 # --------------------------------------------------------------------------- verify version

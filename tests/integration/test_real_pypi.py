@@ -329,3 +329,55 @@ argv = ["python", "-c", "raise SystemExit('deliberate failure')"]
     assert "rolling the venv back" in proc.stderr, proc.stderr
     assert "did not complete" not in proc.stderr, proc.stderr
     assert real.state(venv) == before_state
+
+
+def test_locked_into_an_empty_path_after_a_reinstall_of_a_dependency(real):
+    """Issue 20 on real PyPI: step `web` installs requests (which needs idna, urllib3, certifi,
+    charset-normalizer); a later step reinstalls idna, which a lock of schema 1 then credited to
+    that step alone. A locked run into an empty path must still give `web` its whole closure:
+    the fresh venv equals the locked one (freeze and RECORD rows)."""
+    recipe = real.root / "reinstall.toml"
+    recipe.write_text("""schema = 1
+name = "reinstall"
+
+[venv]
+path = "reinstall-venv"
+python = "3.11"
+
+[network]
+timeout = 60
+retries = 5
+attempts = 3
+
+[[step]]
+id = "venv"
+kind = "venv"
+
+[[step]]
+id = "web"
+kind = "install"
+packages = ["requests==2.32.3"]
+verify = [{ import = "requests" }]
+
+[[step]]
+id = "idna"
+kind = "install"
+packages = ["idna"]
+reinstall = true
+verify = [{ import = "idna" }]
+""")
+    venv = real.root / "reinstall-venv"
+    real.run([recipe])
+    lockfile = real.root / "reinstall.lock.json"
+    real.run(["lock", recipe, "-o", lockfile])
+    lock = json.loads(lockfile.read_text())
+    assert lock["packages"]["idna"]["origin"]["step"] == "idna"
+    assert {"requests", "idna", "urllib3", "certifi", "charset-normalizer"} <= set(lock["steps"]["web"]["packages"])
+
+    fresh = real.root / "reinstall-fresh"
+    assert not fresh.exists()
+    proc = real.run([recipe, "--venv", fresh, "--lockfile", lockfile, "--json"])
+    assert {s["id"]: s["result"] for s in json.loads(proc.stdout)["steps"]} == \
+        {"venv": "ran", "web": "ran", "idna": "skipped"}
+    assert real.freeze(fresh) == real.freeze(venv)
+    assert real.state(fresh, portable=True) == real.state(venv, portable=True)

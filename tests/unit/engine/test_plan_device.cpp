@@ -99,7 +99,7 @@ TEST_CASE("an --arch probes nothing, quietly, and the arch is in the key") {
     CHECK(given->steps[0].env_set.at("TORCH_CUDA_ARCH_LIST") == "8.0");
     // Nothing to confirm or override: `plan` says "cuda archs: 8.0 (--arch 8.0)", no warning.
     CHECK(given->notes.empty());
-    CHECK(given->device_notices.empty());
+    CHECK(given->notices.empty());
     CHECK(given->device_origin() == "8.0 (--arch 8.0)");
     // The driver would have said 9.0 on an H200: nothing asked it.
     CHECK(given->device_facts == std::map<std::string, std::string>{
@@ -228,4 +228,49 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     auto other_python = engine::make_plan(r, {}, facts);
     REQUIRE(other_python);
     CHECK(other_python->steps[1].key != recompiled->steps[1].key);
+}
+
+TEST_CASE("a step the selection leaves out asks no device, also through [vars]") {
+    World w;
+    // No driver at all: a device value that is asked for cannot be answered.
+    auto r = w.recipe("[vars]\narch = \"{device.arch}\"\n[device]\nprobes = [\"driver\"]\n"
+                      "[[step]]\nid = \"a\"\nkind = \"run\"\nargv = [\"true\"]\n"
+                      "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.arch}\"]\n" +
+                      k_build_step);
+    const auto facts = w.facts((w.dir.path() / "no-libcuda.so").string());
+    auto all = engine::make_plan(r, {}, facts);
+    REQUIRE_FALSE(all);
+    CHECK(all.error().message.find("no CUDA arch to build for") != std::string::npos);
+
+    for (auto selection : {engine::StepSelection{{}, {"a"}, {}}, engine::StepSelection{{}, {}, {"b", "build"}}}) {
+        engine::PlanOptions opts;
+        opts.selection = selection;
+        auto plan = engine::make_plan(r, opts, facts);
+        REQUIRE(plan);
+        CHECK(plan->selected == std::vector<bool>{true, false, false});
+        CHECK(plan->device_facts.empty());
+        CHECK(plan->steps[0].complete);
+        CHECK_FALSE(plan->steps[1].complete);  // its value waits for a device nobody asked
+        CHECK_FALSE(plan->steps[2].complete);
+    }
+    // `--from b` selects b (through the variable) and build: asked, and not answerable.
+    engine::PlanOptions from;
+    from.selection.from = "b";
+    CHECK_FALSE(engine::make_plan(r, from, facts));
+    // With --arch the same steps are planned completely, the variable too.
+    from.arch = "9.0";
+    auto given = engine::make_plan(r, from, facts);
+    REQUIRE(given);
+    CHECK(given->steps[1].argv == std::vector<std::string>{"echo", "9.0"});
+}
+
+TEST_CASE("a selection naming no step of the recipe is a usage error before anything is probed") {
+    World w;
+    auto r = w.recipe(k_build_step);
+    engine::PlanOptions opts;
+    opts.selection.skip = {"biuld"};
+    auto plan = engine::make_plan(r, opts, w.facts((w.dir.path() / "no-libcuda.so").string()));
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::usage);
+    CHECK(plan.error().message == "--skip biuld: the recipe has no step 'biuld' (did you mean 'build'?)");
 }

@@ -118,20 +118,41 @@ unless = ["test", "-e", "/srv/ok"]
 
 TEST_CASE("sync keys: the project and extra args reach uv sync") {
     KeysWorld w;
-    auto plan = w.plan("[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"/proj\"\nargs = [\"--inexact\"]\n");
+    const auto proj = (w.dir.path() / "proj").string();
+    const std::string step = "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj +
+                             "\"\nargs = [\"--inexact\"]\n";
+    // A project directory that does not exist is found when the plan is made, at its line.
+    auto missing = w.plan(step);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == ErrorCode::invalid_recipe);
+    CHECK(missing.error().message == (w.dir.path() / "t.toml").string() + ":14:11: step 's': project " + proj +
+                                         " does not exist");
+    fs::create_directories(proj);
+    auto plan = w.plan(step);
     if (!plan) FAIL(plan.error().message);
     CHECK(has(plan->steps[0].argv, {"--inexact"}));
-    CHECK(std::find(plan->steps[0].argv.begin(), plan->steps[0].argv.end(), "/proj") !=
-          plan->steps[0].argv.end());
+    CHECK(std::find(plan->steps[0].argv.begin(), plan->steps[0].argv.end(), proj) != plan->steps[0].argv.end());
+    // Optional: a note, and the step fails (for good) when it runs.
+    auto optional = w.plan("[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj +
+                           "-gone\"\noptional = true\n");
+    if (!optional) FAIL(optional.error().message);
+    CHECK(optional->steps[0].note == "project " + proj + "-gone does not exist: this optional step will fail and be skipped");
+    // An earlier run step may create it: a note.
+    auto created = w.plan("[[step]]\nid = \"clone\"\nkind = \"run\"\nargv = [\"true\"]\n"
+                          "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj + "-later\"\n");
+    if (!created) FAIL(created.error().message);
+    CHECK(created->steps[1].note == "project " + proj + "-later does not exist yet (an earlier run step may create it)");
 }
 
 TEST_CASE("pybind11 keys: source, module, output_dir, cxx, extra_args and pybind11_include") {
     KeysWorld w;
+    fs::create_directories(w.dir.path() / "src");
+    std::ofstream(w.dir.path() / "src" / "helpers.cpp") << "// helpers\n";
     auto plan = w.plan(R"(
 [[step]]
 id = "h"
 kind = "pybind11"
-source = "/src/helpers.cpp"
+source = ")" + (w.dir.path() / "src" / "helpers.cpp").string() + R"("
 module = "helpers_cpp"
 output_dir = "/out"
 cxx = "g++-12"
@@ -142,7 +163,7 @@ pybind11_include = "/usr/include/pb"
     const auto& h = plan->steps[0];
     REQUIRE_FALSE(h.argv.empty());
     CHECK(h.argv.front() == "g++-12");
-    CHECK(has(h.argv, {"-I/usr/include/pb", "-DX=1", "/src/helpers.cpp", "-o"}));
+    CHECK(has(h.argv, {"-I/usr/include/pb", "-DX=1", (w.dir.path() / "src" / "helpers.cpp").string(), "-o"}));
     REQUIRE(h.pybind11());
     CHECK(h.pybind11()->output.rfind("/out/helpers_cpp", 0) == 0);
     CHECK(h.pybind11()->includes.empty());

@@ -94,3 +94,28 @@ TEST_CASE("a Requires-Dist marker nested or long beyond the parser's bounds is a
     CHECK_FALSE(is_satisfied(req("chain"), *installed, env, false, &why));
     CHECK(why.find("the limit is 16384") != std::string::npos);
 }
+
+TEST_CASE("installed_closure: markers, extras, cycles, names not installed") {
+    TempDir tmp("bs-closure");
+    write_dist(tmp.path(), "torch", {"typing-extensions>=4", "cuda-toolkit[cublas]==13.0; sys_platform == \"linux\"",
+                                     "setuptools; python_version >= \"3.12\"", "triton; extra == \"compile\""});
+    write_dist(tmp.path(), "typing_extensions", {});
+    write_dist(tmp.path(), "cuda-toolkit", {"nvidia-cublas; extra == \"cublas\"", "nvidia-nvrtc; extra == \"nvrtc\""});
+    write_dist(tmp.path(), "nvidia-cublas", {"torch"});  // a cycle back to the top
+    write_dist(tmp.path(), "nvidia-nvrtc", {});
+    write_dist(tmp.path(), "triton", {});
+    write_dist(tmp.path(), "unrelated", {});
+    auto installed = bootstrap::pyenv::scan_site_packages(tmp.path());
+    REQUIRE(installed);
+    MarkerEnv linux{{"python_version", "3.11"}, {"sys_platform", "linux"}};
+    auto closure = bootstrap::pyenv::installed_closure({req("torch")}, *installed, linux);
+    REQUIRE(closure);
+    // setuptools: its marker is false here (and it is not installed); triton: an extra not asked
+    // for; nvidia-nvrtc: cuda-toolkit's other extra.
+    CHECK(*closure == std::vector<std::string>{"cuda-toolkit", "nvidia-cublas", "torch", "typing-extensions"});
+    closure = bootstrap::pyenv::installed_closure({req("torch[compile]"), req("nothere")}, *installed,
+                                                  MarkerEnv{{"python_version", "3.11"}, {"sys_platform", "darwin"}});
+    REQUIRE(closure);
+    CHECK(*closure == std::vector<std::string>{"torch", "triton", "typing-extensions"});
+    CHECK(linux.count("extra") == 0);  // the caller's environment is left as it was
+}

@@ -127,3 +127,41 @@ TEST_CASE("a failed install is headed by the installer's cause, the detail keeps
     REQUIRE_FALSE(run);
     CHECK(run.error().message == "step 'missing' (run) failed: uv exit code 1");
 }
+
+TEST_CASE("failure class: what uv and pip say decides whether another attempt can help") {
+    using steps::FailureKind;
+    auto kind = [](const char* text) { return steps::classify_installer_output(text).kind; };
+    // uv 0.13: an impossible resolution, a project the index does not have (403 included).
+    CHECK(kind(k_uv_no_solution) == FailureKind::permanent);
+    CHECK(steps::classify_installer_output(k_uv_no_solution).why == "the requirements have no solution");
+    CHECK(kind("error: No solution found when resolving dependencies\n  cause: Because demo-utils was not found "
+               "in the package registry and you require demo-utils, we can conclude that your requirements are "
+               "unsatisfiable.\n\nhint: An index (http://127.0.0.1:1/main/simple) returned a 403 Forbidden "
+               "error.\n") == FailureKind::permanent);
+    CHECK(kind("error: Failed to read `x.whl`\n  cause: Hash mismatch for `x==1.0`\n") == FailureKind::permanent);
+    CHECK(kind("error: The lockfile at `uv.lock` needs to be updated, but `--locked` was provided.\n") ==
+          FailureKind::permanent);
+    // uv: a server error, a timeout, a reset: worth another attempt.
+    CHECK(kind("error: Failed to fetch: http://127.0.0.1:1/main/simple/demo-utils/\n  cause: HTTP status server "
+               "error (503 Service Unavailable) for url (http://127.0.0.1:1/main/simple/demo-utils/)\n") ==
+          FailureKind::transient);
+    CHECK(kind("error: Failed to fetch: http://h/simple/x/\n  cause: error sending request for url (http://h/)\n"
+               "  cause: operation timed out\n") == FailureKind::transient);
+    CHECK(kind("  cause: Connection reset by peer (os error 104)\n") == FailureKind::transient);
+    // Network trouble wins over a resolver verdict reached without the index.
+    CHECK(kind("error: No solution found when resolving dependencies\n  cause: error sending request for url\n") ==
+          FailureKind::transient);
+    // pip.
+    CHECK(kind("ERROR: Could not find a version that satisfies the requirement demo-core>=99 (from versions: "
+               "1.0.0)\nERROR: No matching distribution found for demo-core>=99\n") == FailureKind::permanent);
+    CHECK(kind("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/\n") == FailureKind::permanent);
+    CHECK(kind("ERROR: HTTP error 404 while getting https://h/x.whl\n404 Client Error: Not Found for url\n") ==
+          FailureKind::permanent);
+    CHECK(kind("pip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='h', port=443): Read "
+               "timed out.\n") == FailureKind::transient);
+    CHECK(kind("ERROR: 503 Server Error: Service Unavailable for url: https://h/simple/x/\n") ==
+          FailureKind::transient);
+    // Anything else (a compiler's error, an unknown message) is not known either way.
+    CHECK(kind("error: command 'g++' failed with exit code 1\n") == FailureKind::unknown);
+    CHECK(kind("") == FailureKind::unknown);
+}

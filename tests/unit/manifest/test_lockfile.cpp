@@ -1,0 +1,78 @@
+// Lockfiles (schema 2): per-step coverage and closures survive a round trip; what a reader
+// cannot trust is refused with the file's name.
+#include <catch2/catch.hpp>
+
+#include "core/fs.hpp"
+#include "manifest/lockfile.hpp"
+
+namespace fs = std::filesystem;
+using namespace bootstrap::manifest;
+using bootstrap::core::TempDir;
+
+namespace {
+
+Lockfile sample() {
+    Lockfile lock;
+    lock.recipe_name = "r";
+    lock.recipe_digest = std::string(64, 'a');
+    lock.python_version = "3.12.1";
+    lock.platform = "linux-x86_64";
+    Origin index;
+    index.kind = "index";
+    index.index_urls = {"https://pypi.org/simple"};
+    index.step = "idna";
+    lock.packages["idna"] = {"idna", "3.10", "idna-3.10-py3-none-any.whl", std::string(64, 'b'), index};
+    index.step = "web";
+    lock.packages["requests"] = {"requests", "2.32.3", "requests-2.32.3-py3-none-any.whl", std::string(64, 'c'), index};
+    lock.steps["web"] = {true, false, "", {"idna", "requests"}};
+    lock.steps["idna"] = {true, false, "", {"idna"}};
+    lock.steps["venv"] = {true, false, "", {}};
+    lock.steps["nvrx"] = {false, true, "optional step failed on 2026-12-01: no solution", {}};
+    lock.steps["apex"] = {false, false, "not run", {}};
+    return lock;
+}
+
+}  // namespace
+
+TEST_CASE("lockfile: steps, their closures and what is not covered survive a round trip") {
+    TempDir tmp("bs-lockfile");
+    const auto file = tmp.path() / "r.lock.json";
+    REQUIRE(save_lockfile(file, sample()));
+    auto back = load_lockfile(file);
+    REQUIRE(back);
+    CHECK(back->schema == 2);
+    CHECK(back->file == file);
+    CHECK(back->steps.at("web").packages == std::vector<std::string>{"idna", "requests"});
+    CHECK(back->steps.at("venv").covered);
+    CHECK(back->steps.at("venv").packages.empty());
+    CHECK_FALSE(back->steps.at("nvrx").covered);
+    CHECK(back->steps.at("nvrx").optional);
+    CHECK(back->steps.at("nvrx").why == "optional step failed on 2026-12-01: no solution");
+    CHECK_FALSE(back->steps.at("apex").optional);
+    CHECK(to_json(*back) == to_json(sample()));
+}
+
+TEST_CASE("lockfile: schema 1 reads (for the message), a newer schema and a step naming no locked package do not") {
+    TempDir tmp("bs-lockfile");
+    const auto file = tmp.path() / "r.lock.json";
+    REQUIRE(bootstrap::core::write_file_atomic(
+        file, R"({"schema": 1, "recipe": {"name": "r", "digest": "d"}, "python": {}, "packages": {}})"));
+    auto v1 = load_lockfile(file);
+    REQUIRE(v1);
+    CHECK(v1->schema == 1);
+    CHECK(v1->steps.empty());
+
+    REQUIRE(bootstrap::core::write_file_atomic(
+        file, R"({"schema": 3, "recipe": {"name": "r", "digest": "d"}, "python": {}, "packages": {}})"));
+    auto v3 = load_lockfile(file);
+    REQUIRE_FALSE(v3);
+    CHECK(v3.error().message.find("schema 3 is newer") != std::string::npos);
+
+    REQUIRE(bootstrap::core::write_file_atomic(
+        file, R"({"schema": 2, "recipe": {"name": "r", "digest": "d"}, "python": {}, "packages": {},
+                  "steps": {"web": {"packages": ["requests"]}}})"));
+    auto dangling = load_lockfile(file);
+    REQUIRE_FALSE(dangling);
+    CHECK(dangling.error().message ==
+          file.string() + ": not a valid lockfile: steps.web.packages: names requests, which is not locked");
+}
