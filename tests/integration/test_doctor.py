@@ -129,6 +129,9 @@ def test_conflicting_pin_is_info_when_the_recipe_declares_it_and_an_error_otherw
     assert err["message"] == ("demo-torch 2.11.0+cu130 requires nvidia-cublas==13.1.0.3, "
                               "but 13.4.1.1 is installed")
     assert "allow_conflicts" in err["fix"]
+    # The fix names the version the pin asks for, never a reinstall of the one that breaks it.
+    assert "install what demo-torch pins (nvidia-cublas==13.1.0.3): uv pip install" in err["fix"]
+    assert "--reinstall" not in err["fix"]
 
 
 # ----------------------------------------------------------------------------- symbols (P10)
