@@ -118,10 +118,21 @@ std::string check_helpers_cpp(const DoctorOptions &options, std::vector<Finding>
         if (core::starts_with(e.path().filename().string(), "helpers_cpp") &&
             e.path().extension() == ".so")
             built.push_back(e.path());
+    // pybind11 prints both include directories (Python's and its own) for the venv's Python.
+    const std::string quoted_dir = core::shell_quote(dir.string());
     std::string fix = fmt::format(
         "build helpers.cpp with the venv's own EXT_SUFFIX: g++ -O3 -shared -std=c++17 -fPIC "
-        "-I{} -I<pybind11 include> {}/helpers.cpp -o {}/helpers_cpp{}",
-        facts->include_dir, dir.string(), dir.string(), facts->ext_suffix);
+        "$({} -m pybind11 --includes) {}/helpers.cpp -o {}/helpers_cpp{}",
+        core::shell_quote((options.venv / "bin" / "python").string()), quoted_dir, quoted_dir,
+        facts->ext_suffix);
+    if (options.recipe)
+        for (const auto &step : options.recipe->steps)
+            if (step.kind == "pybind11") { // the recipe's step builds it for the venv
+                fix = fmt::format("re-run step '{}' ({}), or {}", step.id,
+                                  detail::run_command(options, "--only " + step.id + " --force"),
+                                  fix);
+                break;
+            }
     auto wanted = std::find_if(built.begin(), built.end(), [&](const fs::path &p) {
         return p.filename().string() == "helpers_cpp" + facts->ext_suffix;
     });

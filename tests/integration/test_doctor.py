@@ -305,6 +305,8 @@ def test_helpers_cpp_built_for_another_python(world, tmp_path):
     [err] = by_rule(findings, "helpers-cpp")
     assert err["message"] == ("Megatron's helpers_cpp is built for another Python (expected "
                               "helpers_cpp.cpython-311-x86_64-linux-gnu.so)")
+    # A command as printed: pybind11 names the include directories (no `<pybind11 include>`).
+    assert f"$({world.venv}/bin/python -m pybind11 --includes) {datasets}/helpers.cpp" in err["fix"]
     (datasets / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     proc, doc = world.run_json(["doctor", "--venv", world.venv],
                                env={"MEGATRON_DIR": str(tmp_path / "Megatron-LM")})
