@@ -21,12 +21,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/doctor_device.hpp"
+#include "cli/doctor_state.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"
-#include "engine/journal.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/knowledge.hpp"
 #include "doctor/lint.hpp"
@@ -323,15 +323,7 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
     doctor::DoctorOptions options;
     options.venv = run.venv;
     options.recipe = loaded ? &*loaded : nullptr;
-    // Which step owns each distribution (the journal, in recipe order: ownership moves
-    // forward): the step a doctor fix re-runs.
-    if (loaded)
-        if (auto journal = engine::Journal::load(run.venv))
-            for (const auto& step : loaded->steps)
-                if (auto it = journal->steps.find(step.id);
-                    it != journal->steps.end() && it->second.status == engine::StepStatus::ok)
-                    for (const auto& [dist, record] : it->second.dists)
-                        options.owners[dist] = step.id;
+    BS_CHECK(read_venv_state(options));
     options.extra_modules = args.imports;
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});
@@ -563,7 +555,11 @@ void set_doctor_command(CLI::App& app, Outcome& outcome) {
         "imports checked are the recipe's and Megatron's defaults (torch, transformer_engine,\n"
         "amp_C, fused_weight_gradient_mlp_cuda, megatron.core); in any other venv they are the\n"
         "top-level modules of what is installed. One summary line per check group says what\n"
-        "passed.\n"
+        "passed. Without --recipe, a pin the venv's recipe overrides on purpose (allow_conflicts,\n"
+        "recorded by its last run in .bootstrap/declared-overrides.txt) is info, as with it.\n"
+        "Each fix is a command for the venv examined: `bootstrap run R --venv DIR --only STEP`\n"
+        "(the step that provides the module), or the installer command with the version a pin\n"
+        "asks for.\n"
         "Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_doctor(*args); });
 }

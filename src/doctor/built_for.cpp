@@ -131,12 +131,11 @@ std::string rebuild_fix(const DoctorOptions &options, const std::vector<size_t> 
                         bool from_libraries = false) {
     const NodeGpu &g = options.device->gpus[failing.front()];
     const std::string arch = dotted(g.major, g.minor);
-    const std::string recipe = options.recipe ? options.recipe->file.string() : "RECIPE";
     std::string fix = fmt::format(
-        "rebuild for this GPU: bootstrap run {0} --arch {1} (an image: bootstrap containerfile "
-        "{0} --arch {1} -o DIR, then build the image again); or run this venv (image) on a GPU "
-        "it was built for ({2})",
-        recipe, arch, built);
+        "rebuild for this GPU: {} (an image: bootstrap containerfile {} --arch {} -o DIR, then "
+        "build the image again); or run this venv (image) on a GPU it was built for ({})",
+        detail::run_command(options, "--arch " + arch), detail::recipe_argument(options), arch,
+        built);
     if (newer_than_every_target)
         fix += "; [device] ptx = true in the recipe adds PTX that newer GPUs JIT-compile";
     if (from_libraries)

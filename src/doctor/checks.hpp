@@ -9,12 +9,14 @@
 // symbol check runs only when the venv carries its library.
 //
 // Topics (one file each): checks_imports.cpp (every module imports, each in its own child forked
-// from one interpreter that imported torch once;
-// dependency consistency like `pip check`), checks_binary.cpp (dynamic symbols of the library
+// from one interpreter that imported torch once), checks_deps.cpp (dependency consistency like
+// `pip check`; a declared override is info), checks_binary.cpp (dynamic symbols of the library
 // that will load; CUDA code of built extensions), built_for.cpp (the arch the venv was built for
-// against the node's GPUs), checks_venv.cpp (pyvenv.cfg, stale prefixes
-// in bin/ after a copy, and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip,
-// Megatron's helpers_cpp, nvcc vs torch CUDA, forbidden variables).
+// against the node's GPUs), checks_venv.cpp (pyvenv.cfg, stale prefixes in bin/ after a copy,
+// and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip, Megatron's helpers_cpp, nvcc
+// vs torch CUDA, forbidden variables). checks_util.cpp builds the fixes: each is a command that
+// works as printed (the step that provides the module, `--venv` of the venv examined, the
+// version a pin asks for).
 
 #include <chrono>
 #include <filesystem>
@@ -46,9 +48,26 @@ struct SymbolCheck {
 /// (TransformerEngine 2.14 needs cuBLAS >= 13.2, README pitfall P10).
 [[nodiscard]] const std::vector<SymbolCheck> &builtin_symbol_checks();
 
+/// A pin the venv's recipe overrides on purpose: step `step` installs `dependency` over the pin
+/// of `dependent` (its `allow_conflicts`). Names are normalised.
+struct DeclaredOverride {
+    std::string step;
+    std::string dependent;
+    std::string dependency;
+};
+
 struct DoctorOptions {
     fs::path venv;
     const recipe::Recipe *recipe = nullptr; // optional
+    /// Without a recipe: the deliberate overrides the venv's last run recorded (its recipe's
+    /// allow_conflicts, `<venv>/.bootstrap/declared-overrides.txt`), reported as declared the
+    /// way the recipe's are; nullopt when the venv has no record (an older bootstrap's).
+    std::optional<std::vector<DeclaredOverride>> recorded_overrides;
+    fs::path recorded_overrides_file; // where they were read from (the finding's explanation)
+    /// Without a recipe: the recipe file the venv was built from, while it is there unchanged
+    /// (an image's /etc/bootstrap/recipe.toml), for the `bootstrap run` commands fixes print;
+    /// empty: they say RECIPE.
+    fs::path recorded_recipe;
     std::vector<std::string> extra_modules; // to import besides the recipe's and the defaults
     std::vector<SymbolCheck> symbols;       // added to the built-in ones
     std::optional<std::string> arch;        // device arch ("9.0") for the CUDA code check
@@ -63,6 +82,9 @@ struct DoctorOptions {
     /// distribution (normalised name) -> the recipe step that owns it (the journal): which
     /// step a fix re-runs. Empty: the recipe's packages and verify clauses tell.
     std::map<std::string, std::string> owners;
+    /// step id -> the indexes its installer used (the journal, credentials redacted; default
+    /// first): a fix's installer command asks the indexes of the step that owns the package.
+    std::map<std::string, std::vector<std::string>> step_indexes;
     /// How long one import may take before its probe is killed.
     std::chrono::milliseconds import_timeout{std::chrono::minutes(2)};
 };
@@ -130,5 +152,9 @@ struct ImportCheck {
 /// {dependent, dependency} pins the recipe overrides on purpose (steps' allow_conflicts).
 [[nodiscard]] std::set<std::pair<std::string, std::string>>
 recipe_allowed_conflicts(const recipe::Recipe *recipe);
+
+/// The pins overridden on purpose, each with the step that declares it: the recipe's when one
+/// is given, else the ones the venv recorded (none without a record).
+[[nodiscard]] std::vector<DeclaredOverride> declared_overrides(const DoctorOptions &options);
 
 } // namespace bootstrap::doctor

@@ -40,6 +40,19 @@ bool uses_transformer_engine(const fs::path &venv) {
     return false;
 }
 
+/// "upgrade nvidia-cublas: re-run step 'cublas' (bootstrap run R --venv V --only cublas) /
+/// uv pip install --python V/bin/python --upgrade nvidia-cublas": the step asking for the
+/// package (its requirement then no longer holds, so it runs), and the installer command.
+std::string upgrade_fix(const DoctorOptions &options, const std::string &package) {
+    const std::string command =
+        detail::install_command(options, package, package, detail::InstallMode::upgrade);
+    const std::string step = detail::step_installing(options.recipe, package);
+    if (step.empty())
+        return fmt::format("upgrade {}: {}", package, command);
+    return fmt::format("upgrade {}: re-run step '{}' ({}) / {}", package, step,
+                       detail::run_command(options, "--only " + step), command);
+}
+
 /// The finding for one symbol check; `defined` says whether the library that loads has it.
 Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, bool builtin,
                        bool &defined) {
@@ -85,10 +98,8 @@ Finding symbol_finding(const DoctorOptions &options, const SymbolCheck &check, b
             evidence,
             fmt::format("install {} >= the version that defines it into the venv", check.package),
             check.why);
-    std::string fix = check.package.empty()
-                          ? "install a build of the library that defines it"
-                          : fmt::format("upgrade {}: {}", check.package,
-                                        detail::reinstall_fix(options, check.package));
+    std::string fix = check.package.empty() ? "install a build of the library that defines it"
+                                            : upgrade_fix(options, check.package);
     return make_finding("elf-symbol", Severity::error,
                         fmt::format("{} does not define {} (undefined symbol at import)",
                                     file.string(), check.symbol),

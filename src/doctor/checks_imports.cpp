@@ -1,5 +1,5 @@
-// Imports (each module in its own interpreter, root cause named) and dependency consistency
-// (`pip check`, from dist-info metadata).
+// Imports: each module in its own child forked from one interpreter that imported torch once,
+// the root cause and the distribution behind a failure named.
 
 #include <algorithm>
 #include <chrono>
@@ -20,126 +20,9 @@
 
 namespace bootstrap::doctor {
 
-namespace detail {
-
-Finding make_finding(std::string rule, recipe::Severity severity, std::string message,
-                     std::vector<std::string> evidence, std::string fix, std::string explain) {
-    Finding f;
-    f.rule = std::move(rule);
-    f.severity = severity;
-    f.message = std::move(message);
-    f.evidence = std::move(evidence);
-    f.fix = std::move(fix);
-    f.explain = std::move(explain);
-    return f;
-}
-
-std::map<std::string, pyenv::Distribution> installed(const fs::path &venv) {
-    auto site = find_site_packages(venv);
-    if (site.empty())
-        return {};
-    auto scanned = pyenv::scan_site_packages(site);
-    return scanned ? *scanned : std::map<std::string, pyenv::Distribution>{};
-}
-
-std::string step_installing(const recipe::Recipe *recipe, const std::string &dist) {
-    if (!recipe)
-        return {};
-    for (const auto &step : recipe->steps)
-        for (const auto &pkg : step.packages)
-            if (auto req = pyenv::Requirement::parse(pkg.value);
-                req && req->normalized_name == dist)
-                return step.id;
-    return {};
-}
-
-std::string reinstall_fix(const DoctorOptions &options, const std::string &dist) {
-    std::string python = (options.venv / "bin" / "python").string();
-    std::string command =
-        options.recipe && options.recipe->venv.installer == recipe::InstallerKind::pip
-            ? fmt::format("{} -m pip install --force-reinstall {}", python, dist)
-            : fmt::format("uv pip install --python {} --reinstall {}", python, dist);
-    std::string step = step_owning(options, dist);
-    if (step.empty() || !options.recipe)
-        return command;
-    return fmt::format("re-run step '{}' (bootstrap run {} --only {}) / {}", step,
-                       options.recipe->file.string(), step, command);
-}
-
-std::string step_owning(const DoctorOptions &options, const std::string &dist) {
-    if (auto it = options.owners.find(dist); it != options.owners.end())
-        return it->second;
-    return step_installing(options.recipe, dist);
-}
-
 namespace {
 
-/// A recipe step whose verify clauses import `module` (a build or pybind11 step provides the
-/// extensions it checks: apex's amp_C), or "".
-std::string step_verifying(const recipe::Recipe *recipe, const std::string &module) {
-    if (!recipe)
-        return {};
-    for (const auto &step : recipe->steps) {
-        if (step.kind == "check")
-            continue; // checks only look; the step to re-run is the one that builds
-        for (const auto &clause : step.verify)
-            if (clause.kind == recipe::VerifyClause::Kind::import_module &&
-                clause.target.value == module)
-                return step.id;
-    }
-    return {};
-}
-
-} // namespace
-
-std::string module_fix(const DoctorOptions &options, const std::string &module,
-                       const std::map<std::string, pyenv::Distribution> &dists) {
-    auto providers = pyenv::distributions_providing(module, dists);
-    const pyenv::Distribution *dist = providers.empty() ? nullptr : providers.front();
-    std::string step = dist ? step_owning(options, dist->normalized_name) : std::string();
-    if (step.empty())
-        step = step_verifying(options.recipe, module);
-    if (step.empty())
-        step = step_verifying(options.recipe, module.substr(0, module.find('.')));
-    if (!step.empty() && options.recipe) {
-        std::string rerun = fmt::format("re-run step '{}' (bootstrap run {} --only {})", step,
-                                        options.recipe->file.string(), step);
-        return dist ? fmt::format("{}; it provides {} through {} {}", rerun, module, dist->name,
-                                  dist->version)
-                    : rerun;
-    }
-    if (dist)
-        return reinstall_fix(options, dist->normalized_name);
-    return fmt::format("no installed distribution provides {}: install or build the package "
-                       "that does (a recipe step with a verify clause `{{ import = \"{}\" }}` "
-                       "makes doctor name it)",
-                       module, module);
-}
-
-std::string count_of(size_t n, const std::string &singular, const std::string &plural) {
-    return fmt::format("{} {}", n, n == 1 ? singular : plural);
-}
-
-void summarize(CheckSummary *summary, const std::string &group, const std::string &text) {
-    if (summary)
-        *summary = CheckSummary{group, group + ": " + text};
-}
-
-size_t problems(const std::vector<Finding> &findings) {
-    return static_cast<size_t>(
-        std::count_if(findings.begin(), findings.end(), [](const Finding &f) {
-            return f.severity == recipe::Severity::error || f.severity == recipe::Severity::warning;
-        }));
-}
-
-} // namespace detail
-
-namespace {
-
-/// How a module's source reads when an installed distribution's files name it.
-constexpr std::string_view k_installed_source = "installed: ";
-
-
+using detail::k_installed_source;
 using detail::make_finding;
 using recipe::Severity;
 
@@ -327,9 +210,8 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
                                         "this venv",
                                         m.module, m.optional_step),
                             evidence,
-                            fmt::format("run it if the training needs it: bootstrap run {} --only {}",
-                                        core::shell_quote(options.recipe->file.string()),
-                                        m.optional_step),
+                            fmt::format("run it if the training needs it: {}",
+                                        detail::run_command(options, "--only " + m.optional_step)),
                             "an optional step that fails (or is skipped) does not stop a run");
     if (failure.missing_module == top && !m.required)
         return make_finding("import", Severity::info,
@@ -366,8 +248,8 @@ Finding import_finding(const DoctorOptions &options, const ImportCheck &m,
             user, cause->name, cause->version,
             step.empty() || !options.recipe
                 ? fmt::format(": {}", detail::reinstall_fix(options, cause->normalized_name))
-                : fmt::format(": change step '{}' and re-run it (bootstrap run {} --only {})",
-                              step, options.recipe->file.string(), step));
+                : fmt::format(": change step '{}' and re-run it ({})", step,
+                              detail::run_command(options, "--only " + step)));
         evidence.push_back(fmt::format("root cause in distribution {} {}", cause->name,
                                        cause->version));
         return make_finding("import", severity,
@@ -388,7 +270,8 @@ std::vector<Finding> check_imports(const DoctorOptions &options, CheckSummary *s
     if (!fs::exists(python, ec)) {
         out.push_back(make_finding("import", Severity::error,
                                    fmt::format("no interpreter at {}", python.string()),
-                                   {python.string()}, "create the venv: bootstrap run RECIPE"));
+                                   {python.string()},
+                                   "create the venv: " + detail::run_command(options, "")));
         detail::summarize(summary, "imports", "not checked (no interpreter)");
         return out;
     }
@@ -452,179 +335,6 @@ std::vector<Finding> check_imports(const DoctorOptions &options, CheckSummary *s
     if (!served->preloaded.empty())
         text += fmt::format(" ({} imported first, once)", core::join(served->preloaded, ", "));
     detail::summarize(summary, "imports", text);
-    return out;
-}
-
-std::set<std::pair<std::string, std::string>>
-recipe_allowed_conflicts(const recipe::Recipe *recipe) {
-    std::set<std::pair<std::string, std::string>> out;
-    if (!recipe)
-        return out;
-    for (const auto &step : recipe->steps)
-        for (const auto &dependent : step.allow_conflicts)
-            for (const auto &pkg : step.packages)
-                if (auto req = pyenv::Requirement::parse(pkg.value))
-                    out.insert({pyenv::normalize_name(dependent), req->normalized_name});
-    return out;
-}
-
-namespace {
-
-/// Who asked a distribution for an extra: `demo-torch` requiring `cuda-toolkit[cublas]`.
-struct ExtraRequest {
-    std::string asker;      // normalised name ("demo-torch")
-    std::string asker_text; // "demo-torch 2.11.0"
-};
-
-using RequiresMap = std::map<std::string, std::vector<pyenv::Requirement>>;
-using ExtrasMap = std::map<std::string, std::map<std::string, ExtraRequest>>;
-
-/// Is `req` in force for a distribution asked for `extras` ("" = the base requirements), and
-/// through which extra: nullopt when not at all, "" for the base.
-std::optional<std::string> active_through(const pyenv::Requirement &req,
-                                          const pyenv::MarkerEnv &markers,
-                                          const std::map<std::string, ExtraRequest> *extras) {
-    if (!req.marker || req.marker->evaluate(markers))
-        return std::string();
-    if (!extras)
-        return std::nullopt;
-    pyenv::MarkerEnv with = markers;
-    for (const auto &[extra, who] : *extras) {
-        with["extra"] = extra;
-        if (req.marker->evaluate(with))
-            return extra;
-    }
-    return std::nullopt;
-}
-
-/// The extras each installed distribution is asked for by the others' requirements in force,
-/// followed until nothing changes (an extra's requirements can ask for extras in turn).
-ExtrasMap requested_extras(const std::map<std::string, pyenv::Distribution> &dists,
-                           const RequiresMap &requires_of, const pyenv::MarkerEnv &markers) {
-    ExtrasMap out;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const auto &[name, reqs] : requires_of) {
-            const auto &dist = dists.at(name);
-            auto mine = out.find(name);
-            for (const auto &req : reqs) {
-                if (req.extras.empty() || !dists.count(req.normalized_name))
-                    continue;
-                if (!active_through(req, markers, mine == out.end() ? nullptr : &mine->second))
-                    continue;
-                for (const auto &extra : req.extras) {
-                    auto &slot = out[req.normalized_name];
-                    if (slot.count(extra))
-                        continue;
-                    slot[extra] = {name, fmt::format("{} {}", dist.name, dist.version)};
-                    changed = true;
-                    mine = out.find(name); // `out` may have grown
-                }
-            }
-        }
-    }
-    return out;
-}
-
-} // namespace
-
-std::vector<Finding> check_dependencies(const DoctorOptions &options, CheckSummary *summary) {
-    std::vector<Finding> out;
-    auto dists = detail::installed(options.venv);
-    if (dists.empty()) {
-        detail::summarize(summary, "dependencies", "no distributions installed");
-        return out;
-    }
-    auto facts = pyenv::venv_facts(options.venv,
-                                   exec::compose_environment(options.environment, {}, {}), false);
-    if (!facts) {
-        out.push_back(make_finding("deps", Severity::warning,
-                                   "dependency check skipped: cannot read the interpreter's "
-                                   "marker values",
-                                   {facts.error().message}, "see the venv findings"));
-        detail::summarize(summary, "dependencies", "not checked (no marker values)");
-        return out;
-    }
-    auto allowed = recipe_allowed_conflicts(options.recipe);
-    RequiresMap requires_of;
-    for (const auto &[name, dist] : dists)
-        if (auto reqs = pyenv::read_requires_dist(dist))
-            requires_of[name] = std::move(*reqs);
-    // `cuda-toolkit[cublas]` puts cuda-toolkit's `extra == "cublas"` requirements in force.
-    const auto extras = requested_extras(dists, requires_of, facts->markers);
-    size_t satisfied = 0, overrides = 0;
-    for (const auto &[name, dist] : dists) {
-        const size_t problems_before = detail::problems(out);
-        const size_t findings_before = out.size();
-        auto reqs = requires_of.find(name);
-        if (reqs == requires_of.end()) {
-            ++satisfied; // unreadable metadata: nothing to check against (as pip check)
-            continue;
-        }
-        auto asked = extras.find(name);
-        const auto *asked_for = asked == extras.end() ? nullptr : &asked->second;
-        auto counted = [&] {
-            if (detail::problems(out) == problems_before)
-                ++satisfied;
-            overrides += out.size() - findings_before - (detail::problems(out) - problems_before);
-        };
-        for (const auto &req : reqs->second) {
-            auto through = active_through(req, facts->markers, asked_for);
-            if (!through)
-                continue;
-            const ExtraRequest *via = through->empty() ? nullptr : &asked_for->at(*through);
-            std::string who = fmt::format("{} {} requires {}", dist.name, dist.version, req.str());
-            // "(extra 'cublas', asked for by demo-torch 2.11.0)"
-            std::string through_text =
-                via ? fmt::format(" (extra '{}', asked for by {})", *through, via->asker_text) : "";
-            who += through_text;
-            auto dep = dists.find(req.normalized_name);
-            if (dep == dists.end()) {
-                out.push_back(make_finding(
-                    "deps", Severity::error,
-                    fmt::format("{} {} requires {}, which is not installed{}", dist.name,
-                                dist.version, req.name, through_text),
-                    {who, fmt::format("{}: Requires-Dist", (dist.dist_info / "METADATA").string())},
-                    detail::reinstall_fix(options, name)));
-                continue;
-            }
-            auto version = pyenv::Version::parse(dep->second.version);
-            if (!version || req.specifier.contains(*version, true))
-                continue;
-            std::vector<std::string> evidence{
-                who, fmt::format("{}{} {}", k_installed_source, dep->second.name, dep->second.version)};
-            if (allowed.count({name, req.normalized_name}) ||
-                (via && allowed.count({via->asker, req.normalized_name}))) {
-                std::string step = detail::step_installing(options.recipe, req.normalized_name);
-                out.push_back(make_finding(
-                    "deps", Severity::info,
-                    fmt::format("{} {} is installed over {}'s pin {} on purpose", dep->second.name,
-                                dep->second.version, dist.name, req.specifier.str()),
-                    evidence, "none needed",
-                    fmt::format("the recipe declares it: step '{}' has allow_conflicts = [\"{}\"]",
-                                step, dist.name)));
-                continue;
-            }
-            out.push_back(make_finding(
-                "deps", Severity::error,
-                fmt::format("{} {} requires {}, but {} is installed{}", dist.name, dist.version,
-                            req.str(), dep->second.version, through_text),
-                evidence,
-                fmt::format("install a matching {} ({}), or declare the override in the recipe: "
-                            "allow_conflicts = [\"{}\"] on the step that installs {}",
-                            req.name, detail::reinstall_fix(options, req.normalized_name),
-                            dist.name, req.name)));
-        }
-        counted();
-    }
-    std::string text =
-        satisfied == dists.size()
-            ? fmt::format("{} satisfied",
-                          detail::count_of(satisfied, "distribution", "distributions"))
-            : fmt::format("{} of {} distributions satisfied", satisfied, dists.size());
-    if (overrides)
-        text += fmt::format(" ({} declared)", detail::count_of(overrides, "override", "overrides"));
-    detail::summarize(summary, "dependencies", text);
     return out;
 }
 

@@ -62,7 +62,7 @@ void check_apex(const DoctorOptions &options,
          "no amp_C / apex_C / fused_* extension modules in its RECORD"},
         fmt::format("uninstall it (uv pip uninstall --python {} apex) and build NVIDIA apex from "
                     "source: APEX_CPP_EXT=1 APEX_CUDA_EXT=1, --no-build-isolation",
-                    (options.venv / "bin" / "python").string()),
+                    core::shell_quote((options.venv / "bin" / "python").string())),
         "NVIDIA apex has no PyPI release; `pip install apex` fetches a web toolkit"));
 }
 
@@ -90,8 +90,8 @@ void check_pip(const DoctorOptions &options,
     out.push_back(make_finding(
         "pip", Severity::error, "pip is not installed in the venv, but the recipe needs it",
         {why, fmt::format("no pip-*.dist-info in {}", find_site_packages(options.venv).string())},
-        fmt::format("uv pip install --python {} pip (or create the venv with `uv venv --seed`)",
-                    (options.venv / "bin" / "python").string()),
+        fmt::format("{} (or create the venv with `uv venv --seed`)",
+                    detail::install_command(options, "pip", "pip")),
         "uv venvs have no pip (README pitfall P13)"));
 }
 
@@ -118,10 +118,21 @@ std::string check_helpers_cpp(const DoctorOptions &options, std::vector<Finding>
         if (core::starts_with(e.path().filename().string(), "helpers_cpp") &&
             e.path().extension() == ".so")
             built.push_back(e.path());
+    // pybind11 prints both include directories (Python's and its own) for the venv's Python.
+    const std::string quoted_dir = core::shell_quote(dir.string());
     std::string fix = fmt::format(
         "build helpers.cpp with the venv's own EXT_SUFFIX: g++ -O3 -shared -std=c++17 -fPIC "
-        "-I{} -I<pybind11 include> {}/helpers.cpp -o {}/helpers_cpp{}",
-        facts->include_dir, dir.string(), dir.string(), facts->ext_suffix);
+        "$({} -m pybind11 --includes) {}/helpers.cpp -o {}/helpers_cpp{}",
+        core::shell_quote((options.venv / "bin" / "python").string()), quoted_dir, quoted_dir,
+        facts->ext_suffix);
+    if (options.recipe)
+        for (const auto &step : options.recipe->steps)
+            if (step.kind == "pybind11") { // the recipe's step builds it for the venv
+                fix = fmt::format("re-run step '{}' ({}), or {}", step.id,
+                                  detail::run_command(options, "--only " + step.id + " --force"),
+                                  fix);
+                break;
+            }
     auto wanted = std::find_if(built.begin(), built.end(), [&](const fs::path &p) {
         return p.filename().string() == "helpers_cpp" + facts->ext_suffix;
     });
@@ -248,17 +259,17 @@ void check_broken_installs(const DoctorOptions &options, std::vector<Finding> &o
         if (options.recipe) {
             const std::string step = detail::step_installing(options.recipe, name);
             fix = fmt::format(
-                "bootstrap run {} removes it first (the dist-info and the files its RECORD "
-                "lists){}",
-                options.recipe->file.string(),
+                "{} removes it first (the dist-info and the files its RECORD lists){}",
+                detail::run_command(options, ""),
                 step.empty() ? std::string()
                              : fmt::format("; step '{}' then installs {} again", step, name));
         } else {
             fix = fmt::format(
-                "bootstrap rollback --venv {} --to N (an entry of `bootstrap history`) removes "
-                "it and reinstalls {} when the entry has it; a run of the venv's recipe removes "
-                "it too",
-                options.venv.string(), name);
+                "bootstrap rollback --venv {} --to N (an entry of `bootstrap history --venv {}`) "
+                "removes it and reinstalls {} when the entry has it; a run of the venv's recipe "
+                "removes it too ({})",
+                core::shell_quote(options.venv.string()), core::shell_quote(options.venv.string()),
+                name, detail::run_command(options, ""));
         }
         out.push_back(make_finding(
             "broken-install", Severity::error,
@@ -314,8 +325,8 @@ void check_step_requirements(const DoctorOptions &options,
                     "step-requirements", Severity::warning,
                     fmt::format("optional step '{}' is not in this venv: {}", step.id, problem),
                     {fmt::format("{}: packages of step '{}'", pkg.loc.str(), step.id)},
-                    fmt::format("run it if the training needs it: bootstrap run {} --only {}",
-                                core::shell_quote(options.recipe->file.string()), step.id),
+                    fmt::format("run it if the training needs it: {}",
+                                detail::run_command(options, "--only " + step.id)),
                     "an optional step that fails (or is skipped) does not stop a run"));
                 continue;
             }
@@ -323,8 +334,8 @@ void check_step_requirements(const DoctorOptions &options,
                 "step-requirements", Severity::error,
                 fmt::format("step '{}' asks for {}, but {}", step.id, req->str(), problem),
                 {fmt::format("{}: packages of step '{}'", pkg.loc.str(), step.id)},
-                fmt::format("re-run from that step: bootstrap run {} --from {}",
-                            core::shell_quote(options.recipe->file.string()), step.id),
+                fmt::format("re-run from that step: {}",
+                            detail::run_command(options, "--from " + step.id)),
                 "a later step (or a hand-made install) changed it; a run keeps deliberate overrides "
                 "in later steps and fails when a step undoes an earlier one"));
         }

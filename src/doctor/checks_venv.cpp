@@ -50,7 +50,8 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options, CheckSum
         out.push_back(
             make_finding("venv", Severity::error,
                          fmt::format("{} is not a venv: {}", venv.string(), cfg.error().message),
-                         {(venv / "pyvenv.cfg").string()}, "create it: bootstrap run RECIPE"));
+                         {(venv / "pyvenv.cfg").string()},
+                         "create it: " + detail::run_command(options, "")));
         detail::summarize(summary, "venv", "not a venv (no pyvenv.cfg)");
         return out;
     }
@@ -63,7 +64,7 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options, CheckSum
             fmt::format("pyvenv.cfg's home {} does not exist: the base interpreter is gone",
                         home == cfg->end() ? "(missing)" : home->second),
             {(venv / "pyvenv.cfg").string()},
-            "recreate the venv on this machine: bootstrap run RECIPE --recreate"));
+            "recreate the venv on this machine: " + detail::run_command(options, "--recreate")));
     if (!out.empty())
         detail::summarize(summary, "venv", "the base interpreter is gone");
 
@@ -92,9 +93,8 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions &options, CheckSum
         fmt::format("{} file(s) in bin/ point to {}, not to this venv {} (copied or moved)",
                     stale.size(), origin->string(), here.string()),
         stale,
-        fmt::format("bootstrap relocate --venv {} (or recreate it: bootstrap run RECIPE "
-                    "--recreate)",
-                    venv.string()),
+        fmt::format("bootstrap relocate --venv {} (or recreate it: {})",
+                    core::shell_quote(venv.string()), detail::run_command(options, "--recreate")),
         "console scripts run the interpreter named in their shebang, and `activate` sets "
         "VIRTUAL_ENV to the old path (README pitfall P4)"));
     return out;

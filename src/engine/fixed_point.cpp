@@ -1,8 +1,12 @@
 #include "engine/fixed_point.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "core/fs.hpp"
 #include "core/strings.hpp"
+#include "pyenv/name.hpp"
 #include "pyenv/version.hpp"
 
 namespace bootstrap::engine {
@@ -135,6 +139,77 @@ std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfi
                                    first.id),
                  fmt::format("{}\nre-run them: bootstrap run {} --from {}", core::join(lines, "\n"),
                              core::shell_quote(recipe_file.string()), first.id)};
+}
+
+fs::path declared_overrides_path(const fs::path& venv) {
+    return venv / ".bootstrap" / "declared-overrides.txt";
+}
+
+DeclaredOverrides declared_overrides(const Plan& plan) {
+    DeclaredOverrides out;
+    if (plan.recipe != nullptr) {
+        out.recipe_file = fs::absolute(plan.recipe->file).lexically_normal();
+        out.recipe_digest = plan.recipe->source_digest;
+    }
+    for (const auto& step : plan.steps) {
+        const auto* install = step.install();
+        if (install == nullptr || step.source == nullptr) continue;
+        for (const auto& dependent : step.source->allow_conflicts)
+            for (const auto& req : install->requirements) {
+                DeclaredOverride o{step.id, pyenv::normalize_name(dependent), req.normalized_name};
+                if (std::find(out.overrides.begin(), out.overrides.end(), o) == out.overrides.end())
+                    out.overrides.push_back(std::move(o));
+            }
+    }
+    return out;
+}
+
+std::string declared_overrides_text(const DeclaredOverrides& declared) {
+    std::string text =
+        "# Written by `bootstrap run`: the pins its recipe overrides on purpose (steps'\n"
+        "# allow_conflicts), one `override STEP DEPENDENT DEPENDENCY` line each. `bootstrap doctor`\n"
+        "# without --recipe reads it: such a conflict is reported as declared, not as an error.\n";
+    text += fmt::format("recipe {} {}\n", declared.recipe_digest, declared.recipe_file.string());
+    for (const auto& o : declared.overrides)
+        text += fmt::format("override {} {} {}\n", o.step, o.dependent, o.dependency);
+    return text;
+}
+
+Status record_declared_overrides(const Plan& plan) {
+    const fs::path path = declared_overrides_path(plan.venv);
+    const std::string text = declared_overrides_text(declared_overrides(plan));
+    if (auto now = core::read_file(path); now && *now == text) return {};
+    return core::write_file_atomic(path, text);
+}
+
+Result<std::optional<DeclaredOverrides>> read_declared_overrides(const fs::path& venv) {
+    const fs::path path = declared_overrides_path(venv);
+    auto text = core::read_file(path);
+    if (!text) {
+        if (text.error().code == ErrorCode::not_found) return std::optional<DeclaredOverrides>();
+        return tl::unexpected(text.error());
+    }
+    DeclaredOverrides out;
+    size_t number = 0;
+    for (const auto& line : core::split(*text, '\n')) {
+        ++number;
+        if (line.empty() || line.front() == '#') continue;
+        auto malformed = [&] {
+            return fail(ErrorCode::io, fmt::format("{}:{}: malformed line '{}'; remove the file (the next run "
+                                                   "of the venv's recipe writes it again)",
+                                                   path.string(), number, line));
+        };
+        auto words = core::split(line, ' ');
+        if (words.front() == "recipe") {
+            if (words.size() < 3) return malformed();
+            out.recipe_digest = words[1];
+            out.recipe_file = line.substr(words[0].size() + words[1].size() + 2);
+        } else if (words.front() == "override") {
+            if (words.size() != 4 || words[1].empty() || words[2].empty() || words[3].empty()) return malformed();
+            out.overrides.push_back({words[1], words[2], words[3]});
+        }  // another keyword: a newer bootstrap's, left to it
+    }
+    return std::optional<DeclaredOverrides>(std::move(out));
 }
 
 }  // namespace bootstrap::engine

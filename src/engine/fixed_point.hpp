@@ -3,8 +3,11 @@
 // end of every run, each passed install step's own requirements still hold. A step that undid
 // an earlier one's deliberate choice (torch's exact cuBLAS pin re-resolved by a later step that
 // depends on torch) fails the run, naming both steps, the package and both versions. The
-// overrides that let later steps keep such choices are written here too.
+// overrides that let later steps keep such choices are written here too, and the record of the
+// pins the recipe overrides on purpose that `doctor` reads when it is given no recipe.
 
+#include <compare>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,5 +53,41 @@ namespace bootstrap::engine {
 /// not satisfy and the `run --from` that re-runs them; nullopt for a fixed point.
 [[nodiscard]] std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfied,
                                                      const fs::path& recipe_file);
+
+/// A pin the recipe overrides on purpose: step `step` installs `dependency` over the pin of
+/// `dependent` (`allow_conflicts = ["dependent"]`, README pitfall P10). Names are normalised.
+struct DeclaredOverride {
+    std::string step;
+    std::string dependent;
+    std::string dependency;
+    auto operator<=>(const DeclaredOverride&) const = default;
+};
+
+/// What a run records of its recipe's deliberate overrides, so that `doctor --venv V` without
+/// `--recipe` (a node admin in an image) reports them as declared, as it would with the recipe.
+struct DeclaredOverrides {
+    fs::path recipe_file;       // absolute, as the run read it
+    std::string recipe_digest;  // sha256 of the recipe file's bytes
+    std::vector<DeclaredOverride> overrides;  // in plan order
+};
+
+/// `<venv>/.bootstrap/declared-overrides.txt`.
+[[nodiscard]] fs::path declared_overrides_path(const fs::path& venv);
+
+/// The plan's recipe and the {dependent, dependency} pairs of its install steps'
+/// allow_conflicts (as SkipRule::allowed_conflicts holds them), each with its step.
+[[nodiscard]] DeclaredOverrides declared_overrides(const Plan& plan);
+
+/// The record's text: comment lines, `recipe <sha256> <path>`, then one
+/// `override <step> <dependent> <dependency>` line per pair.
+[[nodiscard]] std::string declared_overrides_text(const DeclaredOverrides& declared);
+
+/// A run writes the plan's record (atomically) when the venv's differs, so a no-op run writes
+/// nothing. Called once per run, under the venv lock, before its first step.
+[[nodiscard]] Status record_declared_overrides(const Plan& plan);
+
+/// The venv's record; nullopt when it has none (a venv of an older bootstrap: doctor then knows
+/// no declared override). Error (io) for an unreadable or malformed file, naming it and the line.
+[[nodiscard]] Result<std::optional<DeclaredOverrides>> read_declared_overrides(const fs::path& venv);
 
 }  // namespace bootstrap::engine

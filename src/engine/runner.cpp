@@ -122,6 +122,7 @@ public:
         }
         BS_TRY(m_journal, Journal::load(venv));
         m_journal.recipe = m_recipe.name;
+        BS_CHECK(record_declared_overrides(m_plan));
         BS_TRY(m_installed, scan_installed(m_facts));
 
         m_report.venv = venv;

@@ -129,6 +129,9 @@ def test_conflicting_pin_is_info_when_the_recipe_declares_it_and_an_error_otherw
     assert err["message"] == ("demo-torch 2.11.0+cu130 requires nvidia-cublas==13.1.0.3, "
                               "but 13.4.1.1 is installed")
     assert "allow_conflicts" in err["fix"]
+    # The fix names the version the pin asks for, never a reinstall of the one that breaks it.
+    assert "install what demo-torch pins (nvidia-cublas==13.1.0.3): uv pip install" in err["fix"]
+    assert "--reinstall" not in err["fix"]
 
 
 # ----------------------------------------------------------------------------- symbols (P10)
@@ -302,6 +305,8 @@ def test_helpers_cpp_built_for_another_python(world, tmp_path):
     [err] = by_rule(findings, "helpers-cpp")
     assert err["message"] == ("Megatron's helpers_cpp is built for another Python (expected "
                               "helpers_cpp.cpython-311-x86_64-linux-gnu.so)")
+    # A command as printed: pybind11 names the include directories (no `<pybind11 include>`).
+    assert f"$({world.venv}/bin/python -m pybind11 --includes) {datasets}/helpers.cpp" in err["fix"]
     (datasets / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     proc, doc = world.run_json(["doctor", "--venv", world.venv],
                                env={"MEGATRON_DIR": str(tmp_path / "Megatron-LM")})

@@ -81,7 +81,10 @@ def test_doctor_says_what_the_venv_was_built_for_against_this_gpu(aw):
     assert f["message"] == ("this venv (image) was built for 9.0 (--arch 9.0); this GPU is 8.0 "
                             "(NVIDIA A100-SXM4-80GB, probe 'nvidia-smi')")
     assert f"recorded in {newest}: device.cuda_archs = 9.0, cuda_archs_from = --arch 9.0" in f["evidence"]
-    assert "bootstrap run RECIPE --arch 8.0" in f["fix"] and "bootstrap containerfile" in f["fix"]
+    # No --recipe: the fix names the recipe the venv's run read (still there, unchanged) and
+    # this venv.
+    assert f"bootstrap run {aw.recipe} --venv {aw.venv} --arch 8.0" in f["fix"], f["fix"]
+    assert "bootstrap containerfile" in f["fix"]
     assert summary == "built for: 9.0 (--arch 9.0) does not run on this GPU"
     text = aw.run(["doctor", "--venv", aw.venv], env=gpu_env(aw, A100))
     assert text.returncode == 3
@@ -90,7 +93,7 @@ def test_doctor_says_what_the_venv_was_built_for_against_this_gpu(aw):
 
     # With the recipe, the fix names it.
     _, _, [named] = doctor(aw, aw.venv, gpu_env(aw, A100), "--recipe", aw.recipe)
-    assert f"bootstrap run {aw.recipe} --arch 8.0" in named["fix"]
+    assert f"bootstrap run {aw.recipe} --venv {aw.venv} --arch 8.0" in named["fix"]
 
     # A recipe that trusts only the driver's answer: nvidia-smi's is no GPU, and doctor says why.
     strict = R.write_recipe(aw.root, "strict.toml", steps=[R.venv()],

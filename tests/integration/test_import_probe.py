@@ -117,7 +117,7 @@ def test_verify_imports_torch_first_for_an_extension_that_needs_libc10(world, to
     proc, doc = world.run_json(["doctor", "--venv", world.venv, "--recipe", recipe])
     [err] = [f for f in doc["findings"] if f["rule"] == "import" and f["severity"] == "error"]
     assert err["message"].startswith(f"import {EXT} fails: ImportError:")
-    assert err["fix"] == f"re-run step 'apex' (bootstrap run {recipe} --only apex)"
+    assert err["fix"] == f"re-run step 'apex' (bootstrap run {recipe} --venv {world.venv} --only apex --force)"
     assert "fused-weight-gradient-mlp-cuda" not in json.dumps(doc)
 
 
@@ -227,4 +227,5 @@ def test_doctor_fix_reruns_the_step_that_owns_the_distribution(world, torch_venv
     [err] = [f for f in doc["findings"] if f["rule"] == "import" and f["message"].startswith("import regex")]
     assert err["message"] == "import regex fails: RuntimeError: broken on purpose"
     assert err["severity"] == "error"
-    assert err["fix"].startswith(f"re-run step 'transformers' (bootstrap run {recipe} --only transformers)")
+    assert err["fix"].startswith(f"re-run step 'transformers' (bootstrap run {recipe} --venv {world.venv} "
+                                 "--only transformers --force)")

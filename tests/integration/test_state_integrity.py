@@ -188,7 +188,7 @@ def test_run_and_doctor_on_a_dist_info_holding_only_record(world):
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "broken install of wandb 0.22.0: METADATA missing" in out, out
-    assert f"bootstrap run {recipe} removes it first" in out
+    assert f"bootstrap run {recipe} --venv {world.venv} removes it first" in out
     assert "step 'tools' then installs wandb again" in out
 
     # Before: uv failed ("Failed to read metadata for: wandb==0.22.0") on every later run.

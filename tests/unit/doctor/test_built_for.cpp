@@ -193,7 +193,9 @@ TEST_CASE("an image built for 9.0 on an 8.0 GPU is an error naming both sides an
     CHECK(has(f.evidence, "code built for: sm_90"));
     CHECK(has(f.evidence, "GPU 0: NVIDIA A100-SXM4-80GB, compute capability 8.0 (probe "
                           "'nvidia-smi'): runs none of it"));
-    CHECK(f.fix.find("bootstrap run RECIPE --arch 8.0") != std::string::npos);
+    // The venv examined, not the recipe's default one.
+    CHECK(f.fix.find("bootstrap run RECIPE --venv /nonexistent/venv --arch 8.0") !=
+          std::string::npos);
     CHECK(f.fix.find("bootstrap containerfile RECIPE --arch 8.0") != std::string::npos);
     CHECK(f.fix.find("or run this venv (image) on a GPU it was built for (9.0)") !=
           std::string::npos);
@@ -216,8 +218,8 @@ TEST_CASE("an image built for 9.0 on an 8.0 GPU is an error naming both sides an
     CHECK(named.findings[0].message.rfind("this venv (image) was built for 9.0 (the recipe's "
                                           "[device] fallback_arch); this GPU is 8.0",
                                           0) == 0);
-    CHECK(named.findings[0].fix.find("bootstrap run /work/recipes/h200.toml --arch 8.0") !=
-          std::string::npos);
+    CHECK(named.findings[0].fix.find("bootstrap run /work/recipes/h200.toml --venv "
+                                     "/nonexistent/venv --arch 8.0") != std::string::npos);
 }
 
 TEST_CASE("a newer GPU than every SASS target fails and the fix names PTX", "[doctor][built-for]") {

@@ -225,9 +225,9 @@ TEST_CASE("a dist-info without METADATA is a broken install, with the fix", "[do
     findings = check_packages(options);
     broken = find_rule(findings, "broken-install");
     REQUIRE(broken != nullptr);
-    CHECK(broken->fix ==
-          "bootstrap run t.toml removes it first (the dist-info and the files its RECORD "
-          "lists); step 'tools' then installs wandb again");
+    CHECK(broken->fix == "bootstrap run t.toml --venv " + venv.string() +
+                             " removes it first (the dist-info and the files its RECORD "
+                             "lists); step 'tools' then installs wandb again");
 }
 
 TEST_CASE("allow_conflicts pairs come from the recipe's steps", "[doctor][deps]") {

@@ -1,8 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <filesystem>
+
+#include "core/fs.hpp"
 #include "engine/fixed_point.hpp"
+#include "pyenv/requirement.hpp"
+#include "recipe/recipe.hpp"
 
 using namespace bootstrap;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -52,4 +59,70 @@ TEST_CASE("the end-of-run error names every unsatisfied step and the run that fi
     REQUIRE(two);
     CHECK(two->message == "the venv no longer satisfies 2 steps, the first 'cublas'");
     CHECK(two->detail.find("step 'cublas': a\nstep 'nvrtc': b\n") != std::string::npos);
+}
+
+TEST_CASE("a run records the recipe's deliberate overrides once, and doctor reads them back") {
+    core::TempDir dir("declared");
+    recipe::Recipe recipe;
+    recipe.file = dir.path() / "r.toml";
+    recipe.source_digest = std::string(64, 'a');
+    recipe::Step cublas_source;
+    cublas_source.id = "cublas";
+    cublas_source.allow_conflicts = {"Demo_Torch", "cuda-toolkit"};
+    auto cublas = install_step("cublas", {});
+    cublas.source = &cublas_source;
+    auto req = pyenv::Requirement::parse("Nvidia-CuBLAS>=13.4.1.1");
+    REQUIRE(req);
+    std::get<steps::InstallSpec>(cublas.spec).requirements.push_back(*req);
+    recipe::Step plain_source;
+    plain_source.id = "torch";
+    auto torch = install_step("torch", {});
+    torch.source = &plain_source;
+    engine::Plan plan;
+    plan.recipe = &recipe;
+    plan.venv = dir.path() / "venv";
+    plan.steps = {torch, cublas};
+
+    auto declared = engine::declared_overrides(plan);
+    CHECK(declared.recipe_file == recipe.file);
+    REQUIRE(declared.overrides.size() == 2);
+    CHECK(declared.overrides[0] == engine::DeclaredOverride{"cublas", "demo-torch", "nvidia-cublas"});
+    CHECK(declared.overrides[1] == engine::DeclaredOverride{"cublas", "cuda-toolkit", "nvidia-cublas"});
+
+    // A venv without the record (an older bootstrap's): nothing, not an error.
+    auto none = engine::read_declared_overrides(plan.venv);
+    REQUIRE(none);
+    CHECK_FALSE(*none);
+
+    REQUIRE(engine::record_declared_overrides(plan));
+    const auto path = engine::declared_overrides_path(plan.venv);
+    CHECK(path == plan.venv / ".bootstrap" / "declared-overrides.txt");
+    auto text = core::read_file(path);
+    REQUIRE(text);
+    CHECK(text->find("override cublas demo-torch nvidia-cublas\n") != std::string::npos);
+    auto read = engine::read_declared_overrides(plan.venv);
+    REQUIRE(read);
+    REQUIRE(*read);
+    CHECK((*read)->recipe_file == recipe.file);
+    CHECK((*read)->recipe_digest == recipe.source_digest);
+    CHECK((*read)->overrides == declared.overrides);
+
+    // The same plan again (a no-op run) writes nothing.
+    const auto written = fs::last_write_time(path);
+    fs::last_write_time(path, written - std::chrono::hours(1));
+    REQUIRE(engine::record_declared_overrides(plan));
+    CHECK(fs::last_write_time(path) == written - std::chrono::hours(1));
+
+    // A recipe without allow_conflicts replaces the record: it declares none.
+    cublas_source.allow_conflicts.clear();
+    REQUIRE(engine::record_declared_overrides(plan));
+    read = engine::read_declared_overrides(plan.venv);
+    REQUIRE(read);
+    REQUIRE(*read);
+    CHECK((*read)->overrides.empty());
+
+    REQUIRE(core::write_file_atomic(path, "recipe x /r.toml\noverride cublas torch\n"));
+    auto bad = engine::read_declared_overrides(plan.venv);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message.find(path.string() + ":2: malformed line 'override cublas torch'") == 0);
 }
