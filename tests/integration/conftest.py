@@ -85,14 +85,25 @@ def hermetic_env(overrides: dict | None = None) -> dict:
 
 # --------------------------------------------------------------------------- wheelhouse
 
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheelhouse")
-    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), str(out)],
-                          capture_output=True, text=True, timeout=120)
+def make_wheelhouse(out: Path, data: str | Path | None = None) -> Path:
+    """testworld/make_wheels.py into `out` (`out/<group>/*.whl`): the default packages, or those
+    of `data` (a packages.toml path, or its text, written beside `out`)."""
+    args = [sys.executable, str(MAKE_WHEELS), str(out)]
+    if isinstance(data, str):
+        path = out.parent / f"{out.name}-packages.toml"
+        path.write_text(data)
+        data = path
+    if data is not None:
+        args += ["--data", str(data)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         pytest.fail(f"make_wheels.py failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return out
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory) -> Path:
+    return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 
 
 # --------------------------------------------------------------------------- index server

@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MAKE_WHEELS, TESTWORLD
+from conftest import TESTWORLD, make_wheelhouse
 from recipes import imp, install, pipeline, venv, write_recipe
 
 SYMBOL = "cublasLtGroupedMatrixLayoutInit_internal"
@@ -25,12 +24,7 @@ def native_wheelhouse(tmp_path_factory) -> Path:
     """Wheels with real ELF libraries (testworld/native.toml), built with the host's cc."""
     if shutil.which("cc") is None:
         pytest.skip("no C compiler (cc) to build the native stand-in wheels")
-    out = tmp_path_factory.mktemp("native-wheelhouse")
-    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), str(out), "--data",
-                           str(TESTWORLD / "native.toml")], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return out
+    return make_wheelhouse(tmp_path_factory.mktemp("native-wheelhouse"), TESTWORLD / "native.toml")
 
 
 @pytest.fixture

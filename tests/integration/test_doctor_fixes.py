@@ -11,13 +11,12 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import recipes as R
-from conftest import MAKE_WHEELS
+from conftest import make_wheelhouse
 
 # A TransformerEngine stand-in: the package installs demo_te/pytorch/, which imports the torch
 # extension a later build step makes (transformer_engine_torch in the real thing).
@@ -48,13 +47,7 @@ def run_fix(world, command: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def te_index(index_factory, tmp_path_factory):
-    out = tmp_path_factory.mktemp("te-wheels")
-    data = out / "packages.toml"
-    data.write_text(TE_PACKAGES)
-    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), "--data", str(data), str(out / "wheels")],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return index_factory(root=out / "wheels")
+    return index_factory(root=make_wheelhouse(tmp_path_factory.mktemp("te") / "wheels", TE_PACKAGES))
 
 
 def test_doctor_without_a_recipe_reports_the_recorded_override_as_declared(world):

@@ -9,14 +9,12 @@ on ov-pinner, and a step in between upgrades ov-base past the pin on purpose."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import recipes as R
-from conftest import MAKE_WHEELS
+from conftest import make_wheelhouse
 from recipes import steps_by_id
 
 PACKAGES = """
@@ -70,13 +68,7 @@ requires = ["ov-lib==1.0.0", "ov-extra==1.0.0"]
 
 @pytest.fixture(scope="module")
 def ov_wheelhouse(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ov-wheels")
-    data = out / "packages.toml"
-    data.write_text(PACKAGES)
-    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), "--data", str(data), str(out / "wheels")],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return out / "wheels"
+    return make_wheelhouse(tmp_path_factory.mktemp("ov") / "wheels", PACKAGES)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MAKE_WHEELS
+from conftest import make_wheelhouse
 
 LOCAL_DATA = '''
 [[package]]
@@ -61,13 +61,7 @@ S0_REQUIREMENTS = ["demo-core==1.0.0", "demo-utils==1.0.0", "transformers", "cli
 def local_builds(tmp_path_factory) -> Path:
     """mylocal 1.0/2.0, a regex 2024.1.0 whose bytes differ from the index's, and cvlite/cvfull
     (both ship the module sharedcv)."""
-    out = tmp_path_factory.mktemp("local-builds")
-    data = out / "local.toml"
-    data.write_text(LOCAL_DATA)
-    proc = subprocess.run([sys.executable, str(MAKE_WHEELS), str(out / "w"), "--data", str(data)],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return out / "w" / "main"
+    return make_wheelhouse(tmp_path_factory.mktemp("local-builds") / "w", LOCAL_DATA) / "main"
 
 
 class Scenario:
