@@ -126,6 +126,18 @@ std::string first_line(const std::string& text) {
     return lines.empty() ? std::string() : std::string(core::trim(lines[0]));
 }
 
+/// `value` with every occurrence of the venv's path as `<venv>`.
+std::string with_venv_named(std::string value, const fs::path& venv) {
+    const std::string path = venv.string();
+    if (path.empty() || path == "/") return value;
+    for (size_t at = value.find(path); at != std::string::npos; at = value.find(path, at + 6)) {
+        const size_t end = at + path.size();
+        if (end < value.size() && value[end] != '/' && value[end] != ':') continue;  // /v is not /venv2
+        value.replace(at, path.size(), "<venv>");
+    }
+    return value;
+}
+
 Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& source) {
     const auto& b = *step.build();
     BuildInputs in;
@@ -158,7 +170,10 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
         // inputs.txt on a shared $BOOTSTRAP_HOME; its name does.
         // Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches);
         // the recipe's own env is always part of the key.
-        if (step.env_set.count(k) || core::env_has_use(k, core::EnvUse::build_input)) in.env.push_back(k + "=" + core::shown_value(k, v));
+        // The venv's own path is no input (TE's CPLUS_INCLUDE_PATH is its site-packages/include):
+        // the same build in another venv, at another path, is the same wheel.
+        if (step.env_set.count(k) || core::env_has_use(k, core::EnvUse::build_input))
+            in.env.push_back(k + "=" + core::shown_value(k, with_venv_named(v, ctx.venv)));
     }
     in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
     in.no_build_isolation = b.request.no_build_isolation;

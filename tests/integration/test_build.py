@@ -71,7 +71,10 @@ def leftovers(world) -> list[str]:
 
 
 def test_directory_build_installs_then_cache_hit_in_another_venv(bw):
-    env = {"TORCH_CUDA_ARCH_LIST": "9.0", "MAX_JOBS": "{host.cpus}", "FASTEXT_BUILD_SECONDS": "2"}
+    # A path inside the venv (TE's CPLUS_INCLUDE_PATH = "{python.site_packages}/include") is the
+    # same input in every venv: another venv still hits the cache (found by realworld.sh).
+    env = {"TORCH_CUDA_ARCH_LIST": "9.0", "MAX_JOBS": "{host.cpus}", "FASTEXT_BUILD_SECONDS": "2",
+           "CPLUS_INCLUDE_PATH": "{python.site_packages}/include"}
     recipe = R.write_recipe(bw.root, steps=[R.venv(), build_step(bw, {"path": str(bw.tree)}, env=env)])
     # The first build stands for a long one: the backend sleeps 2 s before compiling.
     proc, doc = bw.run_json([recipe])
@@ -87,6 +90,7 @@ def test_directory_build_installs_then_cache_hit_in_another_venv(bw):
     assert "source: tree " in inputs and "ext_suffix: .cpython-" in inputs
     env_line = next(line for line in inputs.splitlines() if line.startswith("env: ["))
     assert "TORCH_CUDA_ARCH_LIST=9.0" in env_line and "MAX_JOBS" not in inputs
+    assert "CPLUS_INCLUDE_PATH=<venv>/lib/python3.11/site-packages/include" in env_line, env_line
     assert "torch: not installed" in inputs and "frontend: uv build" in inputs
     assert (entry / "build.log").exists() and leftovers(bw) == []
     # The installed wheel is kept in the artifact store, so rollback can restore this build.
