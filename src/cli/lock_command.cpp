@@ -58,7 +58,7 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     // The recipe is planned to map its steps to packages, probing no GPU: a {device.*} value is
     // needed only when an install step's packages use one (then give the arch the run used).
     auto* arch = cmd->add_option("--arch", args->arch,
-                                 "CUDA arch that {device.*} placeholders stand for, as in the run (e.g. 9.0); no GPU is probed");
+                                 "CUDA arch that {device.*} placeholders stand for (e.g. 9.0), needed only when an install step's packages use one; no GPU is probed");
     cmd->add_flag("--no-device", args->no_device,
                   "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
         ->excludes(arch);

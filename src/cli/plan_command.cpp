@@ -132,8 +132,9 @@ int execute_plan(const PlanCommandArgs& args) {
 void set_plan_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<PlanCommandArgs>();
     auto* cmd = app.add_subcommand("plan",
-                                   "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` "
-                                   "would run, re-verify or skip it, and why; changes nothing but caches (a directory "
+                                   "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` with the "
+                                   "same options would run, re-verify or skip it, and why; checks the interpreter and "
+                                   "the project directories the recipe names; changes nothing but caches (a directory "
                                    "source's tree stamps; with --explain, torch's facts)");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     add_plan_options(*cmd, args->plan);  // as `run` takes them: the plan is that run's
