@@ -66,6 +66,7 @@ Result<std::map<std::string, std::string>> path_sources(const recipe::Recipe& re
     plan_options.arch = options.arch;
     plan_options.no_device = options.no_device;
     plan_options.dry_run = true;
+    plan_options.check_local_inputs = false;  // the copied recipe's paths are the image's
     // Facts without a venv: the host's venv (if any) is not the image's.
     BS_TRY(auto facts, gather_facts({}, false));
     BS_TRY(auto plan, make_plan(recipe, plan_options, facts));

@@ -90,6 +90,7 @@ public:
         dry_run = o.dry_run;
         recreate = o.recreate;
         locked_run = o.locked.has_value();
+        check_local_inputs = o.check_local_inputs;
         earlier = &p.steps;
     }
 

@@ -54,6 +54,9 @@ struct PlanOptions {
     bool probe_devices = true;
     /// `--retry-optional`: an optional step that failed for good runs again while its key holds.
     bool retry_optional = false;
+    /// Check that the local files and directories steps read exist (steps::check_local_input);
+    /// off for a plan of a recipe as another machine will see it (an image's build context).
+    bool check_local_inputs = true;
 };
 
 struct Plan {

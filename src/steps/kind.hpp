@@ -80,6 +80,7 @@ public:
     bool dry_run = false;                             // `plan`: show a missing program by name
     bool recreate = false;                            // --recreate
     bool locked_run = false;                          // --locked
+    bool check_local_inputs = true;                   // check_local_input checks (engine::PlanOptions)
     const std::vector<ResolvedStep>* earlier = nullptr;  // the steps planned before this one
 };
 

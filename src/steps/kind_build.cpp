@@ -128,7 +128,7 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
 }
 
 /// Where the source comes from, and its plan-time identity.
-Status expand_source(const BuildSource& src, BuildSpec& b, ResolvedStep& out,
+Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec& b, ResolvedStep& out,
                      PlanContext& ctx) {
     b.source_kind = src.kind;
     BS_TRY(b.location, ctx.text(src.location, out));
@@ -157,9 +157,7 @@ Status expand_source(const BuildSource& src, BuildSpec& b, ResolvedStep& out,
             b.location = ctx.local_path(b.location);
             BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
             b.source_identity = "tree " + digest;
-            if (digest == "missing")
-                out.note = fmt::format("{} does not exist yet (an earlier step may create it)",
-                                       b.location);
+            BS_CHECK(check_local_input(step, src.location, b.location, "source directory", true, out, ctx));
             break;
         }
         case BuildSource::Kind::git:
@@ -201,7 +199,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     const auto& s = *step.fields_as<BuildFields>();
     BuildSpec b;
     b.home = ctx.home;
-    BS_CHECK(expand_source(s.source, b, out, ctx));
+    BS_CHECK(expand_source(step, s.source, b, out, ctx));
     b.request.no_build_isolation = s.no_build_isolation;
     for (const auto& [k, v] : s.config_settings) {
         BS_TRY(auto value, ctx.text(v, out));

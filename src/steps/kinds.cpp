@@ -79,7 +79,7 @@ std::string on_path(const std::string& program, const exec::EnvMap& env) {
 
 Status check_local_input(const recipe::Step& s, const recipe::Text& field, const std::string& path,
                          std::string_view what, bool directory, ResolvedStep& out, const PlanContext& ctx) {
-    if (!out.complete || path.empty() || path.front() == '<') return {};
+    if (!ctx.check_local_inputs || !out.complete || path.empty() || path.front() == '<') return {};
     std::error_code ec;
     const auto status = fs::status(path, ec);
     if (directory ? fs::is_directory(status) : fs::is_regular_file(status)) return {};

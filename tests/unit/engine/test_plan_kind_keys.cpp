@@ -169,6 +169,15 @@ pybind11_include = "/usr/include/pb"
     CHECK(h.pybind11()->includes.empty());
 }
 
+TEST_CASE("a build's source directory that does not exist is found when the plan is made") {
+    KeysWorld w;
+    const auto src = (w.dir.path() / "no-src").string();
+    auto plan = w.plan("[[step]]\nid = \"ext\"\nkind = \"build\"\nsource = { path = \"" + src + "\" }\n");
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().message ==
+          (w.dir.path() / "t.toml").string() + ":14:19: step 'ext': source directory " + src + " does not exist");
+}
+
 TEST_CASE("build keys: git, archive and directory sources with their options") {
     KeysWorld w;
     fs::create_directories(w.dir.path() / "src");
