@@ -2,7 +2,6 @@
 
 #include <sched.h>
 
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/expander.hpp"
+#include "engine/locked_plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/specifier.hpp"
@@ -109,95 +109,17 @@ public:
         return (m_recipe.file.parent_path() / value).lexically_normal().string();
     }
 
-    /// --locked: the step installs its whole locked closure (the lock's `steps`), each package
-    /// from the indexes of the step that installed it when the lock was made, as this node's
-    /// plan configures them (a site mirror, another port), asked the same way so the same file
-    /// is chosen; `--require-hashes` proves it. A package whose step is not an install step of
-    /// this recipe comes from the indexes the lock recorded. Wheels kept in the artifact store
-    /// go by path. Packages the lock has no wheel for (seeded by the venv's creation, editable
-    /// projects) are left to the steps that make them.
+    /// --locked: what the step installs (engine/locked_plan.hpp).
     Result<std::optional<steps::LockedInstall>> locked(const recipe::Step& s,
                                                        const std::vector<std::string>& own_urls) override {
-        if (!m_options.locked) return std::optional<steps::LockedInstall>();
-        const auto& lock = *m_options.locked;
-        steps::LockedInstall out;
-        auto covered = lock.steps.find(s.id);
-        if (covered == lock.steps.end() || !covered->second.covered) return std::optional(std::move(out));
-        manifest::ArtifactStore store(home / "artifacts");
+        if (m_locked == nullptr) return std::optional<steps::LockedInstall>();
         std::vector<std::string> known = known_index_urls();
         known.insert(known.end(), own_urls.begin(), own_urls.end());
-        std::vector<std::vector<std::string>> index_lists;  // real URLs, default first; in order of first use
-        std::map<std::vector<std::string>, std::vector<const manifest::LockedPackage*>> by_indexes;
-        std::vector<std::pair<const manifest::LockedPackage*, fs::path>> wheels;
-        for (const auto& name : covered->second.packages) {
-            const auto& p = lock.packages.at(name);
-            if (auto r = pyenv::Requirement::parse(name + "==" + p.version)) out.requirements.push_back(*r);
-            if (!p.origin.artifact_sha256.empty()) {
-                auto stored = store.find(p.origin.artifact_sha256);
-                if (!stored)
-                    return fail(ErrorCode::not_found,
-                                fmt::format("step '{}': locked package {} {} is a local wheel (sha256 {}) that "
-                                            "{} no longer keeps",
-                                            s.id, name, p.version, p.origin.artifact_sha256,
-                                            (home / "artifacts").string()),
-                                fmt::format("run the step that made it without --locked, or copy $BOOTSTRAP_HOME "
-                                            "from the machine the lock ({}) was made on",
-                                            lock.file.string()));
-                wheels.emplace_back(&p, *stored);
-                continue;
-            }
-            if (p.sha256.empty() || p.origin.index_urls.empty()) continue;
-            std::vector<std::string> urls;
-            if (auto now = m_step_indexes.find(p.origin.step); now != m_step_indexes.end()) {
-                urls = now->second;
-                std::vector<std::string> shown;
-                for (const auto& u : urls) shown.push_back(core::redact_url(u));
-                if (shown != p.origin.index_urls && m_index_notes.insert(p.origin.step).second)
-                    add_notice(fmt::format(
-                        "--locked: the packages of step '{}' were locked from {}; on this node it asks {} (the "
-                        "same files must be there: their sha256 is checked)",
-                        p.origin.step, core::join(p.origin.index_urls, " "), core::join(shown, " ")));
-            } else {
-                for (const auto& recorded : p.origin.index_urls) urls.push_back(pyenv::with_credentials(recorded, known));
-            }
-            if (!by_indexes.count(urls)) index_lists.push_back(urls);
-            by_indexes[urls].push_back(&p);
-        }
-        for (size_t i = 0; i < index_lists.size() || (i == 0 && !wheels.empty()); ++i) {
-            steps::LockedBatch batch;
-            std::vector<const manifest::LockedPackage*> members;
-            std::map<std::string, fs::path> paths;
-            if (i < index_lists.size()) {
-                const auto& urls = index_lists[i];
-                batch.index_url = urls.front();
-                batch.extra_index_urls.assign(urls.begin() + 1, urls.end());
-                std::vector<std::string> shown;
-                for (const auto& u : urls) shown.push_back(core::redact_url(u));
-                batch.indexes_shown = core::join(shown, " ");
-                members = by_indexes[urls];
-            } else {
-                batch.no_index = true;
-                batch.indexes_shown = "(no index)";
-            }
-            // A wheel by path pins the bytes and asks no index: they go with the first command.
-            if (i == 0)
-                for (const auto& [p, path] : wheels) {
-                    members.push_back(p);
-                    paths[p->name] = path;
-                }
-            batch.file = venv / ".bootstrap" / "locked" /
-                         (i == 0 ? s.id + ".txt" : fmt::format("{}.{}.txt", s.id, i + 1));
-            batch.text = manifest::locked_requirements(members, paths);
-            out.batches.push_back(std::move(batch));
-        }
-        return std::optional(std::move(out));
+        BS_TRY(auto install, m_locked->install(s.id, venv, home, known, [this](std::string n) { add_notice(std::move(n)); }));
+        return std::optional(std::move(install));
     }
 
-    /// --locked: each install step's indexes as this node's plan has them (real URLs, default
-    /// first), from a plan of the same recipe without the lock.
-    void set_step_indexes(std::map<std::string, std::vector<std::string>> indexes) {
-        m_step_indexes = std::move(indexes);
-    }
+    void set_locked(LockedPlan* locked) { m_locked = locked; }
 
     /// Index URLs with credentials as the environment, the installers' config and the steps
     /// planned so far give them (once).
@@ -411,8 +333,7 @@ private:
     Plan& m_plan;
     Expander& m_ex;
     std::optional<std::vector<std::string>> m_known_urls;
-    std::map<std::string, std::vector<std::string>> m_step_indexes;
-    std::set<std::string> m_index_notes;  // origin steps whose changed indexes were noted
+    LockedPlan* m_locked = nullptr;  // --locked
 };
 
 /// Steps that work in a venv need one: from the recipe's venv step, or already there.
@@ -437,50 +358,6 @@ Status check_venv_source(const recipe::Recipe& recipe, const fs::path& venv) {
                             needs->loc.str(), needs->id, venv.string()),
                 "add a first step `[[step]] id = \"venv\"  kind = \"venv\"`, or point [venv] path (or --venv) "
                 "at an existing venv");
-}
-
-/// --locked: a lockfile that can rebuild this recipe's venv from nothing.
-Status check_lockfile(const manifest::Lockfile& lock, const recipe::Recipe& recipe) {
-    if (lock.schema < 2)
-        return fail(ErrorCode::usage,
-                    fmt::format("{}: lockfile schema {} cannot rebuild a venv from nothing: it credits each package "
-                                "only to the last step that installed it",
-                                lock.file.string(), lock.schema),
-                    "run `bootstrap lock` again (in the venv it was made from, or after a run) to write schema 2");
-    if (lock.recipe_digest != recipe.source_digest)
-        return fail(ErrorCode::usage,
-                    fmt::format("the recipe {} changed since its lockfile was written", recipe.file.string()),
-                    "run `bootstrap lock` again after a successful run, or run without --locked");
-    return {};
-}
-
-/// --locked: every selected step must be covered by the lock; an optional one that is not is
-/// skipped (ResolvedStep::not_locked). What each locked package came from, for the manifests.
-Status apply_lock_coverage(const manifest::Lockfile& lock, Plan& plan) {
-    std::vector<std::string> uncovered, ids;
-    for (auto& step : plan.steps) {
-        if (!plan.selected[step.index]) continue;
-        auto it = lock.steps.find(step.id);
-        const std::string why = it == lock.steps.end() ? "not in the lockfile" : it->second.why;
-        if (it != lock.steps.end() && it->second.covered) continue;
-        if (step.optional) {
-            step.not_locked = why;
-            continue;
-        }
-        uncovered.push_back(fmt::format("{}: {} when the lock was made", step.id, why));
-        ids.push_back(step.id);
-    }
-    if (!uncovered.empty())
-        return fail(ErrorCode::usage,
-                    fmt::format("--locked: the lockfile {} does not cover step{} {}", lock.file.string(),
-                                ids.size() == 1 ? "" : "s", core::join(ids, ", ")),
-                    core::join(uncovered, "\n") + fmt::format("\nrun {} without --locked first and lock again, or "
-                                                             "leave {} out: --skip {}",
-                                                             ids.size() == 1 ? "it" : "them",
-                                                             ids.size() == 1 ? "it" : "them", core::join(ids, " ")));
-    for (const auto& [name, p] : lock.packages)
-        if (!p.origin.index_urls.empty()) plan.locked_indexes[name] = p.origin.index_urls;
-    return {};
 }
 
 }  // namespace
@@ -624,20 +501,16 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     if (!facts.python) BS_CHECK(check_venv_source(recipe, plan.venv));
     keep_findings();
     StepBuilder builder(recipe, options, facts, plan, ex);
+    std::optional<LockedPlan> locked;
     if (options.locked) {
-        BS_CHECK(check_lockfile(*options.locked, recipe));
+        BS_CHECK(LockedPlan::check(*options.locked, recipe));
         // Where each install step's packages come from on this node: the same plan, unlocked.
         PlanOptions plain = options;
         plain.locked.reset();
         plain.probe_devices = false;
         BS_TRY(auto unlocked, make_plan(recipe, plain, facts));
-        std::map<std::string, std::vector<std::string>> indexes;
-        for (const auto& st : unlocked.steps)
-            if (const auto* install = st.install())
-                indexes[st.id] = pyenv::effective_indexes(unlocked.installer->name(), install->request,
-                                                          st.child_env, unlocked.venv)
-                                     .all();
-        builder.set_step_indexes(std::move(indexes));
+        locked.emplace(*options.locked, unlocked);
+        builder.set_locked(&*locked);
     }
     for (size_t i = 0; i < recipe.steps.size(); ++i) {
         auto built = builder.build(recipe.steps[i], i);
@@ -645,7 +518,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         if (!built) return tl::unexpected(built.error());
         plan.steps.push_back(std::move(*built));
     }
-    if (options.locked) BS_CHECK(apply_lock_coverage(*options.locked, plan));
+    if (locked) BS_CHECK(locked->apply_coverage(plan));
     return plan;
 }
 

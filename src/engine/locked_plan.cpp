@@ -1,0 +1,142 @@
+#include "engine/locked_plan.hpp"
+
+#include <fmt/format.h>
+
+#include "core/redact.hpp"
+#include "core/strings.hpp"
+#include "manifest/artifacts.hpp"
+#include "pyenv/index_config.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+std::vector<std::string> redacted(const std::vector<std::string>& urls) {
+    std::vector<std::string> out;
+    for (const auto& u : urls) out.push_back(core::redact_url(u));
+    return out;
+}
+
+}  // namespace
+
+Status LockedPlan::check(const manifest::Lockfile& lock, const recipe::Recipe& recipe) {
+    if (lock.schema < 2)
+        return fail(ErrorCode::usage,
+                    fmt::format("{}: lockfile schema {} cannot rebuild a venv from nothing: it credits each package "
+                                "only to the last step that installed it",
+                                lock.file.string(), lock.schema),
+                    "run `bootstrap lock` again (in the venv it was made from, or after a run) to write schema 2");
+    if (lock.recipe_digest != recipe.source_digest)
+        return fail(ErrorCode::usage,
+                    fmt::format("the recipe {} changed since its lockfile was written", recipe.file.string()),
+                    "run `bootstrap lock` again after a successful run, or run without --locked");
+    return {};
+}
+
+LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked) : m_lock(lock) {
+    for (const auto& st : unlocked.steps)
+        if (const auto* install = st.install())
+            m_step_indexes[st.id] =
+                pyenv::effective_indexes(unlocked.installer->name(), install->request, st.child_env, unlocked.venv)
+                    .all();
+}
+
+Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv,
+                                                 const fs::path& home, const std::vector<std::string>& known,
+                                                 const std::function<void(std::string)>& notice) {
+    steps::LockedInstall out;
+    auto covered = m_lock.steps.find(step_id);
+    if (covered == m_lock.steps.end() || !covered->second.covered) return out;
+    manifest::ArtifactStore store(home / "artifacts");
+    std::vector<std::vector<std::string>> index_lists;  // in order of first use
+    std::map<std::vector<std::string>, std::vector<const manifest::LockedPackage*>> by_indexes;
+    std::vector<std::pair<const manifest::LockedPackage*, fs::path>> wheels;
+    for (const auto& name : covered->second.packages) {
+        const auto& p = m_lock.packages.at(name);
+        if (auto r = pyenv::Requirement::parse(name + "==" + p.version)) out.requirements.push_back(*r);
+        if (!p.origin.artifact_sha256.empty()) {
+            auto stored = store.find(p.origin.artifact_sha256);
+            if (!stored)
+                return fail(ErrorCode::not_found,
+                            fmt::format("step '{}': locked package {} {} is a local wheel (sha256 {}) that {} no "
+                                        "longer keeps",
+                                        step_id, name, p.version, p.origin.artifact_sha256,
+                                        (home / "artifacts").string()),
+                            fmt::format("run the step that made it without --locked, or copy $BOOTSTRAP_HOME from "
+                                        "the machine the lock ({}) was made on",
+                                        m_lock.file.string()));
+            wheels.emplace_back(&p, *stored);
+            continue;
+        }
+        // Seeded by the venv's creation, or an editable project: left to the step that makes it.
+        if (p.sha256.empty() || p.origin.index_urls.empty()) continue;
+        std::vector<std::string> urls;
+        if (auto now = m_step_indexes.find(p.origin.step); now != m_step_indexes.end()) {
+            urls = now->second;
+            if (redacted(urls) != p.origin.index_urls && m_noted.insert(p.origin.step).second)
+                notice(fmt::format("--locked: the packages of step '{}' were locked from {}; on this node it asks {} "
+                                   "(the same files must be there: their sha256 is checked)",
+                                   p.origin.step, core::join(p.origin.index_urls, " "),
+                                   core::join(redacted(urls), " ")));
+        } else {
+            for (const auto& recorded : p.origin.index_urls) urls.push_back(pyenv::with_credentials(recorded, known));
+        }
+        if (!by_indexes.count(urls)) index_lists.push_back(urls);
+        by_indexes[urls].push_back(&p);
+    }
+    for (size_t i = 0; i < index_lists.size() || (i == 0 && !wheels.empty()); ++i) {
+        steps::LockedBatch batch;
+        std::vector<const manifest::LockedPackage*> members;
+        std::map<std::string, fs::path> paths;
+        if (i < index_lists.size()) {
+            const auto& urls = index_lists[i];
+            batch.index_url = urls.front();
+            batch.extra_index_urls.assign(urls.begin() + 1, urls.end());
+            batch.indexes_shown = core::join(redacted(urls), " ");
+            members = by_indexes[urls];
+        } else {
+            batch.no_index = true;
+            batch.indexes_shown = "(no index)";
+        }
+        // A wheel by path pins the bytes and asks no index: they go with the first command.
+        if (i == 0)
+            for (const auto& [p, path] : wheels) {
+                members.push_back(p);
+                paths[p->name] = path;
+            }
+        batch.file = venv / ".bootstrap" / "locked" / (i == 0 ? step_id + ".txt" : fmt::format("{}.{}.txt", step_id, i + 1));
+        batch.text = manifest::locked_requirements(members, paths);
+        out.batches.push_back(std::move(batch));
+    }
+    return out;
+}
+
+Status LockedPlan::apply_coverage(Plan& plan) const {
+    std::vector<std::string> uncovered, ids;
+    for (auto& step : plan.steps) {
+        if (!plan.selected[step.index]) continue;
+        auto it = m_lock.steps.find(step.id);
+        if (it != m_lock.steps.end() && it->second.covered) continue;
+        const std::string why = it == m_lock.steps.end() ? "not in the lockfile" : it->second.why;
+        if (step.optional) {
+            step.not_locked = why;
+            continue;
+        }
+        uncovered.push_back(fmt::format("{}: {} when the lock was made", step.id, why));
+        ids.push_back(step.id);
+    }
+    if (!uncovered.empty()) {
+        const char* them = ids.size() == 1 ? "it" : "them";
+        return fail(ErrorCode::usage,
+                    fmt::format("--locked: the lockfile {} does not cover step{} {}", m_lock.file.string(),
+                                ids.size() == 1 ? "" : "s", core::join(ids, ", ")),
+                    core::join(uncovered, "\n") +
+                        fmt::format("\nrun {} without --locked first and lock again, or leave {} out: --skip {}", them,
+                                    them, core::join(ids, " ")));
+    }
+    for (const auto& [name, p] : m_lock.packages)
+        if (!p.origin.index_urls.empty()) plan.locked_indexes[name] = p.origin.index_urls;
+    return {};
+}
+
+}  // namespace bootstrap::engine
