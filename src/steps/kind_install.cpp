@@ -112,7 +112,11 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
             }
             spec.locked.push_back({command.argv, batch.file, batch.text, batch.indexes_shown});
         }
-        if (spec.locked.empty()) ex.command = ex.key_command = ctx.installer->install(ctx.venv, req, ctx.net);
+        if (spec.locked.empty()) {
+            ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
+            ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
+            out.note = "--locked: the lockfile gives this step no package to install";
+        }
         out.spec = std::move(spec);
         return {};
     }
@@ -149,11 +153,15 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (spec.locked_run) {
+        if (spec.locked.empty()) {
+            ctx.note = step.note;  // the lock gives it nothing to install
+            return Outcome::kept;
+        }
         for (const auto& c : spec.locked) {
             BS_CHECK(core::write_file_atomic(c.file, c.text));
             BS_CHECK(run_child(step, ctx, c.argv));
         }
-        return Outcome::ran;  // (no batch: the lock gives the step nothing to install)
+        return Outcome::ran;
     }
     BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;

@@ -55,3 +55,44 @@ def test_locked_run_into_an_empty_path_survives_a_later_reinstall_of_a_dependenc
     assert {s["id"]: s["result"] for s in doc["steps"]} == {"venv": "ran", "utils": "ran", "core": "skipped"}
     assert freeze(world, fresh) == freeze(world, world.venv)
     assert records(fresh) == records(world.venv)
+
+
+def test_lock_after_a_partial_run_covers_what_ran_and_a_locked_run_refuses_the_rest(world):
+    """Issue 20: `lock` refused after a run with skipped steps. It now locks what ran and records
+    the steps it does not cover; a locked run refuses a selected one (naming it and how to leave
+    it out), skips an optional one that failed, and installs nothing for a step whose
+    requirements have no package on this interpreter."""
+    steps = [R.venv(),
+             R.install("core", ["demo-core==1.0.0"], index_url=world.index.url("main"), verify=[R.imp("demo_core")]),
+             R.install("py2-only", ['platformdirs; python_version < "3"'], index_url=world.index.url("main")),
+             R.install("never", ["demo-core>=99"], index_url=world.index.url("main"), optional=True),
+             R.install("later", ["demo-utils==1.0.0"], index_url=world.index.url("main"))]
+    recipe = R.write_recipe(world.root, steps=steps)
+    ok(world.run([recipe, "--skip", "later"]))
+    lockfile = world.root / "partial.lock.json"
+    proc = ok(world.run(["lock", recipe, "-o", lockfile]))
+    assert "not covered: step 'never' (optional): optional step failed on " in proc.stderr
+    assert "not covered: step 'later': not run" in proc.stderr
+    lock = json.loads(lockfile.read_text())
+    assert lock["steps"]["later"] == {"covered": False, "why": "not run"}
+    assert lock["steps"]["never"]["optional"] is True and lock["steps"]["never"]["covered"] is False
+    assert lock["steps"]["py2-only"] == {}  # covered, nothing to install here
+    assert set(lock["packages"]) == {"demo-core"}
+
+    fresh = world.root / "fresh"
+    proc = world.run([recipe, "--venv", fresh, "--lockfile", lockfile])
+    assert proc.returncode == 2, proc.stderr
+    assert f"error: --locked: the lockfile {lockfile} does not cover step later" in proc.stderr
+    assert "later: not run when the lock was made" in proc.stderr
+    assert "--skip later" in proc.stderr
+    assert not fresh.exists()  # refused before anything ran
+
+    proc, doc = world.run_json([recipe, "--venv", fresh, "--lockfile", lockfile, "--skip", "later"])
+    ok(proc)
+    results = {s["id"]: (s["result"], s["reason"]) for s in doc["steps"]}
+    assert results["core"][0] == "ran"
+    assert results["py2-only"][0] == "skipped"  # nothing of it on this interpreter: no installer runs
+    assert results["never"][0] == "skipped"
+    assert results["never"][1].startswith("not in the lockfile: optional step failed on ")
+    assert results["later"] == ("not selected", "not selected")
+    assert freeze(world, fresh) == freeze(world, world.venv)
