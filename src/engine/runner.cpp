@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
@@ -178,7 +179,6 @@ private:
     Status run_step(size_t i) {
         auto& report = m_report.steps[i];
         auto step = m_plan.steps[i];  // copy: a re-plan below replaces m_plan
-        m_last_failure = {};
         const size_t total = m_plan.steps.size();
         m_observer.step_started(i, total, step);
         const auto start = Clock::now();
@@ -215,14 +215,16 @@ private:
         Status status;
         steps::Outcome outcome = steps::Outcome::kept;
         std::vector<const steps::ResolvedStep*> held;
+        steps::FailureClass failure;  // of the action, when it failed
         if (runs) {
             BS_CHECK(ensure_before_snapshot());
             BS_CHECK(write_overrides(step));
             if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
-            auto ran = run_attempts(step, ctx, report);
-            if (ran) outcome = *ran;
+            auto ran = attempt_step(step, ctx, report, m_options.backoff_base, m_observer);
+            failure = ran.failure;
+            if (ran.outcome) outcome = *ran.outcome;
             else
-                status = tl::unexpected(with_override_note(step, ran.error(), m_installed,
+                status = tl::unexpected(with_override_note(step, ran.outcome.error(), m_installed,
                                                            m_facts.python ? &m_facts.python->markers : nullptr,
                                                            m_plan.installer->name()));
         }
@@ -234,7 +236,7 @@ private:
             BS_TRY(auto scanned, scan_installed(m_facts));
             if (auto undone = undone_by(step, held, skip_rule(), m_installed, scanned)) {
                 report.seconds = since(start);
-                return finish_failed(i, step, report, std::move(*undone), false, true);
+                return finish_failed(i, step, report, std::move(*undone), false, true, true);
             }
             after = std::move(scanned);
         }
@@ -247,7 +249,11 @@ private:
         report.seconds = since(start);
         core::log::debug("step {}: {} in {:.3f} s", step.id,
                          status ? "done" : "failed: " + status.error().message, report.seconds);
-        if (!status) return finish_failed(i, step, report, status.error(), in_verify);
+        // Only the action's own failure can be permanent: a failed verify clause says something
+        // about the venv, which can change.
+        if (!status)
+            return finish_failed(i, step, report, status.error(), in_verify,
+                                 in_verify || failure.kind != steps::FailureKind::permanent);
 
         report.result = runs                                         ? StepResult::ran
                         : decision.decision == Decision::verify_only ? StepResult::verified
@@ -410,52 +416,6 @@ private:
         m_report.rolled_back = true;
     }
 
-    /// Attempts (the step's `attempts`) with exponential backoff, for failures another attempt
-    /// can change: one that cannot (FailureKind::permanent) ends the loop at once.
-    Result<steps::Outcome> run_attempts(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report) {
-        Error last{ErrorCode::internal, "no attempt ran", {}};
-        for (int attempt = 1; attempt <= step.attempts; ++attempt) {
-            report.attempts = attempt;
-            ctx.failure = {};
-            auto outcome = steps::execute(step, ctx);
-            if (outcome) {
-                if (!ctx.note.empty()) report.reason = ctx.note;
-                if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
-                return *outcome;
-            }
-            last = outcome.error();
-            m_last_failure = failure_class(last, ctx);
-            if (outcome.error().code == ErrorCode::interrupted || attempt == step.attempts) break;
-            if (m_last_failure.kind == steps::FailureKind::permanent) {
-                if (step.attempts > 1)
-                    m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); not retried: {}", step.id,
-                                                   attempt, step.attempts, outcome.error().message,
-                                                   m_last_failure.why));
-                break;
-            }
-            double wait = m_options.backoff_base * static_cast<double>(1 << (attempt - 1));
-            m_observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id,
-                                           attempt, step.attempts, outcome.error().message,
-                                           core::format_duration(wait)));
-            if (!core::sleep_interruptible(wait)) return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id));
-        }
-        return tl::unexpected(last);
-    }
-
-    /// Whether another attempt can change a failure: the installer's own words first, then
-    /// what kind of error it is (a missing path or a bad value stays so; a timeout may not).
-    static steps::FailureClass failure_class(const Error& error, const steps::StepContext& ctx) {
-        if (ctx.failure.kind != steps::FailureKind::unknown) return ctx.failure;
-        switch (error.code) {
-            case ErrorCode::not_found: return {steps::FailureKind::permanent, "a path the step needs does not exist"};
-            case ErrorCode::usage:
-            case ErrorCode::invalid_recipe: return {steps::FailureKind::permanent, "the step's input is invalid"};
-            case ErrorCode::timeout: return {steps::FailureKind::transient, "the step ran out of time"};
-            case ErrorCode::network: return {steps::FailureKind::transient, "a download failed"};
-            default: return {};
-        }
-    }
-
     /// Before an install or build step that keeps earlier steps' overrides runs: their versions now.
     Status write_overrides(const steps::ResolvedStep& step) const {
         const std::optional<fs::path>* file = nullptr;
@@ -469,9 +429,11 @@ private:
         return core::write_file_atomic(**file, overrides_text(step, m_installed));
     }
 
-    /// `fatal`: the run stops even for an optional step (it undid an earlier step).
+    /// `retry_can_help`: false when another attempt gives the same answer (an optional step is
+    /// then skipped while its key holds). `fatal`: the run stops even for an optional step (it
+    /// undid an earlier step).
     Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify,
-                         bool fatal = false) {
+                         bool retry_can_help, bool fatal = false) {
         const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
         if (interrupted) error.code = ErrorCode::interrupted;
         if (auto note = foreign_interpreter_note(step); !note.empty()) {
@@ -498,9 +460,7 @@ private:
         entry.log = report.log;
         entry.dists.clear();
         entry.failure = core::redact_text(error.message);
-        // Only the action's own failure can be permanent: a verify clause that failed, or a
-        // step that undid an earlier one, says something about the venv, which can change.
-        entry.retry_can_help = in_verify || fatal || m_last_failure.kind != steps::FailureKind::permanent;
+        entry.retry_can_help = retry_can_help;
         BS_CHECK(m_journal.save(m_plan.venv));
         m_observer.step_finished(i, m_plan.steps.size(), report);
         // What a step changed before failing is real: later steps see it.
@@ -584,7 +544,6 @@ private:
     RunReport m_report;
     std::optional<SkipRule> m_skip;
     bool m_earlier_ran = false;  // a step of this run ran: later verify clauses run again
-    steps::FailureClass m_last_failure;  // of the last failed attempt (run_attempts)
     manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
     bool m_before_taken = false;
     std::optional<manifest::Manifest> m_before;
