@@ -95,7 +95,6 @@ constexpr Pattern k_transient[] = {
     {"error sending request", "a request to the index failed"},
     {"timed out", "a network operation timed out"},
     {"network timeout", "a network operation timed out"},
-    {"Read timed out", "a network operation timed out"},
     {"ReadTimeoutError", "a network operation timed out"},
     {"ConnectTimeoutError", "a network operation timed out"},
     {"onnection reset", "the connection was reset"},

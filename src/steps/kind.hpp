@@ -27,18 +27,6 @@
 
 namespace bootstrap::steps {
 
-/// `run --locked`: one installer command of a locked install step: the locked packages that
-/// came from one list of indexes (asked the same way, so the same files are chosen), plus wheel
-/// files by path.
-struct LockedBatch {
-    std::optional<std::string> index_url;  // credentials put back; nullopt with no_index
-    std::vector<std::string> extra_index_urls;
-    bool no_index = false;                 // only wheel files
-    std::string indexes_shown;             // redacted, for the plan and the key
-    fs::path file;                         // its requirements file
-    std::string text;                      // pinned lines with --hash
-};
-
 /// `run --locked`: what an install step installs instead of its packages: its whole locked
 /// closure, pinned and hashed, without resolution.
 struct LockedInstall {

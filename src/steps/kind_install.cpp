@@ -96,7 +96,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         req.no_deps = true;
         req.upgrade = req.reinstall = false;
         spec.upgrade = spec.reinstall = false;
-        for (const auto& batch : locked->batches) {
+        for (auto& batch : locked->batches) {
             pyenv::InstallRequest one = req;
             one.index_url = batch.index_url;
             one.extra_index_urls = batch.extra_index_urls;
@@ -110,7 +110,8 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
                 ex.command = command;
                 ex.key_command = key_command;
             }
-            spec.locked.push_back({command.argv, batch.file, batch.text, batch.indexes_shown});
+            batch.argv = std::move(command.argv);
+            spec.locked.push_back(std::move(batch));
         }
         if (spec.locked.empty()) {
             ex.command = ctx.installer->install(ctx.venv, req, ctx.net);

@@ -99,6 +99,19 @@ struct VenvSpec {
     std::string python;     // the Python the recipe asks for ("3.12")
 };
 
+/// `run --locked`: one installer command of a locked install step: the locked packages that
+/// came from one list of indexes (asked the same way, so the same files are chosen), plus wheel
+/// files by path.
+struct LockedBatch {
+    std::optional<std::string> index_url;  // credentials put back; nullopt with no_index
+    std::vector<std::string> extra_index_urls;
+    bool no_index = false;                 // only wheel files
+    std::string indexes_shown;             // redacted, for the plan and the key
+    fs::path file;                         // its requirements file, written before it runs
+    std::string text;                      // pinned lines with --hash
+    std::vector<std::string> argv;         // the installer command (the install kind makes it)
+};
+
 /// An `install` step after expansion.
 struct InstallSpec {
     std::vector<pyenv::Requirement> requirements;
@@ -106,15 +119,9 @@ struct InstallSpec {
     /// The indexes the installer asks (pyenv/index_config.hpp), default first, credentials
     /// redacted; recorded as the origin of what the step installs.
     std::vector<std::string> index_urls;
-    /// --locked: one command per batch of the locked closure (steps/kind.hpp LockedBatch); the
-    /// first one's argv is the step's argv.
-    struct LockedCommand {
-        std::vector<std::string> argv;
-        fs::path file;      // written before it runs
-        std::string text;   // pinned lines with --hash
-        std::string indexes_shown;
-    };
-    std::vector<LockedCommand> locked;
+    /// --locked: one installer command per batch of the locked closure; the first one's argv
+    /// is the step's argv.
+    std::vector<LockedBatch> locked;
     bool locked_run = false;
     bool upgrade = false;
     bool reinstall = false;
