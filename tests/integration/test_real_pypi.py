@@ -381,3 +381,28 @@ verify = [{ import = "idna" }]
         {"venv": "ran", "web": "ran", "idna": "skipped"}
     assert real.freeze(fresh) == real.freeze(venv)
     assert real.state(fresh, portable=True) == real.state(venv, portable=True)
+
+
+def test_an_optional_step_pypi_cannot_satisfy_fails_once_then_is_skipped(real, base_venv):
+    """Issue 20 on real PyPI (as nvrx on glibc < 2.39): an optional step whose requirement has no
+    solution fails once, not [network] attempts times, and the next run skips it with its reason
+    and writes no history."""
+    venv = clone_venv(real, base_venv, "optional-venv")
+    recipe = real.root / "optional.toml"
+    recipe.write_text(RECIPE.read_text() + """
+[[step]]
+id = "impossible"
+kind = "install"
+packages = ["six>=999"]
+optional = true
+""")
+    proc = real.run([recipe, "--venv", venv, "--json"])
+    step = steps_of(proc)["impossible"]
+    assert step["result"] == "failed (optional)" and step["attempts"] == 1, step
+    entries = real.history(venv)
+    proc = real.run([recipe, "--venv", venv, "--json"])
+    step = steps_of(proc)["impossible"]
+    assert step["result"] == "skipped", step
+    assert step["reason"].startswith("optional step failed on ") and "six>=999" in step["reason"], step
+    assert all(s["result"] == "skipped" for s in json.loads(proc.stdout)["steps"])
+    assert real.history(venv) == entries
