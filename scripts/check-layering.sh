@@ -52,7 +52,8 @@ third_party_owner() {
         CLI/*) owner=CLI11::CLI11 ;;
         nlohmann/*) owner=nlohmann_json::nlohmann_json ;;
         yaml-cpp/*) owner='${BS_YAML}' ;;
-        archive.h | archive_entry.h) owner=PkgConfig::LIBARCHIVE ;;
+        archive.h | archive_entry.h) owner='${BS_ARCHIVE}' ;;
+        openssl/*) owner='${BS_CRYPTO}' ;;
         libelf.h | gelf.h | libelf/*) owner='${BS_ELF}' ;;
         curl/*) owner="@net" ;;
         *) owner="" ;;

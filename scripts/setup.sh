@@ -14,17 +14,23 @@ source scripts/lib/configure.sh
 
 UV_VERSION=0.13.9
 PYTEST_VERSION=8.3.5
-# Building (compiler, CMake, Ninja, the libraries' headers, Catch2 for CMake's configure step)
-# and running the demo (python3 and python3-venv for the tools venv; the demo recipe builds no
-# extension, so no python3-dev or pybind11).
+AUDITWHEEL_VERSION=6.4.2  # the wheel test asks it whether scripts/wheel.sh's wheel is manylinux
+# Building (compiler, CMake, Ninja, the libraries' headers, Catch2 for CMake's configure step;
+# the static archives the self-contained binary links: libarchive's codecs, nettle and libacl,
+# zlib, xz, bzip2, zstd) and running the demo (python3 and python3-venv for the tools venv; the
+# demo recipe builds no extension, so no python3-dev or pybind11).
 DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git ccache
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
-  libfmt-dev libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev)
+  libfmt-dev libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev
+  nettle-dev libacl1-dev zlib1g-dev liblzma-dev libbz2-dev libzstd-dev)
 # Only the test suite needs these (scripts/test.sh passes --test-tools): clang's libFuzzer and
 # sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks, python3-dev and
 # pybind11 for the pybind11 and build steps' tests, tmux for the terminal tests, hyperfine for
-# bench/, slurm-wlm and munge for the Slurm bring-up test (a four-node cluster on one host).
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman mmdebstrap)
+# bench/, slurm-wlm and munge for the Slurm bring-up test (a four-node cluster on one host),
+# buildah, podman, docker.io (a Docker Engine the image tests start) and mmdebstrap (their bare
+# base image).
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman
+  docker.io mmdebstrap)
 TARGETS=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -53,12 +59,12 @@ fi
 # Tools venv: uv (pinned) and pytest. /usr/bin/python3 is Debian's; any python3 >= 3.9 works.
 PY=${BOOTSTRAP_SETUP_PYTHON:-python3}
 if [ ! -x .tools/venv/bin/uv ] || [ "$(.tools/venv/bin/uv --version | awk '{print $2}')" != "$UV_VERSION" ] \
-   || [ ! -x .tools/venv/bin/pytest ]; then
-  echo "setup: installing uv $UV_VERSION and pytest into .tools/venv" >&2
+   || [ ! -x .tools/venv/bin/pytest ] || [ ! -x .tools/venv/bin/auditwheel ]; then
+  echo "setup: installing uv $UV_VERSION, pytest and auditwheel into .tools/venv" >&2
   rm -rf .tools/venv
   "$PY" -m venv .tools/venv
   .tools/venv/bin/python -m pip install -q --disable-pip-version-check \
-    "uv==$UV_VERSION" "pytest==$PYTEST_VERSION"
+    "uv==$UV_VERSION" "pytest==$PYTEST_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
 fi
 
 BUILD_TYPE=${BUILD_TYPE:-Release}

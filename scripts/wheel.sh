@@ -5,10 +5,12 @@
 #
 #   scripts/wheel.sh [-b BINARY] [-o OUTDIR]     (defaults: build/bootstrap, build/dist/)
 #
-# The version is the binary's own (`bootstrap --version`, its first word). The platform tag
-# is linux_<machine>, not manylinux: the binary loads Debian's shared libraries (libarchive,
-# yaml-cpp, spdlog, fmt, toml++, libelf, OpenSSL), which a manylinux wheel may not assume.
-# Members are sorted and dated SOURCE_DATE_EPOCH (else 1980-01-01): one binary, one wheel.
+# The version is the binary's own (`bootstrap --version`, its first word). The platform tag is
+# manylinux_2_<Y>_<machine>, Y the newest GLIBC_2.Y symbol version the binary asks for, when it
+# loads nothing but glibc and libgcc_s (the portable build, CMakeLists.txt: what auditwheel
+# accepts); otherwise linux_<machine> (a build linked to the distribution's shared libraries
+# installs only where they are). Members are sorted and dated SOURCE_DATE_EPOCH (else
+# 1980-01-01): one binary, one wheel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     -b) [ $# -ge 2 ] || { echo "wheel: -b needs the binary's path" >&2; exit 2; }; binary=$2; shift 2 ;;
     -o) [ $# -ge 2 ] || { echo "wheel: -o needs a directory" >&2; exit 2; }; out=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "wheel: unknown argument '$1' (see scripts/wheel.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -28,12 +30,23 @@ version=$(echo "$version_line" | awk '{print $2}')
 [[ $version =~ ^[0-9]+(\.[0-9]+)*$ ]] || { echo "wheel: cannot read a version from '$version_line'" >&2; exit 1; }
 mkdir -p "$out"
 
-python3 - "$binary" "$version" "$out" "$(uname -m)" <<'EOF'
+# What the binary needs of the system: its DT_NEEDED libraries and its newest glibc version.
+needed=$(LC_ALL=C readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+glibc=$(LC_ALL=C objdump -T "$binary" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+platform=linux_$(uname -m)
+extra=$(echo "$needed" | grep -v -E '^(libc|libm|libgcc_s|libpthread|libdl|librt|ld-linux-x86-64|ld-linux-aarch64)\.so' || true)
+if [ -z "$extra" ] && [ -n "$glibc" ]; then
+  platform=manylinux_2_${glibc#GLIBC_2.}_$(uname -m)
+else
+  echo "wheel: tagged $platform: the binary loads $(echo $extra | tr '\n' ' ')(not a portable build)" >&2
+fi
+
+python3 - "$binary" "$version" "$out" "$platform" <<'EOF'
 import base64, hashlib, os, sys, zipfile
 
-binary, version, out, machine = sys.argv[1:5]
+binary, version, out, platform = sys.argv[1:5]
 name = "bootstrap"
-tag = f"py3-none-linux_{machine}"
+tag = f"py3-none-{platform}"
 epoch = max(int(os.environ.get("SOURCE_DATE_EPOCH", "315532800")), 315532800)  # zip starts at 1980
 import time
 date = time.gmtime(epoch)[:6]

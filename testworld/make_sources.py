@@ -42,6 +42,8 @@ Environment variables read by the backend (all optional):
                                   after logging and sleeping
     FASTEXT_REQUIRE_MODULE=MOD    build_wheel imports MOD (ImportError if the build
                                   environment lacks it); name and __file__ go to BUILD_INFO
+    FASTEXT_PURE=anything         build_wheel writes `<name>/_native.py` (answer() -> 42) instead
+                                  of compiling: a build on a machine without a C compiler
     FASTEXT_BUILD_REQUIRES=A,B    get_requires_for_build_wheel returns ["A", "B"] (dynamic
                                   build dependencies; an isolated build then needs an index)
     CC, CFLAGS                    compiler command and extra flags
@@ -192,6 +194,30 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     return dist_info
 
 
+def _compile(ext_suffix):
+    """The C extension `_native`, compiled with $CC for the running interpreter: its bytes."""
+    include = sysconfig.get_paths()["include"]
+    tmp = tempfile.mkdtemp(prefix="fastext-build-")
+    try:
+        so = os.path.join(tmp, "_native" + ext_suffix)
+        cc = shlex.split(os.environ.get("CC") or "cc")
+        cmd = cc + ["-shared", "-fPIC", "-O2", "-I", include,
+                    os.path.join(ROOT, "src", "native.c"), "-o", so]
+        cmd += shlex.split(os.environ.get("CFLAGS", ""))
+        _log("compiling: %s" % " ".join(cmd))
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True)
+        if proc.returncode != 0:
+            raise RuntimeError("fastext_backend: compiler failed (exit %d): %s\n%s"
+                               % (proc.returncode, " ".join(cmd), proc.stdout))
+        _log("compiled in %.2f s" % (time.monotonic() - t0))
+        with open(so, "rb") as f:
+            return f.read()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     p = _project()
     name, version, pkg = p["name"], p["version"], p["package"]
@@ -221,27 +247,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         required = {"name": mod_name, "file": _stable_path(getattr(mod, "__file__", None))}
 
     tag = _tag()
-    ext_suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    include = sysconfig.get_paths()["include"]
-    tmp = tempfile.mkdtemp(prefix="fastext-build-")
-    try:
-        so = os.path.join(tmp, "_native" + ext_suffix)
-        cc = shlex.split(os.environ.get("CC") or "cc")
-        cmd = cc + ["-shared", "-fPIC", "-O2", "-I", include,
-                    os.path.join(ROOT, "src", "native.c"), "-o", so]
-        cmd += shlex.split(os.environ.get("CFLAGS", ""))
-        _log("compiling: %s" % " ".join(cmd))
-        t0 = time.monotonic()
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, universal_newlines=True)
-        if proc.returncode != 0:
-            raise RuntimeError("fastext_backend: compiler failed (exit %d): %s\n%s"
-                               % (proc.returncode, " ".join(cmd), proc.stdout))
-        _log("compiled in %.2f s" % (time.monotonic() - t0))
-        with open(so, "rb") as f:
-            so_bytes = f.read()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if os.environ.get("FASTEXT_PURE"):
+        # No compiler on the machine (a bare image): the same answer from Python.
+        ext_suffix = ".py"
+        so_bytes = b"def answer():\n    return 42\n"
+        _log("FASTEXT_PURE: _native.py instead of a compiled extension")
+    else:
+        ext_suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        so_bytes = _compile(ext_suffix)
 
     info = {k: os.environ.get(k) for k in ENV_KEYS}
     info.update({"marker": p["marker"], "python": sys.version,

@@ -160,20 +160,28 @@ std::string reason(struct archive* a) {
     return s ? s : "unknown libarchive error";
 }
 
-// Every format but mtree (whose entries name files on this machine to copy in), raw and empty
-// (which would turn any file, or none, into a one-entry archive).
+/// libarchive's reason, with what is read when it is a format that is not registered (7z, rar,
+/// cpio, ...).
+std::string read_problem(struct archive* a) {
+    std::string why = reason(a);
+    if (why.find("Unrecognized archive format") != std::string::npos)
+        why += " (bootstrap reads tar and zip archives, compressed with gzip, bzip2, xz, lzma, lzip, zstd or compress)";
+    return why;
+}
+
+// What sources and packs come as: tar (sdists, GitHub and release tarballs, packs) and zip
+// (sdists, GitHub archives), compressed with gzip, bzip2, xz/lzma/lzip, zstd or compress. Only
+// these are registered, so the static link takes only their code and libraries (no libxml2 for
+// xar, no lz4, no 7-Zip/RAR/CAB/ISO readers; see CMakeLists.txt, BOOTSTRAP_PORTABLE).
 void support_formats(struct archive* a) {
-    archive_read_support_filter_all(a);
-    archive_read_support_format_7zip(a);
-    archive_read_support_format_ar(a);
-    archive_read_support_format_cab(a);
-    archive_read_support_format_cpio(a);
-    archive_read_support_format_iso9660(a);
-    archive_read_support_format_lha(a);
-    archive_read_support_format_rar(a);
-    archive_read_support_format_rar5(a);
+    archive_read_support_filter_gzip(a);
+    archive_read_support_filter_bzip2(a);
+    archive_read_support_filter_xz(a);
+    archive_read_support_filter_lzma(a);
+    archive_read_support_filter_lzip(a);
+    archive_read_support_filter_zstd(a);
+    archive_read_support_filter_compress(a);
     archive_read_support_format_tar(a);
-    archive_read_support_format_xar(a);
     archive_read_support_format_zip(a);
 }
 
@@ -196,13 +204,13 @@ public:
                                                       ARCHIVE_EXTRACT_SECURE_SYMLINKS |
                                                       ARCHIVE_EXTRACT_SECURE_NODOTDOT);
         if (archive_read_open_filename(in.get(), m_file.c_str(), 1 << 16) != ARCHIVE_OK)
-            return cannot(reason(in.get()));
+            return cannot(read_problem(in.get()));
         for (;;) {
             if (core::interrupt_signal() != 0) return interrupted();
             archive_entry* entry = nullptr;
             int r = archive_read_next_header(in.get(), &entry);
             if (r == ARCHIVE_EOF) break;
-            if (r < ARCHIVE_WARN) return cannot(reason(in.get()));
+            if (r < ARCHIVE_WARN) return cannot(read_problem(in.get()));
             BS_CHECK(write_entry(in.get(), out.get(), entry));
         }
         if (archive_write_close(out.get()) < ARCHIVE_WARN) return cannot(reason(out.get()));

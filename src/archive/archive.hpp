@@ -1,7 +1,7 @@
 #pragma once
-// Archive extraction with libarchive (which stays inside archive/): every format and compression
-// it detects, written to a temporary sibling and renamed into place, refusing entries that would
-// land outside the destination.
+// Archive extraction with libarchive (which stays inside archive/): tar and zip, compressed with
+// gzip, bzip2, xz, lzma, lzip, zstd or compress, written to a temporary sibling and renamed into
+// place, refusing entries that would land outside the destination.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +34,7 @@ struct Extracted {
     std::string stripped;  // the top directory removed, or ""
 };
 
-/// Extract `archive_file` (tar, zip, 7z, cpio, ... compressed with gzip, xz, bzip2, zstd, ...)
+/// Extract `archive_file` (tar or zip; gzip, bzip2, xz, lzma, lzip, zstd or compress)
 /// into `dest`, which must not exist (its parent is created). Entries go to
 /// `dest.parent/.<name>.tmp-<pid>`, renamed to dest only when complete; on any error that
 /// directory is removed and dest does not exist. Absolute paths, `..`, links leaving the tree,

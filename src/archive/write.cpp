@@ -19,6 +19,19 @@
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 
+#ifdef BOOTSTRAP_STATIC_LIBARCHIVE
+// libarchive's pax writer reports an entry type it cannot write through a helper that lives in
+// archive_write_set_format.o, next to the writer-by-name table, which references every writer
+// (xar's needs libxml2, and so ICU). Defined here, the static link resolves the pax writer's call
+// without that member and links only the pax writer. It is never reached by write_tar_zst, which
+// writes files, directories and symlinks alone; it says what libarchive's own says.
+extern "C" void __archive_write_entry_filetype_unsupported(struct archive* a, struct archive_entry* entry,
+                                                           const char* format) {
+    archive_set_error(a, EINVAL, "%s: %s format cannot archive this file type (mode 0%o)",
+                      archive_entry_pathname(entry), format, static_cast<unsigned>(archive_entry_filetype(entry)));
+}
+#endif
+
 namespace bootstrap::archive {
 
 namespace {

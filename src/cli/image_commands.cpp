@@ -1,6 +1,7 @@
 // `containerfile`: a build context that runs a recipe as one image build step
 // (engine/containerfile.hpp); `seal`: a venv's state reduced to what its inputs decide, the
 // build step's last command (engine/seal.hpp).
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
 #include "cli/version.hpp"
+#include "core/fs.hpp"
 #include "engine/containerfile.hpp"
 #include "engine/locking.hpp"
 #include "engine/seal.hpp"
@@ -80,12 +82,39 @@ int execute_containerfile(const ContainerfileArgs& args) {
     }
     auto written = engine::write_build_context(*loaded, options);
     if (!written) return fail_with(written.error());
-    fmt::print("wrote {}/Containerfile: recipe '{}' for arch {}, venv {} in the image", written->dir.string(),
-               written->spec.recipe_name, written->spec.arch, written->spec.venv);
-    if (!written->spec.sources.empty()) fmt::print(", {} local source(s)", written->spec.sources.size());
-    if (!written->spec.lockfile_name.empty()) fmt::print(", locked by {}", written->spec.lockfile_name);
-    fmt::print("\nbuild it: buildah bud -t IMAGE {0} (or podman build / docker build -t IMAGE {0})\n",
-               written->dir.string());
+    const auto& spec = written->spec;
+    const std::string dir = written->dir.string();
+    fmt::print("wrote {}/{}: recipe '{}' for arch {}, venv {} in the image", dir, engine::k_build_file,
+               spec.recipe_name, spec.arch, spec.venv);
+    if (!spec.lockfile_name.empty()) fmt::print(", locked by {}", spec.lockfile_name);
+    fmt::print("\n");
+    size_t files = 0;
+    uint64_t bytes = 0;
+    for (const auto& s : spec.sources) {
+        files += s.files;
+        bytes += s.bytes;
+        fmt::print("  copied {} -> {} ({}: {} file{}, {})\n", s.host_path.string(), s.image_path, s.what, s.files,
+                   s.files == 1 ? "" : "s", core::format_size(s.bytes));
+        if (!s.left_out.empty()) {
+            std::string list;
+            for (size_t i = 0; i < s.left_out.size() && i < 6; ++i) list += (i ? ", " : "") + s.left_out[i];
+            if (s.left_out.size() > 6) list += fmt::format(" and {} more", s.left_out.size() - 6);
+            fmt::print("    left out: {}\n", list);
+        }
+    }
+    if (!spec.sources.empty())
+        fmt::print("  {} local input{} copied: {} files, {}\n", spec.sources.size(),
+                   spec.sources.size() == 1 ? "" : "s", files, core::format_size(bytes));
+    for (const auto& [name, value] : spec.env)
+        if (std::none_of(args.env.begin(), args.env.end(),
+                         [&](const std::string& w) { return w == name || w.rfind(name + "=", 0) == 0; }))
+            fmt::print("  the build sets {}={} (the recipe reads {{env.{}}})\n", name, value, name);
+    // DOCKER_BUILDKIT=1: docker before 23.0 (Debian 12's is 20.10) builds with BuildKit, which
+    // RUN --mount needs, only when asked; later ones use it anyway.
+    fmt::print("build it with any of:\n  DOCKER_BUILDKIT=1 docker build -t IMAGE {0}\n  podman build -t IMAGE {0}\n"
+               "  buildah bud -t IMAGE {0}\n"
+               "(behind a TLS-inspecting proxy, add --secret id={1},src=CA.pem to give the build its CA)\n",
+               dir, engine::k_ca_secret);
     return 0;
 }
 
@@ -144,11 +173,16 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                     "NAME=VALUE (or NAME: its value here) set for the recipe's run; written into the "
                     "Containerfile, so secrets are refused")
         ->expected(1, -1);
-    cmd->footer("The context holds Containerfile, bootstrap/bin/ (bootstrap, uv), bootstrap/etc/ (the recipe,\n"
-                "the lockfile) and sources/N/ (the recipe's local build sources). One RUN runs the recipe with\n"
-                "cache mounts for $BOOTSTRAP_HOME and uv's cache. In the image: the venv (--venv), its\n"
-                "manifest and history in VENV/.bootstrap/, and /etc/bootstrap/{recipe.toml,manifest.json}.\n"
-                "Labels: io.bootstrap.recipe.name, io.bootstrap.recipe.digest, io.bootstrap.arch.\n"
+    cmd->footer("The context holds Dockerfile (docker, podman and buildah find it), bootstrap/bin/ (bootstrap,\n"
+                "uv), bootstrap/etc/ (the recipe, the lockfile) and sources/N/: everything on this machine the\n"
+                "recipe reads (sync projects, build and pybind11 sources, local git repositories, find-links,\n"
+                "[vars] directories), copied where the image's recipe will read it, without .git (but for git\n"
+                "sources), venvs, __pycache__ and build trees. Every {env.NAME} the recipe reads is set in the\n"
+                "RUN as it is here; an unset one is an error now. One RUN runs the recipe with cache mounts for\n"
+                "$BOOTSTRAP_HOME and uv's cache, and an optional CA secret (--secret id=ca-bundle,src=FILE).\n"
+                "In the image: the venv (--venv), its manifest and history in VENV/.bootstrap/, and\n"
+                "/etc/bootstrap/{recipe.toml,manifest.json}. Labels: io.bootstrap.recipe.name,\n"
+                "io.bootstrap.recipe.digest, io.bootstrap.arch.\n"
                 "Exit codes: 0 ok, 1 failed, 2 usage or invalid recipe.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_containerfile(*args); });
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 namespace bootstrap::core {
@@ -13,6 +14,10 @@ struct Sha256::Impl {
 };
 
 Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
+    // Only a digest is asked of libcrypto: the system's openssl.cnf (TLS policy, provider
+    // modules, which a static libcrypto from another distribution may not be able to load) is
+    // not read.
+    [[maybe_unused]] static const bool initialised = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
     m_impl->ctx = EVP_MD_CTX_new();
     if (m_impl->ctx == nullptr || EVP_DigestInit_ex(m_impl->ctx, EVP_sha256(), nullptr) != 1)
         throw std::runtime_error("OpenSSL: cannot initialise SHA-256");

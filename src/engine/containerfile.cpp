@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <tuple>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
+#include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "engine/facts.hpp"
 #include "engine/plan.hpp"
@@ -57,51 +60,231 @@ std::string join_words(const std::vector<std::string>& words) {
     return out;
 }
 
-/// The path sources of the recipe's build steps, expanded as a plan would (no GPU probed:
-/// the arch options are passed on), by step id.
-Result<std::map<std::string, std::string>> path_sources(const recipe::Recipe& recipe,
-                                                         const ContainerfileOptions& options) {
+/// A plan of `recipe` as the image's build will make it (no GPU probed: the arch options are
+/// passed on; no venv: the host's is not the image's). `check_local_inputs`: for the recipe here
+/// (what it reads must exist to be copied), not for its copy in the context.
+Result<Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions& options, bool check_local_inputs) {
     PlanOptions plan_options;
     plan_options.venv = options.venv;
     plan_options.arch = options.arch;
     plan_options.no_device = options.no_device;
     plan_options.dry_run = true;
-    plan_options.check_local_inputs = false;  // the copied recipe's paths are the image's
-    // Facts without a venv: the host's venv (if any) is not the image's.
+    plan_options.probe_devices = false;
+    plan_options.check_local_inputs = check_local_inputs;
+    plan_options.this_machine = false;
     BS_TRY(auto facts, gather_facts({}, false));
-    BS_TRY(auto plan, make_plan(recipe, plan_options, facts));
-    std::map<std::string, std::string> out;
+    return make_plan(recipe, plan_options, facts);
+}
+
+/// What the recipe reads from this machine, by a key that names the same input in the plan of
+/// the recipe's copy: "step:ID:N" (the step's N-th local input) or "vars:NAME".
+struct Input {
+    std::string what;
+    std::string path;
+    bool directory = true;
+    bool repository = false;
+};
+
+std::map<std::string, Input> local_inputs(const Plan& plan) {
+    std::map<std::string, Input> out;
     for (const auto& step : plan.steps)
-        if (const auto* build = step.as<steps::BuildSpec>();
-            build && build->source_kind == steps::BuildSource::Kind::path)
-            out[step.id] = build->location;
+        for (size_t n = 0; n < step.local_inputs.size(); ++n) {
+            const auto& in = step.local_inputs[n];
+            out[fmt::format("step:{}:{}", step.id, n)] =
+                Input{fmt::format("step '{}' {}", step.id, in.what), in.path, in.directory, in.repository};
+        }
+    // A [vars] value naming a directory (a checkout the recipe's steps read from, write to or
+    // run in): copied whole, so what the steps find under it is there.
+    for (const auto& [name, value] : plan.vars) {
+        std::error_code ec;
+        if (!value.empty() && fs::path(value).is_absolute() && fs::is_directory(value, ec))
+            out["vars:" + name] = Input{fmt::format("[vars] {}", name), value, true, false};
+    }
     return out;
 }
 
 bool is_under(const fs::path& path, const fs::path& dir) {
     auto rel = path.lexically_normal().lexically_relative(dir.lexically_normal());
-    return !rel.empty() && *rel.begin() != "..";
+    return !rel.empty() && *rel.begin() != ".." && *rel.begin() != ".";
 }
 
-/// Copy a source tree, leaving out its top-level `build` and `dist` (as a build step's copy
-/// does) and `.git`: the recipe's `path` source is a tree, not a repository.
-Status copy_source(const fs::path& from, const fs::path& to) {
-    std::error_code ec;
-    if (!fs::is_directory(from, ec))
-        return fail(ErrorCode::not_found, fmt::format("build source '{}' is not a directory", from.string()));
-    fs::create_directories(to, ec);
-    if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", to.string(), ec.message()));
-    for (const auto& entry : fs::directory_iterator(from, ec)) {
-        const auto name = entry.path().filename().string();
-        if (name == "build" || name == "dist" || name == ".git") continue;
-        fs::copy(entry.path(), to / name,
-                 fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-        if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot copy build source '{}' into the context: {}",
-                                                   entry.path().string(), ec.message()));
+/// Variables that describe the machine, not the recipe's inputs: the image has its own.
+bool machine_variable(std::string_view name) {
+    static constexpr std::string_view k_names[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD",
+                                                   "TMPDIR", "HOSTNAME", "TERM", "LANG", "LD_LIBRARY_PATH",
+                                                   "VIRTUAL_ENV", "BOOTSTRAP_HOME", "UV_CACHE_DIR"};
+    return std::find(std::begin(k_names), std::end(k_names), name) != std::end(k_names);
+}
+
+/// The `{env.NAME}` values the recipe read here, to be set in the RUN; `given` (--env) wins.
+Result<std::vector<std::pair<std::string, std::string>>> recipe_env(
+    const Plan& plan, const std::vector<std::pair<std::string, std::string>>& given) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [name, read] : plan.env_read) {
+        if (!read.value || machine_variable(name)) continue;
+        if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == name; })) continue;
+        if (core::is_secret_name(name))
+            return fail(ErrorCode::usage,
+                        fmt::format("{}: the recipe reads {{env.{}}}, a secret-named variable, which an image build "
+                                    "would need written into the Dockerfile and the image's history",
+                                    read.loc.str(), name),
+                        "give the build what it needs another way (a build secret, or a value without the secret)");
+        if (core::redact_text(*read.value) != *read.value)
+            return fail(ErrorCode::usage,
+                        fmt::format("{}: the recipe reads {{env.{}}}, whose value here holds credentials ({}) that "
+                                    "would be written into the Dockerfile and the image's history",
+                                    read.loc.str(), name, core::redact_text(*read.value)),
+                        "put the credentials in the recipe's [env] secret variables or a build secret");
+        out.emplace_back(name, *read.value);
     }
-    if (ec) return fail(ErrorCode::io, fmt::format("cannot read build source '{}': {}", from.string(), ec.message()));
-    return {};
+    return out;
+}
+
+/// Copies one input into the context, leaving out what is not source: .git (but for a
+/// repository), venvs (a directory holding pyvenv.cfg), __pycache__, CMake build trees
+/// (CMakeCache.txt), the top-level build/ and dist/ (as a build step's own copy does), sockets,
+/// fifos and devices, and `skip` (the context being written, when it lies inside).
+class SourceCopier {
+public:
+    SourceCopier(std::vector<fs::path> skip, uint64_t& bytes_left, size_t& files_left)
+        : m_skip(std::move(skip)), m_bytes_left(bytes_left), m_files_left(files_left) {}
+
+    Status copy(ContextSource& s, const fs::path& to) {
+        std::error_code ec;
+        if (!s.directory) {
+            BS_CHECK(copy_one(s, s.host_path, to));
+            return {};
+        }
+        fs::create_directories(to, ec);
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", to.string(), ec.message()));
+        return copy_tree(s, s.host_path, to, true);
+    }
+
+private:
+    Status copy_tree(ContextSource& s, const fs::path& from, const fs::path& to, bool top) {
+        std::error_code ec;
+        fs::directory_iterator it(from, ec), end;
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot read '{}' ({}): {}", from.string(), s.what, ec.message()));
+        std::vector<fs::directory_entry> entries(it, end);
+        std::sort(entries.begin(), entries.end());
+        for (const auto& entry : entries) {
+            if (core::interrupt_signal() != 0)
+                return fail(ErrorCode::interrupted, "interrupted while copying " + s.host_path.string());
+            const fs::path& path = entry.path();
+            const std::string name = path.filename().string();
+            const auto rel = path.lexically_relative(s.host_path).string();
+            if (std::any_of(m_skip.begin(), m_skip.end(), [&](const fs::path& p) { return path == p; })) {
+                s.left_out.push_back(rel + " (the build context)");
+                continue;
+            }
+            const auto status = entry.symlink_status(ec);
+            if (fs::is_directory(status)) {
+                std::string why;
+                if (name == ".git" && !s.repository) why = ".git";
+                else if (name == "__pycache__") continue;  // compiled again where needed
+                else if (fs::exists(path / "pyvenv.cfg", ec)) why = "venv";
+                else if (fs::exists(path / "CMakeCache.txt", ec)) why = "CMake build tree";
+                else if (top && (name == "build" || name == "dist")) why = "build output";
+                if (!why.empty()) {
+                    s.left_out.push_back(why == ".git" ? rel : fmt::format("{} ({})", rel, why));
+                    continue;
+                }
+                fs::create_directory(to / name, ec);
+                if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", (to / name).string(), ec.message()));
+                BS_CHECK(copy_tree(s, path, to / name, false));
+                fs::permissions(to / name, status.permissions() | fs::perms::owner_all, ec);
+                continue;
+            }
+            if (!fs::is_regular_file(status) && !fs::is_symlink(status)) {
+                s.left_out.push_back(rel + " (not a file)");
+                continue;
+            }
+            BS_CHECK(copy_one(s, path, to / name));
+        }
+        return {};
+    }
+
+    Status copy_one(ContextSource& s, const fs::path& from, const fs::path& to) {
+        std::error_code ec;
+        const auto status = fs::symlink_status(from, ec);
+        if (fs::is_symlink(status)) {
+            fs::create_symlink(fs::read_symlink(from, ec), to, ec);
+        } else {
+            const auto size = fs::file_size(from, ec);
+            if (!ec && (size > m_bytes_left || m_files_left == 0))
+                return fail(ErrorCode::usage,
+                            fmt::format("{}: '{}' is too big for a build context (more than {} GiB or {} files "
+                                        "in all)",
+                                        s.what, s.host_path.string(), k_max_context_bytes >> 30, k_max_context_files),
+                            "point the recipe at the checkout it needs, not a directory above it");
+            if (!ec) {
+                m_bytes_left -= size;
+                s.bytes += size;
+                fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+            }
+            // The source's mtime, not the copy's: COPY keeps it, so the same sources give the
+            // same layer.
+            if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
+        }
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot copy '{}' ({}) into the build context: {}", from.string(),
+                                                   s.what, ec.message()));
+        --m_files_left;
+        ++s.files;
+        return {};
+    }
+
+    std::vector<fs::path> m_skip;
+    uint64_t& m_bytes_left;
+    size_t& m_files_left;
+};
+
+/// The inputs of `here` (the recipe) paired with where the copy `there` (the context's recipe)
+/// will look for them, nested ones folded into the directory that holds them (a repository
+/// inside a tree is copied on its own, with its .git).
+Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan& there, const fs::path& copied_etc) {
+    const auto host = local_inputs(here);
+    const auto image = local_inputs(there);
+    std::vector<ContextSource> all;
+    for (const auto& [key, in] : host) {
+        std::error_code ec;
+        if (!fs::exists(in.path, ec)) continue;  // an optional step's, or one an earlier run step makes
+        ContextSource s;
+        s.what = in.what;
+        s.host_path = fs::path(in.path).lexically_normal();
+        s.directory = in.directory;
+        s.repository = in.repository;
+        auto it = image.find(key);
+        fs::path there_path = it == image.end() ? s.host_path : fs::path(it->second.path).lexically_normal();
+        s.image_path = is_under(there_path, copied_etc)
+                           ? (fs::path(k_image_etc) / there_path.lexically_relative(copied_etc.lexically_normal())).string()
+                           : there_path.string();
+        all.push_back(std::move(s));
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.host_path, a.what) < std::tie(b.host_path, b.what);
+    });
+    std::vector<ContextSource> out;
+    for (auto& s : all) {
+        bool covered = false;
+        for (auto& o : out) {
+            if (!o.directory) continue;
+            const bool same = s.host_path == o.host_path;
+            if (!same && !is_under(s.host_path, o.host_path)) continue;
+            const auto rel = same ? fs::path() : s.host_path.lexically_relative(o.host_path);
+            const bool same_place = (same ? fs::path(o.image_path) : fs::path(o.image_path) / rel) == fs::path(s.image_path);
+            if (same_place && (!s.repository || o.repository || same)) {
+                o.repository = o.repository || s.repository;  // the same directory, read as a repository too
+                covered = true;
+                break;
+            }
+        }
+        if (covered) continue;
+        s.context_path = fmt::format("sources/{}", out.size());
+        if (!s.directory) s.context_path += "/" + s.host_path.filename().string();
+        out.push_back(std::move(s));
+    }
+    return out;
 }
 
 Status copy_file(const fs::path& from, const fs::path& to, std::string_view what) {
@@ -112,6 +295,19 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
         return fail(ErrorCode::io, fmt::format("cannot copy {} '{}' into the build context: {}", what,
                                                from.string(), ec.message()));
     return {};
+}
+
+/// A Dockerfile COPY with its paths as a JSON array (any character a path may hold).
+std::string copy_line(std::string_view from, std::string_view to) {
+    auto quoted = [](std::string_view s) {
+        std::string out = "\"";
+        for (char c : s) {
+            if (c == '"' || c == '\\') out += '\\';
+            out += c;
+        }
+        return out + "\"";
+    };
+    return fmt::format("COPY [{}, {}]\n", quoted(from), quoted(to));
 }
 
 Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const ContainerfileOptions& options) {
@@ -158,14 +354,14 @@ Status check_image_env(const std::vector<std::pair<std::string, std::string>>& e
             return fail(ErrorCode::usage, fmt::format("--env '{}': not a variable name (NAME=VALUE)", name));
         if (core::is_secret_name(name))
             return fail(ErrorCode::usage,
-                        fmt::format("--env {}: a secret-named variable would be written into the Containerfile "
+                        fmt::format("--env {}: a secret-named variable would be written into the Dockerfile "
                                     "and the image's history",
                                     name),
                         "give it to the build as a secret (RUN --mount=type=secret) instead");
         if (core::redact_text(value) != value)
             return fail(ErrorCode::usage,
                         fmt::format("--env {}: the value holds credentials ({}) that would be written into the "
-                                    "Containerfile and the image's history",
+                                    "Dockerfile and the image's history",
                                     name, core::redact_text(value)),
                         "put the credentials in the recipe's [env] secret variables or a build secret");
     }
@@ -177,14 +373,17 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     std::string out;
     out += fmt::format("# Written by `bootstrap containerfile` (bootstrap {}): recipe '{}', arch {}.\n",
                        spec.bootstrap_version, spec.recipe_name, spec.arch);
-    out += "# Build with any of: buildah bud -t IMAGE DIR | podman build -t IMAGE DIR | docker build -t IMAGE DIR\n";
+    out += "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
+           "# buildah bud -t IMAGE DIR\n";
+    out += fmt::format("# Behind a TLS-inspecting proxy, give its CA: --secret id={},src=/path/to/ca.pem\n", k_ca_secret);
     out += fmt::format("# In the image: the venv at {v}, its manifest and history in {v}/.bootstrap/,\n"
                        "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in {e}/.\n",
                        fmt::arg("v", spec.venv), fmt::arg("e", etc));
     out += fmt::format("FROM {}\n", spec.base_image);
     out += "COPY bootstrap/bin/ /usr/local/bin/\n";
     out += fmt::format("COPY bootstrap/etc/ {}/\n", etc);
-    for (const auto& s : spec.sources) out += fmt::format("COPY {}/ {}/\n", s.context_dir, s.image_dir);
+    for (const auto& s : spec.sources)
+        out += s.directory ? copy_line(s.context_path + "/", s.image_path + "/") : copy_line(s.context_path, s.image_path);
     out += fmt::format("LABEL org.opencontainers.image.title={} \\\n", label_value(spec.recipe_name));
     out += fmt::format("      io.bootstrap.recipe.name={} \\\n", label_value(spec.recipe_name));
     out += fmt::format("      io.bootstrap.recipe.digest={} \\\n", label_value("sha256:" + spec.recipe_digest));
@@ -210,7 +409,14 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     // One RUN: the caches are mounts (never layers), so a rebuild finds the build cache.
     out += fmt::format("RUN --mount=type=cache,id=bootstrap-home,target={} \\\n", k_image_home);
     out += fmt::format("    --mount=type=cache,id=bootstrap-uv,target={} \\\n", k_image_uv_cache);
+    // The CA a site's TLS proxy signs with: an optional secret (absent, nothing is mounted), for
+    // the RUN alone; the tools that reach indexes and sources each read their own variable.
+    const std::string ca = fmt::format("/run/secrets/{}", k_ca_secret);
+    out += fmt::format("    --mount=type=secret,id={},required=false \\\n", k_ca_secret);
     out += fmt::format("    set -e; export {}; \\\n", join_words(exports));
+    out += fmt::format("    if [ -f {0} ]; then export SSL_CERT_FILE={0} CURL_CA_BUNDLE={0} REQUESTS_CA_BUNDLE={0} "
+                       "PIP_CERT={0} GIT_SSL_CAINFO={0}; fi; \\\n",
+                       ca);
     out += fmt::format("    {} </dev/null; \\\n", join_words(run));
     // Import checks leave timestamp-based .pyc files (they embed the sources' mtimes, which
     // differ between builds); hash-based ones for every module make two builds agree.
@@ -229,6 +435,12 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
 
 Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, const ContainerfileOptions& options) {
     BS_TRY(auto spec, make_spec(recipe, options));
+    // The recipe as the image's build will plan it: what it reads here must exist (to be
+    // copied), and every {env.NAME} it reads is known now (an unset one is an error naming the
+    // recipe's line, here rather than inside the build).
+    BS_TRY(auto here, image_plan(recipe, options, true));
+    BS_TRY(auto read, recipe_env(here, spec.env));
+    spec.env.insert(spec.env.end(), read.begin(), read.end());
     const fs::path dir = options.output_dir;
     std::error_code ec;
     if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec)))
@@ -250,30 +462,22 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     BS_CHECK(copy_file(recipe.file, etc / "recipe.toml", "the recipe"));
     if (options.lockfile) BS_CHECK(copy_file(*options.lockfile, etc / spec.lockfile_name, "the lockfile"));
 
-    // Where the recipe's path sources are here, and where it will look for them in the image:
-    // the copy in the context resolves a relative path against its own directory (then the
-    // image's k_image_etc), an absolute one (or one from the environment) as here.
-    BS_TRY(auto here, path_sources(recipe, options));
-    if (!here.empty()) {
-        BS_TRY(auto copied, steps::load_recipe(etc / "recipe.toml"));
-        BS_TRY(auto there, path_sources(copied, options));
-        size_t n = 0;
-        for (const auto& [id, host_dir] : here) {
-            ContextSource s;
-            s.step_id = id;
-            s.host_dir = host_dir;
-            s.context_dir = fmt::format("sources/{}", n++);
-            const auto& image_side = there.count(id) ? there.at(id) : host_dir;
-            s.image_dir = is_under(image_side, etc)
-                              ? (fs::path(k_image_etc) / fs::path(image_side).lexically_normal().lexically_relative(
-                                                             etc.lexically_normal()))
-                                    .string()
-                              : image_side;
-            BS_CHECK(copy_source(s.host_dir, stage / s.context_dir));
-            spec.sources.push_back(std::move(s));
-        }
+    // What the recipe reads here, and where it will look for it in the image: the copy in the
+    // context resolves a relative path against its own directory (then the image's
+    // k_image_etc), an absolute one (or one from the environment, which the RUN sets as here)
+    // as here.
+    BS_TRY(auto copied, steps::load_recipe(etc / "recipe.toml"));
+    BS_TRY(auto there, image_plan(copied, options, false));
+    BS_TRY(spec.sources, context_sources(here, there, etc));
+    uint64_t bytes_left = k_max_context_bytes;
+    size_t files_left = k_max_context_files;
+    SourceCopier copier({stage, fs::absolute(dir, ec).lexically_normal()}, bytes_left, files_left);
+    for (auto& source : spec.sources) {
+        const fs::path to = stage / source.context_path;
+        BS_CHECK(core::create_directories(to.parent_path()));
+        BS_CHECK(copier.copy(source, to));
     }
-    BS_CHECK(core::write_file_atomic(stage / "Containerfile", render_containerfile(spec)));
+    BS_CHECK(core::write_file_atomic(stage / k_build_file, render_containerfile(spec)));
     if (fs::exists(dir, ec)) fs::remove(dir, ec);  // empty (checked above)
     fs::rename(stage, dir, ec);
     if (ec)

@@ -1,10 +1,12 @@
 #pragma once
 // `bootstrap containerfile`: a build context in which a recipe runs as one image build step.
-// The Containerfile copies bootstrap (and uv) and the recipe in, runs the recipe in one RUN with
-// cache mounts for $BOOTSTRAP_HOME and uv's cache (rebuilds reuse the build cache; the caches
-// stay out of the image), and leaves the venv, its manifest and history, and the recipe at fixed
-// paths (k_image_etc, ContainerfileOptions::venv). It uses no BuildKit syntax beyond
-// `RUN --mount=type=cache`, which docker, podman and buildah all accept.
+// The Dockerfile (docker, podman and buildah all find it by that name) copies bootstrap (and uv),
+// the recipe and what it reads from this machine in, runs the recipe in one RUN with cache
+// mounts for $BOOTSTRAP_HOME and uv's cache (rebuilds reuse the build cache; the caches stay out
+// of the image), and leaves the venv, its manifest and history, and the recipe at fixed paths
+// (k_image_etc, ContainerfileOptions::venv). Behind a TLS-inspecting proxy the build is given
+// the proxy's CA as an optional build secret (k_ca_secret), never written into the image. It
+// uses no BuildKit syntax beyond `RUN --mount=type=cache|secret`, which all three accept.
 // Reproducible: `ARG SOURCE_DATE_EPOCH=0` dates what the run records, .pyc files are compiled
 // hash-based, and the RUN ends with `bootstrap seal` (engine/seal.hpp), so two builds of the
 // same context from clean caches (`--timestamp 0`) give the same venv layer.
@@ -24,6 +26,9 @@ namespace fs = std::filesystem;
 
 /// Where the image keeps the recipe, the lockfile and the manifest.
 inline constexpr const char* k_image_etc = "/etc/bootstrap";
+/// The optional build secret holding a CA bundle (`--secret id=ca-bundle,src=FILE`): the RUN's
+/// TLS clients (uv, pip, git, libcurl) trust it; it is mounted only for the RUN.
+inline constexpr const char* k_ca_secret = "ca-bundle";
 /// The cache mounts' targets (never part of the image).
 inline constexpr const char* k_image_home = "/var/cache/bootstrap";
 inline constexpr const char* k_image_uv_cache = "/var/cache/uv";
@@ -43,13 +48,25 @@ struct ContainerfileOptions {
     std::string bootstrap_version;           // for the header comment and a label
 };
 
-/// A local source the recipe names, copied into the context and into the image.
+/// Something on this machine the recipe reads (a sync project, a build's source tree or git
+/// repository, a pybind11 source, find-links, a `[vars]` directory), copied into the context
+/// and by the Dockerfile to the path the recipe will see in the image.
 struct ContextSource {
-    std::string step_id;
-    fs::path host_dir;          // where it is on this machine
-    std::string context_dir;    // relative to the context ("sources/0")
-    std::string image_dir;      // where the recipe will look for it in the image
+    std::string what;           // "step 'megatron-deps' project", "[vars] megatron"
+    fs::path host_path;         // where it is on this machine
+    bool directory = true;
+    bool repository = false;    // a git repository: .git is copied too
+    std::string context_path;   // relative to the context: "sources/0" or "sources/0/helpers.cpp"
+    std::string image_path;     // where the recipe will look for it in the image
+    size_t files = 0;           // what was copied: files and symlinks
+    uint64_t bytes = 0;
+    std::vector<std::string> left_out;  // what a directory's copy left out ("venv .venv", ".git")
 };
+
+/// The most a context may copy of the machine's files (all sources together): a recipe whose
+/// variable names `/` or a home directory is an error, not a full disk.
+inline constexpr uint64_t k_max_context_bytes = 16ull << 30;
+inline constexpr size_t k_max_context_files = 1000000;
 
 /// Everything the Containerfile text is made of (render_containerfile is a pure function of it).
 struct ContainerfileSpec {
@@ -62,6 +79,8 @@ struct ContainerfileSpec {
     bool with_uv = false;
     std::string lockfile_name;     // "" without --locked
     std::vector<ContextSource> sources;
+    /// The RUN's variables: `--env` ones, then the `{env.NAME}` values the recipe read here (so
+    /// the build sees what `containerfile` saw: engine::Plan::env_read).
     std::vector<std::pair<std::string, std::string>> env;
     std::string bootstrap_version;
 };
@@ -78,9 +97,16 @@ struct ContainerfileResult {
 /// URL credentials is refused (the Containerfile and the image's history would show it).
 [[nodiscard]] Status check_image_env(const std::vector<std::pair<std::string, std::string>>& env);
 
+/// The build file's name in the context: the one docker, podman and buildah all look for.
+inline constexpr const char* k_build_file = "Dockerfile";
+
 /// Write the build context for `recipe` into options.output_dir (staged in a sibling temp dir
-/// and renamed into place): Containerfile, bootstrap/bin/{bootstrap,uv},
-/// bootstrap/etc/{recipe.toml,LOCKFILE}, sources/N/ for each `build` step with a local path.
+/// and renamed into place): Dockerfile, bootstrap/bin/{bootstrap,uv},
+/// bootstrap/etc/{recipe.toml,LOCKFILE}, and sources/N/ for everything on this machine the
+/// recipe reads (ContextSource), without .git (but for git repositories), venvs, __pycache__,
+/// CMake build trees and a source's top-level build/ and dist/. Every `{env.NAME}` the recipe
+/// reads is resolved now: unset without a default, a secret-named one, or one whose value holds
+/// URL credentials is an error naming the recipe's file:line; the others are set in the RUN.
 [[nodiscard]] Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe,
                                                               const ContainerfileOptions& options);
 

@@ -31,7 +31,18 @@ DeviceFindings Expander::take_findings() {
 }
 
 Result<recipe::Expanded> Expander::expand(const recipe::Text& text) {
-    return recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
+    const recipe::SourceLoc* outer = m_loc;
+    m_loc = &text.loc;
+    auto out = recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
+    m_loc = outer;
+    return out;
+}
+
+std::map<std::string, std::string> Expander::known_vars() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, e] : m_vars)
+        if (e.complete) out[name] = e.value;
+    return out;
 }
 
 Status Expander::resolve_vars() {
@@ -56,6 +67,9 @@ Status Expander::resolve_vars() {
 Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p) {
     if (p.ns == "env") {
         auto it = m_facts.env.find(p.name);
+        if (!m_env_read.count(p.name))
+            m_env_read[p.name] = EnvRead{it == m_facts.env.end() ? std::nullopt : std::optional(it->second),
+                                         m_loc ? *m_loc : recipe::SourceLoc{}};
         if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
         if (p.default_value) return std::optional<std::string>(*p.default_value);
         return fail(ErrorCode::invalid_recipe,

@@ -55,6 +55,11 @@ public:
     /// `{device.*}` value is expanded again, probing, when a step that is not deferred uses it.
     [[nodiscard]] Status resolve_vars();
 
+    /// Every `{env.NAME}` expanded so far, by name.
+    [[nodiscard]] const std::map<std::string, EnvRead>& env_read() const { return m_env_read; }
+    /// The [vars] whose values are known, by name.
+    [[nodiscard]] std::map<std::string, std::string> known_vars() const;
+
     /// How many `{device.*}` values have been expanded so far, and the arches they stand for.
     [[nodiscard]] int device_uses() const { return m_device_uses; }
     [[nodiscard]] const device::ArchChoice* device_choice_made() const {
@@ -77,6 +82,8 @@ private:
     bool m_device_asked = false;  // a {device.*} value was asked for while deferred
     bool m_write_caches = true;
     DeviceFindings m_findings;
+    std::map<std::string, EnvRead> m_env_read;
+    const recipe::SourceLoc* m_loc = nullptr;  // the text being expanded
     std::optional<Result<device::ArchChoice>> m_device;
     int m_device_uses = 0;
 };

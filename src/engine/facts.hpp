@@ -1,10 +1,13 @@
 #pragma once
 // What a plan is computed from: gathered once per run (and again after the venv step).
 
+#include <map>
 #include <optional>
+#include <string>
 
 #include "exec/environment.hpp"
 #include "pyenv/interpreter.hpp"
+#include "recipe/recipe.hpp"
 
 namespace bootstrap::engine {
 
@@ -12,6 +15,13 @@ struct Facts {
     exec::EnvMap env;                               // the caller's complete environment
     int cpus = 1;
     std::optional<pyenv::InterpreterFacts> python;  // when the venv exists
+};
+
+/// A variable the recipe read as `{env.NAME}`: its value here (nullopt: unset, the default was
+/// used) and where the recipe first reads it. An image's build context passes these on.
+struct EnvRead {
+    std::optional<std::string> value;
+    recipe::SourceLoc loc;
 };
 
 }  // namespace bootstrap::engine

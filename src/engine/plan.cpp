@@ -91,6 +91,7 @@ public:
         recreate = o.recreate;
         locked_run = o.locked.has_value();
         check_local_inputs = o.check_local_inputs;
+        this_machine = o.this_machine;
         earlier = &p.steps;
     }
 
@@ -519,6 +520,8 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plan.steps.push_back(std::move(*built));
     }
     if (locked) BS_CHECK(locked->apply_coverage(plan));
+    plan.env_read = ex.env_read();
+    plan.vars = ex.known_vars();
     return plan;
 }
 

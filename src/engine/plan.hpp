@@ -57,6 +57,9 @@ struct PlanOptions {
     /// Check that the local files and directories steps read exist (steps::check_local_input);
     /// off for a plan of a recipe as another machine will see it (an image's build context).
     bool check_local_inputs = true;
+    /// false: the plan is for another machine (an image's build), so this machine's interpreters
+    /// are not asked whether they run (steps::PlanContext::this_machine).
+    bool this_machine = true;
 };
 
 struct Plan {
@@ -77,6 +80,10 @@ struct Plan {
     /// gpus, driver_version (when known). Empty when no step uses a device placeholder (then
     /// nothing was probed).
     std::map<std::string, std::string> device_facts;
+    /// Every `{env.NAME}` the recipe read, and the [vars] values known (an image's build context
+    /// passes the variables on and carries the directories: engine/containerfile.hpp).
+    std::map<std::string, EnvRead> env_read;
+    std::map<std::string, std::string> vars;
 
     /// "9.0 (probe 'driver')": the arches and why; "" when no step used `{device.*}`.
     [[nodiscard]] std::string device_origin() const;

@@ -43,8 +43,13 @@ Result<const CurlApi*> curl_api() {
         // Loaded once for the process and never unmapped: curl_global_init's state lives in it.
         static const core::SharedLibrary lib("libcurl.so.4", core::SharedLibrary::Unload::never);
         if (!lib.loaded()) {
+            // The binary itself needs only glibc; downloads need the system's libcurl, which a
+            // bare image (debian:bookworm-slim, CUDA's images) may not have. Not a passing
+            // failure: trying again cannot help.
             problem = fmt::format(
-                "cannot load libcurl.so.4 ({}); install it with `apt-get install libcurl4`",
+                "downloading needs libcurl (libcurl.so.4), which this system lacks ({}): install it "
+                "(Debian/Ubuntu: `apt-get install libcurl4`, on Ubuntu 24.04 `libcurl4t64`; Fedora/RHEL: "
+                "`dnf install libcurl`), or unpack the source and name its directory (`source = {{ path = ... }}`)",
                 lib.error());
             return;
         }
@@ -65,7 +70,7 @@ Result<const CurlApi*> curl_api() {
         load(api.slist_free_all, "curl_slist_free_all");
         if (problem.empty()) api.global_init(CURL_GLOBAL_DEFAULT);
     });
-    if (!problem.empty()) return fail(ErrorCode::network, problem);
+    if (!problem.empty()) return fail(ErrorCode::not_found, problem);
     return &api;
 }
 
@@ -224,6 +229,15 @@ TransferResult Session::perform(const TransferSpec& spec) {
     api->easy_setopt(curl, CURLOPT_URL, spec.url.c_str());
     api->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     api->easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+    // The CA bundle a site proxy needs, named as curl, OpenSSL, uv and pip users name it (libcurl
+    // itself uses only the path it was built with). Read per transfer: a step's [env] may set it.
+    for (const char* name : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"})
+        if (const char* bundle = std::getenv(name); bundle != nullptr && *bundle != '\0') {
+            api->easy_setopt(curl, CURLOPT_CAINFO, bundle);
+            break;
+        }
+    if (const char* dir = std::getenv("SSL_CERT_DIR"); dir != nullptr && *dir != '\0')
+        api->easy_setopt(curl, CURLOPT_CAPATH, dir);
     api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     api->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, static_cast<long>(spec.connect_timeout.count()));
     // A read timeout: abort when the transfer stalls below 1 byte/s for that long.

@@ -69,6 +69,7 @@ public:
     bool recreate = false;                            // --recreate
     bool locked_run = false;                          // --locked
     bool check_local_inputs = true;                   // check_local_input checks (engine::PlanOptions)
+    bool this_machine = true;                         // the run is here: check its interpreters
     const std::vector<ResolvedStep>* earlier = nullptr;  // the steps planned before this one
 };
 
@@ -139,7 +140,13 @@ struct Kind {
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> earlier_overrides(
     const std::vector<pyenv::Requirement>& own, bool no_deps, const PlanContext& ctx);
 
-/// A local file or directory a step reads (a sync step's project, a pybind11 source): checked
+/// Record that the step reads `path` from this machine (ResolvedStep::local_inputs); a value not
+/// known yet, or a URL, is not recorded. (kinds.cpp)
+void add_local_input(ResolvedStep& out, const std::string& path, bool directory, std::string_view what,
+                     const recipe::SourceLoc& loc, bool repository = false);
+
+/// A local file or directory a step reads (a sync step's project, a pybind11 source), recorded
+/// with add_local_input and checked
 /// when the plan is made, before anything runs. Missing, it is an error naming `field`'s
 /// file:line, unless an earlier `run` step may create it or the step is optional (then a note
 /// in `out`). Values not known yet are not checked. (kinds.cpp)

@@ -167,8 +167,17 @@ Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec
                                         src.location.loc.str(), b.location, why));
             b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev,
                                             b.submodules ? " +submodules" : "");
+            // A repository on this machine (a path, or file://): git reads it as it is.
+            if (b.location.rfind("file://", 0) == 0)
+                add_local_input(out, b.location.substr(7), true, "git repository", src.location.loc, true);
+            else if (b.location.find("://") == std::string::npos && b.location.find(':') == std::string::npos)
+                add_local_input(out, b.location, true, "git repository", src.location.loc, true);
             break;
-        case BuildSource::Kind::url: b.source_identity = "sha256 " + b.sha256; break;
+        case BuildSource::Kind::url:
+            b.source_identity = "sha256 " + b.sha256;
+            if (b.location.rfind("file://", 0) == 0)
+                add_local_input(out, b.location.substr(7), false, "source archive", src.location.loc);
+            break;
     }
     return {};
 }

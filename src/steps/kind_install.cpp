@@ -78,7 +78,10 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     }
     BS_TRY(req.extra_index_urls, ctx.texts(f.extra_index_urls, out));
     BS_TRY(auto links, ctx.texts(f.find_links, out));
-    for (auto& l : links) req.find_links.push_back(ctx.local_path(l));
+    for (size_t i = 0; i < links.size(); ++i) {
+        req.find_links.push_back(ctx.local_path(links[i]));
+        add_local_input(out, req.find_links.back(), true, "find-links directory", f.find_links[i].loc);
+    }
     req.upgrade = spec.upgrade = f.upgrade;
     req.reinstall = spec.reinstall = f.reinstall;
     req.pre = spec.pre = f.pre;

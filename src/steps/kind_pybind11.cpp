@@ -68,6 +68,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     if (s.pybind11_include) {
         BS_TRY(auto inc, ctx.text(*s.pybind11_include, out));
         out.argv.push_back("-I" + ctx.local_path(inc));
+        add_local_input(out, ctx.local_path(inc), true, "pybind11_include", s.pybind11_include->loc);
     } else {
         spec.includes = {ctx.venv_python.string(), "-m", "pybind11", "--includes"};
         spec.includes_at = out.argv.size();

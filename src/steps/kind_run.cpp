@@ -35,6 +35,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     if (f.cwd) {
         BS_TRY(auto cwd, ctx.text(*f.cwd, out));
         out.cwd = ctx.local_path(cwd);
+        add_local_input(out, out.cwd.string(), true, "working directory", f.cwd->loc);
     }
     if (f.creates) {
         BS_TRY(auto c, ctx.text(*f.creates, out));

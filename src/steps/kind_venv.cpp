@@ -60,6 +60,7 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
 /// recipe names what does not exist, where.
 Result<std::string> interpreter_path(const recipe::VenvSection& venv, PlanContext& ctx) {
     std::string path = ctx.local_path(venv.python);
+    if (!ctx.this_machine) return path;  // the interpreter of the machine that runs it
     std::error_code ec;
     auto status = fs::status(path, ec);
     const char* problem = !fs::exists(status)           ? "does not exist"
@@ -127,7 +128,7 @@ void note_possible_download(const std::string& version, ResolvedStep& out, PlanC
 /// A `pythonX.Y` on PATH that does not run (a pyenv shim for a version the shell has not
 /// selected) stops uv and pip alike when they create the venv: said when the plan is made.
 Status check_version_on_path(const recipe::VenvSection& section, const std::string& version, PlanContext& ctx) {
-    if (ctx.base_env == nullptr) return {};
+    if (ctx.base_env == nullptr || !ctx.this_machine) return {};
     auto parts = core::split(version, '.');
     if (parts.size() < 2) return {};
     const std::string program = "python" + parts[0] + "." + parts[1];

@@ -77,8 +77,15 @@ std::string on_path(const std::string& program, const exec::EnvMap& env) {
     return found.empty() ? program : found.string();
 }
 
+void add_local_input(ResolvedStep& out, const std::string& path, bool directory, std::string_view what,
+                     const recipe::SourceLoc& loc, bool repository) {
+    if (path.empty() || path.find('<') != std::string::npos || path.find("://") != std::string::npos) return;
+    out.local_inputs.push_back(LocalInput{path, directory, repository, std::string(what), loc});
+}
+
 Status check_local_input(const recipe::Step& s, const recipe::Text& field, const std::string& path,
                          std::string_view what, bool directory, ResolvedStep& out, const PlanContext& ctx) {
+    add_local_input(out, path, directory, what, field.loc);
     if (!ctx.check_local_inputs || !out.complete || path.empty() || path.front() == '<') return {};
     std::error_code ec;
     const auto status = fs::status(path, ec);

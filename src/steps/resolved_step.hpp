@@ -188,6 +188,17 @@ constexpr size_t spec_index_in(const std::variant<Ts...>*) {
 template <class T>
 inline constexpr size_t k_spec_index = spec_index_in<T>(static_cast<const KindSpec*>(nullptr));
 
+/// A file or directory on this machine that a step reads (a sync project, a build's source
+/// tree or local git repository, a pybind11 source, find-links): what an image's build
+/// context must carry (engine/containerfile.hpp).
+struct LocalInput {
+    std::string path;         // as the step will use it (absolute, or as the recipe resolves it)
+    bool directory = true;
+    bool repository = false;  // a local git repository: its .git is part of it
+    std::string what;         // "project", "source directory", ...
+    recipe::SourceLoc loc;    // where the recipe names it
+};
+
 struct ResolvedStep {
     const recipe::Step* source = nullptr;  // the recipe step (for ids, locations, flags)
     std::string id;
@@ -213,6 +224,7 @@ struct ResolvedStep {
 
     bool complete = true;   // false when some value is only known after an earlier step
     std::string note;       // shown in the plan: "venv exists (Python 3.11.7): kept", ...
+    std::vector<LocalInput> local_inputs;  // what the step reads from this machine
     std::string key;
     std::string key_explain;
 

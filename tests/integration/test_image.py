@@ -1,21 +1,28 @@
-"""`bootstrap containerfile` in a real image build: a small Debian base made by mmdebstrap
-(cached under build/image-test/, keyed by its inputs) imported into a private buildah store, then
-`buildah bud --isolation chroot` (vfs storage, as root; RUN steps share the host's network, so
-they reach the loopback fixture index). The recipe installs from the index and builds the test
-world's `fastext` from a local directory, so a second build shows the cache mount at work.
-`podman build` runs the same context on the same store.
+"""`bootstrap containerfile` in real image builds, on a bare base: Debian minbase with python3,
+python3-venv and ca-certificates only (the variant debian:bookworm-slim is made from; made by
+mmdebstrap, cached under build/image-test/ keyed by its inputs). Nothing is added to it for the
+binary's sake: the binary is self-contained (CMakeLists.txt, BOOTSTRAP_PORTABLE).
 
-Needs root, buildah and mmdebstrap (podman for its test) (scripts/setup.sh --test-tools installs them); skips
-otherwise."""
+Each builder builds the context with the command `containerfile` prints, the test adding only
+what its sandbox needs: buildah and podman a private vfs store and chroot isolation (RUN steps
+share the host's network, so they reach the loopback fixture index), docker a Docker Engine
+started by the test (Debian's docker.io: dockerd with vfs storage, stopped by pid) and
+`--network host`. The recipe installs from the index and builds the test world's `fastext` from
+a local directory (FASTEXT_PURE: the bare base has no compiler), so a second build shows the
+cache mount at work.
+
+Needs root, buildah and mmdebstrap (podman, docker.io for their tests; scripts/setup.sh
+--test-tools installs them); skips otherwise."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
@@ -25,15 +32,9 @@ from pathlib import Path
 import pytest
 
 import recipes as R
+from bare_base import BARE_PACKAGES, CHROOT, bare_root, base_tarball, ok
 
 REPO = Path(__file__).resolve().parents[2]
-BASE_SUITE = "bookworm"
-BASE_PACKAGES = ["python3", "python3-venv", "python3-dev", "gcc", "libc6-dev", "ca-certificates"]
-
-
-def ok(proc: subprocess.CompletedProcess):
-    assert proc.returncode == 0, f"rc={proc.returncode}\nargv={proc.args}\nstdout:\n{proc.stdout[-6000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -45,49 +46,44 @@ def image_tools():
             pytest.skip(f"{tool} is not installed (scripts/setup.sh --test-tools)")
 
 
-def runtime_packages(binary: Path) -> list[str]:
-    """The Debian packages holding the shared libraries `binary` loads (ldd, dpkg -S): the
-    bootstrap binary copied into an image needs them there."""
-    proc = ok(subprocess.run(["ldd", str(binary)], capture_output=True, text=True))
-    libs = [line.split("=>")[1].split()[0] for line in proc.stdout.splitlines()
-            if "=>" in line and "/" in line.split("=>")[1]]
-    # dpkg knows some paths only as /lib/... (usrmerge): those are essential packages, in
-    # every minbase anyway, so what it cannot place is left out.
-    owners = subprocess.run(["dpkg", "-S", *[os.path.realpath(p) for p in libs]], capture_output=True, text=True)
-    return sorted({line.split(":")[0] for line in owners.stdout.splitlines()})
-
-
+DOCKERD = shutil.which("dockerd") or "/usr/sbin/dockerd"
 RUNROOTS: list[Path] = []  # the stores' runroots, outside tmp_path (see Buildah)
 
 
 @pytest.fixture(autouse=True)
 def remove_stores(tmp_path):
-    """A vfs store holds a full copy of every layer (some 2 GB per test): gone when the test is."""
+    """A vfs store holds a full copy of every layer: gone when the test is."""
     yield
     for d in tmp_path.iterdir():
-        if d.name.startswith(("buildah", "tmp")):
+        if d.name.startswith(("buildah", "tmp", "docker")):
             shutil.rmtree(d, ignore_errors=True)
     while RUNROOTS:
         shutil.rmtree(RUNROOTS.pop(), ignore_errors=True)
 
 
-def base_tarball(packages: list[str]) -> Path:
-    """The mmdebstrap base, made once and kept under build/ keyed by suite and packages."""
-    key = hashlib.sha256(json.dumps([BASE_SUITE, "minbase", packages]).encode()).hexdigest()[:16]
-    cache = REPO / "build" / "image-test"
-    cache.mkdir(parents=True, exist_ok=True)
-    tarball = cache / f"base-{BASE_SUITE}-{key}.tar"
-    with open(cache / "base.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not tarball.exists():
-            part = tarball.with_suffix(f".part-{os.getpid()}.tar")
-            proc = subprocess.run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
-                                   BASE_SUITE, str(part)], capture_output=True, text=True, timeout=600)
-            if proc.returncode != 0:
-                part.unlink(missing_ok=True)
-                pytest.fail(f"mmdebstrap failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-            part.rename(tarball)
-    return tarball
+def printed_commands(stdout: str) -> dict[str, tuple[dict, list[str]]]:
+    """The build commands `containerfile` printed, by tool: (variables set before it, argv)."""
+    out = {}
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("build it with any of:"))
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        words = shlex.split(line)
+        env = {}
+        while "=" in words[0]:
+            name, value = words.pop(0).split("=", 1)
+            env[name] = value
+        out[words[0]] = (env, words)
+    return out
+
+
+def as_run(command: tuple[dict, list[str]], image: str, globals_: list[str], flags: list[str]):
+    """A printed command with IMAGE named and the sandbox's flags added: `globals_` after the
+    program, `flags` after its subcommand."""
+    env, words = command
+    words = [image if w == "IMAGE" else w for w in words]
+    return env, [words[0], *globals_, words[1], *flags, *words[2:]]
 
 
 class Buildah:
@@ -104,19 +100,24 @@ class Buildah:
         for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             self.env.pop(var, None)
 
-    def _tool(self, tool: list[str], args, timeout: float) -> subprocess.CompletedProcess:
-        argv = [*tool, "--root", str(self.root / "storage"), "--runroot", str(self.runroot),
-                "--storage-driver", "vfs", *[str(a) for a in args]]
-        return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+    def store_flags(self) -> list[str]:
+        return ["--root", str(self.root / "storage"), "--runroot", str(self.runroot), "--storage-driver", "vfs"]
+
+    PODMAN = ["--cgroup-manager", "cgroupfs", "--events-backend", "file"]
 
     def __call__(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-        return self._tool(["buildah"], args, timeout)
+        return subprocess.run(["buildah", *self.store_flags(), *[str(a) for a in args]], capture_output=True,
+                              text=True, env=self.env, timeout=timeout, stdin=subprocess.DEVNULL)
 
-    def podman(self, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-        """podman on the same store: what it builds, this buildah sees."""
-        return self._tool(["podman", "--cgroup-manager", "cgroupfs", "--events-backend", "file"],
-                          args, timeout)
+    def build(self, command, image: str, *extra, timeout: float = 900) -> tuple[subprocess.CompletedProcess, float]:
+        """Run a printed `buildah bud` or `podman build` command against this store."""
+        program = command[1][0]
+        globals_ = self.store_flags() + (self.PODMAN if program == "podman" else [])
+        env, argv = as_run(command, image, globals_, ["--isolation", "chroot", "--layers=false", *extra])
+        start = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, env={**self.env, **env}, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        return proc, time.monotonic() - start
 
     def import_base(self, tarball: Path, name: str):
         ctr = ok(self("from", "scratch")).stdout.strip()
@@ -125,12 +126,6 @@ class Buildah:
         ok(self("umount", ctr))
         ok(self("commit", "--timestamp", "0", ctr, name))
         ok(self("rm", ctr))
-
-    def bud(self, context: Path, tag: str, *extra) -> tuple[subprocess.CompletedProcess, float]:
-        start = time.monotonic()
-        proc = self("bud", "--isolation", "chroot", "--layers=false", *extra, "-t", tag,
-                    "-f", context / "Containerfile", context)
-        return proc, time.monotonic() - start
 
     def run_in(self, image: str, *argv) -> subprocess.CompletedProcess:
         ctr = ok(self("from", image)).stdout.strip()
@@ -149,58 +144,123 @@ class Buildah:
         return self.inspect(image)["OCIv1"]["rootfs"]["diff_ids"]
 
 
+class Docker:
+    """A Docker Engine of the test's own (Debian's dockerd: vfs storage, no bridge or iptables,
+    its socket, data and exec roots under the test's directories), stopped by its pid."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.short = Path(tempfile.mkdtemp(prefix="bs-dk-", dir="/tmp"))  # sockets want short paths
+        RUNROOTS.append(self.short)
+        self.sock = self.short / "docker.sock"
+        self.env = {**os.environ, "DOCKER_HOST": f"unix://{self.sock}"}
+        for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            self.env.pop(var, None)
+        root.mkdir(parents=True, exist_ok=True)
+        self.log = open(root / "dockerd.log", "w")
+        self.proc = subprocess.Popen(
+            [DOCKERD, "--storage-driver=vfs", "--data-root", str(root / "data"), "--exec-root",
+             str(self.short / "exec"), "--pidfile", str(self.short / "dockerd.pid"), "-H", f"unix://{self.sock}",
+             "--bridge=none", "--iptables=false"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env,
+            start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            if self("version").returncode == 0:
+                return
+            time.sleep(0.5)
+        self.stop()
+        pytest.fail("dockerd did not start:\n" + (root / "dockerd.log").read_text()[-4000:])
+
+    def __call__(self, *args, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(["/usr/bin/docker", *[str(a) for a in args]], capture_output=True, text=True,
+                              env={**self.env, **(env or {})}, timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def build(self, command, image: str, *extra) -> tuple[subprocess.CompletedProcess, float]:
+        env, argv = as_run(command, image, [], ["--network", "host", "--progress", "plain", *extra])
+        argv[0] = "/usr/bin/docker"  # Debian's client, not another one first on PATH
+        start = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, env={**self.env, **env}, timeout=900,
+                              stdin=subprocess.DEVNULL)
+        return proc, time.monotonic() - start
+
+    def run_in(self, image: str, *argv) -> subprocess.CompletedProcess:
+        return self("run", "--rm", "--network", "none", image, *argv)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
 def image_recipe(world, sources) -> Path:
     """Packages from the loopback index and fastext built from a directory beside the recipe."""
     # The fixture's build counter (a pid per build) goes to the cache mount: written into the
     # image it would make two builds differ.
     project, steps = R.torch_and_fastext(
-        world, sources, env={"FASTEXT_BUILD_LOG": "/var/cache/bootstrap/fastext-builds.log"})
+        world, sources, env={"FASTEXT_BUILD_LOG": "/var/cache/bootstrap/fastext-builds.log", "FASTEXT_PURE": "1"})
     steps += [R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
     return R.write_recipe(project, "image.toml", name="image-demo", steps=steps,
                           header="", venv_path="/tmp/unused-venv")
 
 
-def image_context(world, sources, ctx: Path) -> Path:
-    """The image recipe's build context written to `ctx` (--no-device, base localhost/bs-base);
-    returns the recipe."""
+def image_context(world, sources, ctx: Path) -> tuple[Path, dict]:
+    """The image recipe's build context written to `ctx` (--no-device, base localhost/bs-base):
+    the recipe and the build commands `containerfile` printed."""
     recipe = image_recipe(world, sources)
-    ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
-                  "--uv", world.uv]))
-    return recipe
+    proc = ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
+                         "--uv", world.uv]))
+    return recipe, printed_commands(proc.stdout)
 
 
-def store_with_base(world, root: Path, tmp: Path) -> Buildah:
-    """A private store holding the mmdebstrap base as localhost/bs-base."""
+def store_with_base(root: Path, tmp: Path) -> Buildah:
+    """A private store holding the bare base as localhost/bs-base."""
     b = Buildah(root, tmp)
-    b.import_base(base_tarball(BASE_PACKAGES + runtime_packages(world.bootstrap)), "localhost/bs-base")
+    b.import_base(base_tarball(BARE_PACKAGES), "localhost/bs-base")
     return b
 
 
+def check_image(run_in, image: str, recipe: Path):
+    """What every builder's image holds: history and doctor run, the venv's packages import,
+    the manifest and the recipe are there."""
+    history = ok(run_in(image, "bootstrap", "history", "--venv", "/opt/venv"))
+    assert "after" in history.stdout, history.stdout
+    ok(run_in(image, "bootstrap", "doctor", "--venv", "/opt/venv"))
+    imported = ok(run_in(image, "/opt/venv/bin/python", "-c", "import demo_torch, fastext; print(fastext.answer())"))
+    assert imported.stdout.strip() == "42"
+    manifest = json.loads(ok(run_in(image, "cat", "/etc/bootstrap/manifest.json")).stdout)
+    names = json.dumps(manifest)
+    assert "demo-torch" in names and "fastext" in names
+    digest_line = ok(run_in(image, "cat", "/etc/bootstrap/manifest.json.sha256")).stdout
+    assert digest_line.split()[1] == "manifest.json"
+    assert ok(run_in(image, "cat", "/etc/bootstrap/recipe.toml")).stdout == recipe.read_text()
+
+
+def test_the_printed_commands_are_for_docker_podman_and_buildah(image_tools, world, sources, tmp_path):
+    _, commands = image_context(world, sources, tmp_path / "ctx")
+    assert set(commands) == {"docker", "podman", "buildah"}
+    assert commands["docker"] == ({"DOCKER_BUILDKIT": "1"}, ["docker", "build", "-t", "IMAGE", str(tmp_path / "ctx")])
+    assert (tmp_path / "ctx" / "Dockerfile").is_file()  # the name all three look for
+
+
 def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, world, sources, tmp_path):
-    b = store_with_base(world, tmp_path / "buildah", tmp_path / "tmp")
+    b = store_with_base(tmp_path / "buildah", tmp_path / "tmp")
     ctx = tmp_path / "ctx"
-    recipe = image_context(world, sources, ctx)
+    recipe, commands = image_context(world, sources, ctx)
     assert (ctx / "sources/0/pyproject.toml").exists() or (ctx / "sources/0/setup.py").exists()
 
-    cold, cold_s = b.bud(ctx, "localhost/bs-image:1")
+    cold, cold_s = b.build(commands["buildah"], "localhost/bs-image:1")
     ok(cold)
     cold_log = cold.stdout + cold.stderr  # RUN's output goes to buildah's stderr
     assert "fastext" in cold_log and "built in" in cold_log, cold_log[-4000:]
-
-    # The image: history and doctor run, the venv's packages import, the manifest is there.
-    history = ok(b.run_in("localhost/bs-image:1", "bootstrap", "history", "--venv", "/opt/venv"))
-    assert "after" in history.stdout, history.stdout
-    ok(b.run_in("localhost/bs-image:1", "bootstrap", "doctor", "--venv", "/opt/venv"))
-    imported = ok(b.run_in("localhost/bs-image:1", "/opt/venv/bin/python", "-c",
-                           "import demo_torch, fastext; print(fastext.answer())"))
-    assert imported.stdout.strip() == "42"
-    manifest = json.loads(ok(b.run_in("localhost/bs-image:1", "cat", "/etc/bootstrap/manifest.json")).stdout)
-    names = json.dumps(manifest)
-    assert "demo-torch" in names and "fastext" in names
-    digest_line = ok(b.run_in("localhost/bs-image:1", "cat", "/etc/bootstrap/manifest.json.sha256")).stdout
-    assert digest_line.split()[1] == "manifest.json"
-    recipe_in_image = ok(b.run_in("localhost/bs-image:1", "cat", "/etc/bootstrap/recipe.toml")).stdout
-    assert recipe_in_image == recipe.read_text()
+    check_image(b.run_in, "localhost/bs-image:1", recipe)
 
     labels = b.labels("localhost/bs-image:1")
     assert labels["io.bootstrap.recipe.name"] == "image-demo"
@@ -208,11 +268,11 @@ def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, w
     assert labels["io.bootstrap.arch"] == "none"  # --no-device and no fallback_arch
     assert labels["io.bootstrap.venv"] == "/opt/venv"
 
-    # A second build after changing only the Containerfile's last line: the RUN runs again and
+    # A second build after changing only the Dockerfile's last line: the RUN runs again and
     # finds fastext in the build cache on the cache mount.
-    cf = ctx / "Containerfile"
+    cf = ctx / "Dockerfile"
     cf.write_text(cf.read_text() + "LABEL io.bootstrap.test.rebuild=\"2\"\n")
-    warm, warm_s = b.bud(ctx, "localhost/bs-image:2")
+    warm, warm_s = b.build(commands["buildah"], "localhost/bs-image:2")
     ok(warm)
     warm_log = warm.stdout + warm.stderr
     assert "build cache hit" in warm_log, warm_log[-4000:]
@@ -221,21 +281,94 @@ def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, w
 
 
 def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
-    """The Containerfile is not buildah's alone: `podman build` (chroot isolation) runs it too,
+    """The Dockerfile is not buildah's alone: `podman build` (chroot isolation) runs it too,
     cache mount included, and the image it makes holds a working venv and the labels."""
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/setup.sh --test-tools)")
-    b = store_with_base(world, tmp_path / "buildah", tmp_path / "tmp")
-    ctx = tmp_path / "ctx"
-    image_context(world, sources, ctx)
-    built = ok(b.podman("build", "--isolation", "chroot", "--layers=false", "-t", "localhost/bs-podman:1",
-                        "-f", ctx / "Containerfile", ctx))
+    b = store_with_base(tmp_path / "buildah", tmp_path / "tmp")
+    recipe, commands = image_context(world, sources, tmp_path / "ctx")
+    built, _ = b.build(commands["podman"], "localhost/bs-podman:1")
+    ok(built)
     assert "built in" in built.stdout + built.stderr, (built.stdout + built.stderr)[-4000:]
-    imported = ok(b.run_in("localhost/bs-podman:1", "/opt/venv/bin/python", "-c",
-                           "import demo_torch, fastext; print(fastext.answer())"))
-    assert imported.stdout.strip() == "42"
-    ok(b.run_in("localhost/bs-podman:1", "bootstrap", "doctor", "--venv", "/opt/venv"))
+    check_image(b.run_in, "localhost/bs-podman:1", recipe)
     assert b.labels("localhost/bs-podman:1")["io.bootstrap.recipe.name"] == "image-demo"
+
+
+def test_a_docker_engine_builds_the_same_context(image_tools, world, sources, tmp_path):
+    """A real Docker Engine (BuildKit) builds the context with the printed command; a rebuild
+    that runs the RUN again finds fastext in the build cache on its cache mount."""
+    if not Path(DOCKERD).exists() or not Path("/usr/bin/docker").exists():
+        pytest.skip("docker.io is not installed (scripts/setup.sh --test-tools)")
+    docker = Docker(tmp_path / "docker")
+    try:
+        ok(docker("import", base_tarball(BARE_PACKAGES), "localhost/bs-base"))
+        ctx = tmp_path / "ctx"
+        recipe, commands = image_context(world, sources, ctx)
+        cold, cold_s = docker.build(commands["docker"], "localhost/bs-docker:1")
+        ok(cold)
+        assert "built in" in cold.stdout + cold.stderr, (cold.stdout + cold.stderr)[-4000:]
+        check_image(docker.run_in, "localhost/bs-docker:1", recipe)
+        labels = json.loads(ok(docker("image", "inspect", "localhost/bs-docker:1")).stdout)[0]["Config"]["Labels"]
+        assert labels["io.bootstrap.recipe.name"] == "image-demo"
+        # BuildKit keeps the RUN's layer in its own cache (and --no-cache leaves the cache mounts
+        # out too): another SOURCE_DATE_EPOCH, an input of the RUN, runs it again.
+        warm, warm_s = docker.build(commands["docker"], "localhost/bs-docker:2", "--build-arg", "SOURCE_DATE_EPOCH=1")
+        ok(warm)
+        assert "build cache hit" in warm.stdout + warm.stderr, (warm.stdout + warm.stderr)[-4000:]
+        print(f"\ndocker build: cold {cold_s:.1f} s, warm (cache mount) {warm_s:.1f} s")
+    finally:
+        docker.stop()
+
+
+def test_the_binary_runs_on_the_bare_base_and_names_libcurl_when_a_download_needs_it(image_tools, world, tmp_path):
+    """The binary needs nothing the bare base lacks; a download, which needs the system's
+    libcurl, fails naming the package to install."""
+    root = bare_root(tmp_path / "tmp" / "root")
+    shutil.copy2(world.bootstrap, root / "usr/local/bin/bootstrap")
+    assert not list(root.glob("usr/lib/*/libcurl.so*")) and not list(root.glob("usr/lib/*/libarchive.so*"))
+    version = ok(subprocess.run([CHROOT, str(root), "bootstrap", "--version"], capture_output=True, text=True))
+    assert version.stdout == ok(subprocess.run([str(world.bootstrap), "--version"], capture_output=True, text=True)).stdout
+    (root / "tmp/dl.toml").write_text(
+        'schema = 1\nname = "dl"\n[venv]\npath = "/tmp/v"\npython = "/usr/bin/python3"\ninstaller = "pip"\n'
+        '[[step]]\nid = "venv"\nkind = "venv"\n'
+        '[[step]]\nid = "src"\nkind = "build"\nabi_packages = []\n'
+        'source = { url = "http://127.0.0.1:9/src-1.0.tar.gz", sha256 = "' + "0" * 64 + '" }\n')
+    proc = subprocess.run([CHROOT, str(root), "bootstrap", "run", "/tmp/dl.toml"], capture_output=True, text=True,
+                          timeout=300, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root", "NO_COLOR": "1"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "libcurl.so.4" in proc.stderr and "apt-get install libcurl4" in proc.stderr, proc.stderr
+    assert "attempt" not in proc.stdout + proc.stderr  # not retried: it cannot pass
+
+
+def test_a_context_carries_the_local_project_a_sync_step_reads(world, tmp_path):
+    """Every local path the recipe reads is in the context where the image's recipe reads it:
+    here a sync step's project, named by a variable the build is given."""
+    project = tmp_path / "checkout"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1.0"\n')
+    (project / "uv.lock").write_text("version = 1\n")
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    recipe = tmp_path / "sync.toml"
+    recipe.write_text('schema = 1\nname = "sync-image"\n[vars]\nproj = "{env.BS_PROJECT}"\n'
+                      '[venv]\npath = "/tmp/unused"\npython = "3.11"\ninstaller = "uv"\n'
+                      '[[step]]\nid = "venv"\nkind = "venv"\n'
+                      '[[step]]\nid = "deps"\nkind = "sync"\nproject = "{vars.proj}"\nargs = ["--inexact"]\n')
+    missing = world.run(["containerfile", recipe, "--arch", "9.0", "-o", tmp_path / "ctx0", "--uv", world.uv])
+    assert missing.returncode == 2
+    assert f"{recipe}:4:" in missing.stderr and "BS_PROJECT" in missing.stderr
+    assert not (tmp_path / "ctx0").exists()
+
+    proc = ok(world.run(["containerfile", recipe, "--arch", "9.0", "-o", tmp_path / "ctx", "--uv", world.uv],
+                        env={"BS_PROJECT": str(project)}))
+    ctx = tmp_path / "ctx"
+    dockerfile = (ctx / "Dockerfile").read_text()
+    assert f'COPY ["sources/0/", "{project}/"]' in dockerfile
+    assert f"BS_PROJECT={project}" in dockerfile
+    assert (ctx / "sources/0/pyproject.toml").read_text() == (project / "pyproject.toml").read_text()
+    assert (ctx / "sources/0/pkg/__init__.py").exists() and not (ctx / "sources/0/.git").exists()
+    assert f"copied {project} -> {project}" in proc.stdout and "3 files" in proc.stdout, proc.stdout
 
 
 def tree_digests(b: Buildah, image: str, roots: list[str]) -> dict[str, str]:
@@ -282,12 +415,12 @@ def top_layer_members(b: Buildah, image: str, dest: Path) -> dict[str, str]:
 def test_two_clean_image_builds_give_the_same_venv_layer(image_tools, world, sources, tmp_path):
     """Reproducibility: the same context built twice from empty caches with --timestamp 0."""
     ctx = tmp_path / "ctx"
-    image_context(world, sources, ctx)
+    _, commands = image_context(world, sources, ctx)
     layers, trees, members = [], [], []
     for n in (1, 2):
         # A store and cache-mount directory of its own per build: nothing is shared.
-        b = store_with_base(world, tmp_path / f"buildah{n}", tmp_path / f"tmp{n}")
-        ok(b.bud(ctx, f"localhost/bs-repro:{n}", "--timestamp", "0")[0])
+        b = store_with_base(tmp_path / f"buildah{n}", tmp_path / f"tmp{n}")
+        ok(b.build(commands["buildah"], f"localhost/bs-repro:{n}", "--timestamp", "0")[0])
         layers.append(b.diff_ids(f"localhost/bs-repro:{n}"))
         trees.append(tree_digests(b, f"localhost/bs-repro:{n}", ["/opt/venv", "/etc/bootstrap"]))
         members.append(top_layer_members(b, f"localhost/bs-repro:{n}", tmp_path / f"oci{n}"))

@@ -351,3 +351,36 @@ with tar() as t:
     REQUIRE(r);
     CHECK(r->bytes == (7u << 20));
 }
+
+TEST_CASE("formats other than tar and zip are refused by name, and the codecs sources use are read") {
+    core::TempDir dir{"bs-archive-formats"};
+    SECTION("a cpio archive (newc): not read, the message says what is") {
+        // A newc header of one empty file "a" and the trailer, as `cpio -H newc -o` writes it.
+        auto header = [](const std::string& name, unsigned mode) {
+            return fmt::format("070701{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}",
+                               1, mode, 0, 0, 1, 0, 0, 0, 0, 0, 0, name.size() + 1, 0) +
+                   name + std::string(1, '\0');
+        };
+        auto pad = [](std::string s) { return s + std::string((4 - s.size() % 4) % 4, '\0'); };
+        const auto cpio = dir.path() / "x.cpio";
+        REQUIRE(core::write_file_atomic(cpio, pad(header("a", 0100644)) + pad(header("TRAILER!!!", 0))));
+        auto r = archive::extract(cpio, dir.path() / "out");
+        REQUIRE_FALSE(r);
+        INFO(r.error().message);
+        CHECK(r.error().message.find("bootstrap reads tar and zip archives") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir.path() / "out"));
+        require_clean(dir.path());
+    }
+    for (const char* mode : {"w:gz", "w:bz2", "w:xz"}) {
+        DYNAMIC_SECTION("a tar " << mode) {
+            auto file = make_archive(dir, std::string("t-") + (mode + 2), fmt::format(R"(
+with tar('{}') as t:
+    add(t, 'top/', type=D, mode=0o755)
+    add(t, 'top/f.txt', b'hello')
+)", mode));
+            auto r = archive::extract(file, dir.path() / "out");
+            REQUIRE(r);
+            CHECK(read(dir.path() / "out" / "f.txt") == "hello");
+        }
+    }
+}

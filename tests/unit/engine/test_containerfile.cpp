@@ -73,7 +73,18 @@ engine::ContainerfileSpec golden_spec() {
     s.venv = "/opt/venv";
     s.with_uv = true;
     s.lockfile_name = "h200.lock.json";
-    s.sources = {{"te", "/src/te", "sources/0", "/etc/bootstrap/te"}};
+    engine::ContextSource te;
+    te.what = "step 'te' source directory";
+    te.host_path = "/src/te";
+    te.context_path = "sources/0";
+    te.image_path = "/etc/bootstrap/te";
+    engine::ContextSource cpp;
+    cpp.what = "step 'helpers' source";
+    cpp.host_path = "/src/my dir/helpers.cpp";
+    cpp.directory = false;
+    cpp.context_path = "sources/1/helpers.cpp";
+    cpp.image_path = "/src/my dir/helpers.cpp";
+    s.sources = {te, cpp};
     s.env = {{"MAX_JOBS", "8"}, {"NOTE", "two words"}};
     s.bootstrap_version = "1.2.3";
     return s;
@@ -81,16 +92,19 @@ engine::ContainerfileSpec golden_spec() {
 
 }  // namespace
 
-TEST_CASE("the Containerfile: one RUN with cache mounts, explicit arch, labels, documented paths") {
+TEST_CASE("the Dockerfile: one RUN with cache mounts, explicit arch, labels, documented paths") {
     const std::string expected =
         "# Written by `bootstrap containerfile` (bootstrap 1.2.3): recipe 'h200', arch 9.0.\n"
-        "# Build with any of: buildah bud -t IMAGE DIR | podman build -t IMAGE DIR | docker build -t IMAGE DIR\n"
+        "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
+        "# buildah bud -t IMAGE DIR\n"
+        "# Behind a TLS-inspecting proxy, give its CA: --secret id=ca-bundle,src=/path/to/ca.pem\n"
         "# In the image: the venv at /opt/venv, its manifest and history in /opt/venv/.bootstrap/,\n"
         "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in /etc/bootstrap/.\n"
         "FROM nvidia/cuda:13.0.0-devel-ubuntu24.04\n"
         "COPY bootstrap/bin/ /usr/local/bin/\n"
         "COPY bootstrap/etc/ /etc/bootstrap/\n"
-        "COPY sources/0/ /etc/bootstrap/te/\n"
+        "COPY [\"sources/0/\", \"/etc/bootstrap/te/\"]\n"
+        "COPY [\"sources/1/helpers.cpp\", \"/src/my dir/helpers.cpp\"]\n"
         "LABEL org.opencontainers.image.title=\"h200\" \\\n"
         "      io.bootstrap.recipe.name=\"h200\" \\\n"
         "      io.bootstrap.recipe.digest=\"sha256:" + std::string(64, 'a') + "\" \\\n"
@@ -100,8 +114,12 @@ TEST_CASE("the Containerfile: one RUN with cache mounts, explicit arch, labels, 
         "ARG SOURCE_DATE_EPOCH=0\n"
         "RUN --mount=type=cache,id=bootstrap-home,target=/var/cache/bootstrap \\\n"
         "    --mount=type=cache,id=bootstrap-uv,target=/var/cache/uv \\\n"
+        "    --mount=type=secret,id=ca-bundle,required=false \\\n"
         "    set -e; export BOOTSTRAP_HOME=/var/cache/bootstrap UV_CACHE_DIR=/var/cache/uv UV_LINK_MODE=copy "
         "NO_COLOR=1 MAX_JOBS=8 'NOTE=two words'; \\\n"
+        "    if [ -f /run/secrets/ca-bundle ]; then export SSL_CERT_FILE=/run/secrets/ca-bundle "
+        "CURL_CA_BUNDLE=/run/secrets/ca-bundle REQUESTS_CA_BUNDLE=/run/secrets/ca-bundle "
+        "PIP_CERT=/run/secrets/ca-bundle GIT_SSL_CAINFO=/run/secrets/ca-bundle; fi; \\\n"
         "    bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv --arch 9.0 --lockfile "
         "/etc/bootstrap/h200.lock.json </dev/null; \\\n"
         "    /opt/venv/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash /opt/venv/lib \\\n"
@@ -132,18 +150,20 @@ TEST_CASE("the build context holds the binary, the recipe and its local sources 
     CHECK(slurp(ctx / "bootstrap/etc/recipe.toml") == slurp(w.recipe_file));
     CHECK_FALSE(fs::exists(ctx / "bootstrap/bin/uv"));  // a pip recipe needs no uv
     REQUIRE(written->spec.sources.size() == 2);
-    const auto& abs = written->spec.sources[0];  // by step id: "abs" < "ext"
+    const auto& abs = written->spec.sources[0];  // by path: elsewhere/abs < proj/ext
     const auto& ext = written->spec.sources[1];
-    CHECK(abs.step_id == "abs");
-    CHECK(abs.image_dir == w.abs_src.string());  // an absolute path stays
-    CHECK(ext.step_id == "ext");
-    CHECK(ext.image_dir == "/etc/bootstrap/ext");  // relative to the image's recipe
-    CHECK(fs::exists(ctx / abs.context_dir / "setup.py"));
-    CHECK(fs::exists(ctx / ext.context_dir / "pyproject.toml"));
-    CHECK_FALSE(fs::exists(ctx / ext.context_dir / "build"));  // build output is not source
-    CHECK_FALSE(fs::exists(ctx / ext.context_dir / ".git"));
-    const auto text = slurp(ctx / "Containerfile");
-    CHECK(text.find("COPY " + ext.context_dir + "/ /etc/bootstrap/ext/\n") != std::string::npos);
+    CHECK(abs.what == "step 'abs' source directory");
+    CHECK(abs.image_path == w.abs_src.string());  // an absolute path stays
+    CHECK(ext.what == "step 'ext' source directory");
+    CHECK(ext.image_path == "/etc/bootstrap/ext");  // relative to the image's recipe
+    CHECK(fs::exists(ctx / abs.context_path / "setup.py"));
+    CHECK(fs::exists(ctx / ext.context_path / "pyproject.toml"));
+    CHECK_FALSE(fs::exists(ctx / ext.context_path / "build"));  // build output is not source
+    CHECK_FALSE(fs::exists(ctx / ext.context_path / ".git"));
+    CHECK(ext.left_out == std::vector<std::string>{".git", "build (build output)"});
+    CHECK(ext.files == 1);
+    const auto text = slurp(ctx / "Dockerfile");
+    CHECK(text.find("COPY [\"" + ext.context_path + "/\", \"/etc/bootstrap/ext/\"]\n") != std::string::npos);
     CHECK(text.find("--no-device") != std::string::npos);
     CHECK(text.find("io.bootstrap.arch=\"8.0\"") != std::string::npos);  // the fallback arch
     CHECK(text.find("io.bootstrap.recipe.digest=\"sha256:" + w.recipe().source_digest + "\"") != std::string::npos);
@@ -217,5 +237,103 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("'venv'") != std::string::npos);
     }
-    CHECK_FALSE(fs::exists(w.dir.path() / "ctx" / "Containerfile"));
+    CHECK_FALSE(fs::exists(w.dir.path() / "ctx" / "Dockerfile"));
+}
+
+TEST_CASE("a context carries every local input where the image's recipe reads it, and the variables it read") {
+    core::TempDir dir{"bs-context-inputs"};
+    const fs::path checkout = dir.path() / "checkout";
+    write(checkout / "pyproject.toml", "[project]\nname = \"proj\"\n");
+    write(checkout / "uv.lock", "version = 1\n");
+    write(checkout / "pkg" / "helpers.cpp", "int x;\n");
+    write(checkout / "pkg" / "__pycache__" / "m.cpython-311.pyc", "junk");
+    write(checkout / ".venv" / "pyvenv.cfg", "home = /usr/bin\n");
+    write(checkout / ".venv" / "lib" / "big", std::string(1000, 'x'));
+    write(checkout / "cmake-out" / "CMakeCache.txt", "cache\n");
+    write(checkout / ".git" / "HEAD", "ref: refs/heads/main\n");
+    fs::create_symlink("pkg/helpers.cpp", checkout / "link.cpp");
+    const fs::path repo = dir.path() / "repo";  // a local git repository (the fake's .git is enough)
+    write(repo / ".git" / "HEAD", "ref: refs/heads/main\n");
+    write(repo / "setup.py", "print()\n");
+    const fs::path wheels = dir.path() / "recipe" / "wheels";
+    write(wheels / "a-1.0-py3-none-any.whl", "zip");
+    const fs::path recipe_file = dir.path() / "recipe" / "r.toml";
+    write(recipe_file,
+          "schema = 1\nname = \"inputs\"\n[vars]\ncheckout = \"{env.BS_TEST_CHECKOUT}\"\n"
+          "mirror = \"{env.BS_TEST_MIRROR:-https://pypi.org/simple}\"\n"
+          "[venv]\npath = \"{vars.checkout}/.venv\"\npython = \"3.11\"\ninstaller = \"uv\"\n"
+          "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
+          "[[step]]\nid = \"deps\"\nkind = \"sync\"\nproject = \"{vars.checkout}\"\n"
+          "[[step]]\nid = \"local\"\nkind = \"install\"\npackages = [\"a\"]\nfind_links = [\"wheels\"]\n"
+          "index_url = \"{vars.mirror}\"\n"
+          "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
+          "source = { git = \"" + repo.string() + "\", rev = \"" + std::string(40, 'a') + "\" }\n"
+          "[[step]]\nid = \"helpers\"\nkind = \"pybind11\"\nsource = \"{vars.checkout}/pkg/helpers.cpp\"\n"
+          "module = \"helpers\"\n");
+    ::setenv("BS_TEST_CHECKOUT", checkout.c_str(), 1);
+    ::unsetenv("BS_TEST_MIRROR");
+    auto recipe = steps::load_recipe(recipe_file);
+    REQUIRE(recipe);
+    engine::ContainerfileOptions o;
+    o.output_dir = checkout / "ctx";  // inside a copied input: left out of its own copy
+    o.arch = "9.0";
+    o.bootstrap_binary = recipe_file;
+    o.uv_binary = recipe_file;
+    o.bootstrap_version = "9.9.9-test";
+
+    SECTION("copied, folded and mapped") {
+        auto written = engine::write_build_context(*recipe, o);
+        INFO((written ? "" : written.error().message + " " + written.error().detail));
+        REQUIRE(written);
+        const auto& sources = written->spec.sources;
+        REQUIRE(sources.size() == 3);  // checkout (project, pybind11 source, [vars]), repo, wheels
+        const auto& c = sources[0];
+        CHECK(c.host_path == checkout);
+        CHECK(c.image_path == checkout.string());
+        const fs::path ctx = o.output_dir;
+        CHECK(fs::exists(ctx / c.context_path / "pkg" / "helpers.cpp"));
+        CHECK(fs::is_symlink(ctx / c.context_path / "link.cpp"));
+        CHECK_FALSE(fs::exists(ctx / c.context_path / ".venv"));
+        CHECK_FALSE(fs::exists(ctx / c.context_path / ".git"));
+        CHECK_FALSE(fs::exists(ctx / c.context_path / "cmake-out"));
+        CHECK_FALSE(fs::exists(ctx / c.context_path / "pkg" / "__pycache__"));
+        CHECK_FALSE(fs::exists(ctx / c.context_path / "ctx"));
+        CHECK(c.files == 4);  // pyproject.toml, uv.lock, helpers.cpp, link.cpp
+        CHECK(fs::last_write_time(ctx / c.context_path / "uv.lock") == fs::last_write_time(checkout / "uv.lock"));
+        const auto& r = sources[2 - (sources[1].host_path == repo ? 1 : 0)];
+        CHECK(r.host_path == repo);
+        CHECK(r.repository);
+        CHECK(fs::exists(ctx / r.context_path / ".git" / "HEAD"));  // a repository keeps its .git
+        const auto& wl = sources[sources[1].host_path == repo ? 2 : 1];
+        CHECK(wl.host_path == wheels);
+        CHECK(wl.image_path == "/etc/bootstrap/wheels");  // relative to the recipe
+        // The variable read is set in the RUN; the defaulted one is not.
+        const auto text = slurp(ctx / "Dockerfile");
+        CHECK(text.find("BS_TEST_CHECKOUT=" + checkout.string()) != std::string::npos);
+        CHECK(text.find("BS_TEST_MIRROR") == std::string::npos);
+    }
+    SECTION("an unset variable is an error naming it and the recipe's line") {
+        ::unsetenv("BS_TEST_CHECKOUT");
+        auto r = engine::write_build_context(*recipe, o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("BS_TEST_CHECKOUT") != std::string::npos);
+        CHECK(r.error().message.find("r.toml:4:") != std::string::npos);
+    }
+    SECTION("a variable whose value holds credentials is refused, the value hidden") {
+        ::setenv("BS_TEST_MIRROR", "https://bob:hunter2@mirror.example/simple", 1);
+        auto r = engine::write_build_context(*recipe, o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("BS_TEST_MIRROR") != std::string::npos);
+        CHECK(r.error().message.find("r.toml:5:") != std::string::npos);
+        CHECK(r.error().message.find("hunter2") == std::string::npos);
+        ::unsetenv("BS_TEST_MIRROR");
+    }
+    SECTION("a missing project is an error before anything is written") {
+        fs::rename(checkout / "pyproject.toml", dir.path() / "moved");
+        fs::remove_all(checkout);
+        auto r = engine::write_build_context(*recipe, o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("project") != std::string::npos);
+    }
+    ::unsetenv("BS_TEST_CHECKOUT");
 }
