@@ -105,6 +105,9 @@ int execute_containerfile(const ContainerfileArgs& args) {
     if (!spec.sources.empty())
         fmt::print("  {} local input{} copied: {} files, {}\n", spec.sources.size(),
                    spec.sources.size() == 1 ? "" : "s", files, core::format_size(bytes));
+    for (const auto& d : spec.downloads)
+        fmt::print("  carried step '{}' source {} ({}, {})\n", d.step_id, d.url, core::format_size(d.bytes),
+                   d.fetched ? "downloaded now" : "from this machine's cache");
     for (const auto& [name, value] : spec.env)
         if (std::none_of(args.env.begin(), args.env.end(),
                          [&](const std::string& w) { return w == name || w.rfind(name + "=", 0) == 0; }))
@@ -171,7 +174,7 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--uv", args->uv, "The uv binary to put in the image (default: uv on PATH)");
     cmd->add_option("--env", args->env,
                     "NAME=VALUE (or NAME: its value here) set for the recipe's run; written into the "
-                    "Containerfile, so secrets are refused")
+                    "Dockerfile, so secrets are refused")
         ->expected(1, -1);
     cmd->footer("The context holds Dockerfile (docker, podman and buildah find it), bootstrap/bin/ (bootstrap,\n"
                 "uv), bootstrap/etc/ (the recipe, the lockfile) and sources/N/: everything on this machine the\n"

@@ -12,6 +12,9 @@
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/redact.hpp"
+#include "core/sha256.hpp"
+#include "net/download.hpp"
+#include "steps/build_source.hpp"
 #include "engine/facts.hpp"
 #include "engine/plan.hpp"
 #include "steps/recipe_kinds.hpp"
@@ -193,6 +196,7 @@ private:
                 if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", (to / name).string(), ec.message()));
                 BS_CHECK(copy_tree(s, path, to / name, false));
                 fs::permissions(to / name, status.permissions() | fs::perms::owner_all, ec);
+                fs::last_write_time(to / name, fs::last_write_time(path, ec), ec);  // after its entries
                 continue;
             }
             if (!fs::is_regular_file(status) && !fs::is_symlink(status)) {
@@ -208,7 +212,8 @@ private:
         std::error_code ec;
         const auto status = fs::symlink_status(from, ec);
         if (fs::is_symlink(status)) {
-            fs::create_symlink(fs::read_symlink(from, ec), to, ec);
+            const auto target = fs::read_symlink(from, ec);
+            if (!ec) fs::create_symlink(target, to, ec);
         } else {
             const auto size = fs::file_size(from, ec);
             if (!ec && (size > m_bytes_left || m_files_left == 0))
@@ -295,6 +300,36 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
         return fail(ErrorCode::io, fmt::format("cannot copy {} '{}' into the build context: {}", what,
                                                from.string(), ec.message()));
     return {};
+}
+
+/// Each `url` source's archive, into the context (a copy of this machine's cached one, fetched
+/// into that cache first when it is not there).
+Result<std::vector<ContextDownload>> context_downloads(const Plan& here, const fs::path& stage) {
+    std::vector<ContextDownload> out;
+    for (const auto& step : here.steps) {
+        const auto* build = step.build();
+        // (The step itself is not complete without the image's venv; its URL and sha256 are.)
+        if (!build || build->source_kind != steps::BuildSource::Kind::url ||
+            build->location.find('<') != std::string::npos || !core::is_sha256_hex(build->sha256))
+            continue;
+        net::DownloadRequest request = steps::archive_request(step);
+        auto got = net::download(request);
+        if (!got)
+            return fail(got.error().code,
+                        fmt::format("step '{}': cannot fetch its source for the build context: {}", step.id,
+                                    got.error().message),
+                        "the image's build would need it too; fetch it where this machine can, or name a local copy");
+        ContextDownload d;
+        d.step_id = step.id;
+        d.url = core::redact_text(request.url);
+        d.sha256 = request.sha256;
+        d.context_path = fmt::format("bootstrap/downloads/{}/{}", request.sha256, request.dest.filename().string());
+        d.bytes = got->bytes;
+        d.fetched = !got->already_there;
+        BS_CHECK(copy_file(got->path, stage / d.context_path, "the source archive"));
+        out.push_back(std::move(d));
+    }
+    return out;
 }
 
 /// A Dockerfile COPY with its paths as a JSON array (any character a path may hold).
@@ -413,7 +448,13 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     // the RUN alone; the tools that reach indexes and sources each read their own variable.
     const std::string ca = fmt::format("/run/secrets/{}", k_ca_secret);
     out += fmt::format("    --mount=type=secret,id={},required=false \\\n", k_ca_secret);
+    // The source archives the context carries, where the run looks for downloads it already has.
+    if (!spec.downloads.empty())
+        out += fmt::format("    --mount=type=bind,source=bootstrap/downloads,target={} \\\n", k_image_downloads);
     out += fmt::format("    set -e; export {}; \\\n", join_words(exports));
+    if (!spec.downloads.empty())
+        out += fmt::format("    mkdir -p {0}/sources/downloads && cp -Rn {1}/. {0}/sources/downloads/; \\\n",
+                           k_image_home, k_image_downloads);
     out += fmt::format("    if [ -f {0} ]; then export SSL_CERT_FILE={0} CURL_CA_BUNDLE={0} REQUESTS_CA_BUNDLE={0} "
                        "PIP_CERT={0} GIT_SSL_CAINFO={0}; fi; \\\n",
                        ca);
@@ -469,6 +510,7 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     BS_TRY(auto copied, steps::load_recipe(etc / "recipe.toml"));
     BS_TRY(auto there, image_plan(copied, options, false));
     BS_TRY(spec.sources, context_sources(here, there, etc));
+    BS_TRY(spec.downloads, context_downloads(here, stage));
     uint64_t bytes_left = k_max_context_bytes;
     size_t files_left = k_max_context_files;
     SourceCopier copier({stage, fs::absolute(dir, ec).lexically_normal()}, bytes_left, files_left);

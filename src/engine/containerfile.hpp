@@ -63,6 +63,21 @@ struct ContextSource {
     std::vector<std::string> left_out;  // what a directory's copy left out ("venv .venv", ".git")
 };
 
+/// A `url` source's archive, fetched (or found in this machine's $BOOTSTRAP_HOME) when the context
+/// is written and put where the image's run finds it already downloaded: the build needs neither
+/// the network nor libcurl for it (a bare base has no libcurl).
+struct ContextDownload {
+    std::string step_id;
+    std::string url;           // redacted
+    std::string sha256;
+    std::string context_path;  // "bootstrap/downloads/<sha256>/<name>"
+    uint64_t bytes = 0;
+    bool fetched = false;      // false: it was in this machine's $BOOTSTRAP_HOME already
+};
+
+/// Where the context's downloads are bind-mounted for the RUN (never part of the image).
+inline constexpr const char* k_image_downloads = "/run/bootstrap-downloads";
+
 /// The most a context may copy of the machine's files (all sources together): a recipe whose
 /// variable names `/` or a home directory is an error, not a full disk.
 inline constexpr uint64_t k_max_context_bytes = 16ull << 30;
@@ -79,6 +94,7 @@ struct ContainerfileSpec {
     bool with_uv = false;
     std::string lockfile_name;     // "" without --locked
     std::vector<ContextSource> sources;
+    std::vector<ContextDownload> downloads;
     /// The RUN's variables: `--env` ones, then the `{env.NAME}` values the recipe read here (so
     /// the build sees what `containerfile` saw: engine::Plan::env_read).
     std::vector<std::pair<std::string, std::string>> env;

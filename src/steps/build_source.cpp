@@ -251,8 +251,9 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
     return FetchedSource{final_dir, false, fmt::format("fetched {} at {}", b.location, b.rev.substr(0, 12))};
 }
 
-Result<FetchedSource> fetch_archive(const Fetch& f) {
-    const auto& step = f.step;
+}  // namespace
+
+net::DownloadRequest archive_request(const ResolvedStep& step) {
     const auto& b = *step.build();
     std::string name = b.location.substr(b.location.find_last_of('/') + 1);
     if (auto q = name.find_first_of("?#"); q != std::string::npos) name.resize(q);
@@ -266,6 +267,15 @@ Result<FetchedSource> fetch_archive(const Fetch& f) {
     request.max_bytes = b.max_download;
     request.low_speed_limit = k_low_speed_limit;
     request.low_speed_time = low_speed_time(step);
+    return request;
+}
+
+namespace {
+
+Result<FetchedSource> fetch_archive(const Fetch& f) {
+    const auto& step = f.step;
+    net::DownloadRequest request = archive_request(step);
+    const std::string name = request.dest.filename().string();
     request.deadline = f.deadline;
     request.on_retry = [&](const net::DownloadRetry& e) {
         log_line(f.ctx,
@@ -290,7 +300,7 @@ Result<FetchedSource> fetch_archive(const Fetch& f) {
         err.message = fmt::format("step '{}': {}", step.id, err.message);
         if (core::starts_with(got.error().message, "download of " + request.url + " refused: "))
             err.message +=
-                fmt::format(" ([network] max_download is {})", core::format_size(b.max_download));
+                fmt::format(" ([network] max_download is {})", core::format_size(step.build()->max_download));
         return tl::unexpected(err);
     }
     if (got->discarded > 0)

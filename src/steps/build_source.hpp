@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "net/download.hpp"
 #include "steps/executor.hpp"
 #include "steps/resolved_step.hpp"
 
@@ -40,6 +41,13 @@ struct FetchedSource {
 /// `BOOTSTRAP_LOW_SPEED_TIME=<seconds>` in the step's environment shortens that window (tests).
 [[nodiscard]] Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
                                                  const Deadline& deadline = std::nullopt);
+
+/// A `url` source's download: its URL and sha256 into
+/// $BOOTSTRAP_HOME/sources/downloads/<sha256>/<name>, with the step's [network] settings (no
+/// deadline, no progress). Nothing is fetched when the file is there with that sha256, so an
+/// image's build context carries the archive in (engine/containerfile.hpp) and the build needs
+/// neither the network nor libcurl for it.
+[[nodiscard]] net::DownloadRequest archive_request(const ResolvedStep& step);
 
 /// Put a copy of the source into `dest` (which must not exist): a directory is copied (its
 /// top-level `build` and `dist` left out), an archive extracted. Returns the project directory:

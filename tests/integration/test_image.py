@@ -200,23 +200,30 @@ class Docker:
         self.log.close()
 
 
-def image_recipe(world, sources) -> Path:
-    """Packages from the loopback index and fastext built from a directory beside the recipe."""
+def image_recipe(world, sources, url: bool = False) -> Path:
+    """Packages from the loopback index and fastext built from a directory beside the recipe
+    (`url`: from its sdist's file:// URL, which the context carries: the bare base has no
+    libcurl, and the path is not in the image)."""
     # The fixture's build counter (a pid per build) goes to the cache mount: written into the
     # image it would make two builds differ.
     project, steps = R.torch_and_fastext(
         world, sources, env={"FASTEXT_BUILD_LOG": "/var/cache/bootstrap/fastext-builds.log", "FASTEXT_PURE": "1"})
+    if url:
+        steps[-1]["source"] = {"url": sources["tarball_url"], "sha256": sources["sha256"]}
     steps += [R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
     return R.write_recipe(project, "image.toml", name="image-demo", steps=steps,
                           header="", venv_path="/tmp/unused-venv")
 
 
-def image_context(world, sources, ctx: Path) -> tuple[Path, dict]:
+def image_context(world, sources, ctx: Path, url: bool = False) -> tuple[Path, dict]:
     """The image recipe's build context written to `ctx` (--no-device, base localhost/bs-base):
     the recipe and the build commands `containerfile` printed."""
-    recipe = image_recipe(world, sources)
+    recipe = image_recipe(world, sources, url)
     proc = ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
                          "--uv", world.uv]))
+    if url:
+        assert "carried step 'fastext' source" in proc.stdout, proc.stdout
+        assert (ctx / "bootstrap/downloads" / sources["sha256"]).is_dir()
     return recipe, printed_commands(proc.stdout)
 
 
@@ -282,11 +289,12 @@ def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, w
 
 def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
     """The Dockerfile is not buildah's alone: `podman build` (chroot isolation) runs it too,
-    cache mount included, and the image it makes holds a working venv and the labels."""
+    cache mount included, and the image it makes holds a working venv and the labels. Here
+    fastext comes from its sdist's URL, carried in the context (the base has no libcurl)."""
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/setup.sh --test-tools)")
     b = store_with_base(tmp_path / "buildah", tmp_path / "tmp")
-    recipe, commands = image_context(world, sources, tmp_path / "ctx")
+    recipe, commands = image_context(world, sources, tmp_path / "ctx", url=True)
     built, _ = b.build(commands["podman"], "localhost/bs-podman:1")
     ok(built)
     assert "built in" in built.stdout + built.stderr, (built.stdout + built.stderr)[-4000:]
@@ -295,15 +303,16 @@ def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
 
 
 def test_a_docker_engine_builds_the_same_context(image_tools, world, sources, tmp_path):
-    """A real Docker Engine (BuildKit) builds the context with the printed command; a rebuild
-    that runs the RUN again finds fastext in the build cache on its cache mount."""
+    """A real Docker Engine (BuildKit) builds the context with the printed command (fastext from
+    its sdist's URL, carried in the context); a rebuild that runs the RUN again finds fastext in
+    the build cache on its cache mount."""
     if not Path(DOCKERD).exists() or not Path("/usr/bin/docker").exists():
         pytest.skip("docker.io is not installed (scripts/setup.sh --test-tools)")
     docker = Docker(tmp_path / "docker")
     try:
         ok(docker("import", base_tarball(BARE_PACKAGES), "localhost/bs-base"))
         ctx = tmp_path / "ctx"
-        recipe, commands = image_context(world, sources, ctx)
+        recipe, commands = image_context(world, sources, ctx, url=True)
         cold, cold_s = docker.build(commands["docker"], "localhost/bs-docker:1")
         ok(cold)
         assert "built in" in cold.stdout + cold.stderr, (cold.stdout + cold.stderr)[-4000:]

@@ -3,7 +3,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/fs.hpp"
+#include "core/sha256.hpp"
 #include "engine/containerfile.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -336,4 +339,41 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
         CHECK(r.error().message.find("project") != std::string::npos);
     }
     ::unsetenv("BS_TEST_CHECKOUT");
+}
+
+TEST_CASE("a url source's archive travels in the context, fetched into this machine's cache once") {
+    core::TempDir dir{"bs-context-downloads"};
+    const fs::path archive = dir.path() / "files" / "src-1.0.tar.gz";
+    write(archive, "not really a tarball, but bytes with a sha256");
+    const std::string sha = *core::sha256_file(archive);
+    const fs::path recipe_file = dir.path() / "r.toml";
+    write(recipe_file, "schema = 1\nname = \"dl\"\n[venv]\npath = \"/tmp/never\"\npython = \"3.11\"\ninstaller = \"pip\"\n"
+                       "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
+                       "[[step]]\nid = \"src\"\nkind = \"build\"\nabi_packages = []\n"
+                       "source = { url = \"file://" + archive.string() + "\", sha256 = \"" + sha + "\" }\n");
+    ::setenv("BOOTSTRAP_HOME", (dir.path() / "home").c_str(), 1);
+    auto recipe = steps::load_recipe(recipe_file);
+    REQUIRE(recipe);
+    engine::ContainerfileOptions o;
+    o.no_device = true;
+    o.bootstrap_binary = recipe_file;
+    o.bootstrap_version = "9.9.9-test";
+    for (int n = 1; n <= 2; ++n) {
+        o.output_dir = dir.path() / fmt::format("ctx{}", n);
+        auto written = engine::write_build_context(*recipe, o);
+        INFO((written ? "" : written.error().message + " " + written.error().detail));
+        REQUIRE(written);
+        REQUIRE(written->spec.downloads.size() == 1);
+        const auto& d = written->spec.downloads[0];
+        CHECK(d.step_id == "src");
+        CHECK(d.fetched == (n == 1));  // the second context finds it in $BOOTSTRAP_HOME
+        CHECK(d.context_path == "bootstrap/downloads/" + sha + "/src-1.0.tar.gz");
+        CHECK(slurp(o.output_dir / d.context_path) == slurp(archive));
+        const auto text = slurp(o.output_dir / "Dockerfile");
+        CHECK(text.find("--mount=type=bind,source=bootstrap/downloads,target=/run/bootstrap-downloads") !=
+              std::string::npos);
+        CHECK(text.find("cp -Rn /run/bootstrap-downloads/. /var/cache/bootstrap/sources/downloads/") !=
+              std::string::npos);
+    }
+    ::unsetenv("BOOTSTRAP_HOME");
 }
