@@ -464,8 +464,9 @@ def test_run_step_creates_is_idempotent(world):
     proc, doc = world.run_json([recipe, "--force", "--only", "make"])
     ok(proc)
     make = steps_by_id(doc)["make"]
-    assert make["result"] == "ran"
+    assert make["result"] == "skipped"  # as its log says: the command did not run
     assert make["reason"] == f"creates: {out} exists"
+    assert f"skipped: {out} exists" in Path(make["log"]).read_text()
     assert counter.read_text() == "x"
     # Output removed: the command runs again.
     out.unlink()
@@ -488,7 +489,7 @@ def test_run_step_unless_is_idempotent(world):
     proc, doc = world.run_json([recipe, "--force"])
     ok(proc)
     once = steps_by_id(doc)["once"]
-    assert once["result"] == "ran" and once["reason"] == "unless: command succeeded"
+    assert once["result"] == "skipped" and once["reason"] == "unless: command succeeded"
     assert counter.read_text() == "x"
     assert "# unless" in Path(once["log"]).read_text()
 
@@ -838,3 +839,41 @@ def test_optional_failure_then_required_failure_exits_1(world):
     assert proc.returncode == 1
     assert [s["result"] for s in doc["steps"]] == ["failed (optional)", "failed", "not reached"]
     assert doc["error"]["message"] == "step 'req' (run) failed: false exit code 1"
+
+
+def core_version(world) -> str:
+    """demo-core's version in the world's venv, from its dist-info's name."""
+    (info,) = world.venv.glob("lib/python*/site-packages/demo_core-*.dist-info")
+    return info.name[len("demo_core-"):-len(".dist-info")]
+
+
+def history_numbers(world) -> list[str]:
+    return sorted(p.name for p in (world.venv / ".bootstrap" / "history").glob("*.json"))
+
+
+def test_a_run_that_changes_nothing_leaves_history_alone_and_rollback_last_undoes_the_newest_change(world):
+    """History records changes: a run whose only work is a command (or one re-run by --force)
+    writes no entry, so `rollback --last` still returns to the state before the upgrade."""
+    index = world.index.url()
+    first = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index)])
+    ok(world.run([first]))
+    upgraded = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index),
+                             R.install("up", ["demo-core==2.0.0"], index_url=index, upgrade=True,
+                                       allow_conflicts=["demo-core"])])
+    ok(world.run([upgraded]))
+    entries = history_numbers(world)
+    assert core_version(world) == "2.0.0"
+    marker = world.root / "ran.txt"
+    with_command = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index),
+                                 R.install("up", ["demo-core==2.0.0"], index_url=index, upgrade=True,
+                                           allow_conflicts=["demo-core"]),
+                                 R.run("touch", ["touch", str(marker)])])
+    proc, doc = world.run_json([with_command])
+    ok(proc)
+    assert marker.exists() and steps_by_id(doc)["touch"]["result"] == "ran"
+    assert doc["history"] == {"before": None, "after": None}
+    ok(world.run([with_command, "--force", "--only", "touch"]))
+    assert history_numbers(world) == entries  # neither run wrote an entry
+    rolled = ok(world.run(["rollback", "--venv", world.venv, "--last", "--index-url", index]))
+    assert "nothing to do" not in rolled.stdout
+    assert core_version(world) == "1.0.0"
