@@ -300,8 +300,6 @@ private:
         return changed ? m_journal.save(m_plan.venv) : Status{};
     }
 
-    fs::path m_before_entry;  // the "before" entry this run wrote ("" when it reused the newest)
-
     /// The newest history entry, once (origins of unchanged packages carry over from it).
     const manifest::Manifest* previous_manifest() {
         if (!m_previous_loaded) {
@@ -330,11 +328,8 @@ private:
             // The venv is as the newest entry recorded it: that entry is the "before".
             m_report.history_before = m_previous_number;
         } else {
-            // Written now, so a run that dies midway leaves the state it started from in the
-            // history; finish_manifests takes it back if the run changed nothing.
             BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
             m_report.history_before = entry.number;
-            m_before_entry = entry.file;
         }
         m_before = std::move(before);
         return {};
@@ -359,16 +354,6 @@ private:
         auto warnings = annotate_origins(*after, previous, m_journal, m_plan, m_store);
         m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
         m_after = *after;
-        // History records changes: a run that changed no distribution (a run step, a verify, an
-        // interrupted or rolled-back run) leaves no entry, so `rollback --last` still undoes the
-        // newest change. The run itself is in the journal and its bootstrap.log.
-        if (m_before && same_state(*m_before, *after)) {
-            std::error_code ec;
-            if (!m_before_entry.empty()) fs::remove(m_before_entry, ec);
-            m_report.history_before.reset();
-            m_report.changes_summary = "no change";
-            return;
-        }
         if (auto entry = manifest::append_history(m_plan.venv, *after))
             m_report.history_after = entry->number;
         else
