@@ -86,9 +86,11 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
         js["verify"] = nlohmann::json::array();
         for (const auto& v : s.verify) js["verify"].push_back(v.describe());
         if (s.install() && !s.install()->index_urls.empty()) js["index_urls"] = s.install()->index_urls;
-        if (s.index < decisions.size())
+        if (s.index < decisions.size()) {
             js["would"] = {{"action", engine::to_string(decisions[s.index].decision)},
                            {"reason", decisions[s.index].reason}};
+            if (!decisions[s.index].changes.empty()) js["would"]["changes"] = decisions[s.index].changes;
+        }
         j["steps"].push_back(std::move(js));
     }
     return j.dump(2) + "\n";

@@ -69,6 +69,8 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
                                : d.decision == engine::Decision::not_selected ? ""
                                                                               : "would skip: ";
             fmt::print("  {}{}\n", what, d.reason);
+            if (explain)  // every input that changed, not only the first
+                for (const auto& change : d.changes) fmt::print("    changed: {}\n", change);
         }
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
         if (s.install() && !s.install()->index_urls.empty())

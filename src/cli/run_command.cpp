@@ -78,6 +78,7 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     auto plan = plan_options(args.plan, *loaded);
     if (!plan) return report_error(plan.error());
     options.plan = std::move(*plan);
+    options.plan.cache_tool_versions = true;
     options.force = args.force;
     options.verify = args.verify;
     options.lock_timeout = args.lock_timeout;

@@ -17,6 +17,8 @@ constexpr auto k_build = EnvUse::build_input;
 constexpr auto k_recorded = EnvUse::build_recorded;
 constexpr auto k_jobs = EnvUse::build_parallelism;
 constexpr auto k_installer = EnvUse::installer_setting;
+constexpr auto k_uv = EnvUse::uv_input;
+constexpr auto k_pip = EnvUse::pip_input;
 constexpr auto k_exact = EnvMatch::exact;
 constexpr auto k_prefix = EnvMatch::prefix;
 
@@ -48,9 +50,49 @@ constexpr EnvRule k_rules[] = {
     {"SSL_CERT_DIR", k_exact, bits(k_pass), false, "CA bundle"},
     {"REQUESTS_CA_BUNDLE", k_exact, bits(k_pass), false, "CA bundle"},
     {"CURL_CA_BUNDLE", k_exact, bits(k_pass), false, "CA bundle"},
-    // installers
+    // installers: every setting is passed on; those that change what is installed are inputs
     {"PIP_", k_prefix, k_pass | k_installer, false, "pip's settings"},
     {"UV_", k_prefix, k_pass | k_installer, false, "uv's settings"},
+    {"UV_INDEX", k_exact, bits(k_uv), false, "uv: extra indexes"},
+    {"UV_DEFAULT_INDEX", k_exact, bits(k_uv), false, "uv: the default index"},
+    {"UV_INDEX_URL", k_exact, bits(k_uv), false, "uv: the default index"},
+    {"UV_EXTRA_INDEX_URL", k_exact, bits(k_uv), false, "uv: extra indexes"},
+    {"UV_FIND_LINKS", k_exact, bits(k_uv), false, "uv: find-links"},
+    {"UV_NO_INDEX", k_exact, bits(k_uv), false, "uv: no index"},
+    {"UV_INDEX_STRATEGY", k_exact, bits(k_uv), false, "uv: how indexes are combined"},
+    {"UV_CONSTRAINT", k_exact, bits(k_uv), false, "uv: constraint files"},
+    {"UV_OVERRIDE", k_exact, bits(k_uv), false, "uv: override files"},
+    {"UV_BUILD_CONSTRAINT", k_exact, bits(k_uv), false, "uv: build constraint files"},
+    {"UV_EXCLUDE_NEWER", k_exact, bits(k_uv), false, "uv: no release newer than a date"},
+    {"UV_PRERELEASE", k_exact, bits(k_uv), false, "uv: pre-release strategy"},
+    {"UV_RESOLUTION", k_exact, bits(k_uv), false, "uv: highest or lowest versions"},
+    {"UV_NO_BINARY", k_exact, bits(k_uv), false, "uv: build from source"},
+    {"UV_NO_BINARY_PACKAGE", k_exact, bits(k_uv), false, "uv: build from source"},
+    {"UV_NO_BUILD", k_exact, bits(k_uv), false, "uv: wheels only"},
+    {"UV_NO_BUILD_PACKAGE", k_exact, bits(k_uv), false, "uv: wheels only"},
+    {"UV_NO_BUILD_ISOLATION", k_exact, bits(k_uv), false, "uv: build isolation"},
+    {"UV_NO_BUILD_ISOLATION_PACKAGE", k_exact, bits(k_uv), false, "uv: build isolation"},
+    {"UV_TORCH_BACKEND", k_exact, bits(k_uv), false, "uv: which torch index"},
+    {"UV_CONFIG_FILE", k_exact, bits(k_uv), false, "uv: its configuration file"},
+    {"UV_NO_CONFIG", k_exact, bits(k_uv), false, "uv: no configuration file"},
+    {"UV_NO_SOURCES", k_exact, bits(k_uv), false, "uv sync: ignore tool.uv.sources"},
+    {"UV_FROZEN", k_exact, bits(k_uv), false, "uv sync: the lock as it is"},
+    {"UV_LOCKED", k_exact, bits(k_uv), false, "uv sync: the lock must be current"},
+    {"UV_PYTHON", k_exact, bits(k_uv), false, "uv: the Python a venv gets"},
+    {"UV_PYTHON_PREFERENCE", k_exact, bits(k_uv), false, "uv: managed or system Python"},
+    {"PIP_INDEX_URL", k_exact, bits(k_pip), false, "pip: the index"},
+    {"PIP_EXTRA_INDEX_URL", k_exact, bits(k_pip), false, "pip: extra indexes"},
+    {"PIP_FIND_LINKS", k_exact, bits(k_pip), false, "pip: find-links"},
+    {"PIP_NO_INDEX", k_exact, bits(k_pip), false, "pip: no index"},
+    {"PIP_CONSTRAINT", k_exact, bits(k_pip), false, "pip: constraint files"},
+    {"PIP_PRE", k_exact, bits(k_pip), false, "pip: pre-releases"},
+    {"PIP_NO_BINARY", k_exact, bits(k_pip), false, "pip: build from source"},
+    {"PIP_ONLY_BINARY", k_exact, bits(k_pip), false, "pip: wheels only"},
+    {"PIP_PREFER_BINARY", k_exact, bits(k_pip), false, "pip: older wheels over newer sources"},
+    {"PIP_NO_BUILD_ISOLATION", k_exact, bits(k_pip), false, "pip: build isolation"},
+    {"PIP_USE_PEP517", k_exact, bits(k_pip), false, "pip: how it builds"},
+    {"PIP_UPGRADE_STRATEGY", k_exact, bits(k_pip), false, "pip: what --upgrade upgrades"},
+    {"PIP_CONFIG_FILE", k_exact, bits(k_pip), false, "pip: its configuration file"},
     // GPU
     {"CUDA_", k_prefix, bits(k_pass), false, "CUDA toolkit and runtime"},
     {"NVIDIA_", k_prefix, bits(k_pass), false, "NVIDIA container runtime"},
@@ -64,9 +106,9 @@ constexpr EnvRule k_rules[] = {
     {"LDFLAGS", k_exact, k_pass | k_build | k_recorded, false, "linker flags"},
     {"CPPFLAGS", k_exact, bits(k_build), false, "preprocessor flags"},
     {"LDSHARED", k_exact, bits(k_build), false, "the linker setuptools uses"},
-    {"CPATH", k_exact, bits(k_pass), false, "header search path"},
-    {"LIBRARY_PATH", k_exact, bits(k_pass), false, "link search path"},
-    {"PKG_CONFIG_PATH", k_exact, bits(k_pass), false, "pkg-config search path"},
+    {"CPATH", k_exact, k_pass | k_build, false, "header search path"},
+    {"LIBRARY_PATH", k_exact, k_pass | k_build, false, "link search path"},
+    {"PKG_CONFIG_PATH", k_exact, k_pass | k_build, false, "pkg-config search path"},
     {"CUDA_HOME", k_exact, k_build | k_recorded, false, "the CUDA toolkit a build uses"},
     {"CUDA_PATH", k_exact, k_build | k_recorded, false, "the CUDA toolkit a build uses"},
     {"CUDACXX", k_exact, bits(k_build), false, "the CUDA compiler CMake uses"},

@@ -10,9 +10,19 @@
 //                   and writes (an activated venv in the user's shell would make `uv pip install`
 //                   target it instead of ours). A recipe that wants one sets it explicitly,
 //                   which puts it in the step key.
-//   volatile_       inherited but left out of step keys: it changes how a step looks or where
-//                   it finds its tools (programs are resolved to absolute paths), not what it
-//                   produces.
+//   step keys       a step's key holds only the inherited variables that decide its result
+//                   (engine/plan.cpp): per kind, uv_input or pip_input (for the installer the
+//                   recipe uses) and build_input; plus the names a recipe lists in
+//                   `[env] key`. Everything else passed through (CUDA_VISIBLE_DEVICES, NCCL_*,
+//                   SLURM_* are not even passed, proxies, CA bundles, caches, concurrency, XDG
+//                   dirs, TERM, locale) is no input: it changes how or where a step runs, not
+//                   what it installs or builds.
+//   uv_input        what uv installs: indexes, find-links, constraints and overrides, resolution
+//                   and pre-release strategy, exclude-newer, binary/build choices, its config
+//                   file, the torch backend, the Python it picks for a venv.
+//   pip_input       the same for pip.
+//   volatile_       left out of bootstrap-step-v3 keys (every other inherited variable was in
+//                   them): read only to recognise a venv settled under v3 (engine/plan.cpp).
 //   secret          its value is `***` in every key, log, manifest and output (any case).
 //   build_input     an inherited variable a native build reads: part of the build-cache key.
 //   build_recorded  recorded in a snapshot's `build_env` (exact names only).
@@ -35,6 +45,8 @@ enum class EnvUse : unsigned {
     build_recorded = 1u << 4,
     build_parallelism = 1u << 5,
     installer_setting = 1u << 6,
+    uv_input = 1u << 7,
+    pip_input = 1u << 8,
 };
 
 enum class EnvMatch {

@@ -120,9 +120,13 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
                                     path.string(), std::strerror(errno)));
         if (errno != EWOULDBLOCK && errno != EINTR)
             return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
+        // Held only by readers (try_shared: a run finding nothing to do): they let go within
+        // milliseconds, and the file names none of them.
+        const bool readers_only = ::flock(fd.get(), LOCK_SH | LOCK_NB) == 0;
+        if (readers_only) ::flock(fd.get(), LOCK_UN);
         const LockHolder holder = parse_lock_holder(read_content(fd.get()));
         long pid = holder.current();
-        if (!told && on_wait) {
+        if (!told && on_wait && !readers_only) {
             on_wait(pid);
             told = true;
         }
@@ -139,6 +143,20 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
     // The lock itself holds even when this fails; only the pid shown to a waiter is missing.
     (void)write_content(fd.get(), holder_text({}));
     return FileLock(std::move(fd));
+}
+
+Result<std::optional<FileLock>> FileLock::try_shared(const std::filesystem::path& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<FileLock>();
+        return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
+    }
+    if (::flock(fd.get(), LOCK_SH | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK || errno == EINTR || errno == ENOLCK || errno == ENOSYS || errno == EOPNOTSUPP)
+            return std::optional<FileLock>();  // held, or no locks here: the exclusive path says why
+        return fail(ErrorCode::io, fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
+    }
+    return std::optional<FileLock>(FileLock(std::move(fd)));
 }
 
 void FileLock::record_children(int fd, const std::vector<long>& children) {

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,11 @@ public:
     [[nodiscard]] static Result<FileLock> acquire(const std::filesystem::path& path, double timeout_s,
                                                   std::string_view what,
                                                   const std::function<void(long pid)>& on_wait = {});
+    /// A shared flock on an existing `path`, without waiting and without writing: for a reader
+    /// that only looks (a run that finds nothing to do). nullopt when the file does not exist
+    /// or a writer holds the lock; then take the exclusive lock instead.
+    [[nodiscard]] static Result<std::optional<FileLock>> try_shared(const std::filesystem::path& path);
+
     FileLock(FileLock&& other) noexcept = default;
     FileLock& operator=(FileLock&&) = delete;
     FileLock(const FileLock&) = delete;

@@ -11,6 +11,37 @@ namespace bootstrap::engine {
 namespace {
 constexpr int k_journal_schema = 1;
 
+/// [["field", "value"], ["field", ["v1", "v2"]], ...]
+std::vector<core::KeyInput> read_inputs(const nlohmann::json& j, const core::JsonFields& at) {
+    std::vector<core::KeyInput> out;
+    if (!j.is_array()) at.invalid("inputs", "expected an array");
+    for (const auto& item : j) {
+        if (!item.is_array() || item.size() != 2 || !item[0].is_string()) at.invalid("inputs", "expected [field, value]");
+        core::KeyInput in{item[0].get<std::string>(), {}, item[1].is_array()};
+        if (item[1].is_string()) {
+            in.values.push_back(item[1].get<std::string>());
+        } else if (item[1].is_array()) {
+            for (const auto& v : item[1]) {
+                if (!v.is_string()) at.invalid("inputs", "expected strings");
+                in.values.push_back(v.get<std::string>());
+            }
+        } else {
+            at.invalid("inputs", "expected a string or a list of strings");
+        }
+        out.push_back(std::move(in));
+    }
+    return out;
+}
+
+nlohmann::json write_inputs(const std::vector<core::KeyInput>& inputs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& in : inputs) {
+        if (in.list) out.push_back(nlohmann::json::array({in.field, in.values}));
+        else out.push_back(nlohmann::json::array({in.field, in.values.empty() ? std::string() : in.values.front()}));
+    }
+    return out;
+}
+
 StepStatus status_from(const std::string& s) {
     if (s == "ok") return StepStatus::ok;
     if (s == "interrupted") return StepStatus::interrupted;
@@ -49,6 +80,7 @@ Result<Journal> Journal::load(const fs::path& venv) {
         if (!j.object("steps")) j.invalid("steps", "missing");
         Journal journal;
         journal.recipe = j.str("recipe");
+        if (j.object("device")) journal.device = j.string_map("device");
         for (const auto& [id, e] : j.objects("steps")) {
             JournalEntry entry;
             if (!e.has("key") || !e.has("status")) e.invalid({}, "needs a key and a status");
@@ -62,6 +94,7 @@ Result<Journal> Journal::load(const fs::path& venv) {
             entry.index_urls = e.strings("index_urls");
             entry.failure = e.str("failure");
             entry.retry_can_help = !e.boolean("permanent", false);
+            if (const nlohmann::json* inputs = e.find("inputs")) entry.inputs = read_inputs(*inputs, e);
             for (const auto& [name, d] : e.objects("dists")) {
                 DistRecord rec;
                 rec.version = d.str("version");
@@ -85,6 +118,7 @@ Status Journal::save(const fs::path& venv) const {
     nlohmann::json j;
     j["schema"] = k_journal_schema;
     j["recipe"] = recipe;
+    if (!device.empty()) j["device"] = device;
     j["steps"] = nlohmann::json::object();
     for (const auto& [id, e] : steps) {
         nlohmann::json je{{"key", e.key},           {"status", to_string(e.status)},
@@ -94,6 +128,7 @@ Status Journal::save(const fs::path& venv) const {
         if (!e.index_urls.empty()) je["index_urls"] = e.index_urls;
         if (!e.failure.empty()) je["failure"] = e.failure;
         if (!e.retry_can_help) je["permanent"] = true;
+        if (!e.inputs.empty()) je["inputs"] = write_inputs(e.inputs);
         je["dists"] = nlohmann::json::object();
         for (const auto& [name, d] : e.dists)
             je["dists"][name] = {{"version", d.version},

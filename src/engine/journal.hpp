@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/key.hpp"
 #include "pyenv/dist_info.hpp"
 
 namespace bootstrap::engine {
@@ -43,11 +44,18 @@ struct JournalEntry {
     /// step that failed for good is skipped while its key holds.
     std::string failure;
     bool retry_can_help = true;
+    /// What the key hashed (redacted as the key is): a later key that differs is explained
+    /// input by input (core::explain_change). Empty in journals of older bootstraps.
+    std::vector<core::KeyInput> inputs;
 };
 
 struct Journal {
     std::string recipe;
     std::map<std::string, JournalEntry> steps;  // by step id
+    /// The {device.*} facts (cuda_archs, cuda_archs_from, gpus) of the newest run that used
+    /// them, whether or not it changed a distribution (a history entry records them only for
+    /// runs that did): what doctor's built-for check compares with the node's GPUs.
+    std::map<std::string, std::string> device;
 
     [[nodiscard]] static fs::path path_for(const fs::path& venv);
     /// A missing file is an empty journal; a corrupt one is an error naming the file.

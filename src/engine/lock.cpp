@@ -45,6 +45,10 @@ std::string VenvLock::describe_holder(const core::LockHolder& holder) {
                        holder.pid);
 }
 
+Result<std::optional<core::FileLock>> VenvLock::try_read(const std::filesystem::path& venv) {
+    return core::FileLock::try_shared(venv / ".bootstrap" / "lock");
+}
+
 Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double timeout_s,
                                    const std::function<void(long)>& on_wait) {
     const std::filesystem::path file = venv / ".bootstrap" / "lock";

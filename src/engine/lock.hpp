@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ public:
     /// `.bootstrap/locked/` are removed (never a live process's).
     [[nodiscard]] static Result<VenvLock> acquire(const std::filesystem::path& venv, double timeout_s,
                                                   const std::function<void(long pid)>& on_wait = {});
+
+    /// A shared lock on the venv's lock file, taken without waiting and without writing: a run
+    /// that only confirms every step holds (engine/runner.cpp) leaves the venv untouched, its
+    /// lock file's mtime included. nullopt when there is no lock file yet or a run holds it.
+    [[nodiscard]] static Result<std::optional<core::FileLock>> try_read(const std::filesystem::path& venv);
 
     /// "another bootstrap run (pid 12)", or "pid 34, a child that bootstrap run pid 12 started
     /// and that outlived it (it inherited the lock)", or "a process that inherited it from

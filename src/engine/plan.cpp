@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/specifier.hpp"
+#include "pyenv/tool_version.hpp"
 #include "recipe/placeholders.hpp"
 #include "steps/kind.hpp"
 
@@ -26,7 +28,11 @@ namespace {
 // v2: transport settings ([network] timeout/retries) left the key.
 // v3: keys no longer chain through the previous step's key: a step's key holds its own inputs
 // and the facts it reads (an edit to one step re-runs that step, not every later one).
-constexpr const char* k_step_key_scheme = "bootstrap-step-v3";
+// v4: inherited variables count only where they decide the result (per kind, core/env_policy.hpp,
+// plus `[env] key`); tools count by their version, not their file's stat. A journal written
+// under v3 is recognised by the step's v3 key (legacy_key) and re-keyed without running.
+constexpr const char* k_step_key_scheme = "bootstrap-step-v4";
+constexpr const char* k_legacy_key_scheme = "bootstrap-step-v3";
 
 // Transport settings ([network] timeout/retries) change how an installer fetches, not what it
 // installs: they stay out of the key, so a changed timeout re-runs nothing. A step's command is
@@ -50,9 +56,21 @@ pyenv::Command without_transport(const pyenv::Command& cmd, const pyenv::Command
     return out;
 }
 
-// Pass-through variables that do not change what a step produces (core/env_policy.hpp);
-// everything else a child can see is part of its key.
-bool is_volatile(const std::string& name) { return core::env_has_use(name, core::EnvUse::volatile_); }
+// bootstrap-step-v3 left these out of a key and counted every other variable a child could see.
+bool v3_volatile(const std::string& name) { return core::env_has_use(name, core::EnvUse::volatile_); }
+
+/// Does the inherited variable `name` decide the result of a step of `kind`? The recipe's
+/// `[env] key` names, the installer's settings that change what it installs (for kinds that run
+/// it), and what a native build reads (for kinds that compile). Nothing else a shell or a
+/// scheduler sets is an input.
+bool counts_in_key(const std::string& name, const steps::Kind& kind, const std::string& installer,
+                   const recipe::Recipe& recipe) {
+    if (recipe.env_key.count(name)) return true;
+    if (kind.runs_installer &&
+        core::env_has_use(name, installer == "pip" ? core::EnvUse::pip_input : core::EnvUse::uv_input))
+        return true;
+    return kind.build_env && core::env_has_use(name, core::EnvUse::build_input);
+}
 
 std::string home_expanded(const std::string& path, const exec::EnvMap& env) {
     auto home = env.find("HOME");
@@ -121,6 +139,7 @@ public:
     }
 
     void set_locked(LockedPlan* locked) { m_locked = locked; }
+    void set_tools(pyenv::ToolVersions* tools) { m_tools = tools; }
 
     /// Index URLs with credentials as the environment, the installers' config and the steps
     /// planned so far give them (once).
@@ -204,6 +223,10 @@ public:
         std::sort(out.env_unset.begin(), out.env_unset.end());
         out.env_unset.erase(std::unique(out.env_unset.begin(), out.env_unset.end()), out.env_unset.end());
         out.child_env = exec::compose_environment(m_facts.env, out.env_set, out.env_unset);
+        for (const auto& name : m_recipe.env_key)  // named as inputs: the step sees them too
+            if (auto it = m_facts.env.find(name); it != m_facts.env.end() && !out.child_env.count(name) &&
+                                                  !std::count(out.env_unset.begin(), out.env_unset.end(), name))
+                out.child_env[name] = it->second;
         if (kind.venv_environment) use_venv_environment(out);
         resolve_program(out.argv, out.child_env);
         if (auto* run = out.as<steps::RunSpec>()) resolve_program(run->unless, out.child_env);
@@ -304,28 +327,60 @@ private:
         // `***` and never hashed: the key and `plan --explain` carry no secret, and rotating a
         // token re-runs nothing.
         const auto& secret = m_recipe.env_secret;
-        core::KeyBuilder key(k_step_key_scheme);
-        key.add("id", out.id);
-        key.add("kind", out.kind);
         std::vector<std::string> argv;
         for (const auto& a : key_argv) argv.push_back(core::redact_text(a));
-        key.add("argv", argv);
-        key.add("cwd", out.cwd.string());
         std::vector<std::string> set;
         for (const auto& [k, v] : env_set) set.push_back(k + "=" + core::shown_value(k, v, secret));
-        key.add("env.set", set);
-        key.add("env.unset", out.env_unset);
-        std::vector<std::string> inherited;
-        for (const auto& [k, v] : out.child_env)
-            if (!is_volatile(k) && !out.env_set.count(k)) inherited.push_back(k + "=" + core::shown_value(k, v, secret));
-        key.add("env.inherited", inherited);
-        if (kind.runs_installer) key.add("installer", installer->identity());
-        kind.key_inputs(out, key);
-        std::vector<std::string> verify;
-        for (const auto& v : out.verify) verify.push_back(v.describe());
-        key.add("verify", verify);
+        auto inherited = [&](const std::function<bool(const std::string&)>& counts) {
+            std::vector<std::string> out_env;
+            for (const auto& [k, v] : out.child_env)
+                if (!out.env_set.count(k) && counts(k)) out_env.push_back(k + "=" + core::shown_value(k, v, secret));
+            return out_env;
+        };
+        auto fill = [&](core::KeyBuilder& key, const std::vector<std::string>& env, const std::string& installer_id,
+                        const steps::ToolName& tool) {
+            key.add("id", out.id);
+            key.add("kind", out.kind);
+            key.add("argv", argv);
+            key.add("cwd", out.cwd.string());
+            key.add("env.set", set);
+            key.add("env.unset", out.env_unset);
+            key.add("env.inherited", env);
+            if (kind.runs_installer) key.add("installer", installer_id);
+            kind.key_inputs(out, key, tool);
+            std::vector<std::string> verify;
+            for (const auto& v : out.verify) verify.push_back(v.describe());
+            key.add("verify", verify);
+        };
+        const std::string installer_name = installer->name();
+        core::KeyBuilder key(k_step_key_scheme);
+        steps::ToolName by_version = [this](const std::string& program) { return tool_version(program); };
+        fill(key,
+             inherited([&](const std::string& k) { return counts_in_key(k, kind, installer_name, m_recipe); }),
+             kind.runs_installer ? installer_version() : std::string(), by_version);
         out.key = key.digest();
         out.key_explain = key.explain();
+        out.key_inputs = key.inputs();
+
+        core::KeyBuilder legacy(k_legacy_key_scheme);
+        fill(legacy, inherited([](const std::string& k) { return !v3_volatile(k); }), installer->identity(),
+             steps::program_identity);
+        out.legacy_key = legacy.digest();
+    }
+
+    /// What the installer is: "uv 0.9.5", "pip (Python 3.11.2)" (its interpreter for pip).
+    std::string installer_version() const {
+        const std::string name = installer->name();
+        const std::string version = tool_version(installer->program().string());
+        return version.starts_with(name + " ") ? version : fmt::format("{} ({})", name, version);
+    }
+
+    /// A tool by its version (cached by stat); on another machine's plan (an image's), by its
+    /// file: the version of a tool here says nothing there.
+    std::string tool_version(const std::string& program) const {
+        if (m_tools == nullptr || !m_options.this_machine) return steps::program_identity(program);
+        auto version = m_tools->version(program);
+        return version ? *version : steps::program_identity(program);
     }
 
     const recipe::Recipe& m_recipe;
@@ -335,6 +390,7 @@ private:
     Expander& m_ex;
     std::optional<std::vector<std::string>> m_known_urls;
     LockedPlan* m_locked = nullptr;  // --locked
+    pyenv::ToolVersions* m_tools = nullptr;
 };
 
 /// Steps that work in a venv need one: from the recipe's venv step, or already there.
@@ -502,6 +558,10 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     if (!facts.python) BS_CHECK(check_venv_source(recipe, plan.venv));
     keep_findings();
     StepBuilder builder(recipe, options, facts, plan, ex);
+    // `plan` reads the cache of tools' versions and never writes it.
+    pyenv::ToolVersions tools(manifest::bootstrap_home(facts.env) / "tool-versions.json",
+                              options.cache_tool_versions && !options.dry_run);
+    builder.set_tools(&tools);
     std::optional<LockedPlan> locked;
     if (options.locked) {
         BS_CHECK(LockedPlan::check(*options.locked, recipe));
@@ -519,6 +579,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         if (!built) return tl::unexpected(built.error());
         plan.steps.push_back(std::move(*built));
     }
+    tools.save();
     if (locked) BS_CHECK(locked->apply_coverage(plan));
     plan.env_read = ex.env_read();
     plan.vars = ex.known_vars();

@@ -40,6 +40,9 @@ struct PlanOptions {
     std::optional<fs::path> venv;  // --venv: overrides [venv] path
     bool recreate = false;         // --recreate: replace a venv made with another Python
     bool dry_run = false;          // `plan`: write nothing; show a missing installer by name
+    /// Keep what tools said of their versions in $BOOTSTRAP_HOME/tool-versions.json (`run`;
+    /// pyenv/tool_version.hpp). Off, they are asked again by the next process.
+    bool cache_tool_versions = false;
     /// `run --locked`: install steps install exactly the lock's pins for them, with hashes.
     std::optional<manifest::Lockfile> locked;
     /// `--arch 9.0`: the CUDA arch `{device.*}` placeholders stand for (wins over detection).

@@ -21,6 +21,7 @@
 #include "engine/rollback.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
+#include "manifest/lockfile.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
@@ -100,6 +101,17 @@ public:
         // a locked step asking other indexes than the lock recorded.
         for (const auto& notice : m_plan.notices) m_observer.message("warning: " + notice);
 
+        // A settled venv is confirmed under a shared lock and left untouched: a no-op run
+        // writes nothing, the lock file included (an image layer stays empty, a read-only
+        // venv can be checked).
+        BS_TRY(bool settled, confirm_settled(venv));
+        if (settled) {
+            m_report.seconds = since(start);
+            core::log::debug("run: every step holds; nothing written");
+            return m_report;
+        }
+        m_skip.reset();  // decided again under the exclusive lock
+
         bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
             waited = true;
@@ -150,6 +162,7 @@ public:
                 m_report.error = std::move(*error);
         }
         if (m_report.ok()) BS_CHECK(settle_verified_state());
+        record_device_facts();
         finish_manifests();
         if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
             restore_before();
@@ -161,6 +174,62 @@ public:
     }
 
 private:
+    /// True when, under a shared lock, every selected step is up to date exactly as the journal
+    /// records it (no re-key, no refreshed stamp, no verify due), the recipe is a fixed point
+    /// of the venv and nothing awaits repair: the report is filled, every step skipped, and
+    /// nothing was written. False (nothing reported) sends the run down the locked path.
+    Result<bool> confirm_settled(const fs::path& venv) {
+        if (m_options.force || m_options.verify || !m_facts.python) return false;
+        BS_TRY(auto reader, VenvLock::try_read(venv));
+        if (!reader || steps::recreate_pending(venv)) return false;
+        BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
+        if (!broken.empty()) return false;
+        if (auto recorded = core::read_file(declared_overrides_path(venv));
+            !recorded || *recorded != declared_overrides_text(declared_overrides(m_plan)))
+            return false;
+        BS_TRY(m_journal, Journal::load(venv));
+        BS_TRY(m_installed, scan_installed(m_facts));
+        const std::string state = installed_state(m_installed);
+        std::vector<StepDecision> decisions(m_plan.steps.size());
+        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+            if (!selected(i)) continue;
+            const auto& step = m_plan.steps[i];
+            auto entry = m_journal.steps.find(step.id);
+            if (step.key.empty() || entry == m_journal.steps.end() || entry->second.key != step.key ||
+                entry->second.inputs != step.key_inputs)
+                return false;
+            decisions[i] = skip_rule().decide(step, m_installed, false, false, false);
+            core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind,
+                             to_string(decisions[i].decision), decisions[i].reason, step.key, step.legacy_key);
+            if (decisions[i].decision == Decision::optional_failed) continue;
+            if (decisions[i].decision != Decision::up_to_date) return false;
+            if (entry->second.status == StepStatus::ok && entry->second.venv_state != state) return false;
+        }
+        if (skip_rule().refreshed() || !skip_rule().unsatisfied(m_installed).empty()) return false;
+        if (m_options.plan.locked) {
+            BS_TRY(auto now, snapshot_for_run(m_plan, m_facts, "", "locked", true));
+            if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
+        }
+        m_report.venv = venv;
+        m_report.run_id = core::new_run_id(m_recipe.source_digest, venv / ".bootstrap" / "logs");
+        m_report.steps.resize(m_plan.steps.size());
+        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+            auto& report = m_report.steps[i];
+            report.id = m_plan.steps[i].id;
+            report.kind = m_plan.steps[i].kind;
+            if (!selected(i)) {
+                report.result = StepResult::not_selected;
+                report.reason = "not selected";
+                continue;
+            }
+            m_observer.step_started(i, m_plan.steps.size(), m_plan.steps[i]);
+            report.result = StepResult::skipped;
+            report.reason = decisions[i].reason;
+            m_observer.step_finished(i, m_plan.steps.size(), report);
+        }
+        return true;
+    }
+
     Status replan(const fs::path& venv) {
         BS_TRY(m_facts, gather_facts(venv, true));
         BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
@@ -186,8 +255,10 @@ private:
         const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
         const bool runs = decision.runs_action();
         const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
-        core::log::debug("step {} ({}): {}: {}; key {}", step.id, step.kind,
-                         to_string(decision.decision), decision.reason, step.key);
+        core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind,
+                         to_string(decision.decision), decision.reason, step.key, step.legacy_key);
+        // `run -v`: a changed key, input by input.
+        for (const auto& change : decision.changes) core::log::info("step {} changed: {}", step.id, change);
         if (core::log::enabled(core::log::Level::debug))
             for (const auto& line : core::split(step.key_explain, '\n'))
                 if (!line.empty()) core::log::debug("step {} key input: {}", step.id, line);
@@ -300,6 +371,17 @@ private:
         return changed ? m_journal.save(m_plan.venv) : Status{};
     }
 
+    fs::path m_before_entry;  // the "before" entry this run wrote ("" when it reused the newest)
+    bool m_changed_nothing = false;  // the run's after-snapshot equals its before-snapshot
+
+    /// What {device.*} stood for in a run that ran something: the journal keeps it for doctor's
+    /// built-for check, as a history entry would (a run that changed no distribution has none).
+    void record_device_facts() {
+        if (!m_before_taken || m_plan.device_facts.empty() || m_journal.device == m_plan.device_facts) return;
+        m_journal.device = m_plan.device_facts;
+        if (auto saved = m_journal.save(m_plan.venv); !saved) m_report.warnings.push_back(saved.error().message);
+    }
+
     /// The newest history entry, once (origins of unchanged packages carry over from it).
     const manifest::Manifest* previous_manifest() {
         if (!m_previous_loaded) {
@@ -328,8 +410,11 @@ private:
             // The venv is as the newest entry recorded it: that entry is the "before".
             m_report.history_before = m_previous_number;
         } else {
+            // Written now, so a run that dies midway leaves the state it started from in the
+            // history; finish_manifests takes it back if the run changed nothing.
             BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
             m_report.history_before = entry.number;
+            m_before_entry = entry.file;
         }
         m_before = std::move(before);
         return {};
@@ -354,6 +439,18 @@ private:
         auto warnings = annotate_origins(*after, previous, m_journal, m_plan, m_store);
         m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
         m_after = *after;
+        // History records changes: a run that changed no distribution (a run step, a verify, an
+        // interrupted or failed run that left the venv as it was) leaves no entry, so
+        // `rollback --last` still undoes the newest change. The run itself is in the journal and
+        // its bootstrap.log.
+        if (m_before && same_state(*m_before, *after)) {
+            std::error_code ec;
+            if (!m_before_entry.empty()) fs::remove(m_before_entry, ec);
+            m_report.history_before.reset();
+            m_report.changes_summary = "no change";
+            m_changed_nothing = true;
+            return;
+        }
         if (auto entry = manifest::append_history(m_plan.venv, *after))
             m_report.history_after = entry->number;
         else
@@ -382,7 +479,7 @@ private:
     /// --rollback-on-failure: put the venv back as the before-snapshot recorded it (a venv this
     /// run created goes back to holding no packages).
     void restore_before() {
-        if (!m_before_taken || !m_facts.python) return;
+        if (!m_before_taken || !m_facts.python || m_changed_nothing) return;
         manifest::Manifest target;
         if (m_before) {
             target = *m_before;
@@ -455,6 +552,7 @@ private:
                                               : StepResult::failed;
         JournalEntry& entry = m_journal.steps[step.id];
         entry.key = step.key;
+        entry.inputs = step.key_inputs;
         entry.status = interrupted ? StepStatus::interrupted : StepStatus::failed;
         entry.run_id = m_report.run_id;
         entry.finished_at = core::utc_iso8601();
@@ -476,14 +574,22 @@ private:
     Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged,
                           bool verified, std::optional<Installed> after = std::nullopt) {
         JournalEntry& entry = m_journal.steps[step.id];
-        if (unchanged && entry.key == step.key) {
+        if (unchanged && key_matches(entry, step)) {
+            // Settled under bootstrap-step-v3 (or by a bootstrap that kept no inputs): the step
+            // holds, so it takes its new key without running.
+            const bool rekey = entry.key != step.key || entry.inputs != step.key_inputs;
+            if (rekey) {
+                core::log::debug("step {}: re-keyed {} -> {} (it still holds)", step.id, entry.key, step.key);
+                entry.key = step.key;
+                entry.inputs = step.key_inputs;
+            }
             if (verified) {
                 entry.venv_state = installed_state(m_installed);
                 skip_rule().clear_refreshed();
                 return m_journal.save(m_plan.venv);
             }
-            // A no-op must stay cheap: write only when refreshed stamps need keeping.
-            if (!skip_rule().refreshed()) return {};
+            // A no-op must stay cheap: write only when refreshed stamps or new keys need keeping.
+            if (!skip_rule().refreshed() && !rekey) return {};
             skip_rule().clear_refreshed();
             return m_journal.save(m_plan.venv);
         }
@@ -526,6 +632,7 @@ private:
             entry.dists[name] = rec;
         }
         entry.key = step.key;
+        entry.inputs = step.key_inputs;
         entry.status = StepStatus::ok;
         entry.venv_state = installed_state(m_installed);
         entry.index_urls = step.index_urls();

@@ -37,6 +37,17 @@ std::optional<steps::Satisfiable> satisfiable(const steps::ResolvedStep& step) {
 
 }  // namespace
 
+bool key_matches(const JournalEntry& entry, const steps::ResolvedStep& step) {
+    return entry.key == step.key || (!step.legacy_key.empty() && entry.key == step.legacy_key);
+}
+
+std::string changed_reason(const std::vector<std::string>& changes) {
+    if (changes.empty()) return "step changed";
+    std::string out = "step changed: " + changes.front();
+    if (changes.size() > 1) out += fmt::format(" (+{} more)", changes.size() - 1);
+    return out;
+}
+
 std::string installed_state(const Installed& installed) {
     std::string material;
     for (const auto& [name, d] : installed)
@@ -134,21 +145,24 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     if (!step.not_locked.empty()) return {Decision::optional_failed, "not in the lockfile: " + step.not_locked};
     if (force) return {Decision::run, "forced"};
     std::string why_run;
+    std::vector<std::string> changes;
     auto it = m_journal.steps.find(step.id);
     bool holds = false;
     if (it == m_journal.steps.end())
         why_run = "first run";
     else if (it->second.status == StepStatus::failed && step.optional && !it->second.retry_can_help &&
-             it->second.key == step.key && !m_plan.retry_optional)
+             key_matches(it->second, step) && !m_plan.retry_optional)
         return {Decision::optional_failed,
                 fmt::format("optional step failed on {}: {}; `--retry-optional` or a changed step retries it",
                             it->second.finished_at.substr(0, 10),
                             it->second.failure.empty() ? std::string("(no reason recorded)") : it->second.failure)};
     else if (it->second.status != StepStatus::ok)
         why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
-    else if (it->second.key != step.key)
-        why_run = "step changed";
-    else
+    else if (!key_matches(it->second, step)) {
+        // Inputs an older bootstrap did not record explain nothing: the bare reason then.
+        if (!it->second.inputs.empty()) changes = core::explain_change(it->second.inputs, step.key_inputs);
+        why_run = changed_reason(changes);
+    } else
         holds = outputs_exist(step, &why_run) && outcome_holds(it->second, installed, &why_run) &&
                 own_requirements_hold(step, installed, &why_run);
 
@@ -161,7 +175,7 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
             if (requirements_hold(wanted->requirements, wanted->pre, installed, &ignored))
                 return {Decision::satisfied, "requirements already satisfied"};
         }
-        return {Decision::run, why_run};
+        return {Decision::run, why_run, std::move(changes)};
     }
     if (step.verify.empty()) return {Decision::up_to_date, "up to date"};
     if (verify) return {Decision::verify_only, "--verify"};

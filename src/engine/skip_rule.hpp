@@ -39,9 +39,18 @@ enum class Decision {
 
 struct StepDecision {
     Decision decision = Decision::run;
-    std::string reason;  // "first run", "step changed", "venv changed since it passed", ...
+    std::string reason;  // "first run", "step changed: env NCCL_ALGO: unset → Tree", ...
+    /// A changed key: what changed, one line per input (core::explain_change).
+    std::vector<std::string> changes;
     [[nodiscard]] bool runs_action() const { return decision == Decision::run; }
 };
+
+/// The journal's key for a step is the step's key, or its bootstrap-step-v3 key (a venv settled
+/// by an older bootstrap: the step holds as it did, and is re-keyed when the run records it).
+[[nodiscard]] bool key_matches(const JournalEntry& entry, const steps::ResolvedStep& step);
+
+/// "step changed: env NCCL_ALGO: unset → Tree" (and "(+2 more)"), from `changes`.
+[[nodiscard]] std::string changed_reason(const std::vector<std::string>& changes);
 
 /// A digest of the installed set (names, versions, RECORD stamps): what a verify clause saw.
 [[nodiscard]] std::string installed_state(const Installed& installed);

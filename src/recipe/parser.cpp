@@ -119,11 +119,13 @@ void read_network(Reader& rd, const toml::table& t, NetworkSection& out) {
 }
 
 void read_env(Reader& rd, const toml::table& t, Recipe& out) {
-    rd.unknown_keys(t, {"set", "unset", "secret"}, " in [env]");
+    rd.unknown_keys(t, {"set", "unset", "secret", "key"}, " in [env]");
     if (const auto* n = t.get("set")) out.env_set = rd.env_table(*n, "env.set");
     if (const auto* n = t.get("unset")) out.env_unset = rd.env_names(*n, "env.unset");
     if (const auto* n = t.get("secret"))
         for (auto& name : rd.env_names(*n, "env.secret")) out.env_secret.insert(std::move(name));
+    if (const auto* n = t.get("key"))
+        for (auto& name : rd.env_names(*n, "env.key")) out.env_key.insert(std::move(name));
 }
 
 void read_device(Reader& rd, const toml::table& t, Recipe& out) {

@@ -189,6 +189,9 @@ struct Recipe {
     /// [env] secret = [ ... ]: variables whose values are never shown, logged or hashed (on top
     /// of the names that look secret: core/redact.hpp).
     std::set<std::string> env_secret;
+    /// [env] key = [ ... ]: inherited variables that are inputs of every step's key (and passed
+    /// to every step), on top of what each kind counts (core/env_policy.hpp).
+    std::set<std::string> env_key;
     std::vector<std::string> device_probes;       // [device] (used by later issues)
     std::optional<std::string> device_fallback_arch;
     bool device_ptx = false;                      // [device] ptx: the highest arch gets +PTX

@@ -8,6 +8,7 @@
 // in OtherSpec: resolved_step.hpp).
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,10 @@ struct Satisfiable {
     bool pre = false;  // pre-releases satisfy them
 };
 
+/// How a key names a tool the step runs or builds with (a program path): by what it is, its
+/// version line (pyenv/tool_version.hpp), or in a bootstrap-step-v3 key by its file's stat.
+using ToolName = std::function<std::string(const std::string& program)>;
+
 /// A step kind: its data and hooks. Plain function pointers: a kind has no state.
 struct Kind {
     std::string_view name;  // as a recipe writes it: kind = "install"
@@ -97,8 +102,9 @@ struct Kind {
     Status (*expand)(const recipe::Step& s, ResolvedStep& step, PlanContext& ctx, Expansion& out);
     /// Once the step's child environment is composed (may be null).
     void (*environment_known)(ResolvedStep& step, const PlanContext& ctx) = nullptr;
-    /// Add what only this kind has to the step key (after the common inputs and the installer).
-    void (*key_inputs)(const ResolvedStep& step, core::KeyBuilder& key);
+    /// Add what only this kind has to the step key (after the common inputs and the installer);
+    /// tools through `tool`.
+    void (*key_inputs)(const ResolvedStep& step, core::KeyBuilder& key, const ToolName& tool);
     /// Run the step's action (not its verify clauses).
     Result<Outcome> (*execute)(const ResolvedStep& step, StepContext& ctx);
     /// Skip rule: files the step promises (a stat each decides whether it still holds).
@@ -110,12 +116,16 @@ struct Kind {
     /// The arches the step's `{device.*}` values stood for (may be null).
     void (*arches_used)(ResolvedStep& step, const device::ArchChoice& archs) = nullptr;
 
-    bool runs_installer = false;     // its children are uv/pip: installer identity in the key,
-                                     // the installer's cause line heads a failure
+    bool runs_installer = false;     // its children are uv/pip: the installer's version and the
+                                     // inherited settings that change what it installs
+                                     // (uv_input/pip_input) are in the key; the installer's
+                                     // cause line heads a failure
     bool network_attempts = false;   // default attempts: [network] attempts
     bool needs_venv = false;         // works in a venv that must exist (or be made) first
     bool venv_environment = false;   // children see the venv as `launch` sets it up
     bool makes_venv = false;         // running it changes the interpreter: re-plan after
+    bool build_env = false;          // it compiles: the inherited variables a build reads
+                                     // (core::EnvUse::build_input) are in the key
 };
 
 /// The registered kind named `name` (every step of a parsed recipe has one).

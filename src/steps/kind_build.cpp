@@ -244,7 +244,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     return {};
 }
 
-void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName& tool) {
     const auto& b = std::get<BuildSpec>(step.spec);
     key.add("build.source", b.source_identity);
     key.add("build.subdirectory", b.subdirectory);
@@ -255,11 +255,12 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
         key.add("overrides", kept);
     }
     if (!b.locked_pins.empty()) key.add("locked", b.locked_pins);
-    // Toolchain files by stat (cheap); their versions are in the build-cache key.
+    // The toolchain by what it is (versions cached by stat); what decides binary compatibility
+    // in detail (libstdc++ level, torch's ABI) is in the build-cache key.
     auto cxx = step.child_env.count("CXX") ? step.child_env.at("CXX") : std::string("c++");
-    key.add("build.compiler", program_identity(on_path(cxx, step.child_env)));
+    key.add("build.compiler", tool(on_path(cxx, step.child_env)));
     auto nvcc = device::find_nvcc(step.child_env);
-    key.add("build.nvcc", nvcc.empty() ? std::string("none") : program_identity(nvcc.string()));
+    key.add("build.nvcc", nvcc.empty() ? std::string("none") : tool(nvcc.string()));
 }
 
 /// Once the child's environment is known: the indexes the wheel's install resolves from.
@@ -295,6 +296,7 @@ const Kind k_build_kind{
     .arches_used = arches_used,
     .runs_installer = true,
     .needs_venv = true,
+    .build_env = true,
 };
 
 }  // namespace bootstrap::steps

@@ -19,7 +19,7 @@ Status expand(const recipe::Step&, ResolvedStep& out, PlanContext&, Expansion&) 
     return {};
 }
 
-void key_inputs(const ResolvedStep&, core::KeyBuilder&) {}
+void key_inputs(const ResolvedStep&, core::KeyBuilder&, const ToolName&) {}
 
 Result<Outcome> execute_step(const ResolvedStep&, StepContext&) { return Outcome::ran; }
 

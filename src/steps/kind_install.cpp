@@ -141,7 +141,7 @@ void environment_known(ResolvedStep& step, const PlanContext& ctx) {
         spec.index_urls.push_back(core::redact_url(url));
 }
 
-void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     for (const auto& c : spec.locked) key.add("locked", c.indexes_shown + "\n" + c.text);
     // Which earlier steps' packages this resolution keeps, not their versions: those are venv

@@ -86,10 +86,10 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     return {};
 }
 
-void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName& tool) {
     const auto& spec = std::get<Pybind11Spec>(step.spec);
     key.add("source.sha256", spec.source_digest);
-    key.add("compiler", step.argv.empty() ? "" : program_identity(step.argv[0]));
+    key.add("compiler", step.argv.empty() ? "" : tool(step.argv[0]));
     key.add("pybind11.includes", spec.includes);
 }
 
@@ -152,6 +152,7 @@ const Kind k_pybind11_kind{
     .execute = execute_step,
     .promised_files = promised_files,
     .needs_venv = true,
+    .build_env = true,
 };
 
 }  // namespace bootstrap::steps

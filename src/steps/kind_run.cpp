@@ -46,7 +46,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     return {};
 }
 
-void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&) {
     const auto& spec = std::get<RunSpec>(step.spec);
     key.add("creates", spec.creates);
     key.add("unless", spec.unless);

@@ -79,7 +79,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     return {};
 }
 
-void key_inputs(const ResolvedStep&, core::KeyBuilder&) {}
+void key_inputs(const ResolvedStep&, core::KeyBuilder&, const ToolName&) {}
 
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     // A missing project is said as such (uv would look for a pyproject.toml in the parents).

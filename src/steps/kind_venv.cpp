@@ -193,7 +193,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     return {};
 }
 
-void key_inputs(const ResolvedStep& step, core::KeyBuilder& key) {
+void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&) {
     key.add("python", std::get<VenvSpec>(step.spec).python);
 }
 

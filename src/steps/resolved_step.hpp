@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/key.hpp"
 #include "device/arch.hpp"
 #include "exec/environment.hpp"
 #include "pyenv/installer.hpp"
@@ -227,6 +228,12 @@ struct ResolvedStep {
     std::vector<LocalInput> local_inputs;  // what the step reads from this machine
     std::string key;
     std::string key_explain;
+    /// What the key hashes, field by field (the journal keeps them, so that a changed key is
+    /// explained input by input).
+    std::vector<core::KeyInput> key_inputs;
+    /// The key as bootstrap-step-v3 made it: a journal written under v3 that matches it is
+    /// re-keyed without running the step (engine/plan.cpp). Empty when `key` is.
+    std::string legacy_key;
 
     /// The kind's payload, or null for a step of another kind.
     template <class T>

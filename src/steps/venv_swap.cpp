@@ -44,6 +44,11 @@ Status discard_aside(const fs::path& venv) {
 
 }  // namespace
 
+bool recreate_pending(const fs::path& venv) {
+    std::error_code ec;
+    return fs::is_directory(aside_dir(venv), ec);
+}
+
 Result<bool> restore_unfinished_recreate(const fs::path& venv) {
     const fs::path aside = aside_dir(venv);
     std::error_code ec;

@@ -20,6 +20,9 @@ namespace bootstrap::steps {
 /// returned flag says whether anything was restored.
 [[nodiscard]] Result<bool> restore_unfinished_recreate(const fs::path& venv);
 
+/// A recreation that did not finish waits to be undone (restore_unfinished_recreate would act).
+[[nodiscard]] bool recreate_pending(const fs::path& venv);
+
 /// Replace the venv's contents by what `create` makes; the old contents come back when it fails.
 [[nodiscard]] Status recreate_venv(const fs::path& venv, const std::function<Status()>& create);
 

@@ -85,11 +85,12 @@ def test_with_arch_a_run_and_a_plan_start_no_python_for_the_device(torch_world):
     assert "warning" not in plan.stdout, plan.stdout
     assert imports.count() == 0
     assert not (world.venv / ".bootstrap" / "torch-probe.json").exists()
-    # The run's manifest still says what the build targets and why.
-    manifests = sorted((world.venv / ".bootstrap" / "history").glob("*.json"))
-    assert manifests
-    device = json.loads(manifests[-1].read_text())["device"]
-    assert device == {"cuda_archs": "9.0", "cuda_archs_from": "--arch 9.0"}
+    # The run changed no distribution (no history entry), yet the venv still says what the
+    # build targeted and why: the journal keeps the newest run's device facts for doctor.
+    journal = json.loads((world.venv / ".bootstrap" / "journal.json").read_text())
+    assert journal["device"] == {"cuda_archs": "9.0", "cuda_archs_from": "--arch 9.0"}
+    doctor = world.run(["doctor", "--venv", world.venv, "--json"], env=env)
+    assert "journal.json: device.cuda_archs = 9.0" in doctor.stdout, doctor.stdout[-3000:]
 
 
 def test_without_arch_torch_is_imported_once_per_installed_torch(torch_world):

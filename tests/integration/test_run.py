@@ -226,7 +226,8 @@ def test_changed_step_reruns_it_and_not_unrelated_later_steps(world):
     res = {s["id"]: (s["result"], s["reason"]) for s in doc["steps"]}
     # Keys are not chained (bootstrap-step-v3): click's inputs did not change, and its own
     # requirements still hold, so it stays up to date.
-    assert res == {"venv": ("skipped", "up to date"), "core": ("ran", "step changed"),
+    assert res == {"venv": ("skipped", "up to date"),
+                   "core": ("ran", "step changed: argv: +demo-core==1.1.0, -demo-core==1.0.0"),
                    "click": ("skipped", "up to date")}
     assert world.version_of("demo-core") == "1.1.0"
     assert world.journal()["steps"]["click"]["key"] == json.loads(
@@ -840,3 +841,63 @@ def test_optional_failure_then_required_failure_exits_1(world):
     assert [s["result"] for s in doc["steps"]] == ["failed (optional)", "failed", "not reached"]
     assert doc["error"]["message"] == "step 'req' (run) failed: false exit code 1"
 
+
+def core_version(world) -> str:
+    """demo-core's version in the world's venv, from its dist-info's name."""
+    (info,) = world.venv.glob("lib/python*/site-packages/demo_core-*.dist-info")
+    return info.name[len("demo_core-"):-len(".dist-info")]
+
+
+def history_numbers(world) -> list[str]:
+    return sorted(p.name for p in (world.venv / ".bootstrap" / "history").glob("*.json"))
+
+
+def test_a_run_that_changes_nothing_leaves_history_alone_and_rollback_last_undoes_the_newest_change(world):
+    """History records changes: a run whose only work is a command (or one re-run by --force)
+    writes no entry, so `rollback --last` still returns to the state before the upgrade."""
+    index = world.index.url()
+    first = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index)])
+    ok(world.run([first]))
+    upgraded = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index),
+                             R.install("up", ["demo-core==2.0.0"], index_url=index, upgrade=True,
+                                       allow_conflicts=["demo-core"])])
+    ok(world.run([upgraded]))
+    entries = history_numbers(world)
+    assert core_version(world) == "2.0.0"
+    marker = world.root / "ran.txt"
+    with_command = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=index),
+                                 R.install("up", ["demo-core==2.0.0"], index_url=index, upgrade=True,
+                                           allow_conflicts=["demo-core"]),
+                                 R.run("touch", ["touch", str(marker)])])
+    proc, doc = world.run_json([with_command])
+    ok(proc)
+    assert marker.exists() and steps_by_id(doc)["touch"]["result"] == "ran"
+    assert doc["history"] == {"before": None, "after": None}
+    ok(world.run([with_command, "--force", "--only", "touch"]))
+    assert history_numbers(world) == entries  # neither run wrote an entry
+    rolled = ok(world.run(["rollback", "--venv", world.venv, "--last", "--index-url", index]))
+    assert "nothing to do" not in rolled.stdout
+    assert core_version(world) == "1.0.0"
+
+
+def test_a_no_op_run_writes_nothing_not_even_the_lock(world):
+    """A settled venv is confirmed under a shared lock: no file under the venv changes (mtime
+    and content), so an image layer holding a no-op run stays empty."""
+    recipe = write(world, [R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=world.index.url()),
+                           R.run("cmd", ["true"], creates=str(world.root / "made"))])
+    (world.root / "made").write_text("")
+    ok(world.run([recipe]))
+    ok(world.run([recipe]))  # settles verify state and stamps, if anything was left to settle
+    state = world.venv / ".bootstrap"
+
+    def stamps():
+        return {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+                for p in sorted(world.venv.rglob("*")) if not p.is_symlink()}
+
+    before = stamps()
+    time.sleep(0.02)
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    assert {s["result"] for s in doc["steps"]} == {"skipped"}
+    assert stamps() == before
+    assert (state / "lock").exists()

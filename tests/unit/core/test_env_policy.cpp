@@ -52,3 +52,24 @@ TEST_CASE("env_exact_names gives the sorted exact names of a use") {
           std::vector<std::string>{"APEX_PARALLEL_BUILD", "CMAKE_BUILD_PARALLEL_LEVEL",
                                    "MAX_JOBS", "NVCC_THREADS"});
 }
+
+TEST_CASE("step-key inputs: what changes what an installer installs or a build builds, nothing ambient") {
+    for (const char* name : {"UV_INDEX_URL", "UV_INDEX", "UV_CONSTRAINT", "UV_EXCLUDE_NEWER", "UV_PRERELEASE",
+                             "UV_TORCH_BACKEND", "UV_CONFIG_FILE", "UV_PYTHON"})
+        CHECK(core::env_has_use(name, EnvUse::uv_input));
+    for (const char* name : {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONSTRAINT", "PIP_PRE"})
+        CHECK(core::env_has_use(name, EnvUse::pip_input));
+    CHECK_FALSE(core::env_has_use("PIP_INDEX_URL", EnvUse::uv_input));
+    CHECK_FALSE(core::env_has_use("UV_INDEX_URL", EnvUse::pip_input));
+    for (const char* name : {"CC", "CXXFLAGS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "NVTE_FRAMEWORK", "CPATH"})
+        CHECK(core::env_has_use(name, EnvUse::build_input));
+    // Passed on to children, but no step's input.
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "https_proxy", "SSL_CERT_FILE", "LD_LIBRARY_PATH",
+                             "UV_CACHE_DIR", "UV_CONCURRENT_DOWNLOADS", "UV_HTTP_TIMEOUT", "PIP_CACHE_DIR",
+                             "XDG_CACHE_HOME", "SOURCE_DATE_EPOCH", "TERM", "LANG", "SLURM_JOB_ID"}) {
+        INFO(name);
+        CHECK_FALSE(core::env_has_use(name, EnvUse::uv_input));
+        CHECK_FALSE(core::env_has_use(name, EnvUse::pip_input));
+        CHECK_FALSE(core::env_has_use(name, EnvUse::build_input));
+    }
+}

@@ -176,7 +176,7 @@ TEST_CASE("key explain lists every input in order") {
     REQUIRE(plan);
     std::string explain = plan->steps[1].key_explain;
     std::string uv = (w.bin / "uv").string();
-    for (const char* field : {"scheme: bootstrap-step-v3\n", "id: torch\n", "kind: install\n",
+    for (const char* field : {"scheme: bootstrap-step-v4\n", "id: torch\n", "kind: install\n",
                               "argv: [", "cwd: /\n", "env.set: [UV_NO_PROGRESS=1]\n",
                               "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
         CHECK(explain.find(field) != std::string::npos);

@@ -90,7 +90,7 @@ TEST_CASE("[network] timeout and retries are not in install, sync and build step
         CAPTURE(a->steps[i].id);
         REQUIRE(a->steps[i].key.size() == 64);
         CHECK(a->steps[i].key == b->steps[i].key);
-        CHECK(a->steps[i].key_explain.find("scheme: bootstrap-step-v3\n") != std::string::npos);
+        CHECK(a->steps[i].key_explain.find("scheme: bootstrap-step-v4\n") != std::string::npos);
         CHECK(a->steps[i].key_explain.find("UV_HTTP_TIMEOUT") == std::string::npos);
     }
     // The installer still gets them: only the key leaves them out.
