@@ -1,5 +1,5 @@
 """`bootstrap doctor` says what a venv (an image's venv) was built for against the GPU it runs on:
-the arch a run recorded in the venv's history (`--arch 9.0`, as `bootstrap containerfile` passes
+the arch a run recorded in the venv's journal (and history) (`--arch 9.0`, as `bootstrap containerfile` passes
 it) against the GPUs a probe sees here. The GPU is a stand-in `nvidia-smi` on PATH (the driver and
 NVML probes are pointed at nothing); the venv holds the fixture `fastext` built by a build step
 whose TORCH_CUDA_ARCH_LIST is `{device.torch_arch_list}`. Also: `history` on a copied venv and
@@ -80,7 +80,9 @@ def test_doctor_says_what_the_venv_was_built_for_against_this_gpu(aw):
     assert f["severity"] == "error"
     assert f["message"] == ("this venv (image) was built for 9.0 (--arch 9.0); this GPU is 8.0 "
                             "(NVIDIA A100-SXM4-80GB, probe 'nvidia-smi')")
-    assert f"recorded in {newest}: device.cuda_archs = 9.0, cuda_archs_from = --arch 9.0" in f["evidence"]
+    # The journal keeps the newest run's device facts (the history entry has them too).
+    journal = aw.venv / ".bootstrap" / "journal.json"
+    assert f"recorded in {journal}: device.cuda_archs = 9.0, cuda_archs_from = --arch 9.0" in f["evidence"]
     # No --recipe: the fix names the recipe the venv's run read (still there, unchanged) and
     # this venv.
     assert f"bootstrap run {aw.recipe} --venv {aw.venv} --arch 8.0" in f["fix"], f["fix"]
@@ -155,7 +157,8 @@ def test_a_copied_venv_keeps_its_history_and_two_versions_diff(aw, tmp_path):
     assert "after" in proc.stdout and aw.recipe.stem in proc.stdout, proc.stdout
     _, summary, [f] = doctor(aw, copy, gpu_env(aw, A100))
     assert f["severity"] == "error"
-    assert any(e.startswith(f"recorded in {copy}/.bootstrap/history/") for e in f["evidence"]), f["evidence"]
+    assert f"recorded in {copy}/.bootstrap/journal.json: device.cuda_archs = 9.0, cuda_archs_from = --arch 9.0" \
+        in f["evidence"], f["evidence"]
 
     # Version 2 of the image: rebuilt for A100s.
     ok(aw.run([aw.recipe, "--arch", "8.0"], env=NO_GPU))

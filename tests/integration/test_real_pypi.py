@@ -248,7 +248,8 @@ def test_plan_says_what_would_run(real, base_venv):
     proc = real.run(["plan", changed, "--venv", venv, "--json"])
     steps = {s["id"]: s for s in json.loads(proc.stdout)["steps"]}
     assert steps["base"]["would"] == {"action": "skip", "reason": "up to date"}
-    assert steps["text"]["would"] == {"action": "run", "reason": "step changed"}
+    assert steps["text"]["would"] == {"action": "run", "reason": "step changed: argv: +attrs==24.2.0",
+                                      "changes": ["argv: +attrs==24.2.0"]}
     assert steps["base"]["index_urls"] == ["https://pypi.org/simple"]
     # Unchanged recipe: the drift is what makes the upgrade run, and the check re-verify.
     proc = real.run(["plan", RECIPE, "--venv", venv, "--json"])
@@ -406,3 +407,40 @@ optional = true
     assert step["reason"].startswith("optional step failed on ") and "six>=999" in step["reason"], step
     assert all(s["result"] == "skipped" for s in json.loads(proc.stdout)["steps"])
     assert real.history(venv) == entries
+
+
+def test_a_command_only_run_leaves_history_alone_and_rollback_last_undoes_the_upgrade(real, base_venv):
+    """Issue 22 on real PyPI: install, upgrade a package in a later step, then a run that only
+    runs a command; `rollback --last` undoes the upgrade (the command-only run wrote no history
+    entry, so it is not the "last" one)."""
+    venv = clone_venv(real, base_venv, "history-venv")
+    before_state = real.state(venv)
+    upgrade = RECIPE.read_text() + """
+[[step]]
+id = "newer-six"
+kind = "install"
+packages = ["six==1.17.0"]
+upgrade = true
+"""
+    upgraded = real.root / "upgraded.toml"
+    upgraded.write_text(upgrade)
+    real.run([upgraded, "--venv", venv])
+    assert real.state(venv)["six"][0] == "1.17.0"
+    entries = real.history(venv)
+
+    with_command = real.root / "with-command.toml"
+    with_command.write_text(upgrade + """
+[[step]]
+id = "report"
+kind = "run"
+argv = ["python", "-c", "import six; print('six', six.__version__)"]
+""")
+    proc = real.run([with_command, "--venv", venv, "--json"])
+    steps = steps_of(proc)
+    assert steps["report"]["result"] == "ran" and steps["newer-six"]["result"] == "skipped", steps
+    assert json.loads(proc.stdout)["history"] == {"before": None, "after": None}
+    assert real.history(venv) == entries
+
+    real.run(["rollback", "--last", "--venv", venv])
+    assert real.state(venv) == before_state
+    assert real.state(venv)["six"][0] == "1.16.0"

@@ -288,3 +288,40 @@ def test_missing_parameters_are_named(tmp_path, script):
                SLURM_JOB_ID="1", SLURMD_NODENAME="n1")
     r = subprocess.run(["bash", str(SCRIPTS / script)], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and f"RECIPE {tmp_path}/missing.toml: no such readable file" in r.stderr, r.stderr
+
+
+def test_a_settled_bring_up_is_a_no_op_in_a_job_with_other_gpus_per_node(sw):
+    """Issue 22: Slurm sets CUDA_VISIBLE_DEVICES and SLURM_* per job and task; none of it is a
+    step input. Bring up four nodes in one job, check them from the login shell (no Slurm
+    variables), then run the same bring-up again in a second job where each node sees another
+    CUDA_VISIBLE_DEVICES and NCCL settings: every node reports a no-op and writes nothing."""
+    sw.home = sw.root / "shared-home"
+    proc, log, _ = sbatch(sw, "bringup-shared-cache.sbatch",
+                          {"BOOTSTRAP_HOME": sw.home, "MANIFESTS": sw.root / "manifests",
+                           "BOOTSTRAP_ARGS": "--no-device"})
+    assert proc.returncode == 0, f"sbatch: {proc.stdout}{proc.stderr}\njob log:\n{log}"
+    state = {}
+    for n in NODES:
+        plan = sw.run(["plan", sw.recipe, "--venv", node_venv(sw, n), "--no-device", "--json"],
+                      env={"BOOTSTRAP_HOME": sw.home})
+        assert plan.returncode == 0, plan.stderr
+        would = {s["id"]: s["would"]["action"] for s in json.loads(plan.stdout)["steps"]}
+        assert set(would.values()) == {"skip"}, (n, would)
+        state[n] = {p: p.stat().st_mtime_ns for p in (node_venv(sw, n) / ".bootstrap").rglob("*")}
+
+    out = sw.root / "second-job"
+    out.mkdir()
+    task = ('CUDA_VISIBLE_DEVICES=$SLURM_PROCID NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=lo '
+            'UV_CONCURRENT_DOWNLOADS=$((SLURM_PROCID + 1)) exec "$BOOTSTRAP_BIN" "$RECIPE" '
+            '--venv "$NODES_DIR/$SLURMD_NODENAME/venv" --no-device --json >"$OUT/$SLURMD_NODENAME.json"')
+    env = sw.full_env({**sw.cluster.env, "RECIPE": sw.recipe, "BOOTSTRAP_BIN": sw.bootstrap,
+                       "BOOTSTRAP_HOME": sw.home, "NODES_DIR": sw.root / "nodes", "OUT": out})
+    proc = subprocess.run(["srun", "-N", str(len(NODES)), "--ntasks-per-node=1", "bash", "-c", task],
+                          env=env, cwd=sw.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{proc.stdout}{proc.stderr}"
+    for n in NODES:
+        doc = json.loads((out / f"{n}.json").read_text())
+        assert {s["result"] for s in doc["steps"]} == {"skipped"}, (n, doc["steps"])
+        assert doc["history"] == {"before": None, "after": None}, n
+        now = {p: p.stat().st_mtime_ns for p in (node_venv(sw, n) / ".bootstrap").rglob("*")}
+        assert now == state[n], n  # a no-op writes nothing: no journal, history, log or lock

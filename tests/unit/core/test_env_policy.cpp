@@ -61,7 +61,7 @@ TEST_CASE("step-key inputs: what changes what an installer installs or a build b
         CHECK(core::env_has_use(name, EnvUse::pip_input));
     CHECK_FALSE(core::env_has_use("PIP_INDEX_URL", EnvUse::uv_input));
     CHECK_FALSE(core::env_has_use("UV_INDEX_URL", EnvUse::pip_input));
-    for (const char* name : {"CC", "CXXFLAGS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "NVTE_FRAMEWORK", "CPATH"})
+    for (const char* name : {"CC", "CXXFLAGS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "NVTE_FRAMEWORK"})
         CHECK(core::env_has_use(name, EnvUse::build_input));
     // Passed on to children, but no step's input.
     for (const char* name : {"CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "https_proxy", "SSL_CERT_FILE", "LD_LIBRARY_PATH",
