@@ -141,7 +141,7 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     add_plan_options(*cmd, args->plan);  // as `run` takes them: the plan is that run's
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
-    cmd->add_flag("--explain", args->explain, "Print every input of each step key (and of each build step's cache key, asking torch, nvcc and the compiler)");
+    cmd->add_flag("--explain", args->explain, "Print every input of each step key, each input that changed since the step last ran, and each build step's cache key (asking torch, nvcc and the compiler)");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });
 }
 
