@@ -194,16 +194,17 @@ private:
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
             if (!selected(i)) continue;
             const auto& step = m_plan.steps[i];
-            auto entry = m_journal.steps.find(step.id);
-            if (step.key.empty() || entry == m_journal.steps.end() || entry->second.key != step.key ||
-                entry->second.inputs != step.key_inputs)
-                return false;
+            if (step.key.empty()) return false;
             decisions[i] = skip_rule().decide(step, m_installed, false, false, false);
             core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind,
                              to_string(decisions[i].decision), decisions[i].reason, step.key, step.legacy_key);
-            if (decisions[i].decision == Decision::optional_failed) continue;
+            if (decisions[i].decision == Decision::optional_failed) continue;  // nothing to write either
             if (decisions[i].decision != Decision::up_to_date) return false;
-            if (entry->second.status == StepStatus::ok && entry->second.venv_state != state) return false;
+            // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
+            auto entry = m_journal.steps.find(step.id);
+            if (entry == m_journal.steps.end() || entry->second.key != step.key ||
+                entry->second.inputs != step.key_inputs || entry->second.venv_state != state)
+                return false;
         }
         if (skip_rule().refreshed() || !skip_rule().unsatisfied(m_installed).empty()) return false;
         if (m_options.plan.locked) {

@@ -38,6 +38,9 @@ enum class Decision {
 };
 
 struct StepDecision {
+    StepDecision() = default;
+    StepDecision(Decision d, std::string why, std::vector<std::string> changed = {})
+        : decision(d), reason(std::move(why)), changes(std::move(changed)) {}
     Decision decision = Decision::run;
     std::string reason;  // "first run", "step changed: env NCCL_ALGO: unset → Tree", ...
     /// A changed key: what changed, one line per input (core::explain_change).
