@@ -106,7 +106,7 @@ struct ExplainArgs {
 };
 
 int execute_explain(const ExplainArgs& args) {
-    auto text = core::read_file(args.log);
+    auto text = core::read_regular_file(args.log, core::k_max_user_input);
     if (!text) return report_error(text.error(), args.json);
     std::vector<doctor::KnownFault> kb = doctor::builtin_faults();
     if (!args.recipe.empty()) {
@@ -219,7 +219,7 @@ int execute_perf(const PerfArgs& args) {
                                   "come from the recipe)",
                                   ""},
                             args.json);
-    auto text = core::read_file(args.log);
+    auto text = core::read_regular_file(args.log, core::k_max_user_input);
     if (!text) return report_error(text.error(), args.json);
     std::optional<recipe::Recipe> loaded;
     if (!args.recipe.empty()) {

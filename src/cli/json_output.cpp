@@ -76,7 +76,7 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
             }
         }
         if (s.build())
-            js["build"] = {{"source", s.build()->location},
+            js["build"] = {{"source", s.build()->location_shown()},
                            {"rev", s.build()->rev},
                            {"sha256", s.build()->sha256},
                            {"subdirectory", s.build()->subdirectory},

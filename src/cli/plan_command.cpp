@@ -28,8 +28,9 @@ std::string describe_source(const steps::BuildSpec& b) {
     std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
     switch (b.source_kind) {
         case steps::BuildSource::Kind::git:
-            return fmt::format("git {} at {}{}{}", b.location, b.rev, b.submodules ? " with submodules" : "", sub);
-        case steps::BuildSource::Kind::url: return fmt::format("archive {} (sha256 {}){}", b.location, b.sha256, sub);
+            return fmt::format("git {} at {}{}{}", b.location_shown(), b.rev, b.submodules ? " with submodules" : "", sub);
+        case steps::BuildSource::Kind::url:
+            return fmt::format("archive {} (sha256 {}){}", b.location_shown(), b.sha256, sub);
         case steps::BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
     }
     return {};

@@ -1,5 +1,7 @@
 #include "core/fs.hpp"
 
+#include "core/interrupt.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -78,6 +80,8 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
             return refuse(std::strerror(errno));
         }
         if (n == 0) break;
+        if (interrupt_signal() != 0)
+            return fail(ErrorCode::interrupted, fmt::format("interrupted while reading {}", path.string()));
         // The file may grow while it is read (or be a procfs file that reports size 0).
         if (out.size() + static_cast<size_t>(n) > max_bytes)
             return refuse(fmt::format("larger than {}", format_size(max_bytes)));

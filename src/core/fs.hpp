@@ -23,7 +23,12 @@ namespace fs = std::filesystem;
 /// directory, a larger file (io: "cannot read PATH: not a regular file (a FIFO)", "cannot read
 /// PATH: larger than 64 MiB (70.0 MiB)"); a missing file is not_found. For files other programs
 /// wrote (a dist-info's METADATA and RECORD).
+/// Reading stops with `interrupted` when SIGINT/SIGTERM arrives (core/interrupt.hpp).
 [[nodiscard]] Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_bytes);
+
+/// The bound of an input a user names (a recipe aside, which has its own): a training log, a
+/// Megatron config, a manifest, a lockfile. Larger inputs are refused, never read into memory.
+inline constexpr std::uint64_t k_max_user_input = std::uint64_t{1} << 30;
 
 /// "a FIFO", "a character device", "a directory", ... for an st_mode that is not a regular file.
 [[nodiscard]] std::string describe_file_type(unsigned mode);

@@ -359,7 +359,7 @@ Result<TrainingConfig> parse_config(std::string_view text, const std::string& na
 }
 
 Result<TrainingConfig> read_config(const std::filesystem::path& file) {
-    BS_TRY(std::string text, core::read_file(file));
+    BS_TRY(std::string text, core::read_regular_file(file, core::k_max_user_input));
     return parse_config(text, file.string());
 }
 

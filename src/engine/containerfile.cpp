@@ -36,12 +36,59 @@ std::string shell_word(std::string_view s) {
     return out + "'";
 }
 
-/// A LABEL value: double-quoted, with `"`, `\` and `$` escaped (Containerfile syntax).
+/// A LABEL value: double-quoted, with `"`, `\` and `$` escaped (Containerfile syntax), control
+/// characters left out.
 std::string label_value(std::string_view s) {
     std::string out = "\"";
     for (char c : s) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) continue;
         if (c == '"' || c == '\\' || c == '$') out += '\\';
-        if (c == '\n') continue;
+        out += c;
+    }
+    return out + "\"";
+}
+
+/// A Containerfile instruction is one line: a value written into it must hold no line break
+/// (nor any other control character), or it would add instructions of its own.
+Status one_line(std::string_view value, std::string_view what) {
+    for (size_t i = 0; i < value.size(); ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c >= 0x20 && c != 0x7f) continue;
+        return fail(ErrorCode::usage,
+                    fmt::format("{} holds a control character ({} at byte {}); it would be written into the "
+                                "Dockerfile, where a line break starts a new instruction",
+                                what, c == '\n' ? std::string("a newline") : fmt::format("0x{:02x}", c), i));
+    }
+    return {};
+}
+
+/// An image reference: [registry[:port]/]name[:tag][@digest], no spaces.
+Status check_image_reference(std::string_view ref) {
+    BS_CHECK(one_line(ref, fmt::format("--base '{}'", core::redact_text(ref))));
+    if (ref.empty() || ref.find(' ') != std::string_view::npos)
+        return fail(ErrorCode::usage, fmt::format("--base '{}': not an image reference (e.g. debian:12, "
+                                                  "nvcr.io/nvidia/cuda:13.0.0-devel-ubuntu24.04)",
+                                                  core::redact_text(ref)));
+    for (char c : ref)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("._-/:@").find(c) == std::string_view::npos)
+            return fail(ErrorCode::usage,
+                        fmt::format("--base '{}': '{}' is not a character of an image reference", core::redact_text(ref), c));
+    return {};
+}
+
+/// A comment's text: control characters become spaces (the recipe's name is free text).
+std::string comment_text(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    return out;
+}
+
+/// A value of an ENV instruction: double-quoted, with `"`, `\` and `$` escaped.
+std::string env_value(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\' || c == '$') out += '\\';
         out += c;
     }
     return out + "\"";
@@ -138,6 +185,7 @@ Result<std::vector<std::pair<std::string, std::string>>> recipe_env(
                                     "would be written into the Dockerfile and the image's history",
                                     read.loc.str(), name, core::redact_text(*read.value)),
                         "put the credentials in the recipe's [env] secret variables or a build secret");
+        BS_CHECK(one_line(*read.value, fmt::format("{}: the value of {{env.{}}} here", read.loc.str(), name)));
         out.emplace_back(name, *read.value);
     }
     return out;
@@ -334,9 +382,13 @@ Result<std::vector<ContextDownload>> context_downloads(const Plan& here, const f
 
 /// A Dockerfile COPY with its paths as a JSON array (any character a path may hold).
 std::string copy_line(std::string_view from, std::string_view to) {
-    auto quoted = [](std::string_view s) {
+    auto quoted = [](std::string_view s) {  // a JSON string: control characters as \u escapes
         std::string out = "\"";
         for (char c : s) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+                continue;
+            }
             if (c == '"' || c == '\\') out += '\\';
             out += c;
         }
@@ -354,6 +406,9 @@ Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const Containe
                     "--no-device (the recipe's [device] fallback_arch)");
     if (options.venv.empty() || options.venv[0] != '/')
         return fail(ErrorCode::usage, fmt::format("the image's venv path must be absolute, not '{}'", options.venv));
+    BS_CHECK(one_line(options.venv, fmt::format("--venv '{}'", options.venv)));
+    BS_CHECK(check_image_reference(options.base_image));
+    if (options.arch) BS_CHECK(one_line(*options.arch, fmt::format("--arch '{}'", *options.arch)));
     BS_CHECK(check_image_env(options.env));
     std::error_code ec;
     if (recipe.venv.installer == recipe::InstallerKind::uv &&
@@ -387,6 +442,7 @@ Status check_image_env(const std::vector<std::pair<std::string, std::string>>& e
     for (const auto& [name, value] : env) {
         if (!valid_env_name(name))
             return fail(ErrorCode::usage, fmt::format("--env '{}': not a variable name (NAME=VALUE)", name));
+        BS_CHECK(one_line(value, fmt::format("--env {}", name)));
         if (core::is_secret_name(name))
             return fail(ErrorCode::usage,
                         fmt::format("--env {}: a secret-named variable would be written into the Dockerfile "
@@ -407,7 +463,7 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     const std::string etc = k_image_etc;
     std::string out;
     out += fmt::format("# Written by `bootstrap containerfile` (bootstrap {}): recipe '{}', arch {}.\n",
-                       spec.bootstrap_version, spec.recipe_name, spec.arch);
+                       spec.bootstrap_version, comment_text(spec.recipe_name), comment_text(spec.arch));
     out += "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
            "# buildah bud -t IMAGE DIR\n";
     out += fmt::format("# Behind a TLS-inspecting proxy, give its CA: --secret id={},src=/path/to/ca.pem\n", k_ca_secret);
@@ -469,8 +525,8 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     // Last: the venv's host-local state (lock, logs, caches, stat stamps, timings, uv's
     // uv_cache.json) would make two builds of the same inputs differ (engine/seal.hpp).
     out += fmt::format("    bootstrap seal --venv {}\n", shell_word(spec.venv));
-    out += fmt::format("ENV VIRTUAL_ENV={} PATH={}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
-                       spec.venv, spec.venv);
+    out += fmt::format("ENV VIRTUAL_ENV={} PATH={}\n", env_value(spec.venv),
+                       env_value(spec.venv + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
     return out;
 }
 

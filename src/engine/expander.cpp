@@ -35,6 +35,16 @@ Result<recipe::Expanded> Expander::expand(const recipe::Text& text) {
     m_loc = &text.loc;
     auto out = recipe::expand(text, [this](const recipe::Placeholder& p) { return answer(p); });
     m_loc = outer;
+    // Each value is capped (recipe::k_max_expanded_value); so is all a plan expands, or many
+    // placeholders of one large value would still exhaust memory.
+    if (out) {
+        m_expanded_bytes += out->value.size();
+        if (m_expanded_bytes > k_max_expanded_total)
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: the recipe's values expand to more than {} MiB in all; no recipe needs "
+                                    "that much (a large value repeated by many placeholders?)",
+                                    text.loc.str(), k_max_expanded_total >> 20));
+    }
     return out;
 }
 

@@ -30,6 +30,9 @@ struct DeviceFindings {
 
 namespace fs = std::filesystem;
 
+/// The most a plan expands in all its values together.
+inline constexpr size_t k_max_expanded_total = 16u << 20;
+
 class Expander {
 public:
     Expander(const recipe::Recipe& r, const Facts& f) : m_recipe(r), m_facts(f) {}
@@ -73,6 +76,7 @@ private:
 
     const recipe::Recipe& m_recipe;
     const Facts& m_facts;
+    size_t m_expanded_bytes = 0;  // what expand() returned so far
     fs::path m_venv;
     std::map<std::string, recipe::Expanded> m_vars;
     std::set<std::string> m_vars_waiting_for_device;  // incomplete only for a deferred device

@@ -35,14 +35,19 @@ VenvLock::VenvLock(core::FileLock lock, std::shared_ptr<Children> children)
 }
 
 std::string VenvLock::describe_holder(const core::LockHolder& holder) {
-    if (holder.pid_alive || holder.pid == 0)
-        return fmt::format("another bootstrap run ({})", holder.describe());
+    if (holder.pid == 0) return "another bootstrap process (it has not written its pid yet)";
+    if (holder.pid_alive) return fmt::format("another bootstrap run ({})", holder.describe());
     if (!holder.live_children.empty())
         return fmt::format("pid {}, a child that bootstrap run pid {} started and that outlived it "
                            "(it inherited the lock)",
                            holder.live_children.front(), holder.pid);
     return fmt::format("a process that inherited it from bootstrap run pid {}, which has exited",
                        holder.pid);
+}
+
+std::string VenvLock::waiting_message(long pid, double timeout_s) {
+    return fmt::format("waiting for the venv lock held by {} (up to {:.0f}s)",
+                       pid > 0 ? fmt::format("pid {}", pid) : std::string("another bootstrap process"), timeout_s);
 }
 
 Result<std::optional<core::FileLock>> VenvLock::try_read(const std::filesystem::path& venv) {

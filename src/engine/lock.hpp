@@ -38,6 +38,10 @@ public:
     /// lock file's mtime included. nullopt when there is no lock file yet or a run holds it.
     [[nodiscard]] static Result<std::optional<core::FileLock>> try_read(const std::filesystem::path& venv);
 
+    /// What a run says while it waits: "waiting for the venv lock held by pid 12 (up to 600s)"; a
+    /// holder that has not written its pid yet (0) is "another bootstrap process".
+    [[nodiscard]] static std::string waiting_message(long pid, double timeout_s);
+
     /// "another bootstrap run (pid 12)", or "pid 34, a child that bootstrap run pid 12 started
     /// and that outlived it (it inherited the lock)", or "a process that inherited it from
     /// bootstrap run pid 12, which has exited".

@@ -211,6 +211,11 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     }
     archive::WriteOptions write;
     write.mtime = options.mtime;
+    // A pack killed midway (SIGKILL, an OOM kill) left `OUT.tmp-<pid>-*`: gone once its pid is.
+    const std::string out_name = out.filename().string();
+    (void)core::remove_dead_leftovers(fs::absolute(out).parent_path(), [&](std::string_view name) {
+        return name.starts_with(out_name + ".tmp-") ? core::temp_name_pid(name) : 0;
+    });
     BS_TRY(auto written, archive::write_tar_zst(out, members, write));
     result.packages = m.packages.size();
     result.bytes_in = written.bytes_in;
@@ -228,7 +233,11 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
         return fail(ErrorCode::usage, fmt::format("cannot unpack into {}: it already exists", dest.string()));
     if (!fs::is_regular_file(pack, ec))
         return fail(ErrorCode::usage, fmt::format("no such pack: {}", pack.string()));
-    const fs::path staging = dest.parent_path() / fmt::format(".{}.unpack-{}", dest.filename().string(), ::getpid());
+    // An unpack killed midway left `.DEST.unpack-<pid>` (and its extraction's temporaries).
+    const std::string prefix = fmt::format(".{}.unpack-", dest.filename().string());
+    (void)core::remove_dead_leftovers(dest.parent_path(),
+                                      [&](std::string_view name) { return core::pid_after(name, prefix); });
+    const fs::path staging = dest.parent_path() / fmt::format("{}{}", prefix, ::getpid());
     struct Cleanup {
         fs::path dir;
         ~Cleanup() {

@@ -460,6 +460,12 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
             return fail(ErrorCode::invalid_recipe,
                         fmt::format("{}: the venv path must be known before anything runs",
                                     recipe.venv.path.loc.str()));
+        if (core::trim(path.value).empty())
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: [venv] path is empty{}; name the venv's own directory (e.g. "
+                                    "\"~/.venvs/{}\")",
+                                    recipe.venv.path.loc.str(),
+                                    path.value == recipe.venv.path.value ? "" : " once expanded", recipe.name));
         venv = home_expanded(path.value, facts.env);
         if (venv.is_relative()) venv = recipe.file.parent_path() / venv;
     }

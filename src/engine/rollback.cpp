@@ -509,6 +509,26 @@ private:
             BS_TRY(auto pkg, manifest::read_installed_package(it->second));
             after.packages.emplace(name, std::move(pkg));
         }
+        // What now matches the target came from where the target says: the entry keeps its
+        // origins (index URLs, step, stored wheel), so a later rollback to it can restore them.
+        for (auto& [name, pkg] : after.packages) {
+            auto t = m_target.packages.find(name);
+            if (t == m_target.packages.end() || t->second.version != pkg.version) continue;
+            if (!t->second.record_sha256.empty() && !pkg.record_sha256.empty() &&
+                t->second.record_sha256 != pkg.record_sha256 &&
+                t->second.record_sha256_portable != pkg.record_sha256_portable)
+                continue;
+            manifest::Origin& o = pkg.origin;
+            const manifest::Origin& known = t->second.origin;
+            if (o.index_urls.empty()) o.index_urls = known.index_urls;
+            if (o.step.empty()) o.step = known.step;
+            if (o.artifact_sha256.empty()) o.artifact_sha256 = known.artifact_sha256;
+            if (o.kind == "unknown") o.kind = known.kind;
+            if (o.url.empty()) o.url = known.url;
+            if (o.vcs.empty()) o.vcs = known.vcs;
+            if (o.commit.empty()) o.commit = known.commit;
+            if (o.archive_hash.empty()) o.archive_hash = known.archive_hash;
+        }
         if (std::find(touched.begin(), touched.end(), "torch") != touched.end()) {
             after.torch.reset();
             if (auto it = now.find("torch"); it != now.end())
@@ -551,8 +571,7 @@ Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& 
                                 const RollbackOptions& options, const RollbackObserver& observer) {
     BS_TRY(auto lock, VenvLock::acquire(venv, options.lock_timeout, [&](long pid) {
         if (observer.on_message)
-            observer.on_message(fmt::format("waiting for the venv lock held by pid {} (up to {:.0f}s)",
-                                            pid, options.lock_timeout));
+            observer.on_message(VenvLock::waiting_message(pid, options.lock_timeout));
     }));
     return rollback_to(venv, target, options, observer);
 }

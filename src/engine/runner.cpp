@@ -115,8 +115,7 @@ public:
         bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
             waited = true;
-            m_observer.message(fmt::format("waiting for the venv lock held by pid {} (up to {:.0f}s)", pid,
-                                           m_options.lock_timeout));
+            m_observer.message(VenvLock::waiting_message(pid, m_options.lock_timeout));
         }));
         // Another run may have changed the venv while we waited; otherwise the plan stands (a
         // second plan would double the cost of a no-op run, device probing included).
@@ -371,9 +370,6 @@ private:
         }
         return changed ? m_journal.save(m_plan.venv) : Status{};
     }
-
-    fs::path m_before_entry;  // the "before" entry this run wrote ("" when it reused the newest)
-    bool m_changed_nothing = false;  // the run's after-snapshot equals its before-snapshot
 
     /// What {device.*} stood for in a run that ran something: the journal keeps it for doctor's
     /// built-for check, as a history entry would (a run that changed no distribution has none).
@@ -657,7 +653,9 @@ private:
     manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
     bool m_before_taken = false;
     std::optional<manifest::Manifest> m_before;
+    fs::path m_before_entry;  // the "before" entry this run wrote ("" when it reused the newest)
     std::optional<manifest::Manifest> m_after;
+    bool m_changed_nothing = false;  // the run's after-snapshot equals its before-snapshot
     bool m_previous_loaded = false;
     std::int64_t m_previous_number = 0;
     std::optional<manifest::Manifest> m_previous;

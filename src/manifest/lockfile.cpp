@@ -34,7 +34,7 @@ std::string to_json(const Lockfile& lock) {
 }
 
 Result<Lockfile> load_lockfile(const fs::path& file) {
-    BS_TRY(auto text, core::read_file(file));
+    BS_TRY(auto text, core::read_regular_file(file, core::k_max_user_input));
     auto invalid = [&](const std::string& why) -> Result<Lockfile> {
         return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), why));
     };

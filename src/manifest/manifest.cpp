@@ -177,7 +177,7 @@ Result<Manifest> from_json(std::string_view text, const std::string& source) {
 }
 
 Result<Manifest> load_manifest(const fs::path& file) {
-    BS_TRY(std::string text, core::read_file(file));
+    BS_TRY(std::string text, core::read_regular_file(file, core::k_max_user_input));
     return from_json(text, file.string());
 }
 

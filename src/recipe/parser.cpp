@@ -237,8 +237,12 @@ Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& k
     // A file over the limit is not even read (a regular one: a pipe has no size).
     if (auto size = std::filesystem::file_size(file, ec); !ec && size > detail::k_max_recipe_bytes)
         return tl::unexpected(detail::make_recipe_error({detail::too_large(size, file.string())}));
-    auto bytes = core::read_file(file);
-    if (!bytes) return fail(ErrorCode::io, bytes.error().message, bytes.error().detail);
+    // Only a regular file, bounded while it is read: a device (/dev/zero, or a .toml symlink to
+    // it) or a FIFO is refused at once instead of filling memory.
+    auto bytes = core::read_regular_file(file, detail::k_max_recipe_bytes);
+    if (!bytes)
+        return fail(bytes.error().code == ErrorCode::interrupted ? ErrorCode::interrupted : ErrorCode::io,
+                    bytes.error().message, bytes.error().detail);
     BS_TRY(Recipe recipe, parse_named(*bytes, file.string(), kinds));
     auto absolute = std::filesystem::absolute(file, ec);
     recipe.file = ec ? file : absolute.lexically_normal();

@@ -1,7 +1,10 @@
 #include "recipe/placeholders.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace bootstrap::recipe {
 
@@ -119,19 +122,32 @@ Result<Expanded> expand(const Text& text, const PlaceholderResolver& resolve) {
     auto segments = scan(text.value);
     if (!segments) return located(std::move(segments.error()));
     Expanded out;
+    // A literal is bounded by the recipe's size; only placeholders can multiply a value.
+    const bool has_placeholders =
+        std::any_of(segments->begin(), segments->end(), [](const auto& s) { return s.placeholder.has_value(); });
+    // Checked as it grows: `a = "{vars.b}{vars.b}"` chains double a value per level, and a
+    // value made of many placeholders must stop before it exhausts memory, not after.
+    auto append = [&](std::string_view piece) -> Status {
+        if (has_placeholders && out.value.size() + piece.size() > k_max_expanded_value)
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: the value expands to more than {} KiB (placeholders that repeat a "
+                                    "value double it at every level); no recipe value needs that much",
+                                    text.loc.str(), k_max_expanded_value / 1024));
+        out.value += piece;
+        return {};
+    };
     for (const auto& s : *segments) {
         if (!s.placeholder) {
-            out.value += s.literal;
+            BS_CHECK(append(s.literal));
             continue;
         }
         auto value = resolve(*s.placeholder);
         if (!value) return located(std::move(value.error()));
         if (*value) {
-            out.value += **value;
+            BS_CHECK(append(**value));
         } else {
             out.complete = false;
-            out.value += "<" + s.placeholder->ns + "." + s.placeholder->name +
-                         ": known after the venv exists>";
+            BS_CHECK(append("<" + s.placeholder->ns + "." + s.placeholder->name + ": known after the venv exists>"));
         }
     }
     return out;

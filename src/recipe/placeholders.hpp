@@ -42,6 +42,9 @@ struct Expanded {
                            // it as "<python.ext_suffix: known after the venv exists>"
 };
 
+/// The most an expanded value may hold (a recipe value: an argv word, an env value, a path).
+inline constexpr size_t k_max_expanded_value = 64 * 1024;
+
 /// Expand all placeholders in `text` (`{{`/`}}` become braces); errors, the resolver's
 /// included, are prefixed with the text's location ("file:line:col: ").
 [[nodiscard]] Result<Expanded> expand(const Text& text, const PlaceholderResolver& resolve);

@@ -14,6 +14,8 @@ namespace bootstrap::recipe::detail {
 
 namespace {
 
+constexpr double k_max_step_timeout_s = 30.0 * 24 * 3600;
+
 bool contains(const std::vector<std::string>& list, std::string_view word) {
     return std::find(list.begin(), list.end(), word) != list.end();
 }
@@ -190,7 +192,9 @@ void read_common_keys(StepReader& rd, Step& step) {
     (void)rd.get("kind");
     if (const Value* n = rd.get("env")) step.env = rd.values().env_table(*n, "env");
     if (const Value* n = rd.get("env_unset")) step.env_unset = rd.values().env_names(*n, "env_unset");
-    step.timeout = rd.positive_number("timeout");
+    // A step that may run longer than 30 days is a mistake, and a larger value overflows the
+    // clock a timeout is measured on (1e10 s ran out at once as "timed out (0.00s)").
+    step.timeout = rd.positive_number("timeout", k_max_step_timeout_s, "30 days");
     step.attempts = rd.integer("attempts", 1);
     step.optional = rd.flag("optional");
     if (const Value* n = rd.get("verify")) read_verify(rd.values(), *n, step);

@@ -43,9 +43,9 @@ std::optional<int> StepReader::integer(std::string_view key, int64_t min) {
     return v ? m_values.integer(*v, key, min) : std::nullopt;
 }
 
-std::optional<double> StepReader::positive_number(std::string_view key) {
+std::optional<double> StepReader::positive_number(std::string_view key, double max, std::string_view max_shown) {
     const Value* v = get(key);
-    return v ? m_values.positive_number(*v, key) : std::nullopt;
+    return v ? m_values.positive_number(*v, key, max, max_shown) : std::nullopt;
 }
 
 const Value* StepReader::table(std::string_view key, const char* what) {

@@ -6,6 +6,7 @@
 // step of kind X". A kind must therefore ask for every key it knows, whether or not the step
 // has it (its parse runs on an empty table to list them).
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +36,9 @@ public:
     /// A boolean; false when absent (or not a boolean, which is reported).
     [[nodiscard]] bool flag(std::string_view key);
     [[nodiscard]] std::optional<int> integer(std::string_view key, int64_t min);
-    [[nodiscard]] std::optional<double> positive_number(std::string_view key);
+    [[nodiscard]] std::optional<double> positive_number(std::string_view key,
+                                                        double max = std::numeric_limits<double>::max(),
+                                                        std::string_view max_shown = {});
     /// The table under `key`; null when absent, or after reporting a value of another type
     /// ("'KEY' must be WHAT, not ...").
     [[nodiscard]] const Value* table(std::string_view key, const char* what);

@@ -175,6 +175,10 @@ void check_placeholders(const Recipe& recipe, std::vector<Problem>& problems) {
         for (const auto& text : step.texts) check_text(text);
 }
 
+namespace {
+constexpr size_t k_max_problems_shown = 50;
+}  // namespace
+
 Error make_recipe_error(std::vector<Problem> problems) {
     std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
         return std::pair(a.loc.line, a.loc.column) < std::pair(b.loc.line, b.loc.column);
@@ -185,6 +189,13 @@ Error make_recipe_error(std::vector<Problem> problems) {
         if (lines.empty() || lines.back() != line) lines.push_back(std::move(line));
     }
     std::string first = lines.empty() ? std::string("invalid recipe") : lines.front();
+    // A broken or generated file can hold thousands of problems: the first ones say what is
+    // wrong, the rest only a count (100,000 unknown keys were 8.6 MB of stderr).
+    if (lines.size() > k_max_problems_shown) {
+        const size_t more = lines.size() - k_max_problems_shown;
+        lines.resize(k_max_problems_shown);
+        lines.push_back(fmt::format("... and {} more problem(s) not shown", more));
+    }
     return Error{ErrorCode::invalid_recipe, std::move(first), core::join(lines, "\n")};
 }
 

@@ -1,5 +1,8 @@
 #include "recipe/value_reader.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include <algorithm>
 #include <climits>
 
@@ -54,14 +57,20 @@ std::optional<int> ValueReader::integer(const Value& v, std::string_view name, i
     return static_cast<int>(v.integer);
 }
 
-std::optional<double> ValueReader::positive_number(const Value& v, std::string_view name) {
+std::optional<double> ValueReader::positive_number(const Value& v, std::string_view name, double max,
+                                                   std::string_view max_shown) {
     if (!v.is_number()) {
         expect(v, ValueType::floating_point, name, "a number");
         return std::nullopt;
     }
     double n = v.is(ValueType::integer) ? static_cast<double>(v.integer) : v.floating_point;
-    if (!(n > 0)) {
-        report(v.loc, fmt::format("'{}' must be greater than 0, not {}", name, n));
+    if (!(n > 0) || !std::isfinite(n)) {
+        report(v.loc, fmt::format("'{}' must be a number greater than 0, not {}", name, n));
+        return std::nullopt;
+    }
+    if (n > max) {
+        report(v.loc, fmt::format("'{}' must be at most {}{}, not {}", name, max,
+                                  max_shown.empty() ? "" : fmt::format(" ({})", max_shown), n));
         return std::nullopt;
     }
     return n;

@@ -5,6 +5,7 @@
 // ("source.rev", "verify[0].import").
 
 #include <map>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +32,10 @@ public:
     /// An integer >= `min` that fits an int.
     [[nodiscard]] std::optional<int> integer(const Value& v, std::string_view name, int64_t min);
     /// A number (integer or float) greater than 0.
-    [[nodiscard]] std::optional<double> positive_number(const Value& v, std::string_view name);
+    /// A finite number > 0 and <= `max` (`max_shown` says it in words: "30 days").
+    [[nodiscard]] std::optional<double> positive_number(const Value& v, std::string_view name,
+                                                        double max = std::numeric_limits<double>::max(),
+                                                        std::string_view max_shown = {});
     /// An array of strings; with `single`, one string also stands for a one-element array.
     [[nodiscard]] std::vector<Text> texts(const Value& v, std::string_view name,
                                           bool single = false);

@@ -22,6 +22,8 @@
 
 namespace bootstrap::steps {
 
+std::string BuildSpec::location_shown() const { return core::redact_text(location); }
+
 namespace {
 
 /// What builds and VCSs write into a tree: not part of its identity, and (build/dist) not
@@ -149,7 +151,7 @@ Status git_ok(const Fetch& f, std::vector<std::string> args, const std::string& 
 /// a transfer below 1 KiB/s over the low-speed window is one; the step's time bounds it all.
 Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
     const auto& b = *f.step.build();
-    const std::string what = fmt::format("the git fetch of {} from {}", b.rev, b.location);
+    const std::string what = fmt::format("the git fetch of {} from {}", b.rev, b.location_shown());
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(low_speed_time(f.step)).count();
     const std::vector<std::string> slow{
         "-c", fmt::format("http.lowSpeedLimit={}", k_low_speed_limit), "-c",
@@ -180,7 +182,7 @@ Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
     }
     return fail(ErrorCode::network,
                 fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", f.step.id,
-                            b.rev, b.location, b.download_attempts),
+                            b.rev, b.location_shown(), b.download_attempts),
                 last + (f.ctx.log_path.empty() ? "" : "\nlog: " + f.ctx.log_path.string()));
 }
 
@@ -207,7 +209,7 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
     BS_CHECK(core::create_directories(root));
     BS_TRY(auto lock,
            lock_source(f, b.home / "sources" / "locks" / (final_dir.filename().string() + ".lock"),
-                       "the checkout of " + b.location + " at " + b.rev.substr(0, 12)));
+                       "the checkout of " + b.location_shown() + " at " + b.rev.substr(0, 12)));
     if (fs::exists(final_dir / ".git"))
         return FetchedSource{final_dir, false, ""};  // the one we waited for
     const std::string tmp_prefix = fmt::format(".tmp-{}-", final_dir.filename().string());
@@ -224,13 +226,13 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
         BS_CHECK(git_ok(f,
                         {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout",
                          "--quiet", "--detach", b.rev},
-                        fmt::format("commit {} is not in {}", b.rev, b.location)));
+                        fmt::format("commit {} is not in {}", b.rev, b.location_shown())));
         BS_TRY(auto head, run_git(f, {"-C", tmp.string(), "rev-parse", "HEAD"}, "git rev-parse"));
         std::string got(core::trim(head.output));
         if (got != b.rev)
             return fail(ErrorCode::step_failed,
                         fmt::format("step '{}': {} checked out {} instead of commit {}", f.step.id,
-                                    b.location, got, b.rev));
+                                    b.location_shown(), got, b.rev));
         if (b.submodules)
             BS_CHECK(git_ok(f,
                             {"-C", tmp.string(), "submodule", "update", "--init", "--recursive",
@@ -248,7 +250,7 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
         if (!fs::exists(final_dir / ".git"))
             return fail(ErrorCode::io, fmt::format("cannot publish {}: {}", final_dir.string(), ec.message()));
     }
-    return FetchedSource{final_dir, false, fmt::format("fetched {} at {}", b.location, b.rev.substr(0, 12))};
+    return FetchedSource{final_dir, false, fmt::format("fetched {} at {}", b.location_shown(), b.rev.substr(0, 12))};
 }
 
 }  // namespace
@@ -427,7 +429,7 @@ Result<fs::path> stage_source(const ResolvedStep& step, const FetchedSource& sou
                     fmt::format("step '{}': {} has neither pyproject.toml nor setup.py{}", step.id,
                                 b.source_kind == BuildSource::Kind::path
                                     ? (fs::path(b.location) / b.subdirectory).string()
-                                    : b.location + (b.subdirectory.empty() ? "" : " (" + b.subdirectory + ")"),
+                                    : b.location_shown() + (b.subdirectory.empty() ? "" : " (" + b.subdirectory + ")"),
                                 b.subdirectory.empty() ? " (set source.subdirectory if the project is deeper)" : ""));
     return project;
 }

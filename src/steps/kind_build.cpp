@@ -164,8 +164,8 @@ Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec
             if (auto why = recipe::git_url_problem(b.location); out.complete && !why.empty())
                 return fail(ErrorCode::invalid_recipe,
                             fmt::format("{}: 'source.git' cannot be '{}': {}",
-                                        src.location.loc.str(), b.location, why));
-            b.source_identity = fmt::format("git {}@{}{}", b.location, b.rev,
+                                        src.location.loc.str(), b.location_shown(), why));
+            b.source_identity = fmt::format("git {}@{}{}", b.location_shown(), b.rev,
                                             b.submodules ? " +submodules" : "");
             // A repository on this machine (a path, or file://): git reads it as it is.
             if (b.location.rfind("file://", 0) == 0)

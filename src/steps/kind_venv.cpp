@@ -25,9 +25,27 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader&) {
     return std::make_shared<recipe::KindFields>();
 }
 
+/// --recreate replaces the venv's contents: never those of `/`, the home directory, the
+/// recipe's or the current directory, or an ancestor of one of them.
+Status replaceable(const recipe::Step& s, const PlanContext& ctx) {
+    std::string home;
+    if (ctx.env)
+        if (auto it = ctx.env->find("HOME"); it != ctx.env->end()) home = it->second;
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    auto ok = check_replaceable(ctx.venv, home, ctx.recipe->file.parent_path(), ec ? fs::path() : cwd);
+    if (!ok) {
+        Error e = ok.error();
+        e.message = s.loc.str() + ": " + e.message;
+        return tl::unexpected(e);
+    }
+    return {};
+}
+
 Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx) {
     std::error_code ec;
     if (!fs::is_directory(ctx.venv, ec)) return {};
+    if (ctx.recreate) BS_CHECK(replaceable(s, ctx));  // the first thing to say about `~` or `/`
     // bootstrap's own state dir does not count: a first run that failed leaves only that.
     std::vector<std::string> names;
     fs::directory_iterator it(ctx.venv, ec);
@@ -38,7 +56,10 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
                                                ctx.venv.string(), ec.message()));
     std::sort(names.begin(), names.end());
     if (names.empty()) return {};
-    if (!ctx.recreate) {
+    // Only a venv bootstrap was making (its state dir is there: a first run that failed midway)
+    // may be replaced; anyone else's directory is never deleted, --recreate or not.
+    const bool ours = fs::is_directory(ctx.venv / ".bootstrap", ec);
+    if (!ctx.recreate || !ours) {
         const size_t shown = std::min<size_t>(names.size(), 3);
         std::vector<std::string> some(names.begin(), names.begin() + static_cast<long>(shown));
         return fail(ErrorCode::usage,
@@ -48,9 +69,12 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
                                 names.size() > shown
                                     ? fmt::format(" and {} more", names.size() - shown)
                                     : std::string()),
-                    "choose another venv path, or re-run with --recreate to replace the "
-                    "directory's contents with a venv (they are deleted)");
+                    ours ? "choose another venv path, or re-run with --recreate to replace the "
+                           "directory's contents with a venv (they are deleted)"
+                         : "choose another venv path (a new or empty directory); bootstrap never deletes a "
+                           "directory that is not a venv it made");
     }
+    BS_CHECK(replaceable(s, ctx));
     std::get<VenvSpec>(out.spec).recreate = true;
     out.note = "not a venv: its contents are replaced by a new venv (--recreate)";
     return {};
@@ -181,6 +205,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
                         "re-run with --recreate to replace it (its packages are removed; "
                         "bootstrap's journal and logs are kept)");
         } else {
+            BS_CHECK(replaceable(s, ctx));
             std::get<VenvSpec>(out.spec).recreate = true;
             out.note = fmt::format("venv has Python {}: recreated with {}", have, want);
         }

@@ -57,7 +57,10 @@ struct ResolvedVerify {
 /// A `build` step after expansion; steps/build.hpp says what runs.
 struct BuildSpec {
     BuildSource::Kind source_kind = BuildSource::Kind::path;
-    std::string location;       // path: absolute directory; git / url: the URL
+    std::string location;       // path: absolute directory; git / url: the URL (may hold credentials)
+    /// `location` as it may be shown, logged, written or hashed: credentials `***`
+    /// (core::redact_text). Only the fetch itself uses `location`.
+    [[nodiscard]] std::string location_shown() const;
     std::string rev;            // git: the full commit id
     std::string sha256;         // url: the archive's sha256
     std::string subdirectory;   // the project inside the source tree ("" = its root)

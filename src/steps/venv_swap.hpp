@@ -10,6 +10,7 @@
 // bootstrap's own state (`.bootstrap/`: journal, history, logs, the venv lock) never moves.
 
 #include <functional>
+#include <string>
 
 #include "core/error.hpp"
 #include "steps/resolved_step.hpp"
@@ -19,6 +20,13 @@ namespace bootstrap::steps {
 /// Put back a venv whose recreation did not finish (a no-op when none is pending). The
 /// returned flag says whether anything was restored.
 [[nodiscard]] Result<bool> restore_unfinished_recreate(const fs::path& venv);
+
+/// Whether `venv` may have its contents replaced (`run --recreate`). Refused, with a message
+/// naming the path and why: `/`, the home directory or one of its ancestors, the directory of
+/// the recipe or one of its ancestors, the current directory or one of its ancestors. `home`,
+/// `recipe_dir` and `cwd` may be empty (unknown). Paths are compared after resolving symlinks.
+[[nodiscard]] Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::path& recipe_dir,
+                                       const fs::path& cwd);
 
 /// A recreation that did not finish waits to be undone (restore_unfinished_recreate would act).
 [[nodiscard]] bool recreate_pending(const fs::path& venv);

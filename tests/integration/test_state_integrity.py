@@ -261,10 +261,18 @@ def test_a_directory_that_is_not_a_venv_is_not_made_one_without_recreate(world):
     assert proc.returncode == 2, proc.stderr
     assert (f"{world.venv} exists and is not a venv (no pyvenv.cfg), but it is not empty: it holds src"
             in proc.stderr)
-    assert "--recreate" in proc.stderr
+    assert "bootstrap never deletes a directory that is not a venv it made" in proc.stderr
     assert not (world.venv / "pyvenv.cfg").exists()  # before: silently made into a venv
 
-    # With --recreate its contents are replaced by the venv.
+    # Not even --recreate deletes someone's files (issue 23: it once emptied a home directory).
+    proc = world.run([recipe, "--recreate"])
+    assert proc.returncode == 2, proc.stderr
+    assert (world.venv / "src" / "train.py").read_text() == "print('mine')\n"
+
+    # A venv bootstrap was making (its state dir is there) may be replaced with --recreate.
+    (world.venv / ".bootstrap").mkdir()
+    proc = world.run([recipe])
+    assert proc.returncode == 2 and "--recreate" in proc.stderr, proc.stderr
     ok(world.run([recipe, "--recreate"]))
     assert (world.venv / "pyvenv.cfg").is_file()
     assert not (world.venv / "src").exists()

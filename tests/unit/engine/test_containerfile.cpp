@@ -7,6 +7,7 @@
 
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
+#include "core/strings.hpp"
 #include "engine/containerfile.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -130,8 +131,23 @@ TEST_CASE("the Dockerfile: one RUN with cache mounts, explicit arch, labels, doc
         "    bootstrap snapshot --venv /opt/venv -o /etc/bootstrap/manifest.json; \\\n"
         "    (cd /etc/bootstrap && sha256sum manifest.json > manifest.json.sha256); \\\n"
         "    bootstrap seal --venv /opt/venv\n"
-        "ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n";
+        "ENV VIRTUAL_ENV=\"/opt/venv\" PATH=\"/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n";
     CHECK(engine::render_containerfile(golden_spec()) == expected);
+}
+
+TEST_CASE("a recipe name with a line break stays in its comment, a venv with a space in its ENV") {
+    auto s = golden_spec();
+    s.recipe_name = "x\nRUN touch /PWNED";
+    s.venv = "/opt/my venv";
+    const auto text = engine::render_containerfile(s);
+    CHECK(text.find("\nRUN touch /PWNED") == std::string::npos);
+    CHECK(text.find("recipe 'x RUN touch /PWNED'") != std::string::npos);
+    CHECK(text.find("ENV VIRTUAL_ENV=\"/opt/my venv\" PATH=\"/opt/my venv/bin:") != std::string::npos);
+    CHECK(text.find("bootstrap seal --venv '/opt/my venv'") != std::string::npos);
+    size_t instructions = 0;  // every line is a comment, an instruction or a continuation
+    for (const auto& line : core::split(text, '\n'))
+        if (!line.empty() && line[0] != '#' && line[0] != ' ') ++instructions;
+    CHECK(instructions == 9);  // FROM, 4 COPY, LABEL, ARG, RUN, ENV
 }
 
 TEST_CASE("labels and shell words are quoted") {
@@ -239,6 +255,38 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
         auto r = engine::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("'venv'") != std::string::npos);
+    }
+    // Issue 23, item 6: a line break in any value written into the Dockerfile would start an
+    // instruction of its own.
+    SECTION("a base image with a newline") {
+        o.base_image = "debian:12\nRUN touch /PWNED";
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--base") != std::string::npos);
+        CHECK(r.error().message.find("a newline") != std::string::npos);
+        o.base_image = "debian 12";
+        r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("not an image reference") != std::string::npos);
+    }
+    SECTION("an --env value with a newline") {
+        o.env = {{"FOO", "a\nRUN touch /PWNED"}};
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--env FOO") != std::string::npos);
+    }
+    SECTION("an --arch with a newline") {
+        o.no_device = false;
+        o.arch = "9.0\nRUN touch /PWNED";
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--arch") != std::string::npos);
+    }
+    SECTION("a venv path with a newline") {
+        o.venv = "/opt/v\nRUN x";
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--venv") != std::string::npos);
     }
     CHECK_FALSE(fs::exists(w.dir.path() / "ctx" / "Dockerfile"));
 }

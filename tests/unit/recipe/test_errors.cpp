@@ -1,6 +1,7 @@
 // Golden recipe error text: every message a user can see, pinned exactly, with its location.
 #include <catch2/catch.hpp>
 
+#include "core/strings.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
@@ -253,7 +254,7 @@ TEST_CASE("golden: multiple problems are reported together, in file order") {
           "r.toml:10:11: 'upgrade' must be a boolean, not an integer\n"
           "r.toml:11:1: step 'torch' (kind run) is missing required key 'argv'\n"
           "r.toml:12:6: duplicate step id 'torch' (first defined at r.toml:7:6)\n"
-          "r.toml:14:11: 'timeout' must be greater than 0, not 0");
+          "r.toml:14:11: 'timeout' must be a number greater than 0, not 0");
 }
 
 TEST_CASE("golden: 'step' must be an array of tables") {
@@ -306,4 +307,28 @@ TEST_CASE("[venv] python: a version or an interpreter's path, whose place is kep
     CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.x\"\n") ==
           "r.toml:5:10: 'venv.python' must be a Python version like \"3.12\" or an interpreter's "
           "path like \"/usr/bin/python3.12\", not \"3.x\"");
+}
+
+TEST_CASE("a step timeout is a finite number of seconds up to 30 days") {
+    const std::string step = k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\nargv = [\"true\"]\n";
+    CHECK(problems(step + "timeout = inf\n").find("'timeout' must be a number greater than 0, not inf") !=
+          std::string::npos);
+    CHECK(problems(step + "timeout = nan\n").find("'timeout' must be a number greater than 0, not nan") !=
+          std::string::npos);
+    CHECK(problems(step + "timeout = 1e308\n").find("'timeout' must be at most 2592000 (30 days), not 1e+308") !=
+          std::string::npos);
+    CHECK(problems(step + "timeout = 1e10\n").find("'timeout' must be at most 2592000 (30 days)") != std::string::npos);
+    CHECK(problems(step + "timeout = 2592000\n") == "<valid>");
+    CHECK(problems(step + "timeout = 0.5\n") == "<valid>");
+}
+
+TEST_CASE("a recipe with thousands of problems prints the first fifty and a count") {
+    std::string text = k_head;
+    for (int i = 0; i < 5000; ++i) text += "unknown_" + std::to_string(i) + " = 1\n";
+    auto r = steps::parse_recipe(text, "r.toml");
+    REQUIRE_FALSE(r);
+    const auto lines = core::split(r.error().detail, '\n');
+    CHECK(lines.size() == 51);
+    CHECK(lines.back() == "... and 4950 more problem(s) not shown");
+    CHECK(r.error().detail.size() < 10000);
 }

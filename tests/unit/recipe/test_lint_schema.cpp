@@ -180,7 +180,7 @@ TEST_CASE("perf baseline: read and validated") {
     CHECK(d->perf_baseline->tolerance == Approx(0.05));
 
     CHECK(problems(k_head + "[perf]\nbaseline = { tflops = 0 }\n") ==
-          "r.toml:7:23: 'perf.baseline.tflops' must be greater than 0, not 0");
+          "r.toml:7:23: 'perf.baseline.tflops' must be a number greater than 0, not 0");
     CHECK(problems(k_head + "[perf]\nbaseline = { tflops = 1.0, tolerance = 1.5 }\n") ==
           "r.toml:7:40: 'perf.baseline.tolerance' must be a fraction from 0 up to (not "
           "including) 1, not 1.5");

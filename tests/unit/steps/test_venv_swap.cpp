@@ -73,3 +73,30 @@ TEST_CASE("a recreation killed midway is undone by the next venv step", "[venv_s
     REQUIRE(again);
     CHECK_FALSE(*again);
 }
+
+TEST_CASE("a venv path whose contents may not be replaced is refused, naming why", "[venv_swap]") {
+    core::TempDir dir;
+    const fs::path home = dir.path() / "home" / "alice";
+    const fs::path project = home / "proj";
+    fs::create_directories(project / "sub");
+    const fs::path cwd = project / "sub";
+    auto why = [&](const fs::path& venv) {
+        auto r = steps::check_replaceable(venv, home, project, cwd);
+        return r ? std::string() : r.error().message;
+    };
+    CHECK(why("/").find("the root of the file system") != std::string::npos);
+    CHECK(why(home).find("it is the home directory") != std::string::npos);
+    CHECK(why(home / "").find("it is the home directory") != std::string::npos);
+    CHECK(why(dir.path() / "home").find("an ancestor of the home directory") != std::string::npos);
+    CHECK(why(project).find("it is the recipe's directory") != std::string::npos);
+    CHECK(why(cwd).find("it is the current directory") != std::string::npos);
+    CHECK(why(home / "proj" / ".." / "proj").find("it is the recipe's directory") != std::string::npos);
+    // Through a symlink too.
+    fs::create_directory_symlink(home, dir.path() / "link");
+    CHECK(why(dir.path() / "link").find("it is the home directory") != std::string::npos);
+    // A directory of its own is fine, inside any of them.
+    CHECK(why(home / ".venvs" / "x").empty());
+    CHECK(why(project / "venv").empty());
+    CHECK(why(cwd / "venv").empty());
+    CHECK(steps::check_replaceable("/opt/venv", "", "", "").has_value());
+}

@@ -1,0 +1,207 @@
+"""Hardening, round two (issue 23): each case reproduced what the issue found on the code before
+it, and now gets a clear error naming what and where, with nothing lost.
+
+1. `--recreate` never replaces the contents of `/`, the home directory (a fake $HOME here), the
+   recipe's directory or an ancestor of one of them, nor a directory that is not a venv;
+   an empty venv path is an error at its line.
+4. Exponential `[vars]` expansion stops with a file:line error, in a run bounded by prlimit.
+5. A recipe that is a device (or a symlink to one) is refused at once, in a bounded run.
+6. `containerfile` refuses values with line breaks (they would add Dockerfile instructions).
+8. A step timeout of inf, 1e308 or 1e10 is refused at its line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import recipes as R
+
+GIB = 1 << 30
+
+
+def limited(max_bytes: int):
+    """preexec_fn: cap the child's address space (prlimit --as)."""
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+    return apply
+
+
+def run_bounded(world, args, max_bytes=2 * GIB, timeout=30) -> subprocess.CompletedProcess:
+    return subprocess.run(world.cmd(args), env=world.full_env(), cwd=world.root, timeout=timeout,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          preexec_fn=limited(max_bytes))
+
+
+def recipe_text(path: str, steps: str = '[[step]]\nid = "venv"\nkind = "venv"\n') -> str:
+    return f'schema = 1\nname = "h"\n[venv]\npath = "{path}"\npython = "3.11"\n{steps}'
+
+
+def test_recreate_refuses_the_home_directory_and_keeps_every_file(world, tmp_path):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE\n")
+    (home / "notes.txt").write_text("mine\n")
+    recipe = world.root / "home.toml"
+    recipe.write_text(recipe_text("~"))
+    env = {"HOME": str(home)}
+    for args in (["plan", recipe, "--recreate"], [recipe, "--recreate"]):
+        proc = world.run(args, env=env)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert f"refusing to replace the contents of {home}" in proc.stderr, proc.stderr
+        assert "it is the home directory" in proc.stderr
+        assert "home.toml:" in proc.stderr  # where the venv step is
+    assert (home / ".ssh" / "id_rsa").read_text() == "PRIVATE\n"
+    assert sorted(p.name for p in home.iterdir()) == [".ssh", "notes.txt"]
+    assert not (home / "pyvenv.cfg").exists()
+
+
+def test_root_the_recipes_directory_and_a_foreign_directory_are_never_replaced(world, tmp_path):
+    recipe = world.root / "root.toml"
+    recipe.write_text(recipe_text("/"))
+    proc = world.run(["plan", recipe, "--recreate"])
+    assert proc.returncode == 2 and "it is the root of the file system" in proc.stderr, proc.stderr
+
+    recipe.write_text(recipe_text("."))  # the recipe's own directory
+    proc = world.run([recipe, "--recreate"])
+    assert proc.returncode == 2 and "it is the recipe's directory" in proc.stderr, proc.stderr
+    assert recipe.exists()
+
+    recipe.write_text(recipe_text(".."))  # an ancestor of it
+    proc = world.run(["plan", recipe, "--recreate"])
+    assert proc.returncode == 2 and "an ancestor of the recipe's directory" in proc.stderr, proc.stderr
+
+    # Someone's directory (no pyvenv.cfg, no bootstrap state): not even --recreate replaces it.
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "results.csv").write_text("1,2\n")
+    recipe.write_text(recipe_text(str(data)))
+    proc = world.run([recipe, "--recreate"])
+    assert proc.returncode == 2, proc.stderr
+    assert "is not a venv (no pyvenv.cfg)" in proc.stderr and "never deletes" in proc.stderr, proc.stderr
+    assert (data / "results.csv").read_text() == "1,2\n"
+
+
+def test_an_empty_venv_path_is_an_error_at_its_line(world):
+    recipe = world.root / "empty.toml"
+    for value in ("", "{env.BOOTSTRAP_TEST_UNSET:-}"):
+        recipe.write_text(recipe_text(value))
+        proc = world.run(["plan", recipe])
+        assert proc.returncode == 2, proc.stderr
+        line, _ = R.line_of(recipe, "path =")
+        assert f"empty.toml:{line}:" in proc.stderr and "[venv] path is empty" in proc.stderr, proc.stderr
+
+
+def test_exponential_vars_stop_at_the_value_cap_in_a_bounded_run(world):
+    levels = ['a0 = "xxxxxxxxxxxxxxxx"'] + [f'a{i} = "{{vars.a{i - 1}}}{{vars.a{i - 1}}}"' for i in range(1, 31)]
+    recipe = world.root / "bomb.toml"
+    recipe.write_text(recipe_text(str(world.venv), '[[step]]\nid = "r"\nkind = "run"\nargv = ["echo", "{vars.a30}"]\n')
+                      .replace("[venv]", "[vars]\n" + "\n".join(levels) + "\n[venv]"))
+    start = time.monotonic()
+    proc = run_bounded(world, ["plan", recipe], max_bytes=1 * GIB)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "expands to more than 64 KiB" in proc.stderr, proc.stderr
+    assert "bomb.toml:" in proc.stderr
+
+
+def test_a_device_is_no_recipe_and_is_refused_at_once(world):
+    link = world.root / "zero.toml"
+    link.symlink_to("/dev/zero")
+    for target in ("/dev/zero", link):
+        valid = R.write_recipe(world.root, "valid.toml", steps=[R.venv()])
+        for command in (["plan"], ["lint", "--recipe", valid], []):
+            start = time.monotonic()
+            proc = run_bounded(world, [*command, target], max_bytes=1 * GIB, timeout=20)
+            assert time.monotonic() - start < 10
+            assert proc.returncode in (1, 2), (command, target, proc.returncode, proc.stderr)
+            assert "not a regular file (a character device)" in proc.stderr, (command, proc.stderr)
+    for command in (["explain"], ["fleet", "diff"]):
+        proc = run_bounded(world, [*command, "/dev/zero", *(["/dev/zero"] if command[0] == "fleet" else [])],
+                           max_bytes=1 * GIB, timeout=20)
+        assert proc.returncode in (1, 2) and "not a regular file" in proc.stderr, (command, proc.stderr)
+
+
+def test_a_step_timeout_past_30_days_is_refused_at_its_line(world):
+    recipe = world.root / "t.toml"
+    for value, shown in (("inf", "not inf"), ("1e308", "at most 2592000 (30 days)"), ("1e10", "at most 2592000")):
+        recipe.write_text(recipe_text(str(world.venv), f'[[step]]\nid = "r"\nkind = "run"\nargv = ["true"]\n'
+                                                        f'timeout = {value}\n'))
+        proc = world.run(["plan", recipe])
+        assert proc.returncode == 2, proc.stderr
+        line, _ = R.line_of(recipe, "timeout =")
+        assert f"t.toml:{line}:" in proc.stderr and shown in proc.stderr, proc.stderr
+
+
+def test_containerfile_refuses_line_breaks_in_what_it_writes(world, tmp_path):
+    recipe = world.root / "img.toml"
+    recipe.write_text(recipe_text("/opt/venv", '[[step]]\nid = "venv"\nkind = "venv"\n'))
+    base = ["containerfile", recipe, "--no-device", "--uv", world.uv]
+    cases = [
+        (["--base", "debian:12\nRUN touch /PWNED"], "--base"),
+        (["--env", "FOO=a\nRUN touch /PWNED"], "--env FOO"),
+        (["--venv", "/opt/v\nRUN touch /PWNED"], "--venv"),
+    ]
+    for i, (extra, named) in enumerate(cases):
+        out = tmp_path / f"ctx{i}"
+        proc = world.run([*base, "-o", out, *extra])
+        assert proc.returncode == 2, (extra, proc.stdout, proc.stderr)
+        assert named in proc.stderr and "control character" in proc.stderr, proc.stderr
+        assert not (out / "Dockerfile").exists()
+    out = tmp_path / "ok"
+    proc = world.run([*base, "-o", out, "--venv", "/opt/my venv"])
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "Dockerfile").read_text()
+    assert 'ENV VIRTUAL_ENV="/opt/my venv" PATH="/opt/my venv/bin:' in text
+    assert "PWNED" not in text
+
+
+def test_a_chain_of_rollbacks_stays_restorable(world):
+    """Item 7: a manifest a rollback wrote keeps its packages' index origins, so rolling back to
+    it (and to the next one) works at any depth of the chain."""
+    url = world.index.url()
+    a = R.write_recipe(world.root, "a.toml", steps=[R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=url)])
+    b = R.write_recipe(world.root, "b.toml", steps=[R.venv(), R.install("core", ["demo-core==2.0.0"], index_url=url)])
+    assert world.run([a]).returncode == 0
+    assert world.run([b]).returncode == 0
+
+    def numbers():
+        return [int(p.name.split("-")[0]) for p in sorted((world.venv / ".bootstrap" / "history").glob("*.json"))]
+
+    first, second = numbers()[0], numbers()[-1]
+    targets = [first, second]
+    for _ in range(4):  # to A, to B, then to the entries those rollbacks wrote, twice over
+        target = targets[-2]
+        proc = world.run(["rollback", "--venv", world.venv, "--to", str(target)])
+        assert proc.returncode == 0, (target, proc.stdout, proc.stderr)
+        targets.append(numbers()[-1])
+        written = json.loads(sorted((world.venv / ".bootstrap" / "history").glob("*.json"))[-1].read_text())
+        assert written["packages"]["demo-core"]["origin"]["index_urls"] == [url], written["packages"]["demo-core"]
+    proc = world.run(["rollback", "--venv", world.venv, "--to", "last~1"])
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_credentials_in_a_build_sources_url_are_never_shown_or_written(world):
+    """Item 2: plan, plan --json, plan --explain, the run's output, its step log and the journal
+    show a git source's URL with its password as ***."""
+    secret = "s3cr3t-pa55"
+    steps = [R.venv(), {"id": "ext", "kind": "build", "abi_packages": [],
+                        "source": {"git": f"https://alice:{secret}@127.0.0.1:9/ext.git", "rev": "a" * 40}}]
+    recipe = R.write_recipe(world.root, "creds.toml", steps=steps)
+    outputs = []
+    for args in (["plan", recipe], ["plan", recipe, "--json"], ["plan", recipe, "--explain"]):
+        proc = world.run(args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        outputs.append(proc.stdout + proc.stderr)
+    assert "https://alice:***@127.0.0.1:9/ext.git" in outputs[0], outputs[0]
+    proc = world.run([recipe], env={"BOOTSTRAP_BACKOFF_BASE": "0"})
+    assert proc.returncode != 0  # nothing listens there
+    outputs.append(proc.stdout + proc.stderr)
+    state = world.venv / ".bootstrap"
+    written = [p.read_text(errors="replace") for p in state.rglob("*") if p.is_file() and p.name != "lock"]
+    for text in outputs + written:
+        assert secret not in text
