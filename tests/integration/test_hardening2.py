@@ -205,3 +205,39 @@ def test_credentials_in_a_build_sources_url_are_never_shown_or_written(world):
     written = [p.read_text(errors="replace") for p in state.rglob("*") if p.is_file() and p.name != "lock"]
     for text in outputs + written:
         assert secret not in text
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_pack_and_unpack_remove_what_a_killed_one_left(world, tmp_path):
+    """Item 9: a pack or unpack killed by SIGKILL leaves its temporaries; the next one removes
+    those of dead processes (only its own kind, never a live process's)."""
+    recipe = R.write_recipe(world.root, steps=[R.venv()])
+    assert world.run([recipe]).returncode == 0
+    out_dir = tmp_path / "packs"
+    out_dir.mkdir()
+    pid = dead_pid()
+    leftover = out_dir / f"env.tar.zst.tmp-{pid}-AbC123"
+    leftover.write_bytes(b"\0" * 4096)
+    live = out_dir / f"env.tar.zst.tmp-{os.getpid()}-XyZ789"  # this test's: alive
+    live.write_bytes(b"")
+    other = out_dir / f"notes.txt.tmp-{pid}-AbC123"  # not a pack's
+    other.write_bytes(b"")
+    pack = out_dir / "env.tar.zst"
+    proc = world.run(["pack", "--venv", world.venv, "-o", pack])
+    assert proc.returncode == 0, proc.stderr
+    assert not leftover.exists() and live.exists() and other.exists()
+
+    dest = tmp_path / "unpacked"
+    staging = tmp_path / f".unpacked.unpack-{dead_pid()}"
+    (staging / "tree").mkdir(parents=True)
+    (staging.parent / f"{staging.name}.tmp-1").mkdir()
+    proc = world.run(["unpack", pack, dest])
+    assert proc.returncode == 0, proc.stderr
+    assert not staging.exists() and not (staging.parent / f"{staging.name}.tmp-1").exists()
+    assert (dest / "pyvenv.cfg").exists()
