@@ -63,6 +63,12 @@ std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
                        program.string(), (bin / "python").string(), name);
 }
 
+/// The debug log's line for a step's decision (both keys: a v3 journal can be matched by hand).
+void log_decision(const steps::ResolvedStep& step, const StepDecision& d) {
+    core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind, to_string(d.decision),
+                     d.reason, step.key, step.legacy_key);
+}
+
 /// Two manifests of the same venv state (what run/label/time say aside).
 bool same_state(manifest::Manifest a, manifest::Manifest b) {
     a.run.reset();
@@ -195,8 +201,7 @@ private:
             const auto& step = m_plan.steps[i];
             if (step.key.empty()) return false;
             decisions[i] = skip_rule().decide(step, m_installed, false, false, false);
-            core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind,
-                             to_string(decisions[i].decision), decisions[i].reason, step.key, step.legacy_key);
+            log_decision(step, decisions[i]);
             if (decisions[i].decision == Decision::optional_failed) continue;  // nothing to write either
             if (decisions[i].decision != Decision::up_to_date) return false;
             // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
@@ -255,8 +260,7 @@ private:
         const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
         const bool runs = decision.runs_action();
         const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
-        core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind,
-                         to_string(decision.decision), decision.reason, step.key, step.legacy_key);
+        log_decision(step, decision);
         // `run -v`: a changed key, input by input.
         for (const auto& change : decision.changes) core::log::info("step {} changed: {}", step.id, change);
         if (core::log::enabled(core::log::Level::debug))
