@@ -34,6 +34,7 @@ struct ContainerfileArgs {
     std::string lockfile;
     std::string uv;
     std::vector<std::string> env;
+    std::vector<std::string> secrets;
 };
 
 int fail_with(const Error& e) {
@@ -80,6 +81,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
         if (!kv) return fail_with(kv.error());
         options.env.push_back(*kv);
     }
+    options.secrets = args.secrets;
     auto written = engine::write_build_context(*loaded, options);
     if (!written) return fail_with(written.error());
     const auto& spec = written->spec;
@@ -112,12 +114,17 @@ int execute_containerfile(const ContainerfileArgs& args) {
         if (std::none_of(args.env.begin(), args.env.end(),
                          [&](const std::string& w) { return w == name || w.rfind(name + "=", 0) == 0; }))
             fmt::print("  the build sets {}={} (the recipe reads {{env.{}}})\n", name, value, name);
+    std::string secrets;
+    for (const auto& name : spec.secrets) {
+        fmt::print("  the build reads {} from a build secret (FILE: a file holding its value)\n", name);
+        secrets += fmt::format("--secret id={},src=FILE ", name);
+    }
     // DOCKER_BUILDKIT=1: docker before 23.0 (Debian 12's is 20.10) builds with BuildKit, which
     // RUN --mount needs, only when asked; later ones use it anyway.
-    fmt::print("build it with any of:\n  DOCKER_BUILDKIT=1 docker build -t IMAGE {0}\n  podman build -t IMAGE {0}\n"
-               "  buildah bud -t IMAGE {0}\n"
+    fmt::print("build it with any of:\n  DOCKER_BUILDKIT=1 docker build {2}-t IMAGE {0}\n  podman build {2}-t IMAGE {0}\n"
+               "  buildah bud {2}-t IMAGE {0}\n"
                "(behind a TLS-inspecting proxy, add --secret id={1},src=CA.pem to give the build its CA)\n",
-               dir, engine::k_ca_secret);
+               dir, engine::k_ca_secret, secrets);
     return 0;
 }
 
@@ -176,6 +183,10 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                     "NAME=VALUE (or NAME: its value here) set for the recipe's run; written into the "
                     "Dockerfile, so secrets are refused")
         ->expected(1, -1);
+    cmd->add_option("--secret", args->secrets,
+                    "NAME: a secret variable the recipe reads ({env.NAME}), given to the build as a build secret "
+                    "(--secret id=NAME,src=FILE), never written into the Dockerfile or a layer")
+        ->expected(1, -1);
     cmd->footer("The context holds Dockerfile (docker, podman and buildah find it), bootstrap/bin/ (bootstrap,\n"
                 "uv), bootstrap/etc/ (the recipe, the lockfile) and sources/N/: everything on this machine the\n"
                 "recipe reads (sync projects, build and pybind11 sources, local git repositories, find-links,\n"
@@ -183,6 +194,9 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                 "sources), venvs, __pycache__ and build trees. Every {env.NAME} the recipe reads is set in the\n"
                 "RUN as it is here; an unset one is an error now. One RUN runs the recipe with cache mounts for\n"
                 "$BOOTSTRAP_HOME and uv's cache, and an optional CA secret (--secret id=ca-bundle,src=FILE).\n"
+                "The recipe is copied into the image: a URL with credentials in it, or a secret variable set to a\n"
+                "value written in it, is refused. Read secrets as {env.NAME} and pass --secret NAME: the build\n"
+                "gets them from build secrets (--secret id=NAME,src=FILE), never in a layer.\n"
                 "In the image: the venv (--venv), its manifest and history in VENV/.bootstrap/, and\n"
                 "/etc/bootstrap/{recipe.toml,manifest.json}. Labels: io.bootstrap.recipe.name,\n"
                 "io.bootstrap.recipe.digest, io.bootstrap.arch.\n"

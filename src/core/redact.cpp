@@ -1,5 +1,7 @@
 #include "core/redact.hpp"
 
+#include <algorithm>
+
 #include "core/env_policy.hpp"
 
 #include "core/strings.hpp"
@@ -80,6 +82,77 @@ std::string strip_credentials(std::string_view url) {
     size_t b = 0, e = 0;
     if (!find_userinfo(url, &b, &e)) return std::string(url);
     return std::string(url.substr(0, b)) + std::string(url.substr(e + 1));
+}
+
+std::vector<std::string> url_credentials(std::string_view text) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        auto sep = text.find("://", pos);
+        if (sep == std::string_view::npos) break;
+        size_t start = sep;
+        while (start > pos && is_scheme_char(text[start - 1])) --start;
+        size_t b = 0, e = 0;
+        std::string_view rest = text.substr(start);
+        if (start < sep && find_userinfo(rest, &b, &e)) {
+            std::string_view userinfo = rest.substr(b, e - b);
+            auto colon = userinfo.find(':');
+            std::string_view secret = colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1);
+            if (!secret.empty()) out.emplace_back(secret);
+            pos = start + e;
+        } else {
+            pos = sep + 3;
+        }
+    }
+    return out;
+}
+
+SecretMask::SecretMask(std::vector<std::string> secrets) {
+    for (auto& s : secrets)
+        if (s.size() >= k_min_masked) m_secrets.push_back(std::move(s));
+    // Longest first: a secret that contains another is masked whole.
+    std::sort(m_secrets.begin(), m_secrets.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    m_secrets.erase(std::unique(m_secrets.begin(), m_secrets.end()), m_secrets.end());
+}
+
+std::string SecretMask::feed(std::string_view chunk) {
+    if (m_secrets.empty()) return std::string(chunk);
+    m_held.append(chunk);
+    const std::string_view text = m_held;
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const std::string_view rest = text.substr(i);
+        bool matched = false, maybe = false;
+        for (const auto& s : m_secrets) {  // longest first
+            if (s[0] != rest[0]) continue;
+            if (rest.size() < s.size()) {
+                maybe = maybe || std::string_view(s).starts_with(rest);
+                continue;
+            }
+            if (!rest.starts_with(s)) continue;
+            // A longer secret this could still become wins: wait for more (see below).
+            if (!maybe) {
+                out += k_redacted;
+                i += s.size();
+                matched = true;
+            }
+            break;
+        }
+        if (matched) continue;
+        if (maybe) break;  // the rest could begin a secret: wait for more
+        out += text[i++];
+    }
+    m_held.erase(0, i);
+    return out;
+}
+
+std::string SecretMask::flush() {
+    std::string out = std::move(m_held);
+    m_held.clear();
+    return out;
 }
 
 }  // namespace bootstrap::core

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bootstrap::core {
 
@@ -29,5 +30,32 @@ inline constexpr std::string_view k_redacted = "***";
 
 /// The URL without its userinfo ("https://user:pass@host/x" -> "https://host/x").
 [[nodiscard]] std::string strip_credentials(std::string_view url);
+
+/// The secret parts of the URLs in `text`: each password ("user:PASS@") and bare token
+/// ("TOKEN@"), as written.
+[[nodiscard]] std::vector<std::string> url_credentials(std::string_view text);
+
+/// Secret values shorter than this are not masked in output: "1" or "yes" replaced everywhere
+/// would garble it and hide nothing.
+inline constexpr size_t k_min_masked = 4;
+
+/// Masks known secret values in a stream of output (a child's), as CI systems do: every
+/// occurrence becomes "***", also one split across chunks (the end of a chunk that could begin
+/// a secret is held back until the next chunk, or flush()).
+class SecretMask {
+  public:
+    SecretMask() = default;
+    /// Values shorter than k_min_masked are dropped; longer ones are tried first.
+    explicit SecretMask(std::vector<std::string> secrets);
+    [[nodiscard]] bool empty() const { return m_secrets.empty(); }
+    /// The next chunk, masked: what can be emitted now.
+    [[nodiscard]] std::string feed(std::string_view chunk);
+    /// What was held back (the stream ended).
+    [[nodiscard]] std::string flush();
+
+  private:
+    std::vector<std::string> m_secrets;
+    std::string m_held;
+};
 
 }  // namespace bootstrap::core

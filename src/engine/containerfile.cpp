@@ -13,10 +13,12 @@
 #include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
+#include "core/strings.hpp"
 #include "net/download.hpp"
 #include "steps/build_source.hpp"
 #include "engine/facts.hpp"
 #include "engine/plan.hpp"
+#include "recipe/prescan.hpp"
 #include "steps/recipe_kinds.hpp"
 #include "steps/resolved_step.hpp"
 
@@ -123,7 +125,103 @@ Result<Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions
     plan_options.check_local_inputs = check_local_inputs;
     plan_options.this_machine = false;
     BS_TRY(auto facts, gather_facts({}, false));
+    // A build secret may be unset here (the build gets it): a stand-in lets the plan expand.
+    for (const auto& name : options.secrets) facts.env.emplace(name, "<build secret>");
     return make_plan(recipe, plan_options, facts);
+}
+
+/// How to give the build a secret the recipe needs (for refusals).
+std::string secret_way(std::string_view name) {
+    return fmt::format("give the build its value as a build secret: read {{env.{0}}} in the recipe and pass "
+                       "`containerfile --secret {0}`, then `--secret id={0},src=FILE` to docker, podman or buildah "
+                       "(a RUN --mount=type=secret: never written into the Dockerfile or a layer)",
+                       name);
+}
+
+/// The recipe's file as its own messages name it (as given, not made absolute).
+std::string recipe_file_shown(const recipe::Recipe& recipe) {
+    if (!recipe.venv.loc.file.empty()) return recipe.venv.loc.file;
+    for (const auto& step : recipe.steps)
+        if (!step.loc.file.empty()) return step.loc.file;
+    return recipe.file.string();
+}
+
+/// `line` with each placeholder (`{env.NAME}`, `{vars.x:-d}`) replaced by "***", so that a URL
+/// whose credentials come from placeholders reads as already redacted.
+std::string placeholders_redacted(std::string_view line) {
+    std::string out;
+    size_t i = 0;
+    while (i < line.size()) {
+        size_t j = i + 1;
+        auto word = [&](size_t& k) {
+            size_t start = k;
+            while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_')) ++k;
+            return k > start;
+        };
+        bool placeholder = line[i] == '{' && word(j) && j < line.size() && line[j] == '.' && word(++j);
+        if (placeholder && line.substr(j, 2) == ":-") j = line.find('}', j);
+        if (placeholder && j < line.size() && line[j] == '}') {
+            out += core::k_redacted;
+            i = j + 1;
+        } else {
+            out += line[i++];
+        }
+    }
+    return out;
+}
+
+/// The recipe's text goes into the image as it is: it must hold no secret value. Refused, at
+/// its file:line: a URL with credentials written out (comments included), and a secret-named
+/// variable (`[env] set`, a step's `env`) set to a value that is not read from the environment.
+Status check_recipe_text(const recipe::Recipe& recipe, std::string_view text) {
+    const std::string copied = fmt::format("{}/recipe.toml", k_image_etc);
+    size_t line_no = 0;
+    for (const auto& line : core::split(text, '\n')) {
+        ++line_no;
+        const std::string shown = placeholders_redacted(line);
+        if (core::redact_text(shown) == shown) continue;
+        return fail(ErrorCode::usage,
+                    fmt::format("{}:{}: a URL with credentials ({}) would be copied into the image with the recipe "
+                                "({}), where every layer's reader sees it",
+                                recipe_file_shown(recipe), line_no, core::trim(core::redact_text(shown)), copied),
+                    "take the credentials out of the URL (https://USER:{env.NAME}@HOST/...) and " + secret_way("NAME"));
+    }
+    auto literal = [&](const std::string& name, const recipe::Text& value, std::string_view where) -> Status {
+        if (!core::is_secret_name(name, recipe.env_secret) || value.value.empty()) return {};
+        if (value.value.find("{env.") != std::string::npos) return {};  // from the environment
+        return fail(ErrorCode::usage,
+                    fmt::format("{}: {} sets {}, a secret, to a value written in the recipe, which is copied into "
+                                "the image ({})",
+                                value.loc.str(), where, name, copied),
+                    secret_way(name));
+    };
+    for (const auto& [name, value] : recipe.env_set) BS_CHECK(literal(name, value, "[env] set"));
+    for (const auto& step : recipe.steps)
+        for (const auto& [name, value] : step.env) BS_CHECK(literal(name, value, fmt::format("step '{}' env", step.id)));
+    return {};
+}
+
+/// `--secret` names: variable names, secret ones (so the image's run masks them), given once,
+/// not also an `--env`.
+Status check_image_secrets(const recipe::Recipe& recipe, const ContainerfileOptions& options) {
+    for (const auto& name : options.secrets) {
+        if (!valid_env_name(name))
+            return fail(ErrorCode::usage, fmt::format("--secret '{}': not a variable name", name));
+        if (!core::is_secret_name(name, recipe.env_secret))
+            return fail(ErrorCode::usage,
+                        fmt::format("--secret {}: not a secret name, so the image's run would show its value in "
+                                    "its output and logs",
+                                    name),
+                        fmt::format("list it in the recipe's [env] secret = [\"{}\"] (names with TOKEN, SECRET, "
+                                    "PASSWORD, _KEY, CREDENTIAL or AUTH are secret already)",
+                                    name));
+        if (std::count(options.secrets.begin(), options.secrets.end(), name) > 1)
+            return fail(ErrorCode::usage, fmt::format("--secret {} is given twice", name));
+        for (const auto& [given, value] : options.env)
+            if (given == name)
+                return fail(ErrorCode::usage, fmt::format("{} is given both as --env and as --secret", name));
+    }
+    return {};
 }
 
 /// What the recipe reads from this machine, by a key that names the same input in the plan of
@@ -167,24 +265,28 @@ bool machine_variable(std::string_view name) {
 }
 
 /// The `{env.NAME}` values the recipe read here, to be set in the RUN; `given` (--env) wins.
-Result<std::vector<std::pair<std::string, std::string>>> recipe_env(
-    const Plan& plan, const std::vector<std::pair<std::string, std::string>>& given) {
+Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe::Recipe& recipe, const Plan& plan,
+                                                                     const ContainerfileOptions& options) {
     std::vector<std::pair<std::string, std::string>> out;
+    const auto& given = options.env;
     for (const auto& [name, read] : plan.env_read) {
         if (!read.value || machine_variable(name)) continue;
         if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == name; })) continue;
-        if (core::is_secret_name(name))
+        if (std::count(options.secrets.begin(), options.secrets.end(), name)) continue;  // a build secret
+        if (core::is_secret_name(name, recipe.env_secret))
             return fail(ErrorCode::usage,
                         fmt::format("{}: the recipe reads {{env.{}}}, a secret-named variable, which an image build "
                                     "would need written into the Dockerfile and the image's history",
                                     read.loc.str(), name),
-                        "give the build what it needs another way (a build secret, or a value without the secret)");
+                        "give it to the build as a build secret: `containerfile --secret " + name +
+                            "` (a RUN --mount=type=secret, never written into a layer)");
         if (core::redact_text(*read.value) != *read.value)
             return fail(ErrorCode::usage,
                         fmt::format("{}: the recipe reads {{env.{}}}, whose value here holds credentials ({}) that "
                                     "would be written into the Dockerfile and the image's history",
                                     read.loc.str(), name, core::redact_text(*read.value)),
-                        "put the credentials in the recipe's [env] secret variables or a build secret");
+                        "take the credentials out of the value (https://USER:{env.NAME}@HOST/...) and " +
+                            secret_way("NAME"));
         BS_CHECK(one_line(*read.value, fmt::format("{}: the value of {{env.{}}} here", read.loc.str(), name)));
         out.emplace_back(name, *read.value);
     }
@@ -432,6 +534,7 @@ Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const Containe
     spec.with_uv = options.uv_binary.has_value();
     if (options.lockfile) spec.lockfile_name = options.lockfile->filename().string();
     spec.env = options.env;
+    spec.secrets = options.secrets;
     spec.bootstrap_version = options.bootstrap_version;
     return spec;
 }
@@ -467,6 +570,8 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     out += "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
            "# buildah bud -t IMAGE DIR\n";
     out += fmt::format("# Behind a TLS-inspecting proxy, give its CA: --secret id={},src=/path/to/ca.pem\n", k_ca_secret);
+    for (const auto& name : spec.secrets)
+        out += fmt::format("# The recipe reads {{env.{0}}} from a build secret: --secret id={0},src=FILE\n", name);
     out += fmt::format("# In the image: the venv at {v}, its manifest and history in {v}/.bootstrap/,\n"
                        "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in {e}/.\n",
                        fmt::arg("v", spec.venv), fmt::arg("e", etc));
@@ -502,8 +607,11 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     out += fmt::format("    --mount=type=cache,id=bootstrap-uv,target={} \\\n", k_image_uv_cache);
     // The CA a site's TLS proxy signs with: an optional secret (absent, nothing is mounted), for
     // the RUN alone; the tools that reach indexes and sources each read their own variable.
-    const std::string ca = fmt::format("/run/secrets/{}", k_ca_secret);
+    const std::string ca = fmt::format("{}/{}", k_secret_dir, k_ca_secret);
     out += fmt::format("    --mount=type=secret,id={},required=false \\\n", k_ca_secret);
+    // The recipe's build secrets: read into the run's environment, never into a layer.
+    for (const auto& name : spec.secrets)
+        out += fmt::format("    --mount=type=secret,id={},required=false \\\n", name);
     // The source archives the context carries, where the run looks for downloads it already has.
     if (!spec.downloads.empty())
         out += fmt::format("    --mount=type=bind,source=bootstrap/downloads,target={} \\\n", k_image_downloads);
@@ -514,6 +622,10 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     out += fmt::format("    if [ -f {0} ]; then export SSL_CERT_FILE={0} CURL_CA_BUNDLE={0} REQUESTS_CA_BUNDLE={0} "
                        "PIP_CERT={0} GIT_SSL_CAINFO={0}; fi; \\\n",
                        ca);
+    for (const auto& name : spec.secrets)
+        out += fmt::format("    if [ -f {1}/{0} ]; then {0}=\"$(cat {1}/{0})\"; export {0}; else echo 'the build secret "
+                           "{0} was not given (--secret id={0},src=FILE)' >&2; exit 2; fi; \\\n",
+                           name, k_secret_dir);
     out += fmt::format("    {} </dev/null; \\\n", join_words(run));
     // Import checks leave timestamp-based .pyc files (they embed the sources' mtimes, which
     // differ between builds); hash-based ones for every module make two builds agree.
@@ -532,11 +644,17 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
 
 Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, const ContainerfileOptions& options) {
     BS_TRY(auto spec, make_spec(recipe, options));
+    BS_CHECK(check_image_secrets(recipe, options));
+    // The recipe's text as it will be copied (read once: what is checked is what is copied).
+    BS_TRY(const auto recipe_text, core::read_regular_file(recipe.file, recipe::detail::k_max_recipe_bytes));
+    if (core::sha256_hex(recipe_text) != recipe.source_digest)
+        return fail(ErrorCode::io, fmt::format("{} changed while it was read; run again", recipe.file.string()));
+    BS_CHECK(check_recipe_text(recipe, recipe_text));
     // The recipe as the image's build will plan it: what it reads here must exist (to be
     // copied), and every {env.NAME} it reads is known now (an unset one is an error naming the
     // recipe's line, here rather than inside the build).
     BS_TRY(auto here, image_plan(recipe, options, true));
-    BS_TRY(auto read, recipe_env(here, spec.env));
+    BS_TRY(auto read, recipe_env(recipe, here, options));
     spec.env.insert(spec.env.end(), read.begin(), read.end());
     const fs::path dir = options.output_dir;
     std::error_code ec;
@@ -556,7 +674,7 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     BS_CHECK(copy_file(options.bootstrap_binary, stage / "bootstrap/bin/bootstrap", "the bootstrap binary"));
     if (options.uv_binary) BS_CHECK(copy_file(*options.uv_binary, stage / "bootstrap/bin/uv", "uv"));
     const fs::path etc = stage / "bootstrap" / "etc";
-    BS_CHECK(copy_file(recipe.file, etc / "recipe.toml", "the recipe"));
+    BS_CHECK(core::write_file_atomic(etc / "recipe.toml", recipe_text));
     if (options.lockfile) BS_CHECK(copy_file(*options.lockfile, etc / spec.lockfile_name, "the lockfile"));
 
     // What the recipe reads here, and where it will look for it in the image: the copy in the

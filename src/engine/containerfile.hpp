@@ -45,8 +45,16 @@ struct ContainerfileOptions {
     /// Variables the RUN sets (`--env NAME=VALUE`): written into the Containerfile, so a
     /// secret-named one or a value with URL credentials is refused.
     std::vector<std::pair<std::string, std::string>> env;
+    /// Build secrets (`--secret NAME`): variables the RUN reads from a secret mount
+    /// (k_secret_dir/NAME), given to the build as `--secret id=NAME,src=FILE`; never written
+    /// into the Dockerfile or a layer. Each must be a secret name (core::is_secret_name, or the
+    /// recipe's `[env] secret`), so the image's run masks it as well.
+    std::vector<std::string> secrets;
     std::string bootstrap_version;           // for the header comment and a label
 };
+
+/// Where BuildKit, buildah and podman mount a `RUN --mount=type=secret,id=ID` (as ID inside).
+inline constexpr const char* k_secret_dir = "/run/secrets";
 
 /// Something on this machine the recipe reads (a sync project, a build's source tree or git
 /// repository, a pybind11 source, find-links, a `[vars]` directory), copied into the context
@@ -98,6 +106,7 @@ struct ContainerfileSpec {
     /// The RUN's variables: `--env` ones, then the `{env.NAME}` values the recipe read here (so
     /// the build sees what `containerfile` saw: engine::Plan::env_read).
     std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> secrets;  // build secrets the RUN exports (ContainerfileOptions)
     std::string bootstrap_version;
 };
 
@@ -122,7 +131,10 @@ inline constexpr const char* k_build_file = "Dockerfile";
 /// recipe reads (ContextSource), without .git (but for git repositories), venvs, __pycache__,
 /// CMake build trees and a source's top-level build/ and dist/. Every `{env.NAME}` the recipe
 /// reads is resolved now: unset without a default, a secret-named one, or one whose value holds
-/// URL credentials is an error naming the recipe's file:line; the others are set in the RUN.
+/// URL credentials is an error naming the recipe's file:line (but for build secrets); the others
+/// are set in the RUN. The recipe itself is copied into the image, so a URL with credentials in
+/// its text (comments too) or a secret-named `[env]` value written in it (not `{env.NAME}`) is
+/// refused, naming its file:line and the `--secret` way.
 [[nodiscard]] Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe,
                                                               const ContainerfileOptions& options);
 

@@ -22,6 +22,7 @@
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "exec/exec_image.hpp"
 
@@ -226,6 +227,21 @@ class SpawnSetup {
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
 }
 
+/// What the child was given that must not be shown: the values of its secret-named variables
+/// (core::is_secret_name, a recipe's `[env] secret` included) and the credentials of URLs in its
+/// environment and argv.
+std::vector<std::string> secret_values(const ProcessSpec& spec) {
+    std::vector<std::string> out;
+    const auto& extra = core::log::secret_names();
+    for (const auto& [name, value] : spec.env) {
+        if (core::is_secret_name(name, extra)) out.push_back(value);
+        for (auto& c : core::url_credentials(value)) out.push_back(std::move(c));
+    }
+    for (const auto& word : spec.argv)
+        for (auto& c : core::url_credentials(word)) out.push_back(std::move(c));
+    return out;
+}
+
 /// Drives one started child to completion and reaps it.
 ///
 /// States, re-evaluated on every wake-up (output arrived, or k_poll_interval passed):
@@ -243,7 +259,7 @@ class Supervision {
         : m_spec(spec), m_pid(pid), m_output(std::move(output)), m_log(std::move(log)),
           // A pidfd turns readable when the child exits, so poll() wakes at once instead of at
           // the next k_poll_interval. Without one (old kernel, seccomp) we fall back to ticks.
-          m_exit_fd(open_pidfd(pid)) {}
+          m_exit_fd(open_pidfd(pid)), m_mask(secret_values(spec)) {}
 
     // Also runs when on_output throws: nothing of the child may outlive us.
     ~Supervision() {
@@ -267,6 +283,7 @@ class Supervision {
             if (m_exited_at && !m_output.is_open()) break;
             wait_and_read(next_wake(now, started));
         }
+        deliver_masked(m_mask.flush());
         reap();
         return std::move(m_result);
     }
@@ -335,7 +352,14 @@ class Supervision {
         }
     }
 
+    /// Output with the secret values the child was given masked (core::SecretMask).
     void deliver(std::string_view chunk) {
+        if (m_mask.empty()) return deliver_masked(chunk);
+        deliver_masked(m_mask.feed(chunk));
+    }
+
+    void deliver_masked(std::string_view chunk) {
+        if (chunk.empty()) return;
         if (m_log.is_open() && !write_all(m_log.get(), chunk)) {
             m_log_error = std::strerror(errno);
             m_log.reset();  // keep running the child; the caller gets the error afterwards
@@ -369,6 +393,7 @@ class Supervision {
     std::optional<Clock::time_point> m_termed_at;
     std::optional<Clock::time_point> m_killed_at;
     std::string m_log_error;
+    core::SecretMask m_mask;
     ProcessResult m_result;
     std::array<char, 64 * 1024> m_buffer{};
 };

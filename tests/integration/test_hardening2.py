@@ -6,8 +6,10 @@ it, and now gets a clear error naming what and where, with nothing lost.
    an empty venv path is an error at its line.
 4. Exponential `[vars]` expansion stops with a file:line error, in a run bounded by prlimit.
 5. A recipe that is a device (or a symlink to one) is refused at once, in a bounded run.
+3. `containerfile` keeps the recipe's secrets out of the image (refused, or given as build secrets).
 6. `containerfile` refuses values with line breaks (they would add Dockerfile instructions).
 8. A step timeout of inf, 1e308 or 1e10 is refused at its line.
+11. Secret values are masked in child output, logs and errors.
 """
 
 from __future__ import annotations
@@ -158,6 +160,78 @@ def test_containerfile_refuses_line_breaks_in_what_it_writes(world, tmp_path):
     text = (out / "Dockerfile").read_text()
     assert 'ENV VIRTUAL_ENV="/opt/my venv" PATH="/opt/my venv/bin:' in text
     assert "PWNED" not in text
+
+
+def test_containerfile_keeps_recipe_secrets_out_of_the_image(world, tmp_path):
+    """Item 3: the recipe is copied into the image, so a URL with credentials written in it or a
+    secret variable set to a literal value is refused at its line, naming `--secret`; read from
+    the environment and given as a build secret, the value reaches neither the context nor the
+    Dockerfile, which mounts the secret for the RUN."""
+    url = world.index.url().replace("://", "://alice:{}@", 1)
+    venv = '[[step]]\nid = "venv"\nkind = "venv"\n'
+
+    def attempt(name, steps, *extra, env=None):
+        recipe = world.root / f"{name}.toml"
+        recipe.write_text(recipe_text("/opt/venv", venv + steps))
+        out = tmp_path / name
+        proc = world.run(["containerfile", recipe, "--no-device", "--uv", world.uv, "-o", out, *extra], env=env)
+        return recipe, out, proc
+
+    install = '[[step]]\nid = "deps"\nkind = "install"\npackages = ["demo-core"]\nindex_url = "{}"\n'
+    recipe, out, proc = attempt("literal-url", install.format(url.format("s3cr3t-pa55")))
+    assert proc.returncode == 2 and not out.exists(), proc.stderr
+    line = R.line_of(recipe, "index_url")[0]
+    assert f"literal-url.toml:{line}: a URL with credentials" in proc.stderr, proc.stderr
+    assert "--secret" in proc.stderr and "s3cr3t-pa55" not in proc.stderr
+
+    recipe, out, proc = attempt("literal-env", '[env]\nset = { HF_TOKEN = "hf_abcdef123" }\n')
+    assert proc.returncode == 2 and not out.exists(), proc.stderr
+    line = R.line_of(recipe, "HF_TOKEN")[0]
+    assert f"literal-env.toml:{line}:" in proc.stderr and "sets HF_TOKEN, a secret" in proc.stderr, proc.stderr
+    assert "--secret HF_TOKEN" in proc.stderr and "hf_abcdef123" not in proc.stderr
+
+    from_env = install.format(url.format("{env.PYPI_TOKEN}")) + '[env]\nset = { HF_TOKEN = "{env.HF_TOKEN}" }\n'
+    secrets = {"PYPI_TOKEN": "s3cr3t-pa55", "HF_TOKEN": "hf_abcdef123"}
+    recipe, out, proc = attempt("no-secret-flag", from_env, env=secrets)
+    assert proc.returncode == 2 and "--secret" in proc.stderr, proc.stderr
+    recipe, out, proc = attempt("given", from_env, "--secret", "PYPI_TOKEN", "--secret", "HF_TOKEN", env=secrets)
+    assert proc.returncode == 0, proc.stderr
+    assert "--secret id=PYPI_TOKEN,src=FILE --secret id=HF_TOKEN,src=FILE -t IMAGE" in proc.stdout, proc.stdout
+    dockerfile = (out / "Dockerfile").read_text()
+    assert "--mount=type=secret,id=HF_TOKEN" in dockerfile and 'HF_TOKEN="$(cat /run/secrets/HF_TOKEN)"' in dockerfile
+    for path in out.rglob("*"):
+        if path.is_file() and path.stat().st_size < (1 << 20):
+            text = path.read_text(errors="replace")
+            assert "s3cr3t-pa55" not in text and "hf_abcdef123" not in text, path
+    recipe, out, proc = attempt("not-secret", from_env, "--secret", "PYPI_TOKEN", "--secret", "HF_TOKEN",
+                                "--secret", "MAX_JOBS", env=secrets)
+    assert proc.returncode == 2 and "--secret MAX_JOBS: not a secret name" in proc.stderr, proc.stderr
+
+
+def test_secret_values_are_masked_in_child_output_logs_and_errors(world):
+    """Item 11: what a step prints of a secret it was given (a secret-named variable, a name in
+    `[env] secret`, a URL's password; also split across writes) is *** on the screen, in its log,
+    in bootstrap.log and in the failure's output tail."""
+    secrets = {"HF_TOKEN": "hf-live-token-771", "DB_WORD": "plain-but-secret-88"}
+    script = ('echo "token $HF_TOKEN word $DB_WORD url $MIRROR"; printf "split hf-live-"; sleep 0.3; '
+              'printf "token-771 done\\n"; exit 3')
+    steps = [R.run("say", ["sh", "-c", script],
+                   env={"HF_TOKEN": "{env.HF_TOKEN}", "MIRROR": "https://bob:pa55-word-99@mirror.example/simple"})]
+    recipe = R.write_recipe(world.root, "say.toml", steps=[R.venv(), *steps])
+    text = recipe.read_text().replace(
+        "[[step]]", '[env]\nsecret = ["DB_WORD"]\nset = { DB_WORD = "{env.DB_WORD}" }\n\n[[step]]', 1)
+    recipe.write_text(text)
+    proc = world.run([recipe, "-v"], env=secrets)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    shown = proc.stdout + proc.stderr
+    assert "token *** word *** url https://bob:***@mirror.example/simple" in shown, shown
+    assert "split *** done" in shown, shown
+    written = [p.read_text(errors="replace") for p in (world.venv / ".bootstrap").rglob("*")
+               if p.is_file() and p.name != "lock"]
+    assert any("split *** done" in t for t in written)
+    for text in [shown, *written]:
+        for value in (*secrets.values(), "pa55-word-99"):
+            assert value not in text
 
 
 def test_a_chain_of_rollbacks_stays_restorable(world):

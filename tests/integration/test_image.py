@@ -200,10 +200,14 @@ class Docker:
         self.log.close()
 
 
-def image_recipe(world, sources, url: bool = False) -> Path:
+SECRET_VALUE = "bs-test-token-4242"
+
+
+def image_recipe(world, sources, url: bool = False, secret: bool = False) -> Path:
     """Packages from the loopback index and fastext built from a directory beside the recipe
     (`url`: from its sdist's file:// URL, which the context carries: the bare base has no
-    libcurl, and the path is not in the image)."""
+    libcurl, and the path is not in the image). `secret`: a step reads HF_TOKEN (a build secret
+    in the image build) and prints it."""
     # The fixture's build counter (a pid per build) goes to the cache mount: written into the
     # image it would make two builds differ.
     project, steps = R.torch_and_fastext(
@@ -211,16 +215,19 @@ def image_recipe(world, sources, url: bool = False) -> Path:
     if url:
         steps[-1]["source"] = {"url": sources["tarball_url"], "sha256": sources["sha256"]}
     steps += [R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
+    if secret:
+        steps += [R.run("uses-token", ["sh", "-c", f'test "$HF_TOKEN" = {SECRET_VALUE} && echo "token seen: $HF_TOKEN"'],
+                        env={"HF_TOKEN": "{env.HF_TOKEN}"})]
     return R.write_recipe(project, "image.toml", name="image-demo", steps=steps,
                           header="", venv_path="/tmp/unused-venv")
 
 
-def image_context(world, sources, ctx: Path, url: bool = False) -> tuple[Path, dict]:
+def image_context(world, sources, ctx: Path, url: bool = False, secret: bool = False) -> tuple[Path, dict]:
     """The image recipe's build context written to `ctx` (--no-device, base localhost/bs-base):
     the recipe and the build commands `containerfile` printed."""
-    recipe = image_recipe(world, sources, url)
+    recipe = image_recipe(world, sources, url, secret)
     proc = ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", ctx,
-                         "--uv", world.uv]))
+                         "--uv", world.uv, *(["--secret", "HF_TOKEN"] if secret else [])]))
     if url:
         assert "carried step 'fastext' source" in proc.stdout, proc.stdout
         assert (ctx / "bootstrap/downloads" / sources["sha256"]).is_dir()
@@ -305,18 +312,33 @@ def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
 def test_a_docker_engine_builds_the_same_context(image_tools, world, sources, tmp_path):
     """A real Docker Engine (BuildKit) builds the context with the printed command (fastext from
     its sdist's URL, carried in the context); a rebuild that runs the RUN again finds fastext in
-    the build cache on its cache mount."""
+    the build cache on its cache mount. A step reads HF_TOKEN, given as a build secret as the
+    printed command says: the run sees it (the step checks its value), and neither the build's
+    output, the Dockerfile nor any layer holds it."""
     if not Path(DOCKERD).exists() or not Path("/usr/bin/docker").exists():
         pytest.skip("docker.io is not installed (scripts/setup.sh --test-tools)")
     docker = Docker(tmp_path / "docker")
     try:
         ok(docker("import", base_tarball(BARE_PACKAGES), "localhost/bs-base"))
         ctx = tmp_path / "ctx"
-        recipe, commands = image_context(world, sources, ctx, url=True)
+        recipe, commands = image_context(world, sources, ctx, url=True, secret=True)
+        secret_file = tmp_path / "hf_token.txt"
+        secret_file.write_text(SECRET_VALUE + "\n")
+        env, words = commands["docker"]
+        assert f"id=HF_TOKEN,src=FILE" in words, words
+        commands["docker"] = (env, [f"id=HF_TOKEN,src={secret_file}" if w == "id=HF_TOKEN,src=FILE" else w
+                                    for w in words])
         cold, cold_s = docker.build(commands["docker"], "localhost/bs-docker:1")
         ok(cold)
-        assert "built in" in cold.stdout + cold.stderr, (cold.stdout + cold.stderr)[-4000:]
+        log = cold.stdout + cold.stderr
+        assert "built in" in log, log[-4000:]
+        assert "uses-token" in log and SECRET_VALUE not in log, log[-4000:]
+        assert SECRET_VALUE not in (ctx / "Dockerfile").read_text()
         check_image(docker.run_in, "localhost/bs-docker:1", recipe)
+        saved = subprocess.run(["/usr/bin/docker", "save", "localhost/bs-docker:1"], capture_output=True,
+                               env=docker.env, timeout=600, stdin=subprocess.DEVNULL)
+        assert saved.returncode == 0 and len(saved.stdout) > 1 << 20, saved.stderr[-2000:]
+        assert SECRET_VALUE.encode() not in saved.stdout  # no layer, no history entry holds it
         labels = json.loads(ok(docker("image", "inspect", "localhost/bs-docker:1")).stdout)[0]["Config"]["Labels"]
         assert labels["io.bootstrap.recipe.name"] == "image-demo"
         # BuildKit keeps the RUN's layer in its own cache (and --no-cache leaves the cache mounts

@@ -48,3 +48,25 @@ TEST_CASE("expand_home reads ~ and $HOME as a shell would", "[fs]") {
     CHECK(core::expand_home("a/~/b", "/home/u") == "a/~/b");
     CHECK(core::expand_home("~/x", "") == "~/x");
 }
+
+TEST_CASE("url_credentials lists the secret parts of URLs in text", "[redact]") {
+    CHECK(core::url_credentials("a https://u:p4ss@h/x b http://tok3n@h2 c https://h3/") ==
+          std::vector<std::string>{"p4ss", "tok3n"});
+    CHECK(core::url_credentials("no url").empty());
+}
+
+TEST_CASE("SecretMask masks every occurrence, across chunks, longest secret first", "[redact]") {
+    core::SecretMask mask({"hunter22", "hunter22-long", "abc"});  // "abc" is too short to mask
+    std::string out = mask.feed("pw=hunter22; again hun");
+    out += mask.feed("ter22-long and abc");
+    out += mask.feed(" hunt");
+    out += mask.flush();
+    CHECK(out == "pw=***; again *** and abc hunt");
+    core::SecretMask none;
+    CHECK(none.empty());
+    CHECK(none.feed("hunter22") == "hunter22");
+    // A prefix of a secret is held back only while it could still become one.
+    core::SecretMask held({"secret-value"});
+    CHECK(held.feed("x secret-") == "x ");
+    CHECK(held.feed("vaLUE") == "secret-vaLUE");
+}

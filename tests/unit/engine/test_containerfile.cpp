@@ -29,7 +29,7 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 /// A recipe directory with two local build sources: `ext` named relative to the recipe and
-/// `abs` by its absolute path; the recipe's index URL carries credentials.
+/// `abs` by its absolute path; the recipe's index URL carries credentials from a build secret.
 struct World {
     core::TempDir dir{"bs-containerfile"};
     fs::path recipe_dir = dir.path() / "proj";
@@ -46,7 +46,7 @@ struct World {
                            "installer = \"pip\"\n[device]\nfallback_arch = \"8.0\"\n"
                            "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
                            "[[step]]\nid = \"deps\"\nkind = \"install\"\npackages = [\"six\"]\n"
-                           "index_url = \"https://alice:s3cr3t-token@pypi.example.org/simple\"\n"
+                           "index_url = \"https://alice:{env.BS_TEST_PYPI_TOKEN}@pypi.example.org/simple\"\n"
                            "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
                            "source = { path = \"ext\" }\n"
                            "[[step]]\nid = \"abs\"\nkind = \"build\"\nabi_packages = []\n"
@@ -58,6 +58,7 @@ struct World {
         o.no_device = true;
         o.bootstrap_binary = bin;
         o.bootstrap_version = "9.9.9-test";
+        o.secrets = {"BS_TEST_PYPI_TOKEN"};
         return o;
     }
     recipe::Recipe recipe() const {
@@ -191,16 +192,66 @@ TEST_CASE("the build context holds the binary, the recipe and its local sources 
         CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
 }
 
-TEST_CASE("the recipe's credentials reach the context only inside the recipe's own text") {
+TEST_CASE("a build secret's value reaches neither the context nor the Dockerfile, which mounts it") {
     World w;
+    ::setenv("BS_TEST_PYPI_TOKEN", "s3cr3t-token", 1);
     auto written = engine::write_build_context(w.recipe(), w.options());
+    ::unsetenv("BS_TEST_PYPI_TOKEN");
     REQUIRE(written);
     const fs::path ctx = w.dir.path() / "ctx";
-    std::vector<std::string> holding;
     for (const auto& e : fs::recursive_directory_iterator(ctx))
-        if (e.is_regular_file() && slurp(e.path()).find("s3cr3t-token") != std::string::npos)
-            holding.push_back(e.path().lexically_relative(ctx).string());
-    CHECK(holding == std::vector<std::string>{"bootstrap/etc/recipe.toml"});
+        if (e.is_regular_file()) CHECK(slurp(e.path()).find("s3cr3t-token") == std::string::npos);
+    const auto text = slurp(ctx / "Dockerfile");
+    CHECK(text.find("    --mount=type=secret,id=BS_TEST_PYPI_TOKEN,required=false \\\n") != std::string::npos);
+    CHECK(text.find("if [ -f /run/secrets/BS_TEST_PYPI_TOKEN ]; then BS_TEST_PYPI_TOKEN=\"$(cat "
+                    "/run/secrets/BS_TEST_PYPI_TOKEN)\"; export BS_TEST_PYPI_TOKEN; else echo") != std::string::npos);
+    CHECK(written->spec.env.empty());  // not an --env, not a variable written into the RUN
+}
+
+TEST_CASE("secrets written in the recipe are refused at their line, naming --secret") {
+    World w;
+    auto o = w.options();
+    auto text = slurp(w.recipe_file);
+    SECTION("a URL password") {
+        text.replace(text.find("{env.BS_TEST_PYPI_TOKEN}"), 24, "s3cr3t-token");
+        write(w.recipe_file, text);
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        INFO(r.error().message);
+        CHECK(r.error().message.find("image.toml:16: a URL with credentials") != std::string::npos);
+        CHECK(r.error().message.find("s3cr3t-token") == std::string::npos);
+        CHECK(r.error().detail.find("--secret") != std::string::npos);
+    }
+    SECTION("a URL token in a comment") {
+        write(w.recipe_file, text + "# mirror: https://tok-123456@mirror.example/simple\n");
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        INFO(r.error().message);
+        CHECK(r.error().message.find("image.toml:27:") != std::string::npos);
+    }
+    SECTION("a secret-named variable with a literal value") {
+        text.replace(text.find("[device]"), 8, "[env]\nsecret = [\"MY_WORD\"]\nset = { MY_WORD = \"hunter22\" }\n[device]");
+        write(w.recipe_file, text);
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("sets MY_WORD, a secret") != std::string::npos);
+        CHECK(r.error().detail.find("--secret MY_WORD") != std::string::npos);
+    }
+    SECTION("a --secret that is not a secret name") {
+        o.secrets.push_back("MAX_JOBS");
+        auto r = engine::write_build_context(w.recipe(), o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--secret MAX_JOBS: not a secret name") != std::string::npos);
+    }
+    SECTION("a secret the recipe reads, not given as --secret") {
+        o.secrets.clear();
+        ::setenv("BS_TEST_PYPI_TOKEN", "s3cr3t-token", 1);
+        auto r = engine::write_build_context(w.recipe(), o);
+        ::unsetenv("BS_TEST_PYPI_TOKEN");
+        REQUIRE_FALSE(r);
+        CHECK(r.error().detail.find("--secret BS_TEST_PYPI_TOKEN") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(w.dir.path() / "ctx"));
 }
 
 TEST_CASE("containerfile refuses what it cannot do right, naming it") {

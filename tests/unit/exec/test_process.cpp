@@ -121,6 +121,21 @@ TEST_CASE("output is not kept unless capture is set, and on_output sees every ch
     CHECK(calls >= 1);
 }
 
+TEST_CASE("secret values a child was given are masked in its log, capture and live output") {
+    TempDir dir("bs-exec");
+    auto spec = shell("echo \"t=$HF_TOKEN\"; printf 'split tok-'; sleep 0.2; printf '12345\\n'; echo $MIRROR; printf tok-1");
+    spec.env["HF_TOKEN"] = "tok-12345";
+    spec.env["MIRROR"] = "https://u:pw-6789@mirror/simple";
+    spec.log_path = dir.path() / "step.log";
+    std::string seen;
+    spec.on_output = [&](std::string_view chunk) { seen.append(chunk); };
+    auto result = run_ok(spec);
+    const std::string expected = "t=***\nsplit ***\nhttps://u:***@mirror/simple\ntok-1";
+    CHECK(result.output == expected);
+    CHECK(seen == expected);
+    CHECK(read_file(spec.log_path).value() == expected);
+}
+
 TEST_CASE("large output is read completely") {
     auto result = run_ok(shell("head -c 1000000 /dev/zero; echo end"));
     CHECK(result.ok());
