@@ -1,8 +1,11 @@
+#include <chrono>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
+#include "core/redact.hpp"
 #include "engine/locking.hpp"
 #include "engine/page_fetch.hpp"
 #include "recipe/recipe.hpp"
@@ -18,6 +21,7 @@ struct LockArgs {
     std::string output;
     std::string arch;
     bool no_device = false;
+    double timeout = 600;
 };
 
 int execute_lock(const LockArgs& args) {
@@ -32,7 +36,19 @@ int execute_lock(const LockArgs& args) {
     if (!args.venv.empty()) options.venv = args.venv;
     if (!args.arch.empty()) options.arch = args.arch;
     options.no_device = args.no_device;
-    auto lock = engine::make_lockfile(*loaded, options, engine::fetch_project_page);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(args.timeout));
+    auto fetch = [&](const std::string& url) -> Result<engine::FetchedPage> {
+        auto page = engine::fetch_project_page(url, deadline);
+        if (!page && page.error().code == ErrorCode::timeout)
+            return fail(ErrorCode::timeout,
+                        fmt::format("lock ran out of its time ({:g} s, --timeout) while fetching {}", args.timeout,
+                                    core::redact_url(url)),
+                        "an index that slow needs a longer --timeout; nothing was written");
+        return page;
+    };
+    auto lock = engine::make_lockfile(*loaded, options, fetch);
     if (!lock) return fail_with(lock.error());
     auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
     if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
@@ -62,6 +78,10 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     cmd->add_flag("--no-device", args->no_device,
                   "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
         ->excludes(arch);
+    cmd->add_option("--timeout", args->timeout,
+                    "Seconds the whole lock may take, index pages included (then it stops and writes nothing)")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 30.0 * 86400));
     cmd->callback([args, &outcome] { outcome.exit_code = execute_lock(*args); });
 }
 

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -53,6 +55,62 @@ std::string describe_file_type(unsigned mode) {
     return "of an unknown file type";
 }
 
+namespace {
+
+std::optional<std::string> kernel_filesystem_of(const struct statfs& st, const fs::path& path) {
+    struct Kind {
+        unsigned long magic;
+        const char* name;
+    };
+    static constexpr Kind k_kinds[] = {
+        {PROC_SUPER_MAGIC, "proc"},        {SYSFS_MAGIC, "sysfs"},          {DEVPTS_SUPER_MAGIC, "devpts"},
+        {CGROUP_SUPER_MAGIC, "cgroup"},    {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEBUGFS_MAGIC, "debugfs"},
+        {TRACEFS_MAGIC, "tracefs"},        {SECURITYFS_MAGIC, "securityfs"}, {BPF_FS_MAGIC, "bpf"},
+        {PSTOREFS_MAGIC, "pstore"},        {EFIVARFS_MAGIC, "efivarfs"},    {0x62656570UL, "configfs"},
+        {SELINUX_MAGIC, "selinuxfs"},      {0x65735543UL, "fusectl"},
+    };
+    const auto magic = static_cast<unsigned long>(st.f_type) & 0xffffffffUL;
+    for (const auto& k : k_kinds)
+        if (magic == k.magic) return std::string(k.name);
+    // devtmpfs reports tmpfs's magic: told by where it is mounted.
+    if (magic == TMPFS_MAGIC && !path.empty()) {
+        std::error_code ec;
+        const auto real = fs::weakly_canonical(path, ec);
+        const auto rel = real.lexically_relative("/dev");
+        if (!ec && !rel.empty() && *rel.begin() != "..") return std::string("devtmpfs");
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> kernel_filesystem(const fs::path& path) {
+    struct statfs st {};
+    if (::statfs(path.c_str(), &st) != 0) return std::nullopt;
+    return kernel_filesystem_of(st, path);
+}
+
+std::optional<std::string> kernel_filesystem(int fd) {
+    struct statfs st {};
+    if (::fstatfs(fd, &st) != 0) return std::nullopt;
+    return kernel_filesystem_of(st, fs::path(fmt::format("/proc/self/fd/{}", fd)));
+}
+
+std::optional<fs::path> reaches_kernel_tree(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    if (ec) return std::nullopt;
+    for (const char* k : {"/proc", "/sys", "/dev"}) {
+        const fs::path kernel(k);
+        auto inside = real.lexically_relative(kernel);
+        auto above = kernel.lexically_relative(real);
+        if ((!inside.empty() && *inside.begin() != "..") || (!above.empty() && *above.begin() != ".."))
+            return kernel;
+    }
+    if (kernel_filesystem(real)) return real;
+    return std::nullopt;
+}
+
 Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_bytes) {
     // O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever. It has no
     // effect on reading a regular file, which is all that is read here.
@@ -67,6 +125,8 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
     if (::fstat(fd.get(), &st) != 0) return refuse(std::strerror(errno));
     if (!S_ISREG(st.st_mode))
         return refuse(fmt::format("not a regular file ({})", describe_file_type(st.st_mode)));
+    if (auto kernel = kernel_filesystem(fd.get()))
+        return refuse(fmt::format("a file of the kernel's {} filesystem, not data", *kernel));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > max_bytes)
         return refuse(fmt::format("larger than {} ({})", format_size(max_bytes), format_size(size)));

@@ -20,8 +20,9 @@ namespace fs = std::filesystem;
 
 /// Read a regular file of at most `max_bytes` bytes. Anything else is refused without blocking
 /// or reading it (opened O_NONBLOCK, then fstat): a FIFO, a device (a symlink to /dev/zero), a
-/// directory, a larger file (io: "cannot read PATH: not a regular file (a FIFO)", "cannot read
-/// PATH: larger than 64 MiB (70.0 MiB)"); a missing file is not_found. For files other programs
+/// directory, a file of a kernel filesystem (/proc/kmsg), a larger file (io: "cannot read PATH:
+/// not a regular file (a FIFO)", "cannot read PATH: larger than 64 MiB (70.0 MiB)"); a missing
+/// file is not_found. For files other programs
 /// wrote (a dist-info's METADATA and RECORD).
 /// Reading stops with `interrupted` when SIGINT/SIGTERM arrives (core/interrupt.hpp).
 [[nodiscard]] Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_bytes);
@@ -29,6 +30,18 @@ namespace fs = std::filesystem;
 /// The bound of an input a user names (a recipe aside, which has its own): a training log, a
 /// Megatron config, a manifest, a lockfile. Larger inputs are refused, never read into memory.
 inline constexpr std::uint64_t k_max_user_input = std::uint64_t{1} << 30;
+
+/// The kind of kernel filesystem `path` (or the open `fd`) is on, when its files are not data
+/// but the kernel's interfaces (reading one may block forever, like /proc/kmsg, or never end):
+/// "proc", "sysfs", "devpts", "devtmpfs" (a tmpfs mounted at /dev), "cgroup", "debugfs",
+/// "tracefs", "securityfs", "bpf", "pstore", "efivarfs", "configfs", "selinuxfs", "fusectl".
+/// nullopt for every other filesystem, and when it cannot be told.
+[[nodiscard]] std::optional<std::string> kernel_filesystem(const fs::path& path);
+[[nodiscard]] std::optional<std::string> kernel_filesystem(int fd);
+
+/// When a tree walked from `dir` would reach one of /proc, /sys or /dev (it is one of them, is
+/// inside one, or is an ancestor of one): that directory. A source tree never includes them.
+[[nodiscard]] std::optional<fs::path> reaches_kernel_tree(const fs::path& dir);
 
 /// "a FIFO", "a character device", "a directory", ... for an st_mode that is not a regular file.
 [[nodiscard]] std::string describe_file_type(unsigned mode);

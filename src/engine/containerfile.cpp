@@ -304,6 +304,14 @@ public:
 
     Status copy(ContextSource& s, const fs::path& to) {
         std::error_code ec;
+        std::optional<fs::path> kernel = core::reaches_kernel_tree(s.host_path);
+        if (!s.directory && core::kernel_filesystem(s.host_path)) kernel = s.host_path;
+        if (kernel)
+            return fail(ErrorCode::usage,
+                        fmt::format("{}: '{}' reaches {}, a kernel filesystem, which is never copied into a build "
+                                    "context",
+                                    s.what, s.host_path.string(), kernel->string()),
+                        "point the recipe at the checkout it needs, not a directory above it");
         if (!s.directory) {
             BS_CHECK(copy_one(s, s.host_path, to));
             return {};
@@ -338,6 +346,7 @@ private:
                 else if (fs::exists(path / "pyvenv.cfg", ec)) why = "venv";
                 else if (fs::exists(path / "CMakeCache.txt", ec)) why = "CMake build tree";
                 else if (top && (name == "build" || name == "dist")) why = "build output";
+                else if (auto kind = core::kernel_filesystem(path)) why = *kind + " filesystem";
                 if (!why.empty()) {
                     s.left_out.push_back(why == ".git" ? rel : fmt::format("{} ({})", rel, why));
                     continue;

@@ -83,15 +83,19 @@ Result<Page> load_page(const Fetch& fetch, const std::string& url) {
 /// The index wheel of an installed package: the first of its indexes whose page lists it with a
 /// sha256 (uv may have taken it from any of them). "" in `lp.sha256` and one reason per index
 /// in `why_not` when none does.
-void lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std::vector<std::string>& known,
-                     std::map<std::string, Result<Page>>& pages, manifest::LockedPackage& lp,
-                     std::vector<std::string>& why_not) {
+/// An interrupt or the lock's deadline ends the whole lock (the error is returned); any other
+/// failure of a page is one reason in `why_not`.
+Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std::vector<std::string>& known,
+                       std::map<std::string, Result<Page>>& pages, manifest::LockedPackage& lp,
+                       std::vector<std::string>& why_not) {
     for (const auto& recorded : pkg.origin.index_urls) {
         // Recorded URLs carry no credentials; the recipe or the environment supplies them.
         std::string url = project_page_url(pyenv::with_credentials(recorded, known), pkg.name);
         auto page = pages.find(url);
         if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url)).first;
         if (!page->second) {
+            const auto code = page->second.error().code;
+            if (code == ErrorCode::interrupted || code == ErrorCode::timeout) return tl::unexpected(page->second.error());
             why_not.push_back(core::redact_text(
                 fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message)));
             continue;
@@ -108,8 +112,9 @@ void lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std
         }
         lp.wheel = file->filename;
         lp.sha256 = file->sha256;
-        return;
+        return {};
     }
+    return {};
 }
 
 }  // namespace
@@ -287,7 +292,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
             if (auto stored = store.find(lp.sha256)) lp.wheel = stored->filename().string();
         } else if (!pkg.origin.index_urls.empty()) {
             std::vector<std::string> why_not;
-            lock_from_index(pkg, fetch, known, pages, lp, why_not);
+            BS_CHECK(lock_from_index(pkg, fetch, known, pages, lp, why_not));
             if (lp.sha256.empty()) missing.push_back(core::join(why_not, "; "));
         } else if (pkg.origin.kind == "editable") {
             // A local project (Megatron's own package, installed editable by its sync step):

@@ -4,9 +4,11 @@
 
 namespace bootstrap::engine {
 
-Result<FetchedPage> fetch_project_page(const std::string& url) {
+Result<FetchedPage> fetch_project_page(const std::string& url,
+                                       std::optional<std::chrono::steady_clock::time_point> deadline) {
     net::Request request;
     request.url = url;
+    request.deadline = deadline;
     request.headers["Accept"] = std::string(k_simple_accept);
     BS_TRY(auto response, net::get(request));
     return FetchedPage{std::move(response.body), std::move(response.content_type),

@@ -1,6 +1,8 @@
 #pragma once
 // The real engine::Fetch for `lock`: a project page over HTTP(S) through net/.
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -9,7 +11,9 @@
 namespace bootstrap::engine {
 
 /// GET `url` asking for PEP 691 JSON or PEP 503 HTML (k_simple_accept), following redirects;
-/// the page's format comes from the Content-Type it answers with.
-[[nodiscard]] Result<FetchedPage> fetch_project_page(const std::string& url);
+/// the page's format comes from the Content-Type it answers with. Past `deadline` (retries and
+/// their waits included) it fails with ErrorCode::timeout.
+[[nodiscard]] Result<FetchedPage> fetch_project_page(const std::string& url,
+                                                     std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace bootstrap::engine

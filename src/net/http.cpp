@@ -23,6 +23,7 @@ Result<Response> get(const Request& request) {
     spec.headers = request.headers;
     spec.connect_timeout = request.connect_timeout;
     spec.read_timeout = request.read_timeout;
+    spec.deadline = request.deadline;
     bool too_long = false;  // the body passed max_bytes: an endless page, not a big one
     spec.on_body = [&](const detail::ResponseHead&, std::string_view chunk) {
         if (body.size() + chunk.size() > request.max_bytes) {
@@ -36,11 +37,15 @@ Result<Response> get(const Request& request) {
         return fail(ErrorCode::interrupted,
                     fmt::format("interrupted while fetching {}", request.url));
     };
+    auto out_of_time = [&] {
+        return fail(ErrorCode::timeout, fmt::format("GET {} did not finish in the time it was given", request.url));
+    };
     std::string capped;  // a note when a Retry-After was cut to the cap
     for (int attempt = 1;; ++attempt) {
         body.clear();
         auto r = session.perform(spec);
         if (r.interrupted) return interrupted();
+        if (r.deadline_passed) return out_of_time();
         if (too_long)
             return fail(ErrorCode::network,
                         fmt::format("GET {} refused: the body is longer than the limit of {}",
@@ -62,6 +67,9 @@ Result<Response> get(const Request& request) {
                                     capped.empty() ? "" : " (" + capped + ")"));
         auto wait = detail::retry_delay(r, request.backoff_base, attempt, request.max_retry_after);
         if (wait.asked) capped = wait.note();
+        if (request.deadline && std::chrono::steady_clock::now() +
+                                        std::chrono::duration<double>(wait.seconds) >= *request.deadline)
+            return out_of_time();
         if (!core::sleep_interruptible(wait.seconds)) return interrupted();
     }
 }

@@ -22,6 +22,9 @@ struct Request {
     double backoff_base = 0.5;               // seconds; doubles per attempt, capped at 30
     double max_retry_after = 300;            // seconds; a longer Retry-After is cut to this
     uint64_t max_bytes = 256ull << 20;       // a longer body fails the request (not retried)
+    /// The whole request (every attempt and the waits between them) ends by then: an
+    /// ErrorCode::timeout error naming the URL.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct Response {

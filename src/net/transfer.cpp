@@ -2,7 +2,12 @@
 
 #include <curl/curl.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -10,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/shared_library.hpp"
@@ -210,7 +216,48 @@ Session::~Session() {
     if (m_handle != nullptr) (*curl_api())->easy_cleanup(static_cast<CURL*>(m_handle));
 }
 
+namespace {
+
+/// Why a file:// URL cannot be read within a deadline, if it cannot: libcurl reads a local file
+/// with plain blocking reads, which a FIFO without a writer or a kernel file (/proc/kmsg) makes
+/// wait forever, whatever the timeouts. A missing file is left to libcurl's own error.
+std::optional<std::string> local_file_problem(const std::string& url) {
+    if (url.size() < 7 || core::to_lower(std::string_view(url).substr(0, 7)) != "file://") return std::nullopt;
+    std::string_view rest = std::string_view(url).substr(7);
+    if (rest.starts_with("localhost/")) rest.remove_prefix(9);
+    if (!rest.starts_with('/')) return std::nullopt;  // another host: libcurl refuses it
+    std::string path;
+    for (size_t i = 0; i < rest.size(); ++i) {
+        if (rest[i] == '?' || rest[i] == '#') break;
+        if (rest[i] == '%' && i + 2 < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
+            path += static_cast<char>(std::stoi(std::string(rest.substr(i + 1, 2)), nullptr, 16));
+            i += 2;
+        } else {
+            path += rest[i];
+        }
+    }
+    core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode))
+        return fmt::format("{} is not a regular file ({})", path, core::describe_file_type(st.st_mode));
+    if (auto kernel = core::kernel_filesystem(fd.get()))
+        return fmt::format("{} is a file of the kernel's {} filesystem, not data", path, *kernel);
+    return std::nullopt;
+}
+
+}  // namespace
+
 TransferResult Session::perform(const TransferSpec& spec) {
+    if (auto why = local_file_problem(spec.url)) {
+        TransferResult r;
+        r.permanent = true;
+        r.problem = *why;
+        r.effective_url = spec.url;
+        return r;
+    }
     const CurlApi* api = *curl_api();  // open() succeeded, so it is loaded
     auto* curl = static_cast<CURL*>(m_handle);
     curl_slist* headers = nullptr;

@@ -41,17 +41,35 @@ struct TreeFile {
     struct stat st {};
 };
 
+/// A source tree never reaches the kernel's filesystems: their files are no source, and reading
+/// one (/proc/kmsg) can block forever.
+tl::unexpected<Error> kernel_tree(const fs::path& dir, const fs::path& reached, const std::string& kind) {
+    return fail(ErrorCode::invalid_recipe,
+                fmt::format("source tree {} reaches {}{}, which holds no source: a source directory never includes "
+                            "/proc, /sys, /dev or another kernel filesystem",
+                            dir.string(), reached.string(), kind.empty() ? "" : " (" + kind + ")"),
+                "name the project's own directory");
+}
+
 Result<std::vector<TreeFile>> list_tree(const fs::path& dir) {
+    if (auto kernel = core::reaches_kernel_tree(dir)) return kernel_tree(dir, *kernel, "");
     std::vector<TreeFile> files;
     std::error_code ec;
+    struct stat top {};
+    if (::stat(dir.c_str(), &top) != 0) top.st_dev = 0;
     fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
     if (ec) return fail(ErrorCode::io, fmt::format("cannot read source tree {}: {}", dir.string(), ec.message()));
     for (; it != end; it.increment(ec)) {
         if (ec) return fail(ErrorCode::io, fmt::format("cannot read source tree {}: {}", dir.string(), ec.message()));
+        if (core::interrupt_signal() != 0)
+            return fail(ErrorCode::interrupted, fmt::format("interrupted while reading source tree {}", dir.string()));
         fs::path rel = it->path().lexically_relative(dir);
         TreeFile f{rel.string(), {}};
         if (::lstat(it->path().c_str(), &f.st) != 0) continue;
         if (S_ISDIR(f.st.st_mode)) {
+            // Another filesystem mounted inside: never a kernel one.
+            if (f.st.st_dev != top.st_dev)
+                if (auto kind = core::kernel_filesystem(it->path())) return kernel_tree(dir, it->path(), *kind);
             if (skipped_dir(rel, true)) it.disable_recursion_pending();
             continue;
         }
@@ -357,6 +375,11 @@ std::optional<std::string> read_tree_cache(const fs::path& file, const std::stri
 
 }  // namespace
 
+bool subdirectory_inside(std::string_view subdirectory) {
+    const fs::path sub = fs::path(subdirectory).lexically_normal();
+    return !sub.is_absolute() && (sub.empty() || *sub.begin() != "..");
+}
+
 Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return std::string("missing");
@@ -418,7 +441,7 @@ Result<fs::path> stage_source(const ResolvedStep& step, const FetchedSource& sou
     fs::path project = dest;
     if (!b.subdirectory.empty()) {
         fs::path sub = fs::path(b.subdirectory).lexically_normal();
-        if (sub.is_absolute() || (!sub.empty() && *sub.begin() == ".."))
+        if (!subdirectory_inside(b.subdirectory))
             return fail(ErrorCode::invalid_recipe,
                         fmt::format("step '{}': source.subdirectory '{}' must stay inside the source tree", step.id,
                                     b.subdirectory));

@@ -21,6 +21,9 @@ namespace bootstrap::steps {
 /// unchanged tree is only stat()ed. "missing" when `dir` does not exist.
 [[nodiscard]] Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir);
 
+/// Whether a build source's `subdirectory` stays inside the source tree (relative, no "..").
+[[nodiscard]] bool subdirectory_inside(std::string_view subdirectory);
+
 /// When a build step's time (its `timeout`) runs out; none without one.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 

@@ -150,13 +150,22 @@ Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec
     }
     if (src.subdirectory) {
         BS_TRY(b.subdirectory, ctx.text(*src.subdirectory, out));
+        if (out.complete && !subdirectory_inside(b.subdirectory))
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: step '{}': source.subdirectory '{}' must stay inside the source tree",
+                                    src.subdirectory->loc.str(), step.id, b.subdirectory));
     }
     b.submodules = src.submodules;
     switch (src.kind) {
         case BuildSource::Kind::path: {
             b.location = ctx.local_path(b.location);
-            BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
-            b.source_identity = "tree " + digest;
+            auto digest = tree_digest(b.location, b.home / "sources" / "trees");
+            if (!digest) {
+                auto err = digest.error();
+                err.message = fmt::format("{}: step '{}': {}", src.location.loc.str(), step.id, err.message);
+                return tl::unexpected(err);
+            }
+            b.source_identity = "tree " + *digest;
             BS_CHECK(check_local_input(step, src.location, b.location, "source directory", true, out, ctx));
             break;
         }

@@ -9,6 +9,8 @@ it, and now gets a clear error naming what and where, with nothing lost.
 3. `containerfile` keeps the recipe's secrets out of the image (refused, or given as build secrets).
 6. `containerfile` refuses values with line breaks (they would add Dockerfile instructions).
 8. A step timeout of inf, 1e308 or 1e10 is refused at its line.
+10. A directory source never reaches /proc, /sys or /dev; a blocking file:// fails at once; `lock`
+    has an overall deadline and exits 130 on SIGINT.
 11. Secret values are masked in child output, logs and errors.
 """
 
@@ -315,3 +317,80 @@ def test_pack_and_unpack_remove_what_a_killed_one_left(world, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert not staging.exists() and not (staging.parent / f"{staging.name}.tmp-1").exists()
     assert (dest / "pyvenv.cfg").exists()
+
+
+def test_a_directory_source_never_reaches_proc_sys_or_dev(world):
+    """Item 10: a build source whose path climbs to / (and so to /proc/kmsg) is refused at its
+    line at once, by plan and by run; nothing hangs."""
+    deep = world.root / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    steps = [R.venv(), {"id": "ext", "kind": "build", "abi_packages": [], "source": {"path": "../" * 12}}]
+    recipe = R.write_recipe(deep, "up.toml", steps=steps)
+    for args in (["plan", recipe], [recipe]):
+        start = time.monotonic()
+        proc = run_bounded(world, args, timeout=60)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert time.monotonic() - start < 30
+        line = R.line_of(recipe, "source")[0]
+        assert f"up.toml:{line}" in proc.stderr and "step 'ext': source tree / reaches /" in proc.stderr, proc.stderr
+
+
+def test_plan_rejects_a_subdirectory_outside_the_source_as_run_does(world):
+    """Item 11: `plan` refuses what `run` refuses, at the key's line."""
+    src = world.root / "src"
+    src.mkdir()
+    (src / "setup.py").write_text("")
+    steps = [R.venv(), {"id": "ext", "kind": "build", "abi_packages": [],
+                        "source": {"path": str(src), "subdirectory": "../../../../etc"}}]
+    recipe = R.write_recipe(world.root, "sub.toml", steps=steps)
+    for args in (["plan", recipe], [recipe]):
+        proc = world.run(args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "source.subdirectory '../../../../etc' must stay inside the source tree" in proc.stderr
+        assert "sub.toml:" in proc.stderr
+
+
+def test_a_file_url_that_would_block_fails_at_once(world, tmp_path):
+    """Item 10: `file:///proc/kmsg` (blocks forever on read) and a FIFO without a writer are
+    refused before anything reads them, well inside the step's timeout."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for url, why in (("file:///proc/kmsg", "/proc/kmsg is a file of the kernel's proc filesystem"),
+                     (f"file://{fifo}", f"{fifo} is not a regular file (a FIFO)")):
+        steps = [R.venv(), {"id": "ext", "kind": "build", "abi_packages": [], "timeout": 20,
+                            "source": {"url": url, "sha256": "0" * 64}}]
+        recipe = R.write_recipe(world.root, "kmsg.toml", steps=steps)
+        start = time.monotonic()
+        proc = run_bounded(world, [recipe], timeout=60)
+        assert proc.returncode == 1, proc.stderr
+        assert why in proc.stderr, proc.stderr
+        assert time.monotonic() - start < 15
+
+
+def test_lock_has_an_overall_deadline_and_exits_130_on_sigint(world):
+    """Item 10: an index page that trickles (20 B/s) stops `lock` at its --timeout with an error
+    naming the page and writing nothing; SIGINT stops it with 130."""
+    url = world.index.url()
+    recipe = R.write_recipe(world.root, "slow.toml", steps=[R.venv(), R.install("core", ["demo-core==1.0.0"],
+                                                                                 index_url=url)])
+    assert world.run([recipe]).returncode == 0
+    out = world.root / "slow.lock.json"
+    world.index.set_faults([{"match": "/main/simple/demo-core", "kind": "trickle", "rate": 20}])
+    try:
+        start = time.monotonic()
+        proc = world.run(["lock", recipe, "-o", out, "--timeout", "3"])
+        took = time.monotonic() - start
+        assert proc.returncode == 1, proc.stderr
+        assert "lock ran out of its time (3 s, --timeout) while fetching" in proc.stderr, proc.stderr
+        assert "/main/simple/demo-core/" in proc.stderr
+        assert took < 20 and not out.exists()
+
+        child = subprocess.Popen(world.cmd(["lock", recipe, "-o", out]), env=world.full_env(), cwd=world.root,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        child.send_signal(2)
+        _, err = child.communicate(timeout=30)
+        assert child.returncode == 130, err
+        assert "interrupted" in err and not out.exists()
+    finally:
+        world.index.clear_faults()

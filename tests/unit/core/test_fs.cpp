@@ -258,3 +258,17 @@ TEST_CASE("append_log_line appends whole lines, creating the directory") {
     append_log_line(dir.path() / "logs", "a directory");  // unwritable: best effort, no throw
     CHECK(read_file(log).value() == "first\nsecond line\n");
 }
+
+TEST_CASE("kernel filesystems are told apart from data, and never read as a file", "[fs]") {
+    CHECK(bootstrap::core::kernel_filesystem("/proc/self/status") == std::optional<std::string>("proc"));
+    CHECK(bootstrap::core::kernel_filesystem("/sys") == std::optional<std::string>("sysfs"));
+    bootstrap::core::TempDir dir("bs-kernel-fs");
+    CHECK_FALSE(bootstrap::core::kernel_filesystem(dir.path()));
+    CHECK(bootstrap::core::reaches_kernel_tree("/") == std::optional<std::filesystem::path>("/proc"));
+    CHECK(bootstrap::core::reaches_kernel_tree("/dev/shm") == std::optional<std::filesystem::path>("/dev"));
+    CHECK(bootstrap::core::reaches_kernel_tree("/sys/class/..") == std::optional<std::filesystem::path>("/sys"));
+    CHECK_FALSE(bootstrap::core::reaches_kernel_tree(dir.path()));
+    auto read = bootstrap::core::read_regular_file("/proc/self/status", 1 << 20);
+    REQUIRE_FALSE(read);
+    CHECK(read.error().message.find("kernel's proc filesystem") != std::string::npos);
+}
