@@ -8,57 +8,14 @@
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/record.hpp"
 
 namespace bootstrap::engine {
 
 namespace {
 
-std::string hex_to_bytes(const std::string& hex) {
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    std::string out;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2)
-        out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
-    return out;
-}
-
-std::string base64url_nopad(const std::string& bytes) {
-    static const char* k_alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    size_t i = 0;
-    for (; i + 2 < bytes.size(); i += 3) {
-        unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                     (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                     static_cast<unsigned char>(bytes[i + 2]);
-        for (int s = 18; s >= 0; s -= 6) out += k_alphabet[(v >> s) & 63];
-    }
-    if (size_t rest = bytes.size() - i; rest > 0) {
-        unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-        if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-        out += k_alphabet[(v >> 18) & 63];
-        out += k_alphabet[(v >> 12) & 63];
-        if (rest == 2) out += k_alphabet[(v >> 6) & 63];
-    }
-    return out;
-}
-
-/// The path column of a RECORD row (CSV: quoted when it holds a comma or a quote).
-std::string row_path(const std::string& row) {
-    if (row.empty() || row[0] != '"') return row.substr(0, row.find(','));
-    std::string out;
-    for (size_t i = 1; i < row.size(); ++i) {
-        if (row[i] == '"') {
-            if (i + 1 < row.size() && row[i + 1] == '"') {
-                out += '"';
-                ++i;
-                continue;
-            }
-            break;
-        }
-        out += row[i];
-    }
-    return out;
-}
+/// The path field of a RECORD row.
+std::string row_path(const std::string& row) { return pyenv::parse_record_row(row).path; }
 
 struct Record {
     std::vector<std::string> rows;
@@ -92,7 +49,7 @@ struct Record {
     /// Replace the row for `path`, or insert it where sorted order puts it (pip and uv both
     /// write RECORD sorted by path).
     void put(const std::string& path, const std::string& content) {
-        std::string row = fmt::format("{},{},{}", path, record_hash(content), content.size());
+        std::string row = fmt::format("{},{},{}", path, pyenv::record_hash(content), content.size());
         if (auto i = find(path)) {
             rows[*i] = row;
             return;
@@ -134,9 +91,6 @@ std::string normal_path(const std::string& record_path) {
 
 }  // namespace
 
-std::string record_hash(std::string_view data) {
-    return "sha256=" + base64url_nopad(hex_to_bytes(core::sha256_hex(data)));
-}
 
 Result<bool> match_record(const fs::path& dist_info, const manifest::Package& target) {
     if (target.record_sha256.empty()) return false;

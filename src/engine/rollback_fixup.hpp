@@ -42,7 +42,4 @@ namespace fs = std::filesystem;
 /// Returns how many rows went; RECORD is rewritten (atomically) only when some did.
 [[nodiscard]] Result<size_t> disown_paths(const fs::path& dist_info, const std::set<std::string>& paths);
 
-/// The RECORD hash field for `data`: "sha256=" + urlsafe base64 without padding (PEP 376/427).
-[[nodiscard]] std::string record_hash(std::string_view data);
-
 }  // namespace bootstrap::engine

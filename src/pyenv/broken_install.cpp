@@ -1,4 +1,5 @@
 #include "pyenv/broken_install.hpp"
+#include "pyenv/record.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,22 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The first CSV field of a RECORD row (the path), with RFC 4180 quoting undone.
-std::string record_path(std::string_view row) {
-    if (row.empty() || row.front() != '"') return std::string(row.substr(0, row.find(',')));
-    std::string out;
-    for (size_t i = 1; i < row.size(); ++i) {
-        if (row[i] != '"') {
-            out += row[i];
-        } else if (i + 1 < row.size() && row[i + 1] == '"') {
-            out += '"';
-            ++i;
-        } else {
-            break;
-        }
-    }
-    return out;
-}
+/// The path field of a RECORD row.
+std::string record_path(std::string_view row) { return parse_record_row(row).path; }
 
 /// Is `p` (lexically normal, absolute) `root` or below it?
 bool within(const fs::path& p, const fs::path& root) {

@@ -6,28 +6,15 @@
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
+#include "pyenv/record.hpp"
 #include "pyenv/version.hpp"
 
 namespace bootstrap::pyenv {
 
 namespace {
 
-/// The path column of a RECORD row (CSV: a path holding a comma is quoted, "" escapes '"').
-std::string record_path(const std::string& row) {
-    if (row.empty() || row.front() != '"') return row.substr(0, row.find(','));
-    std::string out;
-    for (size_t i = 1; i < row.size(); ++i) {
-        if (row[i] != '"') {
-            out += row[i];
-        } else if (i + 1 < row.size() && row[i + 1] == '"') {
-            out += '"';
-            ++i;
-        } else {
-            break;
-        }
-    }
-    return out;
-}
+/// The path field of a RECORD row.
+std::string record_path(const std::string& row) { return parse_record_row(row).path; }
 
 /// Does a RECORD path belong to the module whose path is `stem` ("a/b")? Its package directory,
 /// its source file, or an extension module "a/b.cpython-311-x86_64-linux-gnu.so".

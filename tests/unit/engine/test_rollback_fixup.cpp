@@ -4,6 +4,7 @@
 #include "core/sha256.hpp"
 #include "engine/rollback_fixup.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/record.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -11,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string row(const std::string& path, const std::string& content) {
-    return path + "," + engine::record_hash(content) + "," + std::to_string(content.size()) + "\n";
+    return path + "," + pyenv::record_hash(content) + "," + std::to_string(content.size()) + "\n";
 }
 
 const std::string k_store_url = R"({"url":"file:///store/ab/foo-1.0-py3-none-any.whl","archive_info":{}})";
@@ -35,11 +36,6 @@ fs::path restored_dist_info(const fs::path& site) {
 }
 
 }  // namespace
-
-TEST_CASE("record_hash is PEP 376 urlsafe base64 without padding") {
-    CHECK(engine::record_hash("") == "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
-    CHECK(engine::record_hash("uv") == "sha256=5hhM4Q4mYTT9z6QB6PGpUAW81PGNFrYrdXMj4oM_6ak");
-}
 
 TEST_CASE("match_record restores REQUESTED and the origin URL, uv_cache.json does not count") {
     core::TempDir tmp("bs-fixup");
