@@ -13,7 +13,7 @@
 // `pip check`; a declared override is info), checks_binary.cpp (dynamic symbols of the library
 // that will load; CUDA code of built extensions), built_for.cpp (the arch the venv was built for
 // against the node's GPUs), checks_venv.cpp (pyvenv.cfg, stale prefixes in bin/ after a copy,
-// and `relocate`), checks_packages.cpp (PyPI's unrelated apex, pip, Megatron's helpers_cpp, nvcc
+// and `relocate`), checks_files.cpp (installed files against their RECORD hashes), checks_packages.cpp (PyPI's unrelated apex, pip, Megatron's helpers_cpp, nvcc
 // vs torch CUDA, forbidden variables). checks_util.cpp builds the fixes: each is a command that
 // works as printed (the step that provides the module, `--venv` of the venv examined, the
 // version a pin asks for).
@@ -92,7 +92,7 @@ struct DoctorOptions {
 /// What one group of checks looked at: "imports: 12 modules ok", "dependencies: 33 of 34
 /// distributions satisfied", "cuda code: not checked (no --arch)".
 struct CheckSummary {
-    std::string group; // "venv", "imports", "dependencies", "symbols", "cuda code", "built for",
+    std::string group; // "venv", "files", "imports", "dependencies", "symbols", "cuda code", "built for",
                        // "packages"
     std::string line;  // starts with the group and a colon
 };
@@ -143,6 +143,10 @@ struct ImportCheck {
                                                    CheckSummary *summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions &options,
                                                         CheckSummary *summary = nullptr);
+/// Every installed file against its distribution's RECORD (exists, size, sha256), files that
+/// matched remembered by stat in VENV/.bootstrap/verified-files.cache (checks_files.cpp).
+[[nodiscard]] std::vector<Finding> check_installed_files(const DoctorOptions &options,
+                                                         CheckSummary *summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_packages(const DoctorOptions &options,
                                                   CheckSummary *summary = nullptr);
 

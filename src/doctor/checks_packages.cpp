@@ -389,7 +389,7 @@ DoctorReport run_checks(const DoctorOptions &options) {
     report.training = training_scope(options);
     using Check = std::vector<Finding> (*)(const DoctorOptions &, CheckSummary *);
     for (Check check :
-         {Check{check_venv_integrity}, Check{check_imports}, Check{check_dependencies},
+         {Check{check_venv_integrity}, Check{check_installed_files}, Check{check_imports}, Check{check_dependencies},
           Check{check_symbols}, Check{check_cuda_code}, Check{check_built_for},
           Check{check_packages}}) {
         CheckSummary summary;

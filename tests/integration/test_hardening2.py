@@ -394,3 +394,38 @@ def test_lock_has_an_overall_deadline_and_exits_130_on_sigint(world):
         assert "interrupted" in err and not out.exists()
     finally:
         world.index.clear_faults()
+
+
+def test_doctor_names_installed_files_that_differ_from_their_record(world):
+    """Item 11: a file edited or removed after the install is an error naming the distribution,
+    the file and the fix (the installer's reinstall of that version), which, run as printed,
+    makes doctor clean again."""
+    recipe = R.write_recipe(world.root, "files.toml", steps=[R.venv(), R.install("core", ["demo-core==1.0.0"],
+                                                                                   index_url=world.index.url())])
+    assert world.run([recipe]).returncode == 0
+    doctor = ["doctor", "--venv", world.venv]
+    clean = world.run(doctor)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "match their RECORD hashes" in clean.stdout, clean.stdout
+    assert (world.venv / ".bootstrap" / "verified-files.cache").is_file()
+
+    (site,) = list(world.venv.glob("lib/python*/site-packages"))
+    module = next(p for p in (site / "demo_core").rglob("*.py"))
+    module.write_text(module.read_text() + "\n# edited\n")
+    rel = module.relative_to(site).as_posix()
+    proc = world.run(doctor)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "demo-core 1.0.0: 1 of its installed files differs from its RECORD" in proc.stdout, proc.stdout
+    assert f"{rel} (size" in proc.stdout or f"{rel} (content differs)" in proc.stdout, proc.stdout
+    fix = next(line for line in proc.stdout.splitlines() if line.strip().startswith("fix: uv pip install"))
+    assert "--reinstall demo-core==1.0.0" in fix, proc.stdout  # the version installed
+
+    module.unlink()
+    proc = world.run(doctor)
+    assert proc.returncode == 3 and f"{rel} (missing)" in proc.stdout, proc.stdout
+
+    # The fix, run as printed, repairs it.
+    fixed = subprocess.run(fix.strip()[len("fix: "):], shell=True, env=world.full_env(), capture_output=True, text=True)
+    assert fixed.returncode == 0, fixed.stderr
+    again = world.run(doctor)
+    assert again.returncode == 0 and "match their RECORD hashes" in again.stdout, again.stdout
