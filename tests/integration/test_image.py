@@ -206,8 +206,8 @@ SECRET_VALUE = "bs-test-token-4242"
 def image_recipe(world, sources, url: bool = False, secret: bool = False) -> Path:
     """Packages from the loopback index and fastext built from a directory beside the recipe
     (`url`: from its sdist's file:// URL, which the context carries: the bare base has no
-    libcurl, and the path is not in the image). `secret`: a step reads HF_TOKEN (a build secret
-    in the image build) and prints it."""
+    libcurl, and the path is not in the image). `secret`: a step checks HF_TOKEN (a build secret
+    in the image build) against the digest of SECRET_VALUE."""
     # The fixture's build counter (a pid per build) goes to the cache mount: written into the
     # image it would make two builds differ.
     project, steps = R.torch_and_fastext(
@@ -216,7 +216,9 @@ def image_recipe(world, sources, url: bool = False, secret: bool = False) -> Pat
         steps[-1]["source"] = {"url": sources["tarball_url"], "sha256": sources["sha256"]}
     steps += [R.check("check", [R.imp("demo_torch"), R.imp("fastext")])]
     if secret:
-        steps += [R.run("uses-token", ["sh", "-c", f'test "$HF_TOKEN" = {SECRET_VALUE} && echo "token seen: $HF_TOKEN"'],
+        # The value's digest, not the value: the recipe itself goes into the image.
+        digest = hashlib.sha256(SECRET_VALUE.encode()).hexdigest()
+        steps += [R.run("uses-token", ["sh", "-c", f'test "$(printf %s "$HF_TOKEN" | sha256sum | cut -c1-64)" = {digest}'],
                         env={"HF_TOKEN": "{env.HF_TOKEN}"})]
     return R.write_recipe(project, "image.toml", name="image-demo", steps=steps,
                           header="", venv_path="/tmp/unused-venv")
