@@ -10,11 +10,11 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/sha256.hpp"
+#include "core/strings.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
 #include "pyenv/record.hpp"
@@ -25,7 +25,6 @@ namespace {
 
 using recipe::Severity;
 
-constexpr int k_cache_version = 1;
 constexpr size_t k_shown_files = 5;
 
 /// A file's stat, as the cache keys it.
@@ -34,19 +33,19 @@ std::string stamp_of(const struct stat& st) {
                        st.st_ctim.tv_nsec, st.st_ino);
 }
 
-/// path -> "STAMP HASH" of files that matched their RECORD hash when last hashed.
+/// path -> "STAMP HASH" of files that matched their RECORD hash when last hashed. The file is
+/// k_cache_header, then one "STAMP HASH\tPATH" line per file.
 class VerifiedCache {
   public:
     explicit VerifiedCache(const fs::path& venv) : m_file(venv / ".bootstrap" / "verified-files.cache") {
         std::error_code ec;
         m_writable = fs::is_directory(venv / ".bootstrap", ec);  // bootstrap's venv: never made here
         auto text = core::read_regular_file(m_file, 256ull << 20);
-        if (!text) return;
-        auto doc = nlohmann::json::parse(*text, nullptr, false);
-        if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != k_cache_version) return;
-        if (auto files = doc.find("files"); files != doc.end() && files->is_object())
-            for (const auto& [path, entry] : files->items())
-                if (entry.is_string()) m_old[path] = entry.get<std::string>();
+        if (!text || !text->starts_with(k_cache_header)) return;
+        for (const auto& line : core::split(std::string_view(*text).substr(k_cache_header.size()), '\n')) {
+            const auto tab = line.find('\t');
+            if (tab != std::string::npos) m_old.emplace(line.substr(tab + 1), line.substr(0, tab));
+        }
     }
 
     [[nodiscard]] bool known(const std::string& path, const std::string& entry) {
@@ -55,16 +54,20 @@ class VerifiedCache {
         m_new[path] = entry;
         return true;
     }
-    void remember(const std::string& path, std::string entry) { m_new[path] = std::move(entry); }
+    void remember(const std::string& path, std::string entry) {
+        if (path.find_first_of("\t\n") == std::string::npos) m_new[path] = std::move(entry);
+    }
 
     /// Only a speed-up: a cache that cannot be written means hashing again next time.
     void save() const {
         if (!m_writable || m_new == m_old) return;
-        nlohmann::json doc{{"version", k_cache_version}, {"files", m_new}};
-        (void)core::write_file_atomic(m_file, doc.dump() + "\n");
+        std::string text(k_cache_header);
+        for (const auto& [path, entry] : m_new) text += entry + "\t" + path + "\n";
+        (void)core::write_file_atomic(m_file, text);
     }
 
   private:
+    static constexpr std::string_view k_cache_header = "bootstrap verified-files 1\n";
     fs::path m_file;
     bool m_writable = false;
     std::map<std::string, std::string> m_old;

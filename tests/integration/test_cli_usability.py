@@ -283,10 +283,12 @@ def test_doctor_on_a_plain_venv_checks_what_it_holds_and_says_what_passed(world)
     assert "dependencies: 3 distributions satisfied" in lines
     assert "venv: pyvenv.cfg's base interpreter and bin/'s paths ok" in lines
     assert "symbols: none checked" in lines
+    assert any(line.startswith("files: ") and line.endswith("of 3 distributions match their RECORD hashes")
+               for line in lines), lines
 
     proc, doc = world.run_json(["doctor", "--venv", venv])
     assert doc["scope"] == "venv"
-    assert [c["group"] for c in doc["checks"]] == ["venv", "imports", "dependencies", "symbols",
+    assert [c["group"] for c in doc["checks"]] == ["venv", "files", "imports", "dependencies", "symbols",
                                                    "cuda code", "built for", "packages"]
     assert not [f for f in doc["findings"] if f["rule"] == "import"]
 
