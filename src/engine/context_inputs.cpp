@@ -1,0 +1,266 @@
+#include "engine/context_inputs.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+#include "core/interrupt.hpp"
+#include "core/redact.hpp"
+#include "core/sha256.hpp"
+#include "net/download.hpp"
+#include "steps/build_source.hpp"
+#include "steps/resolved_step.hpp"
+
+namespace bootstrap::engine {
+
+namespace {
+
+/// What the recipe reads from this machine, by a key that names the same input in the plan of
+/// the recipe's copy: "step:ID:N" (the step's N-th local input) or "vars:NAME".
+struct Input {
+    std::string what;
+    std::string path;
+    bool directory = true;
+    bool repository = false;
+};
+
+std::map<std::string, Input> local_inputs(const Plan& plan) {
+    std::map<std::string, Input> out;
+    for (const auto& step : plan.steps)
+        for (size_t n = 0; n < step.local_inputs.size(); ++n) {
+            const auto& in = step.local_inputs[n];
+            out[fmt::format("step:{}:{}", step.id, n)] =
+                Input{fmt::format("step '{}' {}", step.id, in.what), in.path, in.directory, in.repository};
+        }
+    // A [vars] value naming a directory (a checkout the recipe's steps read from, write to or
+    // run in): copied whole, so what the steps find under it is there.
+    for (const auto& [name, value] : plan.vars) {
+        std::error_code ec;
+        if (!value.empty() && fs::path(value).is_absolute() && fs::is_directory(value, ec))
+            out["vars:" + name] = Input{fmt::format("[vars] {}", name), value, true, false};
+    }
+    return out;
+}
+
+bool is_under(const fs::path& path, const fs::path& dir) {
+    auto rel = path.lexically_normal().lexically_relative(dir.lexically_normal());
+    return !rel.empty() && *rel.begin() != ".." && *rel.begin() != ".";
+}
+
+/// Copies one input into the context, leaving out what is not source: .git (but for a
+/// repository), venvs (a directory holding pyvenv.cfg), __pycache__, CMake build trees
+/// (CMakeCache.txt), the top-level build/ and dist/ (as a build step's own copy does), sockets,
+/// fifos and devices, and `skip` (the context being written, when it lies inside).
+class SourceCopier {
+public:
+    SourceCopier(std::vector<fs::path> skip, uint64_t& bytes_left, size_t& files_left)
+        : m_skip(std::move(skip)), m_bytes_left(bytes_left), m_files_left(files_left) {}
+
+    Status copy(ContextSource& s, const fs::path& to) {
+        std::error_code ec;
+        std::optional<fs::path> kernel = core::reaches_kernel_tree(s.host_path);
+        if (!s.directory && core::kernel_filesystem(s.host_path)) kernel = s.host_path;
+        if (kernel)
+            return fail(ErrorCode::usage,
+                        fmt::format("{}: '{}' reaches {}, a kernel filesystem, which is never copied into a build "
+                                    "context",
+                                    s.what, s.host_path.string(), kernel->string()),
+                        "point the recipe at the checkout it needs, not a directory above it");
+        if (!s.directory) {
+            BS_CHECK(copy_one(s, s.host_path, to));
+            return {};
+        }
+        fs::create_directories(to, ec);
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", to.string(), ec.message()));
+        return copy_tree(s, s.host_path, to, true);
+    }
+
+private:
+    Status copy_tree(ContextSource& s, const fs::path& from, const fs::path& to, bool top) {
+        std::error_code ec;
+        fs::directory_iterator it(from, ec), end;
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot read '{}' ({}): {}", from.string(), s.what, ec.message()));
+        std::vector<fs::directory_entry> entries(it, end);
+        std::sort(entries.begin(), entries.end());
+        for (const auto& entry : entries) {
+            if (core::interrupt_signal() != 0)
+                return fail(ErrorCode::interrupted, "interrupted while copying " + s.host_path.string());
+            const fs::path& path = entry.path();
+            const std::string name = path.filename().string();
+            const auto rel = path.lexically_relative(s.host_path).string();
+            if (std::any_of(m_skip.begin(), m_skip.end(), [&](const fs::path& p) { return path == p; })) {
+                s.left_out.push_back(rel + " (the build context)");
+                continue;
+            }
+            const auto status = entry.symlink_status(ec);
+            if (fs::is_directory(status)) {
+                std::string why;
+                if (name == ".git" && !s.repository) why = ".git";
+                else if (name == "__pycache__") continue;  // compiled again where needed
+                else if (fs::exists(path / "pyvenv.cfg", ec)) why = "venv";
+                else if (fs::exists(path / "CMakeCache.txt", ec)) why = "CMake build tree";
+                else if (top && (name == "build" || name == "dist")) why = "build output";
+                else if (auto kind = core::kernel_filesystem(path)) why = *kind + " filesystem";
+                if (!why.empty()) {
+                    s.left_out.push_back(why == ".git" ? rel : fmt::format("{} ({})", rel, why));
+                    continue;
+                }
+                fs::create_directory(to / name, ec);
+                if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", (to / name).string(), ec.message()));
+                BS_CHECK(copy_tree(s, path, to / name, false));
+                fs::permissions(to / name, status.permissions() | fs::perms::owner_all, ec);
+                fs::last_write_time(to / name, fs::last_write_time(path, ec), ec);  // after its entries
+                continue;
+            }
+            if (!fs::is_regular_file(status) && !fs::is_symlink(status)) {
+                s.left_out.push_back(rel + " (not a file)");
+                continue;
+            }
+            BS_CHECK(copy_one(s, path, to / name));
+        }
+        return {};
+    }
+
+    Status copy_one(ContextSource& s, const fs::path& from, const fs::path& to) {
+        std::error_code ec;
+        const auto status = fs::symlink_status(from, ec);
+        if (fs::is_symlink(status)) {
+            const auto target = fs::read_symlink(from, ec);
+            if (!ec) fs::create_symlink(target, to, ec);
+        } else {
+            const auto size = fs::file_size(from, ec);
+            if (!ec && (size > m_bytes_left || m_files_left == 0))
+                return fail(ErrorCode::usage,
+                            fmt::format("{}: '{}' is too big for a build context (more than {} GiB or {} files "
+                                        "in all)",
+                                        s.what, s.host_path.string(), k_max_context_bytes >> 30, k_max_context_files),
+                            "point the recipe at the checkout it needs, not a directory above it");
+            if (!ec) {
+                m_bytes_left -= size;
+                s.bytes += size;
+                fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+            }
+            // The source's mtime, not the copy's: COPY keeps it, so the same sources give the
+            // same layer.
+            if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
+        }
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot copy '{}' ({}) into the build context: {}", from.string(),
+                                                   s.what, ec.message()));
+        --m_files_left;
+        ++s.files;
+        return {};
+    }
+
+    std::vector<fs::path> m_skip;
+    uint64_t& m_bytes_left;
+    size_t& m_files_left;
+};
+
+}  // namespace
+
+/// The inputs of `here` (the recipe) paired with where the copy `there` (the context's recipe)
+/// will look for them, nested ones folded into the directory that holds them (a repository
+/// inside a tree is copied on its own, with its .git).
+Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan& there, const fs::path& copied_etc,
+                                                   const fs::path& image_etc) {
+    const auto host = local_inputs(here);
+    const auto image = local_inputs(there);
+    std::vector<ContextSource> all;
+    for (const auto& [key, in] : host) {
+        std::error_code ec;
+        if (!fs::exists(in.path, ec)) continue;  // an optional step's, or one an earlier run step makes
+        ContextSource s;
+        s.what = in.what;
+        s.host_path = fs::path(in.path).lexically_normal();
+        s.directory = in.directory;
+        s.repository = in.repository;
+        auto it = image.find(key);
+        fs::path there_path = it == image.end() ? s.host_path : fs::path(it->second.path).lexically_normal();
+        s.image_path = is_under(there_path, copied_etc)
+                           ? (image_etc / there_path.lexically_relative(copied_etc.lexically_normal())).string()
+                           : there_path.string();
+        all.push_back(std::move(s));
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.host_path, a.what) < std::tie(b.host_path, b.what);
+    });
+    std::vector<ContextSource> out;
+    for (auto& s : all) {
+        bool covered = false;
+        for (auto& o : out) {
+            if (!o.directory) continue;
+            const bool same = s.host_path == o.host_path;
+            if (!same && !is_under(s.host_path, o.host_path)) continue;
+            const auto rel = same ? fs::path() : s.host_path.lexically_relative(o.host_path);
+            const bool same_place = (same ? fs::path(o.image_path) : fs::path(o.image_path) / rel) == fs::path(s.image_path);
+            if (same_place && (!s.repository || o.repository || same)) {
+                o.repository = o.repository || s.repository;  // the same directory, read as a repository too
+                covered = true;
+                break;
+            }
+        }
+        if (covered) continue;
+        s.context_path = fmt::format("sources/{}", out.size());
+        if (!s.directory) s.context_path += "/" + s.host_path.filename().string();
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+Status copy_file(const fs::path& from, const fs::path& to, std::string_view what) {
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (!ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+        return fail(ErrorCode::io, fmt::format("cannot copy {} '{}' into the build context: {}", what,
+                                               from.string(), ec.message()));
+    return {};
+}
+
+/// Each `url` source's archive, into the context (a copy of this machine's cached one, fetched
+/// into that cache first when it is not there).
+Result<std::vector<ContextDownload>> context_downloads(const Plan& here, const fs::path& stage) {
+    std::vector<ContextDownload> out;
+    for (const auto& step : here.steps) {
+        const auto* build = step.build();
+        // (The step itself is not complete without the image's venv; its URL and sha256 are.)
+        if (!build || build->source_kind != steps::BuildSource::Kind::url ||
+            build->location.find('<') != std::string::npos || !core::is_sha256_hex(build->sha256))
+            continue;
+        net::DownloadRequest request = steps::archive_request(step);
+        auto got = net::download(request);
+        if (!got)
+            return fail(got.error().code,
+                        fmt::format("step '{}': cannot fetch its source for the build context: {}", step.id,
+                                    got.error().message),
+                        "the image's build would need it too; fetch it where this machine can, or name a local copy");
+        ContextDownload d;
+        d.step_id = step.id;
+        d.url = core::redact_text(request.url);
+        d.sha256 = request.sha256;
+        d.context_path = fmt::format("bootstrap/downloads/{}/{}", request.sha256, request.dest.filename().string());
+        d.bytes = got->bytes;
+        d.fetched = !got->already_there;
+        BS_CHECK(copy_file(got->path, stage / d.context_path, "the source archive"));
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+Status copy_context_sources(std::vector<ContextSource>& sources, const fs::path& stage, const fs::path& context) {
+    uint64_t bytes_left = k_max_context_bytes;
+    size_t files_left = k_max_context_files;
+    SourceCopier copier({stage, context}, bytes_left, files_left);
+    for (auto& source : sources) {
+        const fs::path to = stage / source.context_path;
+        BS_CHECK(core::create_directories(to.parent_path()));
+        BS_CHECK(copier.copy(source, to));
+    }
+    return {};
+}
+
+}  // namespace bootstrap::engine
