@@ -194,23 +194,8 @@ private:
             return false;
         BS_TRY(m_journal, Journal::load(venv));
         BS_TRY(m_installed, scan_installed(m_facts));
-        const std::string state = installed_state(m_installed);
-        std::vector<StepDecision> decisions(m_plan.steps.size());
-        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
-            if (!selected(i)) continue;
-            const auto& step = m_plan.steps[i];
-            if (step.key.empty()) return false;
-            decisions[i] = skip_rule().decide(step, m_installed, false, false, false);
-            log_decision(step, decisions[i]);
-            if (decisions[i].decision == Decision::optional_failed) continue;  // nothing to write either
-            if (decisions[i].decision != Decision::up_to_date) return false;
-            // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
-            auto entry = m_journal.steps.find(step.id);
-            if (entry == m_journal.steps.end() || entry->second.key != step.key ||
-                entry->second.inputs != step.key_inputs || entry->second.venv_state != state)
-                return false;
-        }
-        if (skip_rule().refreshed() || !skip_rule().unsatisfied(m_installed).empty()) return false;
+        auto decisions = settled_decisions(m_plan, m_facts, m_journal, m_installed, log_decision);
+        if (!decisions) return false;
         if (m_options.plan.locked) {
             BS_TRY(auto now, snapshot_for_run(m_plan, m_facts, "", "locked", true));
             if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
@@ -229,7 +214,7 @@ private:
             }
             m_observer.step_started(i, m_plan.steps.size(), m_plan.steps[i]);
             report.result = StepResult::skipped;
-            report.reason = decisions[i].reason;
+            report.reason = (*decisions)[i].reason;
             m_observer.step_finished(i, m_plan.steps.size(), report);
         }
         return true;

@@ -222,4 +222,31 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
     return out;
 }
 
+std::optional<std::vector<StepDecision>> settled_decisions(
+    const Plan& plan, const Facts& facts, Journal& journal, const Installed& installed,
+    const std::function<void(const steps::ResolvedStep&, const StepDecision&)>& log) {
+    SkipRule rule(plan, facts, journal);
+    const std::string state = installed_state(installed);
+    std::vector<StepDecision> decisions;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+        const auto& step = plan.steps[i];
+        if (i >= plan.selected.size() || !plan.selected[i]) {
+            decisions.emplace_back(Decision::not_selected, "not selected");
+            continue;
+        }
+        if (step.key.empty()) return std::nullopt;
+        decisions.push_back(rule.decide(step, installed, false, false, false));
+        if (log) log(step, decisions.back());
+        if (decisions.back().decision == Decision::optional_failed) continue;  // nothing to write either
+        if (decisions.back().decision != Decision::up_to_date) return std::nullopt;
+        // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
+        auto entry = journal.steps.find(step.id);
+        if (entry == journal.steps.end() || entry->second.key != step.key ||
+            entry->second.inputs != step.key_inputs || entry->second.venv_state != state)
+            return std::nullopt;
+    }
+    if (rule.refreshed() || !rule.unsatisfied(installed).empty()) return std::nullopt;
+    return decisions;
+}
+
 }  // namespace bootstrap::engine

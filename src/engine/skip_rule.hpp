@@ -14,7 +14,9 @@
 // resolution, a missing path: steps::FailureKind::permanent) is skipped while its key holds,
 // unless --retry-optional; one that failed for a transient reason is tried again.
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -115,6 +117,15 @@ private:
 /// What `run` would do with each step of `plan` now (for `plan`): the journal and the venv as
 /// they are, every step assumed to succeed. Reads only; writes nothing.
 [[nodiscard]] Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts);
+
+/// Whether the selected steps of `plan` are settled in the venv exactly as `journal` records
+/// them: each up to date under its current key with the same recorded inputs and venv state
+/// (or an optional step that failed), no stamp to refresh, and the recipe a fixed point of
+/// `installed`. The decisions when it is (Decision::not_selected for the others), nullopt when a
+/// step would act or the journal would change. Reads only; `log` hears each decision made.
+[[nodiscard]] std::optional<std::vector<StepDecision>> settled_decisions(
+    const Plan& plan, const Facts& facts, Journal& journal, const Installed& installed,
+    const std::function<void(const steps::ResolvedStep&, const StepDecision&)>& log);
 
 [[nodiscard]] const char* to_string(Decision d);  // "run", "verify", "skip"
 
