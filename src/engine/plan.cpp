@@ -183,7 +183,11 @@ public:
         const bool answered_without_probing = m_options.arch || m_options.no_device;
         m_ex.set_device_deferred(!m_plan.selected[index] ||
                                  (!m_options.probe_devices && !answered_without_probing));
-        const steps::Kind& kind = steps::kind_of(s.kind);
+        const steps::Kind* found = steps::find_kind(s.kind);
+        if (!found)
+            return fail(ErrorCode::invalid_recipe, fmt::format("{}: step '{}': no step kind is named '{}'",
+                                                               s.loc.str(), s.id, s.kind));
+        const steps::Kind& kind = *found;
         const int device_uses_before = m_ex.device_uses();
         steps::ResolvedStep out;
         out.source = &s;

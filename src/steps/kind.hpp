@@ -128,7 +128,11 @@ struct Kind {
                                      // (core::EnvUse::build_input) are in the key
 };
 
-/// The registered kind named `name` (every step of a parsed recipe has one).
+/// The registered kind named `name`, or nullptr.
+[[nodiscard]] const Kind* find_kind(std::string_view name);
+
+/// The registered kind named `name`: every step of a plan has one (make_plan refuses any
+/// other); an unknown name is an internal error that stops the process, never a default kind.
 [[nodiscard]] const Kind& kind_of(std::string_view name);
 
 /// Every registered kind, in the order messages list them.

@@ -1,6 +1,8 @@
 // The registry of step kinds: one line per kind.
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -30,11 +32,18 @@ const std::vector<const Kind*>& kinds() {
     return k_kinds;
 }
 
-const Kind& kind_of(std::string_view name) {
+const Kind* find_kind(std::string_view name) {
     for (const Kind* k : kinds())
-        if (k->name == name) return *k;
-    // A parsed recipe names only registered kinds (the parser gets them from recipe_kinds()).
-    return k_check_kind;
+        if (k->name == name) return k;
+    return nullptr;
+}
+
+const Kind& kind_of(std::string_view name) {
+    if (const Kind* k = find_kind(name)) return *k;
+    // A parsed recipe names only registered kinds (the parser gets them from recipe_kinds()),
+    // and a plan refuses any other (find_kind): reaching here is a bug, never a silent default.
+    fmt::print(stderr, "bootstrap: internal error: no step kind named '{}'\n", name);
+    std::abort();
 }
 
 const recipe::KindTable& recipe_kinds() {

@@ -280,3 +280,17 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     CHECK(plan->steps[0].as<steps::VenvSpec>()->recreate);
     CHECK_FALSE(plan->steps[0].kept);
 }
+
+TEST_CASE("a step kind no registry entry names is a plan error at its line, never a default kind") {
+    World w;
+    auto r = w.recipe(k_steps);
+    r.steps[2].kind = "nope";  // only a recipe built in code can hold one: the parser refuses it
+    engine::PlanOptions opts;
+    opts.dry_run = true;
+    auto plan = engine::make_plan(r, opts, w.facts());
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::invalid_recipe);
+    CHECK(plan.error().message.find("step 'stamp': no step kind is named 'nope'") != std::string::npos);
+    CHECK(steps::find_kind("nope") == nullptr);
+    CHECK(steps::find_kind("install") == &steps::kind_of("install"));
+}
