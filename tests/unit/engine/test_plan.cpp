@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include "steps/kind.hpp"
 #include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
