@@ -19,6 +19,7 @@
 #include "engine/journal.hpp"
 #include "engine/lock.hpp"
 #include "engine/rollback.hpp"
+#include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "manifest/lockfile.hpp"
@@ -67,14 +68,6 @@ std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
 void log_decision(const steps::ResolvedStep& step, const StepDecision& d) {
     core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind, to_string(d.decision),
                      d.reason, step.key, step.legacy_key);
-}
-
-/// Two manifests of the same venv state (what run/label/time say aside).
-bool same_state(manifest::Manifest a, manifest::Manifest b) {
-    a.run.reset();
-    b.run.reset();
-    a.label = b.label;
-    return manifest::to_json(a) == manifest::to_json(b);
 }
 
 bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
@@ -168,7 +161,8 @@ public:
         }
         if (m_report.ok()) BS_CHECK(settle_verified_state());
         record_device_facts();
-        finish_manifests();
+        if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
+        m_history.finish(m_facts);
         if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
             restore_before();
         m_report.seconds = since(start);
@@ -277,7 +271,7 @@ private:
         std::vector<const steps::ResolvedStep*> held;
         steps::FailureClass failure;  // of the action, when it failed
         if (runs) {
-            BS_CHECK(ensure_before_snapshot());
+            BS_CHECK(m_history.take_before(m_facts));
             BS_CHECK(write_overrides(step));
             if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
             auto ran = attempt_step(step, ctx, report, m_options.backoff_base, m_observer);
@@ -363,89 +357,9 @@ private:
     /// What {device.*} stood for in a run that ran something: the journal keeps it for doctor's
     /// built-for check, as a history entry would (a run that changed no distribution has none).
     void record_device_facts() {
-        if (!m_before_taken || m_plan.device_facts.empty() || m_journal.device == m_plan.device_facts) return;
+        if (!m_history.before_taken() || m_plan.device_facts.empty() || m_journal.device == m_plan.device_facts) return;
         m_journal.device = m_plan.device_facts;
         if (auto saved = m_journal.save(m_plan.venv); !saved) m_report.warnings.push_back(saved.error().message);
-    }
-
-    /// The newest history entry, once (origins of unchanged packages carry over from it).
-    const manifest::Manifest* previous_manifest() {
-        if (!m_previous_loaded) {
-            m_previous_loaded = true;
-            auto entries = manifest::list_history(m_plan.venv);
-            if (entries && !entries->empty()) {
-                auto m = manifest::load_manifest(entries->back().file);
-                m_previous_number = entries->back().number;
-                if (m) m_previous = std::move(*m);
-                else m_report.warnings.push_back(m.error().message);
-            }
-        }
-        return m_previous ? &*m_previous : nullptr;
-    }
-
-    /// Taken lazily, right before the first step that changes something: a run in which every
-    /// step is up to date takes no snapshot and writes no history.
-    Status ensure_before_snapshot() {
-        if (m_before_taken) return {};
-        m_before_taken = true;
-        if (!m_facts.python) return {};  // no venv yet: "before" is empty
-        BS_TRY(auto before, snapshot_for_run(m_plan, m_facts, m_report.run_id, "before", true));
-        auto warnings = annotate_origins(before, previous_manifest(), m_journal, m_plan, m_store);
-        m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
-        if (const auto* previous = previous_manifest(); previous && same_state(*previous, before)) {
-            // The venv is as the newest entry recorded it: that entry is the "before".
-            m_report.history_before = m_previous_number;
-        } else {
-            // Written now, so a run that dies midway leaves the state it started from in the
-            // history; finish_manifests takes it back if the run changed nothing.
-            BS_TRY(auto entry, manifest::append_history(m_plan.venv, before));
-            m_report.history_before = entry.number;
-            m_before_entry = entry.file;
-        }
-        m_before = std::move(before);
-        return {};
-    }
-
-    /// After the last step: snapshot, annotate, keep in history, and describe the change.
-    void finish_manifests() {
-        if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
-        if (!m_before_taken || !m_facts.python) return;
-        // An interrupted run changed the venv too, and the snapshot's host probes (gcc, nvcc:
-        // milliseconds) refuse to start while the flag is set: set it aside for the snapshot, so
-        // only a second interrupt stops it, then put it back.
-        const int pending = core::interrupt_signal();
-        core::set_interrupt_signal(0);
-        auto after = snapshot_for_run(m_plan, m_facts, m_report.run_id, "after", m_report.ok());
-        if (pending != 0 && core::interrupt_signal() == 0) core::set_interrupt_signal(pending);
-        if (!after) {
-            m_report.warnings.push_back("cannot snapshot the venv after the run: " + after.error().message);
-            return;
-        }
-        const manifest::Manifest* previous = m_before ? &*m_before : previous_manifest();
-        auto warnings = annotate_origins(*after, previous, m_journal, m_plan, m_store);
-        m_report.warnings.insert(m_report.warnings.end(), warnings.begin(), warnings.end());
-        m_after = *after;
-        // History records changes: a run that changed no distribution (a run step, a verify, an
-        // interrupted or failed run that left the venv as it was) leaves no entry, so
-        // `rollback --last` still undoes the newest change. The run itself is in the journal and
-        // its bootstrap.log.
-        if (m_before && same_state(*m_before, *after)) {
-            std::error_code ec;
-            if (!m_before_entry.empty()) fs::remove(m_before_entry, ec);
-            m_report.history_before.reset();
-            m_report.changes_summary = "no change";
-            m_changed_nothing = true;
-            return;
-        }
-        if (auto entry = manifest::append_history(m_plan.venv, *after))
-            m_report.history_after = entry->number;
-        else
-            m_report.warnings.push_back(entry.error().message);
-        manifest::Manifest fresh = *after;  // a new venv: only its packages are news
-        fresh.packages.clear();
-        auto d = manifest::diff(m_before ? *m_before : fresh, *after);
-        m_report.changes = manifest::format_diff(d);
-        m_report.changes_summary = d.summary();
     }
 
     /// --locked: the venv must hold exactly the lock's versions.
@@ -465,16 +379,8 @@ private:
     /// --rollback-on-failure: put the venv back as the before-snapshot recorded it (a venv this
     /// run created goes back to holding no packages).
     void restore_before() {
-        if (!m_before_taken || !m_facts.python || m_changed_nothing) return;
-        manifest::Manifest target;
-        if (m_before) {
-            target = *m_before;
-        } else if (m_after) {
-            target = *m_after;
-            target.packages.clear();
-        } else {
-            return;
-        }
+        auto target = m_history.restore_target(m_facts);
+        if (!target) return;
         RollbackOptions options;
         options.run_id = m_report.run_id;
         options.net = m_plan.net;
@@ -492,7 +398,7 @@ private:
                                        m_report.history_before
                                            ? fmt::format("history #{}", *m_report.history_before)
                                            : std::string("its state before the run (no packages)")));
-        auto rolled = rollback_to(m_plan.venv, target, options, observer);
+        auto rolled = rollback_to(m_plan.venv, *target, options, observer);
         if (!rolled) {
             m_report.warnings.push_back("rollback after the failure did not complete: " + rolled.error().message);
             if (!rolled.error().detail.empty()) m_report.warnings.push_back(rolled.error().detail);
@@ -639,15 +545,7 @@ private:
     RunReport m_report;
     std::optional<SkipRule> m_skip;
     bool m_earlier_ran = false;  // a step of this run ran: later verify clauses run again
-    manifest::ArtifactStore m_store{manifest::bootstrap_home(exec::current_environment()) / "artifacts"};
-    bool m_before_taken = false;
-    std::optional<manifest::Manifest> m_before;
-    fs::path m_before_entry;  // the "before" entry this run wrote ("" when it reused the newest)
-    std::optional<manifest::Manifest> m_after;
-    bool m_changed_nothing = false;  // the run's after-snapshot equals its before-snapshot
-    bool m_previous_loaded = false;
-    std::int64_t m_previous_number = 0;
-    std::optional<manifest::Manifest> m_previous;
+    RunHistory m_history{m_plan, m_journal, m_report};
 };
 
 }  // namespace
