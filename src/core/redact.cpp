@@ -43,9 +43,11 @@ std::string redact_url(std::string_view url) {
     return std::string(url.substr(0, b)) + redact_userinfo(url.substr(b, e - b)) + std::string(url.substr(e));
 }
 
-std::string redact_text(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
+namespace {
+
+/// [begin, end) of the userinfo of every URL in `text` that has one, in order.
+std::vector<std::pair<size_t, size_t>> userinfo_spans(std::string_view text) {
+    std::vector<std::pair<size_t, size_t>> out;
     size_t pos = 0;
     while (pos < text.size()) {
         auto sep = text.find("://", pos);
@@ -53,16 +55,26 @@ std::string redact_text(std::string_view text) {
         size_t start = sep;
         while (start > pos && is_scheme_char(text[start - 1])) --start;
         size_t b = 0, e = 0;
-        std::string_view rest = text.substr(start);
-        if (start < sep && find_userinfo(rest, &b, &e)) {
-            out.append(text.substr(pos, start - pos));
-            out.append(rest.substr(0, b));
-            out.append(redact_userinfo(rest.substr(b, e - b)));
+        if (start < sep && find_userinfo(text.substr(start), &b, &e)) {
+            out.emplace_back(start + b, start + e);
             pos = start + e;
         } else {
-            out.append(text.substr(pos, sep + 3 - pos));
             pos = sep + 3;
         }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string redact_text(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    size_t pos = 0;
+    for (const auto& [b, e] : userinfo_spans(text)) {
+        out.append(text.substr(pos, b - pos));
+        out.append(redact_userinfo(text.substr(b, e - b)));
+        pos = e;
     }
     out.append(text.substr(pos));
     return out;
@@ -86,23 +98,11 @@ std::string strip_credentials(std::string_view url) {
 
 std::vector<std::string> url_credentials(std::string_view text) {
     std::vector<std::string> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        auto sep = text.find("://", pos);
-        if (sep == std::string_view::npos) break;
-        size_t start = sep;
-        while (start > pos && is_scheme_char(text[start - 1])) --start;
-        size_t b = 0, e = 0;
-        std::string_view rest = text.substr(start);
-        if (start < sep && find_userinfo(rest, &b, &e)) {
-            std::string_view userinfo = rest.substr(b, e - b);
-            auto colon = userinfo.find(':');
-            std::string_view secret = colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1);
-            if (!secret.empty()) out.emplace_back(secret);
-            pos = start + e;
-        } else {
-            pos = sep + 3;
-        }
+    for (const auto& [b, e] : userinfo_spans(text)) {
+        std::string_view userinfo = text.substr(b, e - b);
+        auto colon = userinfo.find(':');
+        std::string_view secret = colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1);
+        if (!secret.empty()) out.emplace_back(secret);
     }
     return out;
 }
