@@ -294,7 +294,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
             std::vector<std::string> why_not;
             BS_CHECK(lock_from_index(pkg, fetch, known, pages, lp, why_not));
             if (lp.sha256.empty()) missing.push_back(core::join(why_not, "; "));
-        } else if (pkg.origin.kind == "editable") {
+        } else if (pkg.origin.kind == manifest::OriginKind::editable) {
             // A local project (Megatron's own package, installed editable by its sync step):
             // no wheel to hash; its step installs it from the source again, checked by version.
         } else if (!pkg.origin.step.empty()) {

@@ -523,7 +523,7 @@ private:
             if (o.index_urls.empty()) o.index_urls = known.index_urls;
             if (o.step.empty()) o.step = known.step;
             if (o.artifact_sha256.empty()) o.artifact_sha256 = known.artifact_sha256;
-            if (o.kind == "unknown") o.kind = known.kind;
+            if (o.kind == manifest::OriginKind::unknown) o.kind = known.kind;
             if (o.url.empty()) o.url = known.url;
             if (o.vcs.empty()) o.vcs = known.vcs;
             if (o.commit.empty()) o.commit = known.commit;

@@ -22,7 +22,7 @@ bool wheel_matches(const fs::path& file, const std::string& name, const std::str
 std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps::ResolvedStep* step) {
     // Installed from a file path: PEP 610 records a file:// archive URL.
     const auto file = core::after_prefix(pkg.origin.url, "file://");
-    if (pkg.origin.kind == "local" && file && pkg.origin.url.ends_with(".whl")) {
+    if (pkg.origin.kind == manifest::OriginKind::local && file && pkg.origin.url.ends_with(".whl")) {
         fs::path p(*file);
         std::error_code ec;
         if (fs::exists(p, ec)) return p;
@@ -92,11 +92,13 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
             // when the step ran; a journal from before that record falls back to the plan's.
             auto urls = own->second.entry->index_urls;
             if (urls.empty() && step != nullptr) urls = step->index_urls();
-            if ((pkg.origin.kind == "index" || pkg.origin.kind == "unknown") && !urls.empty())
+            if ((pkg.origin.kind == manifest::OriginKind::index || pkg.origin.kind == manifest::OriginKind::unknown) &&
+                !urls.empty())
                 pkg.origin.index_urls = urls;
         }
         // A locked run installed each package from the indexes the lock names for it.
-        if (plan != nullptr && (pkg.origin.kind == "index" || pkg.origin.kind == "unknown"))
+        if (plan != nullptr &&
+            (pkg.origin.kind == manifest::OriginKind::index || pkg.origin.kind == manifest::OriginKind::unknown))
             if (auto locked = plan->locked_indexes.find(name); locked != plan->locked_indexes.end())
                 pkg.origin.index_urls = locked->second;
         if (store == nullptr) continue;

@@ -70,7 +70,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
             if (auto origin = p.object("origin")) {
                 lp.origin = origin_from_json(*origin);
             } else {
-                lp.origin.kind = "unknown";
+                lp.origin.kind = OriginKind::unknown;
             }
             lock.packages[name] = std::move(lp);
         }

@@ -9,8 +9,26 @@
 
 namespace bootstrap::manifest {
 
+const char* to_string(OriginKind kind) {
+    switch (kind) {
+        case OriginKind::index: return "index";
+        case OriginKind::url: return "url";
+        case OriginKind::vcs: return "vcs";
+        case OriginKind::local: return "local";
+        case OriginKind::editable: return "editable";
+        case OriginKind::unknown: return "unknown";
+    }
+    return "unknown";
+}
+
+OriginKind parse_origin_kind(std::string_view text) {
+    for (auto kind : {OriginKind::index, OriginKind::url, OriginKind::vcs, OriginKind::local, OriginKind::editable})
+        if (text == to_string(kind)) return kind;
+    return OriginKind::unknown;
+}
+
 nlohmann::json origin_to_json(const Origin& o) {
-    nlohmann::json j{{"kind", o.kind}};
+    nlohmann::json j{{"kind", to_string(o.kind)}};
     auto put = [&](const char* key, const std::string& value) {
         if (!value.empty())
             j[key] = value;
@@ -28,9 +46,7 @@ nlohmann::json origin_to_json(const Origin& o) {
 
 Origin origin_from_json(const core::JsonFields& f) {
     Origin o;
-    o.kind = f.str("kind");
-    if (o.kind.empty())
-        o.kind = "unknown";
+    o.kind = parse_origin_kind(f.str("kind"));
     o.url = f.str("url");
     o.vcs = f.str("vcs");
     o.commit = f.str("commit");

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -19,8 +20,17 @@ inline constexpr int k_manifest_schema = 1;
 
 /// Where a distribution came from: PEP 610 `direct_url.json` when present, else the index the
 /// installing step used (annotated by the engine), else unknown.
+/// Where an installed distribution came from (PEP 610's direct_url.json, or an index).
+enum class OriginKind { index, url, vcs, local, editable, unknown };
+
+/// "index", "url", "vcs", "local", "editable", "unknown": the JSON (manifests, lockfiles,
+/// caches) and what is shown.
+[[nodiscard]] const char* to_string(OriginKind kind);
+/// The kind a JSON string names; anything else (a newer bootstrap's kind) is unknown.
+[[nodiscard]] OriginKind parse_origin_kind(std::string_view text);
+
 struct Origin {
-    std::string kind = "unknown";  // "index", "url", "vcs", "local", "editable", "unknown"
+    OriginKind kind = OriginKind::unknown;
     std::string url;               // archive / vcs / file URL (direct_url.json), "" for index
     std::string vcs;               // "git", ... (vcs only)
     std::string commit;            // vcs commit id

@@ -55,7 +55,7 @@ PackageCache PackageCache::load(fs::path file) {
                 entry.facts.record_sha256_portable = e.str("record_sha256_portable");
                 entry.facts.wheel_tag = e.str("wheel_tag");
                 if (auto o = e.object("origin")) {
-                    entry.facts.origin.kind = o->str("kind");
+                    entry.facts.origin.kind = parse_origin_kind(o->str("kind"));
                     entry.facts.origin.url = o->str("url");
                     entry.facts.origin.vcs = o->str("vcs");
                     entry.facts.origin.commit = o->str("commit");
@@ -103,7 +103,7 @@ void PackageCache::save() {
             {"record_sha256_portable", e.facts.record_sha256_portable},
             {"wheel_tag", e.facts.wheel_tag},
             {"origin",
-             {{"kind", o.kind}, {"url", o.url}, {"vcs", o.vcs}, {"commit", o.commit},
+             {{"kind", to_string(o.kind)}, {"url", o.url}, {"vcs", o.vcs}, {"commit", o.commit},
               {"archive_hash", o.archive_hash}}},
         };
     }

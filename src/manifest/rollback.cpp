@@ -66,10 +66,10 @@ public:
         : m_pkg(pkg), m_origin(pkg.origin), m_sources(sources) {}
 
     std::optional<InstallSource> choose() {
-        const bool local = m_origin.kind == "local" || m_origin.kind == "url" ||
-                           m_origin.kind == "editable";
+        const bool local = m_origin.kind == OriginKind::local || m_origin.kind == OriginKind::url ||
+                           m_origin.kind == OriginKind::editable;
         std::optional<fs::path> local_path = file_url_path(m_origin.url);
-        if (m_origin.kind == "editable") return editable(local_path);
+        if (m_origin.kind == OriginKind::editable) return editable(local_path);
         if (local && local_path && !fs::is_directory(*local_path)) {
             if (auto s = original_file(*local_path)) return s;
         }
@@ -83,14 +83,14 @@ public:
                 m_notes.push_back("no copy was kept in the artifact store");
             return std::nullopt;
         }
-        if (m_origin.kind == "vcs" || (m_origin.kind == "url" && !m_origin.url.empty()))
+        if (m_origin.kind == OriginKind::vcs || (m_origin.kind == OriginKind::url && !m_origin.url.empty()))
             return InstallSource{InstallSource::Kind::direct_url, {}, {}, direct_requirement_url()};
         if (m_sources.index_url)
             return InstallSource{InstallSource::Kind::index, {}, {*m_sources.index_url}, {}};
-        if (m_origin.kind == "index" && !m_origin.index_urls.empty())
+        if (m_origin.kind == OriginKind::index && !m_origin.index_urls.empty())
             return InstallSource{InstallSource::Kind::index, {}, m_origin.index_urls, {}};
         m_notes.push_back(
-            m_origin.kind == "index"
+            m_origin.kind == OriginKind::index
                 ? "it came from an index that was not recorded; give --index-url or --find-links"
                 : "its origin is unknown (no index or URL recorded); give --index-url or "
                   "--find-links");
@@ -163,7 +163,7 @@ private:
     }
 
     std::string direct_requirement_url() const {
-        if (m_origin.kind != "vcs" || m_origin.vcs.empty() ||
+        if (m_origin.kind != OriginKind::vcs || m_origin.vcs.empty() ||
             core::starts_with(m_origin.url, m_origin.vcs + "+"))
             return m_origin.url;
         std::string url = m_origin.vcs + "+" + m_origin.url;

@@ -134,7 +134,7 @@ Result<Package> read_package(const pyenv::Distribution& dist) {
 Origin parse_origin(std::string_view direct_url_json, std::string_view installer) {
     Origin o;
     if (core::trim(direct_url_json).empty()) {
-        o.kind = installer == "uv" || installer == "pip" ? "index" : "unknown";
+        o.kind = installer == "uv" || installer == "pip" ? OriginKind::index : OriginKind::unknown;
         return o;
     }
     // PEP 610: exactly one of dir_info, archive_info, vcs_info next to "url".
@@ -152,16 +152,16 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
         return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
     if (const auto* vcs = object("vcs_info")) {
-        o.kind = "vcs";
+        o.kind = OriginKind::vcs;
         o.vcs = string_at(*vcs, "vcs");
         o.commit = string_at(*vcs, "commit_id");
     } else if (const auto* dir = object("dir_info")) {
         auto editable = dir->find("editable");
         o.kind = editable != dir->end() && editable->is_boolean() && editable->get<bool>()
-                     ? "editable"
-                     : "local";
+                     ? OriginKind::editable
+                     : OriginKind::local;
     } else if (const auto* archive = object("archive_info")) {
-        o.kind = file_url ? "local" : "url";
+        o.kind = file_url ? OriginKind::local : OriginKind::url;
         // `hashes` (a dict) supersedes the deprecated single `hash` ("sha256=<hex>").
         auto hashes = archive->find("hashes");
         if (hashes != archive->end() && hashes->is_object() && hashes->contains("sha256") &&
@@ -170,7 +170,7 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
         else
             o.archive_hash = string_at(*archive, "hash");
     } else {
-        o.kind = file_url ? "local" : "url";
+        o.kind = file_url ? OriginKind::local : OriginKind::url;
     }
     return o;
 }

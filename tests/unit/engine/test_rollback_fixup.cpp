@@ -111,7 +111,7 @@ TEST_CASE("match_record drops direct_url.json when the target was installed with
                                  row("foo-1.0.dist-info/uv_cache.json", "{\"timestamp\":1}") +
                                  row("foo/__init__.py", "X = 1\n");
     manifest::Package target;
-    target.origin.kind = "index";
+    target.origin.kind = bootstrap::manifest::OriginKind::index;
     target.record_sha256 = pyenv::record_text_digest(original);
 
     SECTION("applied when it makes RECORD match") {

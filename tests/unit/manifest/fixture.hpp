@@ -82,7 +82,7 @@ inline bootstrap::manifest::Package pkg(const std::string& name, const std::stri
     p.installer = "uv";
     p.wheel_tag = "py3-none-any";
     p.record_sha256 = record;
-    p.origin.kind = "index";
+    p.origin.kind = bootstrap::manifest::OriginKind::index;
     return p;
 }
 

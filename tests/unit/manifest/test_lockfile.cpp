@@ -18,7 +18,7 @@ Lockfile sample() {
     lock.python_version = "3.12.1";
     lock.platform = "linux-x86_64";
     Origin index;
-    index.kind = "index";
+    index.kind = bootstrap::manifest::OriginKind::index;
     index.index_urls = {"https://pypi.org/simple"};
     index.step = "idna";
     lock.packages["idna"] = {"idna", "3.10", "idna-3.10-py3-none-any.whl", std::string(64, 'b'), index};

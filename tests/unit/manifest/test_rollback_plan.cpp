@@ -22,7 +22,7 @@ manifest::Package pkg(const std::string& name, const std::string& version,
     p.version = version;
     p.record_sha256 = record == "r-" ? "r-" + name + "-" + version : record;
     p.wheel_tag = "py3-none-any";
-    p.origin.kind = kind;
+    p.origin.kind = bootstrap::manifest::parse_origin_kind(kind);
     if (kind == "index") p.origin.index_urls = {k_index};
     return p;
 }

@@ -45,7 +45,7 @@ TEST_CASE("target_problems names every bad name, version, digest and URL") {
     renamed.name = "wandb2";
     m.packages["wandb"] = renamed;
     auto url = bs_test::pkg("remote", "3.0", core::sha256_hex("u"));
-    url.origin.kind = "url";
+    url.origin.kind = bootstrap::manifest::OriginKind::url;
     url.origin.url = "https://example.org/remote-3.0.tar.gz ; python_version < '3'";
     url.origin.index_urls = {"", "http://index/simple\n"};
     m.packages["remote"] = url;

@@ -126,18 +126,18 @@ TEST_CASE("snapshot reads each package from its dist-info") {
     CHECK(foo.installer == "pip");
     CHECK_FALSE(foo.requested);
     CHECK(foo.wheel_tag == "cp311-cp311-manylinux_2_17_x86_64,cp311-cp311-manylinux2014_x86_64");
-    CHECK(foo.origin.kind == "index");
+    CHECK(foo.origin.kind == bootstrap::manifest::OriginKind::index);
     CHECK(foo.record_sha256 == bootstrap::core::sha256_hex("Foo.Bar/__init__.py,sha256=abc,10\n"));
 
     CHECK(m->packages.at("demo-core").requested);
-    CHECK(m->packages.at("mylib").origin.kind == "editable");
-    CHECK(m->packages.at("localdir").origin.kind == "local");
-    CHECK(m->packages.at("localwheel").origin.kind == "local");
+    CHECK(m->packages.at("mylib").origin.kind == bootstrap::manifest::OriginKind::editable);
+    CHECK(m->packages.at("localdir").origin.kind == bootstrap::manifest::OriginKind::local);
+    CHECK(m->packages.at("localwheel").origin.kind == bootstrap::manifest::OriginKind::local);
     CHECK(m->packages.at("localwheel").origin.archive_hash == "sha256=ff");
-    CHECK(m->packages.at("remote").origin.kind == "url");
+    CHECK(m->packages.at("remote").origin.kind == bootstrap::manifest::OriginKind::url);
     CHECK(m->packages.at("remote").origin.archive_hash == "sha256=aa");
     CHECK(m->packages.at("vcspkg").origin.commit == "0123456789abcdef");
-    CHECK(m->packages.at("legacy").origin.kind == "unknown");
+    CHECK(m->packages.at("legacy").origin.kind == bootstrap::manifest::OriginKind::unknown);
     CHECK(m->packages.at("legacy").record_sha256.empty());
     CHECK(m->packages.at("legacy").wheel_tag.empty());
     for (const auto& [name, p] : m->packages)
@@ -216,11 +216,11 @@ TEST_CASE("snapshot without torch records null, and a missing site-packages is a
 }
 
 TEST_CASE("parse_origin follows PEP 610") {
-    CHECK(parse_origin("", "uv").kind == "index");
-    CHECK(parse_origin("", "pip").kind == "index");
-    CHECK(parse_origin("", "conda").kind == "unknown");
-    CHECK(parse_origin("", "").kind == "unknown");
-    CHECK(parse_origin("not json", "uv").kind == "unknown");
+    CHECK(parse_origin("", "uv").kind == bootstrap::manifest::OriginKind::index);
+    CHECK(parse_origin("", "pip").kind == bootstrap::manifest::OriginKind::index);
+    CHECK(parse_origin("", "conda").kind == bootstrap::manifest::OriginKind::unknown);
+    CHECK(parse_origin("", "").kind == bootstrap::manifest::OriginKind::unknown);
+    CHECK(parse_origin("not json", "uv").kind == bootstrap::manifest::OriginKind::unknown);
     Origin vcs = parse_origin(
         R"({"url": "https://g/x", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})", "uv");
     CHECK(vcs == Origin{"vcs", "https://g/x", "git", "c0ffee", {}, "", "", ""});
@@ -229,7 +229,7 @@ TEST_CASE("parse_origin follows PEP 610") {
     CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind ==
           "editable");
     Origin archive = parse_origin(R"({"url": "https://h/x.whl", "archive_info": {}})", "uv");
-    CHECK(archive.kind == "url");
+    CHECK(archive.kind == bootstrap::manifest::OriginKind::url);
     CHECK(archive.archive_hash.empty());
 }
 
