@@ -1,5 +1,6 @@
 #include "engine/launch.hpp"
 
+#include "exec/environment.hpp"
 #include "exec/exec_image.hpp"
 
 namespace bootstrap::engine {
@@ -8,12 +9,8 @@ exec::EnvMap launch_environment(const recipe::Recipe& recipe, const std::filesys
                                 const exec::EnvMap& caller) {
     exec::EnvMap env = caller;
     for (const auto& name : recipe.env_unset) env.erase(name);
-    auto old_path = env.find("PATH");
-    env["PATH"] = (venv / "bin").string() +
-                  (old_path == env.end() || old_path->second.empty() ? "" : ":" + old_path->second);
-    env["VIRTUAL_ENV"] = venv.string();
+    exec::enter_venv(env, venv);
     env["VENV"] = venv.string();
-    env.erase("PYTHONHOME");
     return env;
 }
 

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <functional>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -252,13 +253,9 @@ private:
     /// Run steps and checks work inside the venv, as `launch` does: its bin/ first on PATH,
     /// VIRTUAL_ENV set, no PYTHONHOME. A value the step sets itself wins.
     void use_venv_environment(steps::ResolvedStep& out) const {
-        if (!out.env_set.count("VIRTUAL_ENV")) out.child_env["VIRTUAL_ENV"] = venv.string();
-        if (!out.env_set.count("PATH")) {
-            auto path = out.child_env.find("PATH");
-            out.child_env["PATH"] = (venv / "bin").string() +
-                                    (path == out.child_env.end() || path->second.empty() ? "" : ":" + path->second);
-        }
-        if (!out.env_set.count("PYTHONHOME")) out.child_env.erase("PYTHONHOME");
+        std::set<std::string> own;
+        for (const auto& [name, value] : out.env_set) own.insert(name);
+        exec::enter_venv(out.child_env, venv, own);
         if (out.env_set.count("PATH")) return;
         auto* run = out.as<steps::RunSpec>();
         for (auto* argv : {&out.argv, run ? &run->unless : nullptr})

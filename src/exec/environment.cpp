@@ -36,4 +36,13 @@ EnvMap compose_environment(const EnvMap& base, const EnvMap& set,
     return env;
 }
 
+void enter_venv(EnvMap& env, const std::filesystem::path& venv, const std::set<std::string>& keep) {
+    if (!keep.count("VIRTUAL_ENV")) env["VIRTUAL_ENV"] = venv.string();
+    if (!keep.count("PATH")) {
+        auto path = env.find("PATH");
+        env["PATH"] = (venv / "bin").string() + (path == env.end() || path->second.empty() ? "" : ":" + path->second);
+    }
+    if (!keep.count("PYTHONHOME")) env.erase("PYTHONHOME");
+}
+
 }  // namespace bootstrap::exec

@@ -5,7 +5,9 @@
 // Which variables pass through, and why others (VIRTUAL_ENV, PYTHONPATH, CONDA_*, ...) do not:
 // the `pass_through` entries of the one table in core/env_policy.hpp.
 
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,5 +25,10 @@ using EnvMap = std::map<std::string, std::string>;
 /// Explicit sets therefore win over unsets, and an unset can remove an allowlisted variable.
 [[nodiscard]] EnvMap compose_environment(const EnvMap& base, const EnvMap& set,
                                          const std::vector<std::string>& unset);
+
+/// `env` inside `venv`, as `launch` and a recipe's run and check steps see it: the venv's bin/
+/// first on PATH, VIRTUAL_ENV set, no PYTHONHOME. Variables named in `keep` (what a step sets
+/// itself) are left as they are.
+void enter_venv(EnvMap& env, const std::filesystem::path& venv, const std::set<std::string>& keep = {});
 
 }  // namespace bootstrap::exec

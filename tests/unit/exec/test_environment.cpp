@@ -98,3 +98,19 @@ TEST_CASE("current_environment reflects the process environment") {
     ::unsetenv("BS_TEST_ENV_VALUE");
     CHECK(current_environment().count("BS_TEST_ENV_VALUE") == 0);
 }
+
+TEST_CASE("enter_venv puts the venv's bin/ first and sets VIRTUAL_ENV, leaving what a step sets itself") {
+    bootstrap::exec::EnvMap env{{"PATH", "/usr/bin"}, {"PYTHONHOME", "/x"}, {"VIRTUAL_ENV", "/other"}};
+    bootstrap::exec::enter_venv(env, "/v");
+    CHECK(env.at("PATH") == "/v/bin:/usr/bin");
+    CHECK(env.at("VIRTUAL_ENV") == "/v");
+    CHECK_FALSE(env.count("PYTHONHOME"));
+    bootstrap::exec::EnvMap empty;
+    bootstrap::exec::enter_venv(empty, "/v");
+    CHECK(empty.at("PATH") == "/v/bin");
+    bootstrap::exec::EnvMap own{{"PATH", "/mine"}, {"PYTHONHOME", "/ph"}};
+    bootstrap::exec::enter_venv(own, "/v", {"PATH", "PYTHONHOME"});
+    CHECK(own.at("PATH") == "/mine");
+    CHECK(own.at("PYTHONHOME") == "/ph");
+    CHECK(own.at("VIRTUAL_ENV") == "/v");
+}
