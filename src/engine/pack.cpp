@@ -15,7 +15,7 @@
 #include "core/json_fields.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/seal.hpp"
 #include "exec/environment.hpp"

@@ -13,7 +13,7 @@
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 #include "engine/plan.hpp"
 #include "engine/rollback_batch.hpp"
 #include "engine/rollback_fixup.hpp"

@@ -17,7 +17,7 @@
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 #include "engine/rollback.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"

@@ -8,7 +8,7 @@
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 #include "engine/rollback_fixup.hpp"
 
 namespace bootstrap::engine {

@@ -5,7 +5,7 @@
 
 #include "core/fs.hpp"
 #include "engine/journal.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 
 using namespace bootstrap;
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "engine/lock.hpp"
+#include "engine/venv_lock.hpp"
 
 #include <mutex>
 #include <set>
