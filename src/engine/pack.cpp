@@ -293,7 +293,9 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
     BS_TRY(auto here, snapshot_of(tree, false, packed.host));
     BS_CHECK(verify_against(packed, here, pack));
     result.packages = here.packages.size();
-    for (const char* cache : {"packages.cache", "host.facts", "python.facts"}) fs::remove(tree / ".bootstrap" / cache, ec);
+    // What the snapshot just cached of this tree is host-local state, as a pack leaves it out.
+    SealReport dropped;
+    BS_CHECK(drop_host_local_state(tree, dropped));
 
     BS_CHECK(core::rename_no_replace(tree, dest));
     return result;

@@ -64,29 +64,6 @@ Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
     return {};
 }
 
-/// Remove what is_host_local_state names under `.bootstrap/` (but the lock, removed last).
-Status drop_host_local_state(const fs::path& venv, SealReport& report) {
-    const fs::path state = venv / ".bootstrap";
-    std::vector<fs::path> doomed;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(state, fs::directory_options::none, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const std::string rel = it->path().lexically_relative(venv).generic_string();
-        if (rel == ".bootstrap/lock" || !is_host_local_state(rel)) continue;
-        doomed.push_back(it->path());
-        it.disable_recursion_pending();
-    }
-    if (ec && ec != std::errc::no_such_file_or_directory)
-        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", state.string(), ec.message()));
-    std::sort(doomed.begin(), doomed.end());
-    for (const auto& path : doomed) {
-        fs::remove_all(path, ec);
-        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", path.string(), ec.message()));
-        report.removed.push_back(path.lexically_relative(venv).generic_string());
-    }
-    return {};
-}
-
 /// The journal keeps what each step did and owns; what this filesystem and this run's clock
 /// said (RECORD stat stamps, the venv_state digest of them, seconds, the log that is gone) is
 /// reset.
@@ -112,6 +89,28 @@ bool is_host_local_state(const std::string& rel) {
     return rel == ".bootstrap/lock" || rel == ".bootstrap/logs" || core::starts_with(rel, ".bootstrap/logs/") ||
            name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
            core::temp_name_pid(name) != 0;
+}
+
+Status drop_host_local_state(const fs::path& venv, SealReport& report) {
+    const fs::path state = venv / ".bootstrap";
+    std::vector<fs::path> doomed;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(state, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const std::string rel = it->path().lexically_relative(venv).generic_string();
+        if (rel == ".bootstrap/lock" || !is_host_local_state(rel)) continue;
+        doomed.push_back(it->path());
+        it.disable_recursion_pending();
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", state.string(), ec.message()));
+    std::sort(doomed.begin(), doomed.end());
+    for (const auto& path : doomed) {
+        fs::remove_all(path, ec);
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", path.string(), ec.message()));
+        report.removed.push_back(path.lexically_relative(venv).generic_string());
+    }
+    return {};
 }
 
 Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
