@@ -101,8 +101,7 @@ public:
         size_t ups = 0;
         while (ups < hops.size() && hops[ups] == "..") ++ups;
         for (size_t i = ups; i < hops.size(); ++i)
-            if (hops[i] == "..")
-                return fmt::format("symlink target '{}' has '..' after a name", target);
+            if (hops[i] == "..") return fmt::format("symlink target '{}' has '..' after a name", target);
         size_t depth = parts.size() - 1;  // of the directory holding the link
         if (ups > depth) return fmt::format("symlink target '{}' leaves the archive", target);
         m_min_depth = std::min(m_min_depth, depth - ups);
@@ -235,36 +234,27 @@ private:
         if (const char* hard = entry_hardlink(entry)) {
             std::string link = hard;
             auto link_parts = split(link);
-            if (auto why = unsafe_path(link, link_parts); !why.empty())
-                return unsafe(name, "hardlink target: " + why);
+            if (auto why = unsafe_path(link, link_parts); !why.empty()) return unsafe(name, "hardlink target: " + why);
             if (link_parts.empty()) return unsafe(name, "hardlink to the root directory");
-            if (auto why = m_links.check_hardlink(link_parts); !why.empty())
-                return unsafe(name, why);
+            if (auto why = m_links.check_hardlink(link_parts); !why.empty()) return unsafe(name, why);
             BS_TRY(auto link_target, absolute(name, link_parts));
             archive_entry_set_hardlink(entry, link_target.c_str());
         } else {
             switch (archive_entry_filetype(entry)) {
-            case AE_IFREG:
-                break;
-            case AE_IFDIR:
-                is_dir = true;
-                break;
-            case AE_IFLNK: {
-                const char* sym = entry_symlink(entry);
-                std::string link = sym ? sym : "";
-                if (auto why = m_links.check_symlink(parts, link); !why.empty())
-                    return unsafe(name, why);
-                archive_entry_set_symlink(entry, link.c_str());
-                m_links.add_symlink(parts);
-                break;
-            }
-            case AE_IFCHR:
-            case AE_IFBLK:
-                return unsafe(name, "device file");
-            case AE_IFIFO:
-                return unsafe(name, "fifo");
-            default:
-                return unsafe(name, "neither a file, a directory nor a link");
+                case AE_IFREG: break;
+                case AE_IFDIR: is_dir = true; break;
+                case AE_IFLNK: {
+                    const char* sym = entry_symlink(entry);
+                    std::string link = sym ? sym : "";
+                    if (auto why = m_links.check_symlink(parts, link); !why.empty()) return unsafe(name, why);
+                    archive_entry_set_symlink(entry, link.c_str());
+                    m_links.add_symlink(parts);
+                    break;
+                }
+                case AE_IFCHR:
+                case AE_IFBLK: return unsafe(name, "device file");
+                case AE_IFIFO: return unsafe(name, "fifo");
+                default: return unsafe(name, "neither a file, a directory nor a link");
             }
         }
         // As Python's tarfile "data" filter (PEP 706): no setuid/setgid/sticky, no group/other
@@ -275,8 +265,7 @@ private:
         // A member that says up front it would pass the limit is refused before its header.
         if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0)
             BS_CHECK(check_total(name, static_cast<uint64_t>(archive_entry_size(entry))));
-        if (archive_write_header(out, entry) < ARCHIVE_WARN)
-            return cannot(fmt::format("'{}': {}", name, reason(out)));
+        if (archive_write_header(out, entry) < ARCHIVE_WARN) return cannot(fmt::format("'{}': {}", name, reason(out)));
         uint64_t member_end = 0;  // the member's size so far: data and holes before it
         for (;;) {
             if (core::interrupt_signal() != 0) return interrupted();
@@ -297,8 +286,7 @@ private:
             m_result.bytes += size;
         }
         m_written += member_end;
-        if (archive_write_finish_entry(out) < ARCHIVE_WARN)
-            return cannot(fmt::format("'{}': {}", name, reason(out)));
+        if (archive_write_finish_entry(out) < ARCHIVE_WARN) return cannot(fmt::format("'{}': {}", name, reason(out)));
         if (!is_dir) ++m_result.files;
         return {};
     }
@@ -309,10 +297,9 @@ private:
     // is read when its header is.
     Status check_total(const std::string& name, uint64_t member_size) const {
         if (m_written + member_size <= m_options.max_bytes) return {};
-        return fail(ErrorCode::io,
-                    fmt::format("refusing to extract {}: member '{}' would take the extracted "
-                                "tree past {} (the limit on an archive's contents)",
-                                m_file.string(), name, core::format_size(m_options.max_bytes)));
+        return fail(ErrorCode::io, fmt::format("refusing to extract {}: member '{}' would take the extracted "
+                                               "tree past {} (the limit on an archive's contents)",
+                                               m_file.string(), name, core::format_size(m_options.max_bytes)));
     }
 
     Status check_ratio(const std::string& name, uint64_t member_size, struct archive* in) const {
@@ -321,12 +308,10 @@ private:
         la_int64_t read = archive_filter_bytes(in, -1);  // of the file, before decompression
         double packed = static_cast<double>(std::max<la_int64_t>(read, 1));
         if (static_cast<double>(total) <= m_options.max_ratio * packed) return {};
-        return fail(ErrorCode::io,
-                    fmt::format("refusing to extract {}: member '{}' expands more than {:g}:1 ({} "
-                                "out of {} of the archive read so far); a decompression bomb?",
-                                m_file.string(), name, m_options.max_ratio,
-                                core::format_size(total),
-                                core::format_size(static_cast<uint64_t>(read))));
+        return fail(ErrorCode::io, fmt::format("refusing to extract {}: member '{}' expands more than {:g}:1 ({} "
+                                               "out of {} of the archive read so far); a decompression bomb?",
+                                               m_file.string(), name, m_options.max_ratio, core::format_size(total),
+                                               core::format_size(static_cast<uint64_t>(read))));
     }
 
     // libarchive chdir()s into a path PATH_MAX or longer to create it piecewise, which would
@@ -338,15 +323,13 @@ private:
     }
 
     tl::unexpected<Error> unsafe(const std::string& name, const std::string& why) const {
-        return fail(ErrorCode::io, fmt::format("refusing unsafe entry '{}' in {}: {}", name,
-                                               m_file.string(), why));
+        return fail(ErrorCode::io, fmt::format("refusing unsafe entry '{}' in {}: {}", name, m_file.string(), why));
     }
     tl::unexpected<Error> cannot(const std::string& why) const {
         return fail(ErrorCode::io, fmt::format("cannot extract {}: {}", m_file.string(), why));
     }
     tl::unexpected<Error> interrupted() const {
-        return fail(ErrorCode::interrupted,
-                    fmt::format("interrupted while extracting {}", m_file.string()));
+        return fail(ErrorCode::interrupted, fmt::format("interrupted while extracting {}", m_file.string()));
     }
 
     fs::path m_file;
@@ -370,26 +353,24 @@ std::string single_top_dir(const fs::path& root) {
 
 }  // namespace
 
-Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest,
-                          const ExtractOptions& options) {
+Result<Extracted> extract(const fs::path& archive_file, const fs::path& dest, const ExtractOptions& options) {
     fs::path target = dest.has_filename() ? dest : dest.parent_path();
     std::error_code ec;
     if (fs::exists(fs::symlink_status(target, ec)))
-        return fail(ErrorCode::io, fmt::format("cannot extract {} into {}: it already exists",
-                                               archive_file.string(), target.string()));
+        return fail(ErrorCode::io, fmt::format("cannot extract {} into {}: it already exists", archive_file.string(),
+                                               target.string()));
     fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
     BS_CHECK(core::create_directories(parent));
     // libarchive's SECURE_SYMLINKS check walks every component of our absolute paths, so the
     // root must not sit below a symlink (/tmp -> /private/tmp, a symlinked home, ...).
     parent = fs::canonical(parent, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}",
-                                               target.parent_path().string(), ec.message()));
+        return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", target.parent_path().string(), ec.message()));
     target = parent / target.filename();
     fs::path temp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
     if (!fs::create_directory(temp, ec) || ec)
-        return fail(ErrorCode::io, fmt::format("cannot create {}: {}", temp.string(),
-                                               ec ? ec.message() : "it already exists"));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot create {}: {}", temp.string(), ec ? ec.message() : "it already exists"));
     auto abandon = [&](Error error) -> Result<Extracted> {
         std::error_code ignored;
         fs::remove_all(temp, ignored);

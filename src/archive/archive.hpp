@@ -47,7 +47,7 @@ struct Extracted {
 /// One member of an archive being written.
 struct Member {
     enum class Type { file, directory, symlink };
-    std::string name;                 // relative, '/'-separated ("venv/bin/python3")
+    std::string name;  // relative, '/'-separated ("venv/bin/python3")
     Type type = Type::file;
     fs::path source;                  // file: its content is read from here...
     std::optional<std::string> data;  // ...unless given here
@@ -56,9 +56,9 @@ struct Member {
 };
 
 struct WriteOptions {
-    int64_t mtime = 0;   // every member's mtime (owners are always 0/0, no names)
+    int64_t mtime = 0;  // every member's mtime (owners are always 0/0, no names)
     int zstd_level = 3;
-    int threads = 2;     // zstd workers (>= 1; the output is the same for any count)
+    int threads = 2;  // zstd workers (>= 1; the output is the same for any count)
 };
 
 struct Written {

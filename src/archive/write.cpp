@@ -148,7 +148,8 @@ private:
     }
 
     tl::unexpected<Error> cannot(const std::string& why) const {
-        return fail(ErrorCode::io, fmt::format("cannot write {}: {}", m_out.string(), why.empty() ? "unknown error" : why));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot write {}: {}", m_out.string(), why.empty() ? "unknown error" : why));
     }
 
     fs::path m_out;
@@ -164,8 +165,8 @@ Result<Written> write_tar_zst(const fs::path& out, const std::vector<Member>& me
     std::string temp = fmt::format("{}.tmp-{}-XXXXXX", out.string(), ::getpid());
     core::Fd placeholder(::mkstemp(temp.data()));
     if (!placeholder)
-        return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}", out.string(),
-                                               std::strerror(errno)));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot create a temporary file next to {}: {}", out.string(), std::strerror(errno)));
     placeholder.reset();
     Writer writer(out, options);
     auto written = writer.run(members, temp);

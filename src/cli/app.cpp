@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
@@ -38,23 +38,19 @@ bool looks_like_recipe(std::string_view word) {
 
 int unknown_command(std::string_view word, const std::vector<std::string>& names) {
     std::string suggestion = core::closest_match(word, names);
-    std::string message =
-        suggestion.empty()
-            ? fmt::format("unknown command '{}' (see bootstrap --help)", word)
-            : fmt::format("unknown command '{}' (did you mean '{}'?)", word, suggestion);
+    std::string message = suggestion.empty()
+                              ? fmt::format("unknown command '{}' (see bootstrap --help)", word)
+                              : fmt::format("unknown command '{}' (did you mean '{}'?)", word, suggestion);
     TerminalStatus status;
-    status.error(Error{ErrorCode::usage, std::move(message),
-                       "to run a recipe, name its file: bootstrap run FILE"});
+    status.error(Error{ErrorCode::usage, std::move(message), "to run a recipe, name its file: bootstrap run FILE"});
     return 2;
 }
 
 int run_commands(int argc, char** argv) {
     // BOOTSTRAP_LOG sets the console's log level for every command; `run -v/-vv` raise it.
-    if (auto warning = core::log::configure_console(0); !warning.empty())
-        fmt::print(stderr, "warning: {}\n", warning);
+    if (auto warning = core::log::configure_console(0); !warning.empty()) fmt::print(stderr, "warning: {}\n", warning);
 
-    CLI::App app{"bootstrap: build reproducible GPU training environments from declarative recipes",
-                 "bootstrap"};
+    CLI::App app{"bootstrap: build reproducible GPU training environments from declarative recipes", "bootstrap"};
     app.set_version_flag("-V,--version", std::string("bootstrap ") + bootstrap_version());
     app.require_subcommand(1);
     app.footer(

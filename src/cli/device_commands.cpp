@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -24,7 +24,7 @@ namespace bootstrap::cli {
 
 namespace {
 
-constexpr int k_exit_no_usable_code = 3; // inspect --arch: the library lacks code for the arch
+constexpr int k_exit_no_usable_code = 3;  // inspect --arch: the library lacks code for the arch
 
 int report_error(const Error& e, bool json) {
     TerminalStatus status;
@@ -37,7 +37,7 @@ int report_error(const Error& e, bool json) {
 
 struct DeviceArgs {
     std::string venv;
-    std::string probes; // "torch,driver"
+    std::string probes;  // "torch,driver"
     std::string arch;
     std::string recipe;
     bool no_device = false;
@@ -46,8 +46,7 @@ struct DeviceArgs {
 };
 
 std::string gpu_text(const device::GpuInfo& g) {
-    return fmt::format("GPU {}{} {}.{}", g.index, g.name.empty() ? "" : " " + g.name, g.major,
-                       g.minor);
+    return fmt::format("GPU {}{} {}.{}", g.index, g.name.empty() ? "" : " " + g.name, g.major, g.minor);
 }
 
 std::string answer_text(const device::ProbeAnswer& a) {
@@ -63,29 +62,24 @@ std::string answer_text(const device::ProbeAnswer& a) {
     if (!a.torch_version.empty()) parts.push_back("torch " + a.torch_version);
     if (!a.cuda_version.empty()) parts.push_back("CUDA " + a.cuda_version);
     if (!a.driver_version.empty()) parts.push_back("driver " + a.driver_version);
-    if (!a.torch_arch_flags.empty())
-        parts.push_back("built for " + core::join(a.torch_arch_flags, " "));
+    if (!a.torch_arch_flags.empty()) parts.push_back("built for " + core::join(a.torch_arch_flags, " "));
     return core::join(parts, "; ");
 }
 
 void print_device(const device::DeviceReport* report, const device::ProbeAnswer* torch_only,
-                  const Result<device::ArchChoice>& choice,
-                  const std::vector<device::CheckResult>& checks) {
+                  const Result<device::ArchChoice>& choice, const std::vector<device::CheckResult>& checks) {
     if (report) {
         fmt::print("probes (order: {}):\n", core::join(report->order, ", "));
         for (size_t i = 0; i < report->answers.size(); ++i) {
             const auto& a = report->answers[i];
-            std::string role = report->chosen == i         ? "  <- used"
-                               : i >= report->order.size() ? "  (cross-check)"
-                                                           : "";
+            std::string role = report->chosen == i ? "  <- used" : i >= report->order.size() ? "  (cross-check)" : "";
             fmt::print("  {:<11} {}{}\n", a.probe, answer_text(a), role);
             for (const auto& note : a.notes) fmt::print("  {:<11}   note: {}\n", "", note);
         }
         for (const auto& w : report->warnings) fmt::print("warning: {}\n", w);
     } else {
         fmt::print("probes: not run (--no-device)\n");
-        if (torch_only)
-            fmt::print("  {:<11} {}  (for the checks only)\n", "torch", answer_text(*torch_only));
+        if (torch_only) fmt::print("  {:<11} {}  (for the checks only)\n", "torch", answer_text(*torch_only));
     }
     if (!choice) return;
     const auto& c = *choice;
@@ -97,16 +91,14 @@ void print_device(const device::DeviceReport* report, const device::ProbeAnswer*
     fmt::print("  {{device.cmake_archs}}      {}\n", c.derived.cmake_archs);
     fmt::print("\nchecks before a CUDA build:\n");
     for (const auto& check : checks)
-        fmt::print("  {:<7} {:<16} {}\n", device::to_string(check.outcome), check.name,
-                   check.message);
+        fmt::print("  {:<7} {:<16} {}\n", device::to_string(check.outcome), check.name, check.message);
 }
 
 nlohmann::json answer_json(const device::ProbeAnswer& a, bool cross_check) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& g : a.gpus)
-        gpus.push_back({{"index", g.index},
-                        {"name", g.name},
-                        {"compute_capability", fmt::format("{}.{}", g.major, g.minor)}});
+        gpus.push_back(
+            {{"index", g.index}, {"name", g.name}, {"compute_capability", fmt::format("{}.{}", g.major, g.minor)}});
     return {{"probe", a.probe},
             {"available", a.available},
             {"unavailable_reason", a.unavailable_reason},
@@ -121,8 +113,7 @@ nlohmann::json answer_json(const device::ProbeAnswer& a, bool cross_check) {
 }
 
 std::string device_json(const device::DeviceReport* report, const device::ProbeAnswer* torch_only,
-                        const Result<device::ArchChoice>& choice,
-                        const std::vector<device::CheckResult>& checks) {
+                        const Result<device::ArchChoice>& choice, const std::vector<device::CheckResult>& checks) {
     nlohmann::json doc;
     doc["probed"] = report != nullptr;
     doc["order"] = report ? report->order : std::vector<std::string>{};
@@ -151,8 +142,7 @@ std::string device_json(const device::DeviceReport* report, const device::ProbeA
     }
     doc["checks"] = nlohmann::json::array();
     for (const auto& c : checks)
-        doc["checks"].push_back(
-            {{"name", c.name}, {"outcome", device::to_string(c.outcome)}, {"message", c.message}});
+        doc["checks"].push_back({{"name", c.name}, {"outcome", device::to_string(c.outcome)}, {"message", c.message}});
     return doc.dump(2) + "\n";
 }
 
@@ -176,7 +166,7 @@ int execute_device(const DeviceArgs& args) {
     }
     std::filesystem::path venv = args.venv;
     std::optional<device::DeviceReport> report;
-    std::optional<device::ProbeAnswer> torch_only; // --no-device: torch still informs the checks
+    std::optional<device::ProbeAnswer> torch_only;  // --no-device: torch still informs the checks
     if (!args.no_device) {
         auto detected = device::detect(order, venv, env);
         if (!detected) return report_error(detected.error(), args.json);
@@ -185,24 +175,18 @@ int execute_device(const DeviceArgs& args) {
         torch_only = device::probe_torch(venv / "bin" / "python", env);
     }
     std::string chosen_by = report && report->chosen_answer() ? report->chosen_answer()->probe : "";
-    auto choice = device::choose_archs(report ? report->archs() : std::vector<device::Arch>{},
-                                       chosen_by, request);
-    if (!choice && choice.error().code == ErrorCode::usage && !args.json)
-        return report_error(choice.error(), false);
+    auto choice = device::choose_archs(report ? report->archs() : std::vector<device::Arch>{}, chosen_by, request);
+    if (!choice && choice.error().code == ErrorCode::usage && !args.json) return report_error(choice.error(), false);
     std::vector<device::CheckResult> checks;
     if (choice) {
-        const device::ProbeAnswer* torch =
-            report ? report->find("torch") : (torch_only ? &*torch_only : nullptr);
-        std::filesystem::path python =
-            venv.empty() ? std::filesystem::path() : venv / "bin" / "python";
+        const device::ProbeAnswer* torch = report ? report->find("torch") : (torch_only ? &*torch_only : nullptr);
+        std::filesystem::path python = venv.empty() ? std::filesystem::path() : venv / "bin" / "python";
         checks = device::build_checks(torch, *choice, python, env);
     }
     const device::DeviceReport* shown = report ? &*report : nullptr;
     const device::ProbeAnswer* shown_torch = torch_only ? &*torch_only : nullptr;
-    if (args.json)
-        fmt::print("{}", device_json(shown, shown_torch, choice, checks));
-    else
-        print_device(shown, shown_torch, choice, checks);
+    if (args.json) fmt::print("{}", device_json(shown, shown_torch, choice, checks));
+    else print_device(shown, shown_torch, choice, checks);
     if (!choice) {
         if (!args.json) {
             fmt::print("\n");
@@ -228,10 +212,8 @@ int execute_inspect(const InspectArgs& args) {
     auto contents = inspect::read_cuda_contents(args.file);
     if (!contents) return report_error(contents.error(), args.json);
     std::optional<Status> check;
-    if (!args.arch.empty())
-        check = inspect::check_cuda_arch(contents->entries, args.arch, args.file);
-    if (check && !*check && (*check).error().code == ErrorCode::usage)
-        return report_error((*check).error(), args.json);
+    if (!args.arch.empty()) check = inspect::check_cuda_arch(contents->entries, args.arch, args.file);
+    if (check && !*check && (*check).error().code == ErrorCode::usage) return report_error((*check).error(), args.json);
 
     if (args.json) {
         nlohmann::json entries = nlohmann::json::array();
@@ -258,14 +240,12 @@ int execute_inspect(const InspectArgs& args) {
             fmt::print("{}: no CUDA code (no .nv_fatbin section)\n", args.file);
         } else {
             fmt::print("{}: {} fatbin entr{} ({})\n", args.file, contents->entries.size(),
-                       contents->entries.size() == 1 ? "y" : "ies",
-                       inspect::summarize(contents->entries));
+                       contents->entries.size() == 1 ? "y" : "ies", inspect::summarize(contents->entries));
             for (const auto& e : contents->entries)
-                fmt::print("  {:<12} {:<4} {:<13} {:>10} bytes  at {:#x}\n", e.target(),
-                           inspect::to_string(e.kind),
-                           e.compressed() ? std::string(inspect::to_string(e.compression))
-                                          : std::string("uncompressed"),
-                           e.size, e.offset);
+                fmt::print(
+                    "  {:<12} {:<4} {:<13} {:>10} bytes  at {:#x}\n", e.target(), inspect::to_string(e.kind),
+                    e.compressed() ? std::string(inspect::to_string(e.compression)) : std::string("uncompressed"),
+                    e.size, e.offset);
         }
         if (check && *check) fmt::print("ok: {} has code usable on {}\n", args.file, args.arch);
     }
@@ -279,13 +259,13 @@ int execute_inspect(const InspectArgs& args) {
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 void set_device_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<DeviceArgs>();
-    auto* cmd = app.add_subcommand(
-        "device", "Show what every GPU probe reports, the arch a CUDA build would target, and the "
-                  "pre-build checks (exit 1: no arch, or a check failed)");
+    auto* cmd = app.add_subcommand("device",
+                                   "Show what every GPU probe reports, the arch a CUDA build would target, and the "
+                                   "pre-build checks (exit 1: no arch, or a check failed)");
     cmd->add_option("--venv", args->venv, "Ask this venv's torch too");
     cmd->add_option("--probes", args->probes,
                     "Probe order, comma-separated (default torch,driver,nvml,nvidia-smi); the "
@@ -294,8 +274,7 @@ void set_device_command(CLI::App& app, Outcome& outcome) {
     cmd->add_flag("--no-device", args->no_device,
                   "Probe no GPU (a --venv torch is still asked, for the checks); build for the "
                   "recipe's [device] fallback_arch (needs --recipe)");
-    cmd->add_option("--recipe", args->recipe,
-                    "Take [device] probes and fallback_arch from a recipe");
+    cmd->add_option("--recipe", args->recipe, "Take [device] probes and fallback_arch from a recipe");
     cmd->add_flag("--ptx", args->ptx, "Add +PTX to the highest arch, as [device] ptx = true does");
     cmd->add_flag("--json", args->json, "Print the report as JSON");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_device(*args); });
@@ -303,13 +282,11 @@ void set_device_command(CLI::App& app, Outcome& outcome) {
 
 void set_inspect_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<InspectArgs>();
-    auto* cmd = app.add_subcommand("inspect",
-                                   "List the CUDA code (SASS/PTX per sm) a shared library carries");
+    auto* cmd = app.add_subcommand("inspect", "List the CUDA code (SASS/PTX per sm) a shared library carries");
     cmd->add_option("file", args->file, "Shared library (.so) or executable")->required();
-    cmd->add_option("--arch", args->arch,
-                    "Exit 3 unless the file has SASS or PTX usable on this compute capability");
+    cmd->add_option("--arch", args->arch, "Exit 3 unless the file has SASS or PTX usable on this compute capability");
     cmd->add_flag("--json", args->json, "Print the listing as JSON");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_inspect(*args); });
 }
 
-} // namespace bootstrap::cli
+}  // namespace bootstrap::cli

@@ -15,8 +15,8 @@
 #include <memory>
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -54,8 +54,7 @@ int report_error(const Error& e, bool json) {
 
 size_t count_lines(const std::string& text) {
     if (text.empty()) return 0;
-    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) +
-           (text.back() == '\n' ? 0 : 1);
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + (text.back() == '\n' ? 0 : 1);
 }
 
 nlohmann::json finding_json(const doctor::Finding& f) {
@@ -66,10 +65,8 @@ nlohmann::json finding_json(const doctor::Finding& f) {
 }
 
 /// Lint `config_path` against the recipe; the probe imports in `venv` when one is given.
-Result<std::vector<doctor::Finding>> lint_file(const std::string& config_path,
-                                               const recipe::Recipe& recipe,
-                                               const std::string& venv,
-                                               doctor::TrainingConfig& config_out) {
+Result<std::vector<doctor::Finding>> lint_file(const std::string& config_path, const recipe::Recipe& recipe,
+                                               const std::string& venv, doctor::TrainingConfig& config_out) {
     BS_TRY(config_out, doctor::read_config(config_path));
     std::unique_ptr<doctor::ImportProbe> probe;
     if (venv.empty()) {
@@ -78,23 +75,21 @@ Result<std::vector<doctor::Finding>> lint_file(const std::string& config_path,
         std::error_code ec;
         auto python = std::filesystem::path(venv) / "bin" / "python";
         if (!std::filesystem::exists(python, ec))
-            return fail(ErrorCode::usage,
-                        fmt::format("--venv {}: no interpreter at {}", venv, python.string()));
+            return fail(ErrorCode::usage, fmt::format("--venv {}: no interpreter at {}", venv, python.string()));
         probe = std::make_unique<doctor::VenvImportProbe>(venv);
     }
     return doctor::lint_config(config_out, recipe, *probe, exec::current_environment());
 }
 
-std::string lint_summary(const std::vector<doctor::Finding>& findings,
-                         const doctor::TrainingConfig& config, size_t rules) {
+std::string lint_summary(const std::vector<doctor::Finding>& findings, const doctor::TrainingConfig& config,
+                         size_t rules) {
     auto n = [&](recipe::Severity s) { return doctor::count_severity(findings, s); };
-    std::string counts =
-        findings.empty()
-            ? "no findings"
-            : fmt::format("{} error(s), {} warning(s), {} info", n(recipe::Severity::error),
-                          n(recipe::Severity::warning), n(recipe::Severity::info));
-    return fmt::format("{}: {} ({} rules, {} flags, {} layout)\n", config.file, counts, rules,
-                       config.flags.size(), doctor::to_string(config.format));
+    std::string counts = findings.empty()
+                             ? "no findings"
+                             : fmt::format("{} error(s), {} warning(s), {} info", n(recipe::Severity::error),
+                                           n(recipe::Severity::warning), n(recipe::Severity::info));
+    return fmt::format("{}: {} ({} rules, {} flags, {} layout)\n", config.file, counts, rules, config.flags.size(),
+                       doctor::to_string(config.format));
 }
 
 // ---------------------------------------------------------------- explain
@@ -129,8 +124,8 @@ int execute_explain(const ExplainArgs& args) {
         nlohmann::json j{{"schema", 1}, {"ok", true}, {"log", args.log}, {"matches", list}};
         fmt::print("{}\n", j.dump(2));
     } else if (matches.empty()) {
-        fmt::print("no known fault matched in {} ({} lines, {} known faults)\n", args.log,
-                   count_lines(*text), kb.size());
+        fmt::print("no known fault matched in {} ({} lines, {} known faults)\n", args.log, count_lines(*text),
+                   kb.size());
     } else {
         fmt::print("{}", doctor::format_matches(matches, args.log));
     }
@@ -165,8 +160,7 @@ int execute_lint(const LintArgs& args) {
                          {"findings", list}};
         fmt::print("{}\n", j.dump(2));
     } else {
-        if (loaded->lint_rules.empty())
-            fmt::print("warning: {} has no [[lint]] rules\n", loaded->file.string());
+        if (loaded->lint_rules.empty()) fmt::print("warning: {} has no [[lint]] rules\n", loaded->file.string());
         fmt::print("{}", doctor::format_findings(*findings));
         fmt::print("{}", lint_summary(*findings, config, loaded->lint_rules.size()));
     }
@@ -186,9 +180,7 @@ struct PerfArgs {
 };
 
 nlohmann::json perf_json(const doctor::PerfReport& r) {
-    auto opt = [](const std::optional<double>& v) {
-        return v ? nlohmann::json(*v) : nlohmann::json();
-    };
+    auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
     nlohmann::json j{{"samples", r.samples},
                      {"used", r.used},
                      {"first_line", r.first_line},
@@ -245,17 +237,15 @@ int execute_perf(const PerfArgs& args) {
     if (args.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& f : findings) list.push_back(finding_json(f));
-        nlohmann::json j{
-            {"schema", 1}, {"ok", true}, {"log", args.log}, {"perf", perf_json(*report)}};
+        nlohmann::json j{{"schema", 1}, {"ok", true}, {"log", args.log}, {"perf", perf_json(*report)}};
         if (!args.config.empty()) j["lint"] = {{"config", config.file}, {"findings", list}};
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
     fmt::print("{}", doctor::format_perf(*report, args.log));
     if (!args.config.empty()) {
-        fmt::print("\n{}\n", report->below_baseline
-                                 ? "lint findings that may explain the drop:"
-                                 : fmt::format("lint findings for {}:", config.file));
+        fmt::print("\n{}\n", report->below_baseline ? "lint findings that may explain the drop:"
+                                                    : fmt::format("lint findings for {}:", config.file));
         fmt::print("{}", doctor::format_findings(findings));
         fmt::print("{}", lint_summary(findings, config, loaded->lint_rules.size()));
     } else if (report->below_baseline) {
@@ -279,11 +269,9 @@ struct DoctorArgs {
 };
 
 /// The venv: --venv, else the recipe's [venv] path. Error (usage) when neither is given.
-Result<std::filesystem::path> doctor_venv(const std::string& venv,
-                                          const std::optional<recipe::Recipe>& loaded) {
+Result<std::filesystem::path> doctor_venv(const std::string& venv, const std::optional<recipe::Recipe>& loaded) {
     if (!venv.empty()) return std::filesystem::absolute(venv);
-    if (!loaded)
-        return fail(ErrorCode::usage, "give --venv DIR or --recipe R (for its [venv] path)");
+    if (!loaded) return fail(ErrorCode::usage, "give --venv DIR or --recipe R (for its [venv] path)");
     BS_TRY(auto pre, engine::gather_facts({}, false));
     return engine::resolve_venv_path(*loaded, engine::PlanOptions{}, pre);
 }
@@ -299,8 +287,7 @@ bool uses_te_path(const doctor::TrainingConfig& config) {
 
 std::string doctor_summary(const std::string& what, const std::vector<doctor::Finding>& findings) {
     auto n = [&](recipe::Severity s) { return doctor::count_severity(findings, s); };
-    return fmt::format("{}: {} error(s), {} warning(s), {} info\n", what,
-                       n(recipe::Severity::error),
+    return fmt::format("{}: {} error(s), {} warning(s), {} info\n", what, n(recipe::Severity::error),
                        n(recipe::Severity::warning), n(recipe::Severity::info));
 }
 
@@ -312,8 +299,7 @@ struct DoctorRun {
     std::string config_file;
 };
 
-Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
-                                      const std::optional<recipe::Recipe>& loaded,
+Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args, const std::optional<recipe::Recipe>& loaded,
                                       const exec::EnvMap& environment,
                                       const std::optional<doctor::TrainingConfig>& given_config) {
     DoctorRun run;
@@ -333,8 +319,7 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
     BS_TRY(options.device, node_device(args.arch, options.recipe, environment));
     options.environment = environment;
     if (!args.megatron.empty()) options.megatron_dir = args.megatron;
-    else if (auto it = environment.find("MEGATRON_DIR");
-             it != environment.end() && !it->second.empty())
+    else if (auto it = environment.find("MEGATRON_DIR"); it != environment.end() && !it->second.empty())
         options.megatron_dir = it->second;
     std::optional<doctor::TrainingConfig> config = given_config;
     if (!config && !args.config.empty()) {
@@ -349,16 +334,18 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args,
     if (config && loaded) {
         run.config_file = config->file;
         doctor::VenvImportProbe probe(run.venv);
-        for (auto& f : doctor::lint_config(*config, *loaded, probe, environment))
-            run.findings.push_back(std::move(f));
+        for (auto& f : doctor::lint_config(*config, *loaded, probe, environment)) run.findings.push_back(std::move(f));
     }
     return run;
 }
 
 int execute_doctor(const DoctorArgs& args) {
     if (!args.config.empty() && args.recipe.empty())
-        return report_error(Error{ErrorCode::usage, "--config needs --recipe (the lint rules come "
-                                  "from the recipe)", ""}, args.json);
+        return report_error(Error{ErrorCode::usage,
+                                  "--config needs --recipe (the lint rules come "
+                                  "from the recipe)",
+                                  ""},
+                            args.json);
     std::optional<recipe::Recipe> loaded;
     if (!args.recipe.empty()) {
         auto r = steps::load_recipe(args.recipe);
@@ -372,8 +359,7 @@ int execute_doctor(const DoctorArgs& args) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& f : run->findings) list.push_back(finding_json(f));
         nlohmann::json checks = nlohmann::json::array();
-        for (const auto& c : run->checks)
-            checks.push_back({{"group", c.group}, {"summary", c.line}});
+        for (const auto& c : run->checks) checks.push_back({{"group", c.group}, {"summary", c.line}});
         nlohmann::json j{{"schema", 1},
                          {"ok", errors == 0},
                          {"venv", run->venv.string()},
@@ -387,8 +373,9 @@ int execute_doctor(const DoctorArgs& args) {
         fmt::print("{}", doctor::format_findings(run->findings));
         if (!run->findings.empty()) fmt::print("\n");
         if (!run->training)
-            fmt::print("no recipe and no training stack in the venv: checking what it holds "
-                       "(--recipe R for a training venv's checks)\n");
+            fmt::print(
+                "no recipe and no training stack in the venv: checking what it holds "
+                "(--recipe R for a training venv's checks)\n");
         for (const auto& c : run->checks) fmt::print("{}\n", c.line);
         fmt::print("{}", doctor_summary("doctor " + run->venv.string(), run->findings));
     }
@@ -418,8 +405,8 @@ int execute_relocate(const RelocateArgs& args) {
         return 0;
     }
     for (const auto& f : report->rewritten) fmt::print("rewrote {}\n", f.string());
-    fmt::print("relocated {} from {}: {} file(s) rewritten\n", args.venv,
-               report->old_prefix.string(), report->rewritten.size());
+    fmt::print("relocated {} from {}: {} file(s) rewritten\n", args.venv, report->old_prefix.string(),
+               report->rewritten.size());
     return 0;
 }
 
@@ -434,8 +421,7 @@ struct LaunchArgs {
 /// The training flags of a launch command: the `--yaml-cfg FILE` it names, else its own args.
 Result<doctor::TrainingConfig> launch_config(const std::vector<std::string>& command) {
     for (size_t i = 0; i < command.size(); ++i) {
-        if (command[i] == "--yaml-cfg" && i + 1 < command.size())
-            return doctor::read_config(command[i + 1]);
+        if (command[i] == "--yaml-cfg" && i + 1 < command.size()) return doctor::read_config(command[i + 1]);
         if (core::starts_with(command[i], "--yaml-cfg="))
             return doctor::read_config(command[i].substr(std::string("--yaml-cfg=").size()));
     }
@@ -479,10 +465,8 @@ void add_doctor_options(CLI::App* cmd, DoctorArgs& args) {
     cmd->add_option("--arch", args.arch,
                     "Device arch (\"9.0\") to check built CUDA code and the arch the venv was "
                     "built for against, instead of the GPUs detected here");
-    cmd->add_option("--megatron", args.megatron,
-                    "Megatron-LM checkout, for helpers_cpp (default: $MEGATRON_DIR)");
-    cmd->add_option("--symbol", args.symbols,
-                    "Also check that this dynamic symbol is defined (with --library)");
+    cmd->add_option("--megatron", args.megatron, "Megatron-LM checkout, for helpers_cpp (default: $MEGATRON_DIR)");
+    cmd->add_option("--symbol", args.symbols, "Also check that this dynamic symbol is defined (with --library)");
     cmd->add_option("--library", args.libraries,
                     "Library glob for --symbol, under site-packages (\"nvidia/**/libX.so.13\"); "
                     "its file name is looked up on the system when the venv has none; an "
@@ -494,8 +478,8 @@ void add_doctor_options(CLI::App* cmd, DoctorArgs& args) {
 
 void set_explain_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<ExplainArgs>();
-    auto* cmd = app.add_subcommand(
-        "explain", "Match a log (a failing step's, or a training log) against the known faults");
+    auto* cmd =
+        app.add_subcommand("explain", "Match a log (a failing step's, or a training log) against the known faults");
     cmd->add_option("log", args->log, "Log file")->required();
     cmd->add_option("--recipe", args->recipe, "Also use this recipe's [[fault]] entries (first)");
     cmd->add_flag("--json", args->json, "Print the matches as JSON");
@@ -505,8 +489,7 @@ void set_explain_command(CLI::App& app, Outcome& outcome) {
 
 void set_lint_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<LintArgs>();
-    auto* cmd =
-        app.add_subcommand("lint", "Check training flags against a recipe's [[lint]] rules");
+    auto* cmd = app.add_subcommand("lint", "Check training flags against a recipe's [[lint]] rules");
     cmd->add_option("config", args->config,
                     "Training flags: an args file or shell script, a flat YAML mapping, or "
                     "Megatron's --yaml-cfg file (.yaml/.yml)")
@@ -516,15 +499,16 @@ void set_lint_command(CLI::App& app, Outcome& outcome) {
                     "The training venv: `unless_import` rules try the import there (without it "
                     "they are reported as not checked)");
     cmd->add_flag("--json", args->json, "Print the findings as JSON");
-    cmd->footer("forbid_env rules also look at this shell's environment.\n"
-                "Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
+    cmd->footer(
+        "forbid_env rules also look at this shell's environment.\n"
+        "Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_lint(*args); });
 }
 
 void set_perf_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<PerfArgs>();
-    auto* cmd = app.add_subcommand(
-        "perf", "MFU from Megatron's 'throughput per GPU (TFLOP/s/GPU)' lines (--log-throughput)");
+    auto* cmd =
+        app.add_subcommand("perf", "MFU from Megatron's 'throughput per GPU (TFLOP/s/GPU)' lines (--log-throughput)");
     cmd->add_option("log", args->log, "Training log")->required();
     cmd->add_option("--peak", args->peak, "Dense BF16 peak TFLOP/s per GPU (overrides --gpu)");
     cmd->add_option("--gpu", args->gpu,
@@ -535,15 +519,16 @@ void set_perf_command(CLI::App& app, Outcome& outcome) {
                     "Training flags to lint when looking for the cause of a drop (needs --recipe)");
     cmd->add_option("--venv", args->venv, "The training venv, for the lint's import checks");
     cmd->add_flag("--json", args->json, "Print the report as JSON");
-    cmd->footer("Exit codes: 0 (also on a drop below the baseline), 1 unreadable log, 2 usage or "
-                "a log without throughput lines.");
+    cmd->footer(
+        "Exit codes: 0 (also on a drop below the baseline), 1 unreadable log, 2 usage or "
+        "a log without throughput lines.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_perf(*args); });
 }
 
 void set_doctor_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<DoctorArgs>();
-    auto* cmd = app.add_subcommand(
-        "doctor", "Check a venv: imports, dependencies, symbols, CUDA code, paths, packages");
+    auto* cmd =
+        app.add_subcommand("doctor", "Check a venv: imports, dependencies, symbols, CUDA code, paths, packages");
     cmd->add_option("--venv", args->venv, "The venv (default: the recipe's [venv] path)");
     cmd->add_option("--recipe", args->recipe,
                     "Recipe: its verify imports, allow_conflicts, installer and [[lint]] rules");
@@ -566,29 +551,26 @@ void set_doctor_command(CLI::App& app, Outcome& outcome) {
 
 void set_relocate_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<RelocateArgs>();
-    auto* cmd = app.add_subcommand(
-        "relocate", "Rewrite a moved or copied venv's bin/ shebangs and activate scripts");
+    auto* cmd = app.add_subcommand("relocate", "Rewrite a moved or copied venv's bin/ shebangs and activate scripts");
     cmd->add_option("--venv", args->venv, "The venv, at its new place")->required();
-    cmd->add_option("--from", args->from,
-                    "The old path (default: read from bin/activate's VIRTUAL_ENV= line)");
+    cmd->add_option("--from", args->from, "The old path (default: read from bin/activate's VIRTUAL_ENV= line)");
     cmd->add_flag("--json", args->json, "Print what was rewritten as JSON");
-    cmd->footer(
-        "Each file is rewritten atomically with its mode kept. Exit codes: 0 ok, 1 failure.");
+    cmd->footer("Each file is rewritten atomically with its mode kept. Exit codes: 0 ok, 1 failure.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_relocate(*args); });
 }
 
 void set_launch_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<LaunchArgs>();
-    auto* cmd = app.add_subcommand(
-        "launch", "Run doctor and lint, then exec CMD with the venv's environment");
+    auto* cmd = app.add_subcommand("launch", "Run doctor and lint, then exec CMD with the venv's environment");
     cmd->add_option("recipe", args->doctor.recipe, "Recipe (venv, [[lint]] rules)")->required();
     cmd->add_option("command", args->command, "The training command, after --")->required();
     cmd->add_option("--venv", args->doctor.venv, "The venv (default: the recipe's [venv] path)");
     add_doctor_options(cmd, args->doctor);
     cmd->add_flag("--force", args->force, "Launch even when doctor or lint report errors");
-    cmd->footer("The flags linted are those of the --yaml-cfg FILE in CMD, else CMD's own.\n"
-                "CMD gets VENV, VIRTUAL_ENV and PATH (venv's bin first), less the recipe's "
-                "[env] unset.\nExit codes: CMD's own, 3 refused, 2 usage, 1 CMD not found.");
+    cmd->footer(
+        "The flags linted are those of the --yaml-cfg FILE in CMD, else CMD's own.\n"
+        "CMD gets VENV, VIRTUAL_ENV and PATH (venv's bin first), less the recipe's "
+        "[env] unset.\nExit codes: CMD's own, 3 refused, 2 usage, 1 CMD not found.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_launch(*args); });
 }
 

@@ -36,8 +36,7 @@ std::optional<doctor::RecordedArch> recorded_arch(const std::filesystem::path& v
         if (archs == m->device.end() || archs->second.empty()) continue;
         doctor::RecordedArch out;
         out.archs = archs->second;
-        if (auto from = m->device.find("cuda_archs_from"); from != m->device.end())
-            out.origin = from->second;
+        if (auto from = m->device.find("cuda_archs_from"); from != m->device.end()) out.origin = from->second;
         if (auto gpus = m->device.find("gpus"); gpus != m->device.end()) out.gpus = gpus->second;
         out.manifest = it->file;
         return out;
@@ -45,13 +44,11 @@ std::optional<doctor::RecordedArch> recorded_arch(const std::filesystem::path& v
     return std::nullopt;
 }
 
-Result<doctor::NodeDevice> node_device(const std::string& arch, const recipe::Recipe* recipe,
-                                       const exec::EnvMap& env) {
+Result<doctor::NodeDevice> node_device(const std::string& arch, const recipe::Recipe* recipe, const exec::EnvMap& env) {
     doctor::NodeDevice out;
     if (!arch.empty()) {
         auto parsed = device::parse_arch(arch);
-        if (!parsed)
-            return fail(ErrorCode::usage, fmt::format("--arch: {}", parsed.error().message));
+        if (!parsed) return fail(ErrorCode::usage, fmt::format("--arch: {}", parsed.error().message));
         out.gpus.push_back({"", parsed->major, parsed->minor});
         out.origin = fmt::format("--arch {}", arch);
         return out;
@@ -72,15 +69,13 @@ Result<doctor::NodeDevice> node_device(const std::string& arch, const recipe::Re
     }
     for (const auto& answer : report.answers) {
         if (answer.probe == "torch") continue;
-        if (!answer.available)
-            out.notes.push_back(fmt::format("{}: {}", answer.probe, answer.unavailable_reason));
-        else if (answer.gpus.empty())
-            out.notes.push_back(fmt::format("{}: sees no GPU", answer.probe));
+        if (!answer.available) out.notes.push_back(fmt::format("{}: {}", answer.probe, answer.unavailable_reason));
+        else if (answer.gpus.empty()) out.notes.push_back(fmt::format("{}: sees no GPU", answer.probe));
         else  // a cross-check only: the recipe does not trust this probe's answer
-            out.notes.push_back(fmt::format("{}: sees {} GPU(s), but is not in the recipe's "
-                                            "[device] probes ({})",
-                                            answer.probe, answer.gpus.size(),
-                                            fmt::join(report.order, ", ")));
+            out.notes.push_back(
+                fmt::format("{}: sees {} GPU(s), but is not in the recipe's "
+                            "[device] probes ({})",
+                            answer.probe, answer.gpus.size(), fmt::join(report.order, ", ")));
     }
     return out;
 }

@@ -15,14 +15,12 @@ namespace bootstrap::cli {
 
 /// The newest entry of `<venv>/.bootstrap/history/` that recorded `device.cuda_archs`; nullopt
 /// when none did (or there is no history). Unreadable entries are passed over.
-[[nodiscard]] std::optional<doctor::RecordedArch>
-recorded_arch(const std::filesystem::path& venv);
+[[nodiscard]] std::optional<doctor::RecordedArch> recorded_arch(const std::filesystem::path& venv);
 
 /// The node's GPUs: `arch` when given ("--arch 8.0", probing nothing; a malformed one is a
 /// usage error), else what the driver, NVML and nvidia-smi see, in the recipe's `[device]
 /// probes` order (torch is not asked: it says what torch was built for, not which GPU is here).
-[[nodiscard]] Result<doctor::NodeDevice> node_device(const std::string& arch,
-                                                     const recipe::Recipe* recipe,
+[[nodiscard]] Result<doctor::NodeDevice> node_device(const std::string& arch, const recipe::Recipe* recipe,
                                                      const exec::EnvMap& env);
 
 }  // namespace bootstrap::cli

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <memory>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
@@ -65,7 +65,9 @@ int execute_containerfile(const ContainerfileArgs& args) {
     options.bootstrap_version = bootstrap_version();
     std::error_code ec;
     options.bootstrap_binary = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) return fail_with(Error{ErrorCode::io, "cannot find this bootstrap binary (/proc/self/exe): " + ec.message(), {}});
+    if (ec)
+        return fail_with(
+            Error{ErrorCode::io, "cannot find this bootstrap binary (/proc/self/exe): " + ec.message(), {}});
     if (loaded->venv.installer == recipe::InstallerKind::uv) {
         std::filesystem::path uv = args.uv;
         if (uv.empty()) {
@@ -75,7 +77,8 @@ int execute_containerfile(const ContainerfileArgs& args) {
         if (!uv.empty()) options.uv_binary = uv;  // the engine says so when uv is missing
     }
     if (args.locked || !args.lockfile.empty())
-        options.lockfile = args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);
+        options.lockfile =
+            args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);
     for (const auto& word : args.env) {
         auto kv = parse_env(word);
         if (!kv) return fail_with(kv.error());
@@ -121,10 +124,11 @@ int execute_containerfile(const ContainerfileArgs& args) {
     }
     // DOCKER_BUILDKIT=1: docker before 23.0 (Debian 12's is 20.10) builds with BuildKit, which
     // RUN --mount needs, only when asked; later ones use it anyway.
-    fmt::print("build it with any of:\n  DOCKER_BUILDKIT=1 docker build {2}-t IMAGE {0}\n  podman build {2}-t IMAGE {0}\n"
-               "  buildah bud {2}-t IMAGE {0}\n"
-               "(behind a TLS-inspecting proxy, add --secret id={1},src=CA.pem to give the build its CA)\n",
-               dir, engine::k_ca_secret, secrets);
+    fmt::print(
+        "build it with any of:\n  DOCKER_BUILDKIT=1 docker build {2}-t IMAGE {0}\n  podman build {2}-t IMAGE {0}\n"
+        "  buildah bud {2}-t IMAGE {0}\n"
+        "(behind a TLS-inspecting proxy, add --secret id={1},src=CA.pem to give the build its CA)\n",
+        dir, engine::k_ca_secret, secrets);
     return 0;
 }
 
@@ -153,26 +157,26 @@ void set_seal_command(CLI::App& app, Outcome& outcome) {
         "seal", "Remove a venv's host-local state (lock, logs, caches, stat stamps, timings) before it is imaged");
     cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
     cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for the venv lock")->capture_default_str();
-    cmd->footer("Removes VENV/.bootstrap/{lock,logs/,*.cache,*.facts,torch-probe.json} and uv's\n"
-                "*.dist-info/uv_cache.json (with its RECORD row), and resets the journal's RECORD stat stamps,\n"
-                "venv_state, seconds and log paths. Keeps the history, the journal's steps, keys, owners and\n"
-                "digests, and every installed file: `history`, `diff`, `doctor` and later runs work as before\n"
-                "(a later run rehashes RECORDs and re-verifies). The Containerfile's build step ends with it, so\n"
-                "two builds of the same inputs give the same venv layer.\n"
-                "Exit codes: 0 ok, 1 failed, 2 usage.");
+    cmd->footer(
+        "Removes VENV/.bootstrap/{lock,logs/,*.cache,*.facts,torch-probe.json} and uv's\n"
+        "*.dist-info/uv_cache.json (with its RECORD row), and resets the journal's RECORD stat stamps,\n"
+        "venv_state, seconds and log paths. Keeps the history, the journal's steps, keys, owners and\n"
+        "digests, and every installed file: `history`, `diff`, `doctor` and later runs work as before\n"
+        "(a later run rehashes RECORDs and re-verifies). The Containerfile's build step ends with it, so\n"
+        "two builds of the same inputs give the same venv layer.\n"
+        "Exit codes: 0 ok, 1 failed, 2 usage.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_seal(*args); });
 }
 
 void set_containerfile_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<ContainerfileArgs>();
-    auto* cmd = app.add_subcommand("containerfile",
-                                   "Write an image build context that runs a recipe in one build step");
+    auto* cmd =
+        app.add_subcommand("containerfile", "Write an image build context that runs a recipe in one build step");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("-o,--output", args->output, "The context directory to write (must not exist, or be empty)")
         ->required();
     auto* arch = cmd->add_option("--arch", args->arch, "The image's target CUDA arch (e.g. 9.0)");
-    auto* no_device = cmd->add_flag("--no-device", args->no_device,
-                                    "Target the recipe's [device] fallback_arch");
+    auto* no_device = cmd->add_flag("--no-device", args->no_device, "Target the recipe's [device] fallback_arch");
     arch->excludes(no_device);
     cmd->add_option("--base", args->base, "The base image")->capture_default_str();
     cmd->add_option("--venv", args->venv, "The venv's path in the image")->capture_default_str();
@@ -187,20 +191,21 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                     "NAME: a secret variable the recipe reads ({env.NAME}), given to the build as a build secret "
                     "(--secret id=NAME,src=FILE), never written into the Dockerfile or a layer")
         ->expected(1, -1);
-    cmd->footer("The context holds Dockerfile (docker, podman and buildah find it), bootstrap/bin/ (bootstrap,\n"
-                "uv), bootstrap/etc/ (the recipe, the lockfile) and sources/N/: everything on this machine the\n"
-                "recipe reads (sync projects, build and pybind11 sources, local git repositories, find-links,\n"
-                "[vars] directories), copied where the image's recipe will read it, without .git (but for git\n"
-                "sources), venvs, __pycache__ and build trees. Every {env.NAME} the recipe reads is set in the\n"
-                "RUN as it is here; an unset one is an error now. One RUN runs the recipe with cache mounts for\n"
-                "$BOOTSTRAP_HOME and uv's cache, and an optional CA secret (--secret id=ca-bundle,src=FILE).\n"
-                "The recipe is copied into the image: a URL with credentials in it, or a secret variable set to a\n"
-                "value written in it, is refused. Read secrets as {env.NAME} and pass --secret NAME: the build\n"
-                "gets them from build secrets (--secret id=NAME,src=FILE), never in a layer.\n"
-                "In the image: the venv (--venv), its manifest and history in VENV/.bootstrap/, and\n"
-                "/etc/bootstrap/{recipe.toml,manifest.json}. Labels: io.bootstrap.recipe.name,\n"
-                "io.bootstrap.recipe.digest, io.bootstrap.arch.\n"
-                "Exit codes: 0 ok, 1 failed, 2 usage or invalid recipe.");
+    cmd->footer(
+        "The context holds Dockerfile (docker, podman and buildah find it), bootstrap/bin/ (bootstrap,\n"
+        "uv), bootstrap/etc/ (the recipe, the lockfile) and sources/N/: everything on this machine the\n"
+        "recipe reads (sync projects, build and pybind11 sources, local git repositories, find-links,\n"
+        "[vars] directories), copied where the image's recipe will read it, without .git (but for git\n"
+        "sources), venvs, __pycache__ and build trees. Every {env.NAME} the recipe reads is set in the\n"
+        "RUN as it is here; an unset one is an error now. One RUN runs the recipe with cache mounts for\n"
+        "$BOOTSTRAP_HOME and uv's cache, and an optional CA secret (--secret id=ca-bundle,src=FILE).\n"
+        "The recipe is copied into the image: a URL with credentials in it, or a secret variable set to a\n"
+        "value written in it, is refused. Read secrets as {env.NAME} and pass --secret NAME: the build\n"
+        "gets them from build secrets (--secret id=NAME,src=FILE), never in a layer.\n"
+        "In the image: the venv (--venv), its manifest and history in VENV/.bootstrap/, and\n"
+        "/etc/bootstrap/{recipe.toml,manifest.json}. Labels: io.bootstrap.recipe.name,\n"
+        "io.bootstrap.recipe.digest, io.bootstrap.arch.\n"
+        "Exit codes: 0 ok, 1 failed, 2 usage or invalid recipe.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_containerfile(*args); });
 }
 

@@ -24,8 +24,8 @@ std::string run_report_json(const engine::RunReport& report, const std::string& 
     j["seconds"] = report.seconds;
     j["steps"] = nlohmann::json::array();
     for (const auto& s : report.steps) {
-        nlohmann::json js{{"id", s.id},           {"kind", s.kind},       {"result", engine::to_string(s.result)},
-                          {"reason", s.reason},   {"seconds", s.seconds}, {"attempts", s.attempts},
+        nlohmann::json js{{"id", s.id},         {"kind", s.kind},       {"result", engine::to_string(s.result)},
+                          {"reason", s.reason}, {"seconds", s.seconds}, {"attempts", s.attempts},
                           {"log", s.log}};
         if (s.error) js["error"] = error_object(*s.error);
         j["steps"].push_back(std::move(js));

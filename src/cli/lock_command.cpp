@@ -1,7 +1,7 @@
 #include <chrono>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
@@ -36,9 +36,9 @@ int execute_lock(const LockArgs& args) {
     if (!args.venv.empty()) options.venv = args.venv;
     if (!args.arch.empty()) options.arch = args.arch;
     options.no_device = args.no_device;
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(args.timeout));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.timeout));
     auto fetch = [&](const std::string& url) -> Result<engine::FetchedPage> {
         auto page = engine::fetch_project_page(url, deadline);
         if (!page && page.error().code == ErrorCode::timeout)
@@ -66,17 +66,20 @@ int execute_lock(const LockArgs& args) {
 void set_lock_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<LockArgs>();
     auto* cmd = app.add_subcommand(
-        "lock", "Write a lockfile (exact versions, wheel sha256, origins, each step's packages) from the venv a run "
-                "left; steps that have not passed are recorded as not covered");
+        "lock",
+        "Write a lockfile (exact versions, wheel sha256, origins, each step's packages) from the venv a run "
+        "left; steps that have not passed are recorded as not covered");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
-    cmd->add_option("-o,--output", args->output, "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
+    cmd->add_option(
+        "-o,--output", args->output,
+        "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
     // The recipe is planned to map its steps to packages, probing no GPU: a {device.*} value is
     // needed only when an install step's packages use one (then give the arch the run used).
-    auto* arch = cmd->add_option("--arch", args->arch,
-                                 "CUDA arch that {device.*} placeholders stand for (e.g. 9.0), needed only when an install step's packages use one; no GPU is probed");
-    cmd->add_flag("--no-device", args->no_device,
-                  "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
+    auto* arch = cmd->add_option(
+        "--arch", args->arch,
+        "CUDA arch that {device.*} placeholders stand for (e.g. 9.0), needed only when an install step's packages use one; no GPU is probed");
+    cmd->add_flag("--no-device", args->no_device, "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
         ->excludes(arch);
     cmd->add_option("--timeout", args->timeout,
                     "Seconds the whole lock may take, index pages included (then it stops and writes nothing)")

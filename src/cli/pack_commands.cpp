@@ -2,8 +2,8 @@
 #include <chrono>
 #include <cstdlib>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
@@ -68,10 +68,11 @@ int execute_unpack(const UnpackArgs& args) {
     const auto start = std::chrono::steady_clock::now();
     auto unpacked = engine::unpack_venv(args.pack, args.dest);
     if (!unpacked) return fail_with(unpacked.error());
-    fmt::print("unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "
-               "manifest, in {:.1f} s\n",
-               args.pack, unpacked->venv.string(), core::format_bytes(unpacked->bytes), unpacked->packed_from,
-               unpacked->relocated, unpacked->packages, seconds_since(start));
+    fmt::print(
+        "unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "
+        "manifest, in {:.1f} s\n",
+        args.pack, unpacked->venv.string(), core::format_bytes(unpacked->bytes), unpacked->packed_from,
+        unpacked->relocated, unpacked->packages, seconds_since(start));
     return 0;
 }
 
@@ -84,10 +85,11 @@ void set_pack_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("-o,--output", args->output, "The pack file (e.g. env.tar.zst)")->required();
     cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for a run on the same venv to finish")
         ->capture_default_str();
-    cmd->footer("Members are sorted, owners are 0 and every mtime is SOURCE_DATE_EPOCH (else 0): the same venv\n"
-                "packs to the same bytes. Left out: the venv's lock, run logs and caches in .bootstrap/. Links to\n"
-                "the interpreter outside the venv are recorded, not packed; `unpack` checks them.\n"
-                "Exit codes: 0 ok, 1 failed, 2 usage.");
+    cmd->footer(
+        "Members are sorted, owners are 0 and every mtime is SOURCE_DATE_EPOCH (else 0): the same venv\n"
+        "packs to the same bytes. Left out: the venv's lock, run logs and caches in .bootstrap/. Links to\n"
+        "the interpreter outside the venv are recorded, not packed; `unpack` checks them.\n"
+        "Exit codes: 0 ok, 1 failed, 2 usage.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_pack(*args); });
 }
 
@@ -96,11 +98,12 @@ void set_unpack_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand("unpack", "Extract a pack into a new venv directory, relocate it and verify it");
     cmd->add_option("pack", args->pack, "The pack file (from `bootstrap pack`)")->required();
     cmd->add_option("dest", args->dest, "The venv directory to create (must not exist)")->required();
-    cmd->footer("Extraction refuses unsafe members (absolute paths, '..', links leaving the tree, devices).\n"
-                "The interpreter must exist at the path the packed venv names (pyvenv.cfg's home and the\n"
-                "bin/python link); bin/ scripts are rewritten for DEST; every package's version and RECORD\n"
-                "digest are checked against the packed manifest before DEST appears. On any error nothing\n"
-                "is left at DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
+    cmd->footer(
+        "Extraction refuses unsafe members (absolute paths, '..', links leaving the tree, devices).\n"
+        "The interpreter must exist at the path the packed venv names (pyvenv.cfg's home and the\n"
+        "bin/python link); bin/ scripts are rewritten for DEST; every package's version and RECORD\n"
+        "digest are checked against the packed manifest before DEST appears. On any error nothing\n"
+        "is left at DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_unpack(*args); });
 }
 

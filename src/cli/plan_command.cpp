@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
@@ -28,10 +28,12 @@ std::string describe_source(const steps::BuildSpec& b) {
     std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
     switch (b.source_kind) {
         case steps::BuildSource::Kind::git:
-            return fmt::format("git {} at {}{}{}", b.location_shown(), b.rev, b.submodules ? " with submodules" : "", sub);
+            return fmt::format("git {} at {}{}{}", b.location_shown(), b.rev, b.submodules ? " with submodules" : "",
+                               sub);
         case steps::BuildSource::Kind::url:
             return fmt::format("archive {} (sha256 {}){}", b.location_shown(), b.sha256, sub);
-        case steps::BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
+        case steps::BuildSource::Kind::path:
+            return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
     }
     return {};
 }
@@ -53,10 +55,8 @@ void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
 void print_plan(const engine::Plan& plan, const engine::Facts& facts,
                 const std::vector<engine::StepDecision>& decisions, bool explain) {
     fmt::print("recipe: {} ({})\n", plan.recipe->name, plan.recipe->file.string());
-    if (facts.python)
-        fmt::print("venv: {} (exists, Python {})\n", plan.venv.string(), facts.python->version);
-    else
-        fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
+    if (facts.python) fmt::print("venv: {} (exists, Python {})\n", plan.venv.string(), facts.python->version);
+    else fmt::print("venv: {} (does not exist yet)\n", plan.venv.string());
     fmt::print("installer: {} ({})\n", plan.installer->name(), plan.installer->program().string());
     if (auto origin = plan.device_origin(); !origin.empty()) fmt::print("cuda archs: {}\n", origin);
     for (const auto& note : plan.notes) fmt::print("warning: {}\n", note);
@@ -123,10 +123,8 @@ int execute_plan(const PlanCommandArgs& args) {
     if (!plan) return fail_with(plan.error());
     auto decisions = engine::predict(*plan, *facts);
     if (!decisions) return fail_with(decisions.error());
-    if (args.json)
-        fmt::print("{}", plan_json(*plan, *facts, *decisions));
-    else
-        print_plan(*plan, *facts, *decisions, args.explain);
+    if (args.json) fmt::print("{}", plan_json(*plan, *facts, *decisions));
+    else print_plan(*plan, *facts, *decisions, args.explain);
     return 0;
 }
 
@@ -134,15 +132,18 @@ int execute_plan(const PlanCommandArgs& args) {
 
 void set_plan_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<PlanCommandArgs>();
-    auto* cmd = app.add_subcommand("plan",
-                                   "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` with the "
-                                   "same options would run, re-verify or skip it, and why; checks the interpreter and "
-                                   "the project directories the recipe names; changes nothing but caches (a directory "
-                                   "source's tree stamps; with --explain, torch's facts)");
+    auto* cmd =
+        app.add_subcommand("plan",
+                           "Print the resolved plan (argv, cwd, env, keys) and, per step, whether `run` with the "
+                           "same options would run, re-verify or skip it, and why; checks the interpreter and "
+                           "the project directories the recipe names; changes nothing but caches (a directory "
+                           "source's tree stamps; with --explain, torch's facts)");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     add_plan_options(*cmd, args->plan);  // as `run` takes them: the plan is that run's
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
-    cmd->add_flag("--explain", args->explain, "Print every input of each step key, each input that changed since the step last ran, and each build step's cache key (asking torch, nvcc and the compiler)");
+    cmd->add_flag(
+        "--explain", args->explain,
+        "Print every input of each step key, each input that changed since the step last ran, and each build step's cache key (asking torch, nvcc and the compiler)");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_plan(*args); });
 }
 

@@ -15,8 +15,7 @@ void add_plan_options(CLI::App& cmd, PlanArgs& args) {
     cmd.add_flag("--recreate", args.recreate, "Replace a venv that was made with another Python");
     auto* arch = cmd.add_option("--arch", args.arch,
                                 "CUDA arch that {device.*} placeholders stand for (e.g. 9.0); no GPU is probed");
-    cmd.add_flag("--no-device", args.no_device,
-                 "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
+    cmd.add_flag("--no-device", args.no_device, "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
         ->excludes(arch);
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
@@ -38,7 +37,8 @@ Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Rec
     options.selection.skip = args.skip;
     options.retry_optional = args.retry_optional;
     if (args.locked || !args.lockfile.empty()) {
-        auto path = args.lockfile.empty() ? engine::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
+        auto path =
+            args.lockfile.empty() ? engine::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
         BS_TRY(auto lock, manifest::load_lockfile(path));
         options.locked = std::move(lock);
     }

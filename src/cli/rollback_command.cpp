@@ -1,8 +1,8 @@
 // `rollback`: make a venv match a manifest exactly.
 #include <cstdlib>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -34,8 +34,7 @@ struct RollbackArgs {
 Result<std::pair<manifest::Manifest, std::string>> last_target(const fs::path& venv) {
     BS_TRY(auto entries, manifest::list_history(venv));
     if (entries.empty())
-        return fail(ErrorCode::usage,
-                    fmt::format("--last: {} has no history yet", venv.string()),
+        return fail(ErrorCode::usage, fmt::format("--last: {} has no history yet", venv.string()),
                     "take one with `bootstrap snapshot --venv DIR --save` or run a recipe");
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
         auto m = manifest::load_manifest(it->file);
@@ -58,8 +57,11 @@ nlohmann::json plan_json(const manifest::RollbackPlan& plan) {
                    unreachable = nlohmann::json::array();
     for (const auto& r : plan.remove) remove.push_back({{"name", r.name}, {"version", r.version}});
     for (const auto& i : plan.install)
-        install.push_back({{"name", i.name}, {"version", i.version}, {"current", i.current},
-                           {"reason", i.reason}, {"source", source_json(i.source)}});
+        install.push_back({{"name", i.name},
+                           {"version", i.version},
+                           {"current", i.current},
+                           {"reason", i.reason},
+                           {"source", source_json(i.source)}});
     for (const auto& u : plan.unreachable)
         unreachable.push_back({{"name", u.name}, {"version", u.version}, {"why", u.why}});
     return {{"remove", remove}, {"install", install}, {"unreachable", unreachable}};
@@ -70,8 +72,8 @@ int execute_rollback(const RollbackArgs& args) {
     std::string target_name;
     auto finish = [&](const Result<engine::RollbackReport>& result) {
         if (args.json) {
-            nlohmann::json doc{{"schema", 1}, {"ok", result.has_value()}, {"target", target_name},
-                               {"dry_run", args.dry_run}};
+            nlohmann::json doc{
+                {"schema", 1}, {"ok", result.has_value()}, {"target", target_name}, {"dry_run", args.dry_run}};
             if (shown) doc["plan"] = plan_json(*shown);
             if (result) {
                 doc["venv"] = result->venv.string();
@@ -90,13 +92,11 @@ int execute_rollback(const RollbackArgs& args) {
             return exit_code_for(result.error());
         }
         if (!args.json) {
-            if (result->dry_run)
-                fmt::print(stderr, "dry run: nothing was changed\n");
+            if (result->dry_run) fmt::print(stderr, "dry run: nothing was changed\n");
             else if (!result->changed)
                 fmt::print(stderr, "{} already matches {}\n", result->venv.string(), target_name);
             else
-                fmt::print(stderr, "rolled back {} to {}{} in {:.1f}s\n", result->venv.string(),
-                           target_name,
+                fmt::print(stderr, "rolled back {} to {}{} in {:.1f}s\n", result->venv.string(), target_name,
                            result->history ? fmt::format(" (history #{})", result->history->number) : "",
                            result->seconds);
         }
@@ -149,14 +149,14 @@ int execute_rollback(const RollbackArgs& args) {
 
 void set_rollback_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<RollbackArgs>();
-    auto* cmd = app.add_subcommand(
-        "rollback",
-        "Make a venv match a manifest exactly: remove extras, install missing and changed "
-        "packages at their recorded versions from their recorded origins (local wheels from the "
-        "artifact store). Prints the plan first and changes nothing when any package cannot be "
-        "restored.");
-    auto* to = cmd->add_option("--to", args->to,
-                               "Target: a history number of the venv, last, last~N, or a manifest file");
+    auto* cmd =
+        app.add_subcommand("rollback",
+                           "Make a venv match a manifest exactly: remove extras, install missing and changed "
+                           "packages at their recorded versions from their recorded origins (local wheels from the "
+                           "artifact store). Prints the plan first and changes nothing when any package cannot be "
+                           "restored.");
+    auto* to =
+        cmd->add_option("--to", args->to, "Target: a history number of the venv, last, last~N, or a manifest file");
     auto* last = cmd->add_flag("--last", args->last,
                                "Target: the state before the newest run (the newest history entry "
                                "of phase \"before\"); without run entries, the newest entry");
@@ -164,8 +164,7 @@ void set_rollback_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
     cmd->add_flag("--dry-run", args->dry_run,
                   "Print the plan and check every source (installer dry runs), change nothing");
-    cmd->add_option("--find-links", args->find_links,
-                    "A wheelhouse directory to restore packages from (repeatable)")
+    cmd->add_option("--find-links", args->find_links, "A wheelhouse directory to restore packages from (repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("--index-url", args->index_url,
@@ -174,8 +173,7 @@ void set_rollback_command(CLI::App& app, Outcome& outcome) {
                     "uv or pip (default: each package's original installer when available, else "
                     "uv for venvs made by uv or without pip, pip otherwise)")
         ->check(CLI::IsMember({"uv", "pip"}));
-    cmd->add_option("--lock-timeout", args->lock_timeout,
-                    "Seconds to wait for another run on the same venv to finish")
+    cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
     cmd->add_flag("--json", args->json, "Print one JSON result document on stdout");
     cmd->footer(

@@ -1,7 +1,7 @@
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
@@ -37,8 +37,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
     add_plan_options(cmd, args.plan);
     cmd.add_flag("--force", args.force, "Run selected steps even when the journal says they are up to date");
     cmd.add_flag("--verify", args.verify, "Re-run verify clauses of steps that are skipped as up to date");
-    cmd.add_option("--lock-timeout", args.lock_timeout,
-                   "Seconds to wait for another run on the same venv to finish")
+    cmd.add_option("--lock-timeout", args.lock_timeout, "Seconds to wait for another run on the same venv to finish")
         ->capture_default_str();
     cmd.add_flag("--json", args.json, "Print one JSON result document on stdout");
     cmd.add_flag("-v,--verbose", args.verbose,
@@ -109,9 +108,9 @@ void set_run_command(CLI::App& app, Outcome& outcome) {
 
 void set_demo_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<RunArgs>();
-    auto* cmd = app.add_subcommand(
-        "demo", "Run the embedded demo recipe (offline, against the fixture index in "
-                "$BOOTSTRAP_DEMO_INDEX; see scripts/demo.sh)");
+    auto* cmd = app.add_subcommand("demo",
+                                   "Run the embedded demo recipe (offline, against the fixture index in "
+                                   "$BOOTSTRAP_DEMO_INDEX; see scripts/demo.sh)");
     add_run_options(*cmd, *args);
     cmd->callback([args, &outcome] {
         outcome.exit_code = execute_run(*args, steps::parse_recipe(embedded_demo_recipe(), "<embedded demo.toml>"));

@@ -32,8 +32,8 @@ const char* color_for(engine::StepResult r) {
 }
 
 constexpr auto k_tick = std::chrono::milliseconds(250);
-constexpr double k_default_heartbeat = 20;   // seconds; CI logs show a long step is alive
-constexpr size_t k_heartbeat_tail = 160;     // characters of the last line in a heartbeat
+constexpr double k_default_heartbeat = 20;  // seconds; CI logs show a long step is alive
+constexpr size_t k_heartbeat_tail = 160;    // characters of the last line in a heartbeat
 
 size_t terminal_columns() {
     struct winsize ws {};
@@ -123,8 +123,7 @@ void TerminalStatus::heartbeat_locked() {
     if (streamed) return;
     std::string elapsed = core::format_duration(std::chrono::duration<double>(now - m_started).count());
     std::string last = core::redact_text(m_tail.last_line());
-    if (m_tail.bytes() == 0)
-        fmt::print(stderr, "  {}: {}, no output yet\n", m_label, elapsed);
+    if (m_tail.bytes() == 0) fmt::print(stderr, "  {}: {}, no output yet\n", m_label, elapsed);
     else
         fmt::print(stderr, "  {}: {}, {} of output ({} lines){}\n", m_label, elapsed,
                    core::format_bytes(m_tail.bytes()), m_tail.lines(),
@@ -204,14 +203,14 @@ void TerminalStatus::summary(const engine::RunReport& report) {
         w_kind = std::max(w_kind, s.kind.size());
         w_res = std::max(w_res, std::string(engine::to_string(s.result)).size());
     }
-    fmt::print(stderr, "\n{}\n", paint(fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>7}", "step", w_id, "kind", w_kind,
-                                                   "result", w_res, "time"),
-                                       k_bold));
+    fmt::print(
+        stderr, "\n{}\n",
+        paint(fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>7}", "step", w_id, "kind", w_kind, "result", w_res, "time"),
+              k_bold));
     for (const auto& s : report.steps) {
         std::string res = fmt::format("{:<{}}", engine::to_string(s.result), w_res);
-        fmt::print(stderr, "{:<{}}  {:<{}}  {}  {:>7}{}\n", s.id, w_id, s.kind, w_kind,
-                   paint(res, color_for(s.result)), core::format_duration(s.seconds),
-                   s.reason.empty() ? "" : "  " + s.reason);
+        fmt::print(stderr, "{:<{}}  {:<{}}  {}  {:>7}{}\n", s.id, w_id, s.kind, w_kind, paint(res, color_for(s.result)),
+                   core::format_duration(s.seconds), s.reason.empty() ? "" : "  " + s.reason);
     }
     if (report.history_after) {
         // No "before" entry: the venv did not exist (or had no interpreter) when the run began.
@@ -223,8 +222,7 @@ void TerminalStatus::summary(const engine::RunReport& report) {
     }
     if (report.rolled_back) fmt::print(stderr, "rolled back: the venv is as it was before this run\n");
     for (const auto& w : report.warnings) fmt::print(stderr, "{} {}\n", paint("warning:", k_yellow), w);
-    fmt::print(stderr, "{} in {} (venv {})\n",
-               report.ok() ? paint("done", k_green) : paint("failed", k_red),
+    fmt::print(stderr, "{} in {} (venv {})\n", report.ok() ? paint("done", k_green) : paint("failed", k_red),
                core::format_duration(report.seconds), report.venv.string());
     std::fflush(stderr);
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "engine/runner.hpp"
 #include "core/terminal_text.hpp"
+#include "engine/runner.hpp"
 
 namespace bootstrap::cli {
 
@@ -60,7 +60,7 @@ private:
     Clock::time_point m_last_beat;
     std::uint64_t m_bytes_at_beat = 0;
     core::OutputTail m_tail;  // the running step's output so far
-    std::string m_stream;      // -v: the unfinished line of output not yet printed
+    std::string m_stream;     // -v: the unfinished line of output not yet printed
     bool m_running = false;
     bool m_stop = false;
     std::thread m_thread;  // started with the first step

@@ -51,9 +51,8 @@ std::string utc_iso8601() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string new_run_id(std::string_view seed, const std::filesystem::path& logs) {
     const auto epoch = fixed_now();
-    const std::string base =
-        epoch ? format_utc(*epoch, "%Y%m%dT%H%M%SZ") + "-" + sha256_hex(seed).substr(0, 8)
-              : utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(::getpid());
+    const std::string base = epoch ? format_utc(*epoch, "%Y%m%dT%H%M%SZ") + "-" + sha256_hex(seed).substr(0, 8)
+                                   : utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(::getpid());
     std::string id = base;
     std::error_code ec;
     for (int n = 2; !logs.empty() && std::filesystem::exists(logs / id, ec); ++n) id = fmt::format("{}.{}", base, n);

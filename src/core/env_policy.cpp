@@ -155,8 +155,7 @@ bool matches(const EnvRule& rule, std::string_view name) {
     }
     switch (rule.match) {
         case EnvMatch::exact: return name == rule.pattern;
-        case EnvMatch::prefix:
-            return name.size() > rule.pattern.size() && name.starts_with(rule.pattern);
+        case EnvMatch::prefix: return name.size() > rule.pattern.size() && name.starts_with(rule.pattern);
         case EnvMatch::contains: return name.find(rule.pattern) != std::string_view::npos;
         case EnvMatch::suffix: return name.ends_with(rule.pattern);
     }
@@ -176,8 +175,7 @@ bool env_has_use(std::string_view name, EnvUse use) {
 std::vector<std::string> env_exact_names(EnvUse use) {
     std::vector<std::string> out;
     for (const auto& rule : k_rules)
-        if ((rule.uses & bits(use)) != 0 && rule.match == EnvMatch::exact)
-            out.emplace_back(rule.pattern);
+        if ((rule.uses & bits(use)) != 0 && rule.match == EnvMatch::exact) out.emplace_back(rule.pattern);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;

@@ -18,7 +18,7 @@ enum class ErrorCode {
     network,
     not_found,
     lock_timeout,
-    step_failed,     // a recipe step failed (exit 1)
+    step_failed,  // a recipe step failed (exit 1)
     internal,
 };
 
@@ -33,8 +33,7 @@ using Result = tl::expected<T, Error>;
 
 using Status = Result<void>;
 
-[[nodiscard]] inline tl::unexpected<Error> fail(ErrorCode code, std::string message,
-                                                std::string detail = {}) {
+[[nodiscard]] inline tl::unexpected<Error> fail(ErrorCode code, std::string message, std::string detail = {}) {
     return tl::unexpected<Error>(Error{code, std::move(message), std::move(detail)});
 }
 
@@ -48,15 +47,14 @@ using Status = Result<void>;
 
 /// BS_TRY(auto x, expr): evaluate a Result, return its error, else bind the value.
 #define BS_TRY(decl, expr) BS_TRY_IMPL(decl, expr, BS_CONCAT(bs_try_, __LINE__))
-#define BS_TRY_IMPL(decl, expr, tmp)                                   \
-    auto tmp = (expr);                                                 \
+#define BS_TRY_IMPL(decl, expr, tmp)                                             \
+    auto tmp = (expr);                                                           \
     if (!tmp) return tl::unexpected<::bootstrap::Error>(std::move(tmp.error())); \
     decl = std::move(*tmp)
 
 /// BS_CHECK(expr): evaluate a Status-like Result, return its error on failure.
-#define BS_CHECK(expr)                                                          \
-    do {                                                                        \
-        auto bs_check_r = (expr);                                               \
-        if (!bs_check_r)                                                        \
-            return tl::unexpected<::bootstrap::Error>(std::move(bs_check_r.error())); \
+#define BS_CHECK(expr)                                                                             \
+    do {                                                                                           \
+        auto bs_check_r = (expr);                                                                  \
+        if (!bs_check_r) return tl::unexpected<::bootstrap::Error>(std::move(bs_check_r.error())); \
     } while (0)

@@ -29,8 +29,7 @@ std::string read_content(int fd) {
 
 /// The whole content: pid, then child lines (short: one line per running child).
 bool write_content(int fd, const std::string& text) {
-    return ::ftruncate(fd, 0) == 0 &&
-           ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+    return ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
 }
 
 }  // namespace
@@ -135,8 +134,8 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double tim
             return fail(ErrorCode::interrupted, fmt::format("interrupted while waiting for the lock on {}", what));
         if (waited >= timeout_s)
             return fail(ErrorCode::lock_timeout,
-                        fmt::format("{} is locked by another bootstrap process ({}); gave up after {:.0f}s",
-                                    what, holder.describe(), timeout_s),
+                        fmt::format("{} is locked by another bootstrap process ({}); gave up after {:.0f}s", what,
+                                    holder.describe(), timeout_s),
                         fmt::format("lock file: {}", path.string()));
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -163,6 +162,5 @@ void FileLock::record_children(int fd, const std::vector<long>& children) {
     if (fd < 0) return;
     (void)write_content(fd, holder_text(children));
 }
-
 
 }  // namespace bootstrap::core

@@ -23,9 +23,9 @@ namespace bootstrap::core {
 /// Lustre for a fleet) the holder may run on another machine: the file names its host, and a
 /// pid of another host is never taken for dead (only the lock itself says so).
 struct LockHolder {
-    long pid = 0;                     // the process that took it; 0 when the file says nothing
-    std::string host;                 // the machine it runs on ("" in files from before hosts)
-    bool pid_alive = false;           // true for another host's pid
+    long pid = 0;            // the process that took it; 0 when the file says nothing
+    std::string host;        // the machine it runs on ("" in files from before hosts)
+    bool pid_alive = false;  // true for another host's pid
     /// "pid 12" on this host, "pid 12 on n7" on another.
     [[nodiscard]] std::string describe() const;
     std::vector<long> live_children;  // recorded children that still run

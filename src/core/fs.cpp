@@ -2,18 +2,18 @@
 
 #include "core/interrupt.hpp"
 
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <signal.h>
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -33,8 +33,7 @@ Result<std::string> read_file(const fs::path& path) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return fail(ErrorCode::io,
-                        fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+            return fail(ErrorCode::io, fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
         }
         if (n == 0) break;
         out.append(buf, static_cast<size_t>(n));
@@ -63,11 +62,11 @@ std::optional<std::string> kernel_filesystem_of(const struct statfs& st, const f
         const char* name;
     };
     static constexpr Kind k_kinds[] = {
-        {PROC_SUPER_MAGIC, "proc"},        {SYSFS_MAGIC, "sysfs"},          {DEVPTS_SUPER_MAGIC, "devpts"},
-        {CGROUP_SUPER_MAGIC, "cgroup"},    {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEBUGFS_MAGIC, "debugfs"},
-        {TRACEFS_MAGIC, "tracefs"},        {SECURITYFS_MAGIC, "securityfs"}, {BPF_FS_MAGIC, "bpf"},
-        {PSTOREFS_MAGIC, "pstore"},        {EFIVARFS_MAGIC, "efivarfs"},    {0x62656570UL, "configfs"},
-        {SELINUX_MAGIC, "selinuxfs"},      {0x65735543UL, "fusectl"},
+        {PROC_SUPER_MAGIC, "proc"},     {SYSFS_MAGIC, "sysfs"},           {DEVPTS_SUPER_MAGIC, "devpts"},
+        {CGROUP_SUPER_MAGIC, "cgroup"}, {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEBUGFS_MAGIC, "debugfs"},
+        {TRACEFS_MAGIC, "tracefs"},     {SECURITYFS_MAGIC, "securityfs"}, {BPF_FS_MAGIC, "bpf"},
+        {PSTOREFS_MAGIC, "pstore"},     {EFIVARFS_MAGIC, "efivarfs"},     {0x62656570UL, "configfs"},
+        {SELINUX_MAGIC, "selinuxfs"},   {0x65735543UL, "fusectl"},
     };
     const auto magic = static_cast<unsigned long>(st.f_type) & 0xffffffffUL;
     for (const auto& k : k_kinds)
@@ -104,8 +103,7 @@ std::optional<fs::path> reaches_kernel_tree(const fs::path& dir) {
         const fs::path kernel(k);
         auto inside = real.lexically_relative(kernel);
         auto above = kernel.lexically_relative(real);
-        if ((!inside.empty() && *inside.begin() != "..") || (!above.empty() && *above.begin() != ".."))
-            return kernel;
+        if ((!inside.empty() && *inside.begin() != "..") || (!above.empty() && *above.begin() != "..")) return kernel;
     }
     if (kernel_filesystem(real)) return real;
     return std::nullopt;
@@ -123,13 +121,11 @@ Result<std::string> read_regular_file(const fs::path& path, std::uint64_t max_by
     };
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return refuse(std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return refuse(fmt::format("not a regular file ({})", describe_file_type(st.st_mode)));
+    if (!S_ISREG(st.st_mode)) return refuse(fmt::format("not a regular file ({})", describe_file_type(st.st_mode)));
     if (auto kernel = kernel_filesystem(fd.get()))
         return refuse(fmt::format("a file of the kernel's {} filesystem, not data", *kernel));
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size > max_bytes)
-        return refuse(fmt::format("larger than {} ({})", format_size(max_bytes), format_size(size)));
+    if (size > max_bytes) return refuse(fmt::format("larger than {} ({})", format_size(max_bytes), format_size(size)));
     std::string out;
     out.reserve(static_cast<size_t>(size));
     char buf[65536];
@@ -169,9 +165,7 @@ void append_log_line(const fs::path& log, std::string_view line) {
 Status create_directories(const fs::path& path) {
     std::error_code ec;
     fs::create_directories(path, ec);
-    if (ec)
-        return fail(ErrorCode::io,
-                    fmt::format("cannot create directory {}: {}", path.string(), ec.message()));
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot create directory {}: {}", path.string(), ec.message()));
     return {};
 }
 
@@ -185,13 +179,12 @@ Result<std::string> write_temp_beside(const fs::path& path, std::string_view con
     std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     Fd fd(::mkstemp(tmpl.data()));
     if (!fd)
-        return fail(ErrorCode::io, fmt::format("cannot create a temporary file next to {}: {}",
-                                               path.string(), std::strerror(errno)));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot create a temporary file next to {}: {}", path.string(), std::strerror(errno)));
     auto abandon = [&](const char* what, int err) {
         fd.reset();
         ::unlink(tmpl.c_str());
-        return fail(ErrorCode::io,
-                    fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
+        return fail(ErrorCode::io, fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(err)));
     };
     size_t done = 0;
     while (done < content.size()) {
@@ -215,8 +208,7 @@ Status write_file_atomic(const fs::path& path, std::string_view content, unsigne
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;
         ::unlink(tmp.c_str());
-        return fail(ErrorCode::io,
-                    fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
+        return fail(ErrorCode::io, fmt::format("cannot rename into {}: {}", path.string(), std::strerror(err)));
     }
     return {};
 }
@@ -225,8 +217,8 @@ Status rename_no_replace(const fs::path& from, const fs::path& to) {
     int r = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
     if (r != 0 && errno == EINVAL) r = ::rename(from.c_str(), to.c_str());  // fs lacks the flag
     if (r != 0)
-        return fail(ErrorCode::io, fmt::format("cannot rename {} to {}: {}", from.string(), to.string(),
-                                               std::strerror(errno)));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot rename {} to {}: {}", from.string(), to.string(), std::strerror(errno)));
     return {};
 }
 
@@ -239,8 +231,7 @@ long pid_after(std::string_view name, std::string_view prefix) {
     if (!name.starts_with(prefix)) return 0;
     auto rest = name.substr(prefix.size());
     size_t digits = 0;
-    while (digits < rest.size() && digits < 10 && rest[digits] >= '0' && rest[digits] <= '9')
-        ++digits;
+    while (digits < rest.size() && digits < 10 && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
     if (digits == 0) return 0;
     if (digits < rest.size() && rest[digits] != '-' && rest[digits] != '.') return 0;
     return parse_int<long>(rest.substr(0, digits)).value_or(0);
@@ -252,8 +243,7 @@ long temp_name_pid(std::string_view name) {
     return pid_after(name.substr(at), ".tmp-");
 }
 
-std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
-                                            const std::function<long(std::string_view)>& pid_of) {
+std::vector<fs::path> remove_dead_leftovers(const fs::path& dir, const std::function<long(std::string_view)>& pid_of) {
     std::vector<fs::path> removed;
     std::error_code ec;
     const long self = ::getpid();
@@ -291,12 +281,10 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     size_t u = i;
     while (u < s.size() && s[u] == ' ') ++u;
     std::string unit;
-    for (char c : s.substr(u))
-        unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char c : s.substr(u)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     static const std::pair<const char*, double> k_units[] = {
-        {"", 1},         {"b", 1},        {"k", 1e3},      {"kb", 1e3},     {"m", 1e6},
-        {"mb", 1e6},     {"g", 1e9},      {"gb", 1e9},     {"t", 1e12},     {"tb", 1e12},
-        {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40},
+        {"", 1},     {"b", 1},    {"k", 1e3},   {"kb", 1e3},     {"m", 1e6},      {"mb", 1e6},     {"g", 1e9},
+        {"gb", 1e9}, {"t", 1e12}, {"tb", 1e12}, {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40},
     };
     for (const auto& [name, factor] : k_units) {
         if (unit != name) continue;

@@ -55,8 +55,7 @@ inline constexpr std::uint64_t k_max_user_input = std::uint64_t{1} << 30;
 /// Like write_file_atomic, but the file must not exist yet: the complete file appears under
 /// `path` (temp file, fsync, link(2), which never replaces a file) or not at all. When `path`
 /// exists it is left alone: the error (io) says so and `*exists` is set to true.
-[[nodiscard]] Status write_file_exclusive(const fs::path& path, std::string_view content,
-                                          bool* exists = nullptr);
+[[nodiscard]] Status write_file_exclusive(const fs::path& path, std::string_view content, bool* exists = nullptr);
 
 /// Append `line` and a newline to a step or run log (parent directories created), in one
 /// write(2) on an O_APPEND descriptor so that lines of concurrent writers never interleave.
@@ -90,8 +89,7 @@ void append_log_line(const fs::path& log, std::string_view line);
 /// longer exists on this host; never this process's own, never a live one's. Call it while
 /// holding the lock that the writers of those names hold. Best effort: what cannot be read or
 /// removed stays. Returns the paths removed.
-std::vector<fs::path> remove_dead_leftovers(const fs::path& dir,
-                                            const std::function<long(std::string_view)>& pid_of);
+std::vector<fs::path> remove_dead_leftovers(const fs::path& dir, const std::function<long(std::string_view)>& pid_of);
 
 /// A size for people: "512 B", "1.5 KiB", "4 GiB" (powers of 1024; a whole number without a decimal).
 [[nodiscard]] std::string format_size(uint64_t bytes);

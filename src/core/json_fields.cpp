@@ -96,8 +96,7 @@ std::vector<std::pair<std::string, JsonFields>> JsonFields::objects(std::string_
     std::vector<std::pair<std::string, JsonFields>> out;
     auto outer = object(key);
     if (!outer) return out;
-    for (const auto& [k, item] : outer->m_j->items())
-        out.emplace_back(k, JsonFields(item, outer->child(k)));
+    for (const auto& [k, item] : outer->m_j->items()) out.emplace_back(k, JsonFields(item, outer->child(k)));
     return out;
 }
 

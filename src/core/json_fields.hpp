@@ -83,8 +83,8 @@ auto read_json(std::string_view text, Read&& read, OnError&& on_error)
 
 /// read_json whose errors are io "SOURCE: not a valid WHAT: why".
 template <class Read>
-auto read_json(std::string_view text, const std::string& source, std::string_view what,
-               Read&& read) -> std::invoke_result_t<Read&, const JsonFields&> {
+auto read_json(std::string_view text, const std::string& source, std::string_view what, Read&& read)
+    -> std::invoke_result_t<Read&, const JsonFields&> {
     return read_json(text, std::forward<Read>(read), [&](const std::string& why) {
         return fail(ErrorCode::io, fmt::format("{}: not a valid {}: {}", source, what, why));
     });

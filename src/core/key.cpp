@@ -33,8 +33,7 @@ void KeyBuilder::add(std::string_view field, const std::vector<std::string>& val
     m_material += fmt::format("{}:{}[{}]\n", field.size(), field, values.size());
     for (const auto& v : values) m_material += fmt::format("{}:{}\n", v.size(), v);
     m_explain += fmt::format("{}: [", field);
-    for (size_t i = 0; i < values.size(); ++i)
-        m_explain += fmt::format("{}{}", i ? ", " : "", values[i]);
+    for (size_t i = 0; i < values.size(); ++i) m_explain += fmt::format("{}{}", i ? ", " : "", values[i]);
     m_explain += "]\n";
     remember(field, values, true);
 }
@@ -129,13 +128,14 @@ std::vector<std::string> explain_change(const std::vector<KeyInput>& before, con
         }
         const KeyInput& was = *it->second;
         if (was == in) continue;
-        if (in.list && was.list)
-            list_changes(was, in, width, out);
+        if (in.list && was.list) list_changes(was, in, width, out);
         else
-            out.push_back(fmt::format("{}: {} → {}", in.field, shorten(joined(was), width), shorten(joined(in), width)));
+            out.push_back(
+                fmt::format("{}: {} → {}", in.field, shorten(joined(was), width), shorten(joined(in), width)));
     }
     for (const auto& in : before)
-        if (!seen.count(in.field) && !is_env(in)) out.push_back(fmt::format("{}: removed (was {})", in.field, shorten(joined(in), width)));
+        if (!seen.count(in.field) && !is_env(in))
+            out.push_back(fmt::format("{}: removed (was {})", in.field, shorten(joined(in), width)));
     return out;
 }
 

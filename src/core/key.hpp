@@ -50,7 +50,6 @@ private:
 ///   "verify: added" / "creates: removed"  a field only one key has
 /// Values longer than `width` are shortened in the middle.
 [[nodiscard]] std::vector<std::string> explain_change(const std::vector<KeyInput>& before,
-                                                      const std::vector<KeyInput>& after,
-                                                      size_t width = 100);
+                                                      const std::vector<KeyInput>& after, size_t width = 100);
 
 }  // namespace bootstrap::core

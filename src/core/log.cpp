@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 /// A run's lines: kept in memory (up to k_buffer_cap bytes) until the run persists them to a
 /// file, then appended to that file one write(2) per line, so a killed run loses nothing.
 class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
-  public:
+public:
     static constexpr size_t k_buffer_cap = 4u << 20;
 
     void begin() {
@@ -45,9 +45,10 @@ class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
         m_fd = fd;
         m_path = file;
         if (m_dropped > 0)
-            m_buffer += fmt::format("[{} earlier lines left out: the run kept at most {} bytes "
-                                    "before it changed anything]\n",
-                                    m_dropped, k_buffer_cap);
+            m_buffer += fmt::format(
+                "[{} earlier lines left out: the run kept at most {} bytes "
+                "before it changed anything]\n",
+                m_dropped, k_buffer_cap);
         write_all(m_buffer);
         m_buffer.clear();
         m_buffer.shrink_to_fit();
@@ -66,7 +67,7 @@ class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
 
     bool active() const { return m_active; }
 
-  protected:
+protected:
     void sink_it_(const spdlog::details::log_msg& msg) override {
         if (!m_active) return;
         spdlog::memory_buf_t formatted;
@@ -82,7 +83,7 @@ class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
     }
     void flush_() override {}
 
-  private:
+private:
     void write_all(std::string_view text) {
         while (!text.empty()) {
             ssize_t n = ::write(m_fd, text.data(), text.size());
@@ -111,13 +112,13 @@ class RunSink final : public spdlog::sinks::base_sink<std::mutex> {
 
 /// stderr, or the writer a terminal UI registered (set_console_writer).
 class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
-  public:
+public:
     void set_writer(std::function<void(std::string_view)> writer) {
         std::lock_guard<std::mutex> guard(mutex_);
         m_writer = std::move(writer);
     }
 
-  protected:
+protected:
     void sink_it_(const spdlog::details::log_msg& msg) override {
         spdlog::memory_buf_t formatted;
         formatter_->format(msg, formatted);
@@ -131,7 +132,7 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
     }
     void flush_() override { std::fflush(stderr); }
 
-  private:
+private:
     std::function<void(std::string_view)> m_writer;
 };
 
@@ -195,9 +196,13 @@ std::string configure_console(int verbose) {
         if (auto parsed = parse_level(env)) {
             level = *parsed;
         } else {
-            warning = fmt::format("BOOTSTRAP_LOG={} is not a log level (trace, debug, info, warn, "
-                                  "error, off); using {}",
-                                  core::redact_text(env), verbose >= 2 ? "debug" : verbose == 1 ? "info" : "warn");
+            warning = fmt::format(
+                "BOOTSTRAP_LOG={} is not a log level (trace, debug, info, warn, "
+                "error, off); using {}",
+                core::redact_text(env),
+                verbose >= 2   ? "debug"
+                : verbose == 1 ? "info"
+                               : "warn");
         }
     }
     auto& s = state();

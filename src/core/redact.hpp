@@ -43,7 +43,7 @@ inline constexpr size_t k_min_masked = 4;
 /// occurrence becomes "***", also one split across chunks (the end of a chunk that could begin
 /// a secret is held back until the next chunk, or flush()).
 class SecretMask {
-  public:
+public:
     SecretMask() = default;
     /// Values shorter than k_min_masked are dropped; longer ones are tried first.
     explicit SecretMask(std::vector<std::string> secrets);
@@ -53,7 +53,7 @@ class SecretMask {
     /// What was held back (the stream ended).
     [[nodiscard]] std::string flush();
 
-  private:
+private:
     std::vector<std::string> m_secrets;
     std::string m_held;
 };

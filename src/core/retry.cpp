@@ -6,8 +6,7 @@
 
 namespace bootstrap::core {
 
-RetryDelay retry_delay(double backoff_base, int failures, std::optional<double> retry_after,
-                       double max_retry_after) {
+RetryDelay retry_delay(double backoff_base, int failures, std::optional<double> retry_after, double max_retry_after) {
     RetryDelay d;
     if (retry_after) {
         d.seconds = std::min(*retry_after, max_retry_after);

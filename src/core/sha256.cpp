@@ -25,9 +25,7 @@ Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
 
 Sha256::~Sha256() { EVP_MD_CTX_free(m_impl->ctx); }
 
-void Sha256::update(std::string_view data) {
-    EVP_DigestUpdate(m_impl->ctx, data.data(), data.size());
-}
+void Sha256::update(std::string_view data) { EVP_DigestUpdate(m_impl->ctx, data.data(), data.size()); }
 
 std::string Sha256::hex() {
     unsigned char md[EVP_MAX_MD_SIZE];

@@ -23,8 +23,6 @@ SharedLibrary::~SharedLibrary() {
     if (m_handle) ::dlclose(m_handle);
 }
 
-void* SharedLibrary::address(const char* name) const {
-    return m_handle ? ::dlsym(m_handle, name) : nullptr;
-}
+void* SharedLibrary::address(const char* name) const { return m_handle ? ::dlsym(m_handle, name) : nullptr; }
 
 }  // namespace bootstrap::core

@@ -27,7 +27,8 @@ public:
     /// The symbol's address, or nullptr (also when the library is not loaded).
     [[nodiscard]] void* address(const char* name) const;
     /// The symbol cast to the function pointer type `Fn`, or nullptr.
-    template <class Fn> [[nodiscard]] Fn symbol(const char* name) const {
+    template <class Fn>
+    [[nodiscard]] Fn symbol(const char* name) const {
         return reinterpret_cast<Fn>(address(name));
     }
 

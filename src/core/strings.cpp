@@ -41,9 +41,7 @@ std::string to_lower(std::string_view s) {
     return out;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::optional<std::string_view> after_prefix(std::string_view s, std::string_view prefix) {
     if (!starts_with(s, prefix)) return std::nullopt;
@@ -91,10 +89,8 @@ std::string shell_quote(std::string_view arg) {
         return std::string(arg);
     std::string out = "'";
     for (char c : arg) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out += c;
+        if (c == '\'') out += "'\\''";
+        else out += c;
     }
     return out + "'";
 }

@@ -18,8 +18,7 @@ namespace bootstrap::core {
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
 /// What follows `prefix` in `s`, or nothing when `s` does not start with it: the way to take a
 /// known prefix off without counting its characters.
-[[nodiscard]] std::optional<std::string_view> after_prefix(std::string_view s,
-                                                           std::string_view prefix);
+[[nodiscard]] std::optional<std::string_view> after_prefix(std::string_view s, std::string_view prefix);
 /// Take `prefix` off the front of `s` when it is there; true when it was.
 bool consume_prefix(std::string_view& s, std::string_view prefix);
 
@@ -27,8 +26,7 @@ bool consume_prefix(std::string_view& s, std::string_view prefix);
 [[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word` (distance <= max(2, len/3)), or "" when none is close.
-[[nodiscard]] std::string closest_match(std::string_view word,
-                                        const std::vector<std::string>& candidates);
+[[nodiscard]] std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 /// Quote an argv element for display, shell-style, only when it needs it.
 [[nodiscard]] std::string shell_quote(std::string_view arg);

@@ -8,7 +8,7 @@ namespace bootstrap::core {
 
 namespace {
 
-constexpr size_t k_partial_max = 8192;   // an unfinished line longer than this keeps its end
+constexpr size_t k_partial_max = 8192;  // an unfinished line longer than this keeps its end
 constexpr size_t k_partial_keep = 4096;
 
 /// Length of the escape sequence at text[i] (text[i] == ESC), or 0 when it is unfinished.

@@ -14,9 +14,8 @@ namespace bootstrap::device {
 namespace {
 
 bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c)) != 0;
-    });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
 // "9.0", "9.0a", "90", "90a": the forms left once any "sm_"/"compute_" prefix is gone.
@@ -38,8 +37,7 @@ std::optional<Arch> parse_bare_arch(std::string_view s) {
         major_text = s.substr(0, s.size() - 1);
         minor_text = s.substr(s.size() - 1);
     }
-    if (!all_digits(major_text) || !all_digits(minor_text) || minor_text.size() != 1 ||
-        major_text.size() > 2)
+    if (!all_digits(major_text) || !all_digits(minor_text) || minor_text.size() != 1 || major_text.size() > 2)
         return std::nullopt;
     arch.major = core::parse_int<int>(major_text).value_or(0);  // at most two digits
     arch.minor = minor_text[0] - '0';
@@ -73,10 +71,9 @@ Result<ArchListEntry> parse_list_item(std::string_view item, std::string_view li
     if (plus != std::string_view::npos) {
         std::string_view tail = body.substr(plus + 1);
         if (tail != "PTX") {
-            return fail(ErrorCode::usage,
-                        fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}' has an unknown modifier '+{}' "
-                                    "(the only one is '+PTX', in capitals)",
-                                    describe_list(list), item, tail));
+            return fail(ErrorCode::usage, fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}' has an unknown modifier '+{}' "
+                                                      "(the only one is '+PTX', in capitals)",
+                                                      describe_list(list), item, tail));
         }
         entry.ptx = true;
         body = body.substr(0, plus);
@@ -86,18 +83,16 @@ Result<ArchListEntry> parse_list_item(std::string_view item, std::string_view li
         std::vector<std::string> names;
         for (const auto& [name, _] : torch_named_arches()) names.push_back(name);
         std::string near = core::closest_match(body, names);
-        if (auto undotted = parse_bare_arch(body)) near = undotted->dotted(); // "90" -> "9.0"
-        return fail(ErrorCode::usage,
-                    fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}' is not an arch (expected forms like "
-                                "9.0, 9.0a, 9.0+PTX or a name such as Hopper){}",
-                                describe_list(list), item,
-                                near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
+        if (auto undotted = parse_bare_arch(body)) near = undotted->dotted();  // "90" -> "9.0"
+        return fail(ErrorCode::usage, fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}' is not an arch (expected forms like "
+                                                  "9.0, 9.0a, 9.0+PTX or a name such as Hopper){}",
+                                                  describe_list(list), item,
+                                                  near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
     }
     if (arch->suffix == 'f') {
-        return fail(ErrorCode::usage,
-                    fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}': torch's extension builder accepts "
-                                "the 'a' suffix but not 'f' (family) targets",
-                                describe_list(list), item));
+        return fail(ErrorCode::usage, fmt::format("TORCH_CUDA_ARCH_LIST {}: '{}': torch's extension builder accepts "
+                                                  "the 'a' suffix but not 'f' (family) targets",
+                                                  describe_list(list), item));
     }
     entry.arch = *arch;
     return entry;
@@ -115,7 +110,7 @@ std::string major_minor(std::string_view version) {
     return parts[0] + "." + parts[1];
 }
 
-} // namespace
+}  // namespace
 
 std::string Arch::dotted() const {
     std::string out = fmt::format("{}.{}", major, minor);
@@ -138,10 +133,9 @@ Result<Arch> parse_arch(std::string_view text) {
         arch = parse_bare_arch(s);
     }
     if (!arch) {
-        return fail(ErrorCode::usage,
-                    fmt::format("'{}' is not a CUDA compute capability (expected a form like 9.0, "
-                                "9.0a, 90 or sm_90)",
-                                text));
+        return fail(ErrorCode::usage, fmt::format("'{}' is not a CUDA compute capability (expected a form like 9.0, "
+                                                  "9.0a, 90 or sm_90)",
+                                                  text));
     }
     return *arch;
 }
@@ -167,11 +161,10 @@ Result<std::vector<ArchListEntry>> parse_torch_arch_list(std::string_view list) 
     if (list.find(',') != std::string_view::npos) {
         std::string fixed(list);
         std::replace(fixed.begin(), fixed.end(), ',', ';');
-        return fail(ErrorCode::usage,
-                    fmt::format("TORCH_CUDA_ARCH_LIST '{}': commas are not separators (torch reads "
-                                "the whole text as one unknown arch); separate with ';' or "
-                                "spaces: '{}'",
-                                list, fixed));
+        return fail(ErrorCode::usage, fmt::format("TORCH_CUDA_ARCH_LIST '{}': commas are not separators (torch reads "
+                                                  "the whole text as one unknown arch); separate with ';' or "
+                                                  "spaces: '{}'",
+                                                  list, fixed));
     }
     // torch turns every space into ';' and splits on ';', so "9.0; 8.9" has an empty item.
     std::string normalized(list);
@@ -180,15 +173,13 @@ Result<std::vector<ArchListEntry>> parse_torch_arch_list(std::string_view list) 
     std::vector<ArchListEntry> out;
     for (const auto& item : core::split(normalized, ';')) {
         if (item.empty()) {
-            return fail(ErrorCode::usage,
-                        fmt::format("TORCH_CUDA_ARCH_LIST {}: empty item (a leading or trailing "
-                                    "separator, or ';' and a space together); torch's extension "
-                                    "builder rejects it",
-                                    describe_list(list)));
+            return fail(ErrorCode::usage, fmt::format("TORCH_CUDA_ARCH_LIST {}: empty item (a leading or trailing "
+                                                      "separator, or ';' and a space together); torch's extension "
+                                                      "builder rejects it",
+                                                      describe_list(list)));
         }
         const auto& named = torch_named_arches();
-        auto it = std::find_if(named.begin(), named.end(),
-                               [&](const auto& n) { return n.first == item; });
+        auto it = std::find_if(named.begin(), named.end(), [&](const auto& n) { return n.first == item; });
         if (it != named.end()) {
             for (const auto& part : core::split(it->second, ';')) {
                 BS_TRY(auto entry, parse_list_item(part, list));
@@ -249,8 +240,7 @@ Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_v
     ArchChoice choice;
     auto detected_text = [&] {
         std::vector<std::string> parts;
-        for (const auto& a : std::set<Arch>(detected.begin(), detected.end()))
-            parts.push_back(a.dotted());
+        for (const auto& a : std::set<Arch>(detected.begin(), detected.end())) parts.push_back(a.dotted());
         return core::join(parts, ", ");
     };
     if (request.given) {
@@ -261,11 +251,11 @@ Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_v
         if (!request.probed) {
             // Nothing to confirm or override: the caller chose not to probe.
         } else if (detected.empty()) {
-            choice.notices.push_back(fmt::format(
-                "building for {} from --arch: no GPU was detected to confirm it", arch.dotted()));
+            choice.notices.push_back(
+                fmt::format("building for {} from --arch: no GPU was detected to confirm it", arch.dotted()));
         } else if (std::set<Arch>(detected.begin(), detected.end()) != std::set<Arch>{arch}) {
-            choice.notices.push_back(fmt::format("--arch {} overrides the detected {} (probe '{}')",
-                                                 arch.dotted(), detected_text(), detected_by));
+            choice.notices.push_back(fmt::format("--arch {} overrides the detected {} (probe '{}')", arch.dotted(),
+                                                 detected_text(), detected_by));
         }
         if (request.no_device) choice.notices.push_back("--arch wins over --no-device");
     } else if (request.no_device) {
@@ -278,10 +268,10 @@ Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_v
         choice.source = ArchSource::fallback;
         choice.archs = {arch};
         choice.origin = "[device] fallback_arch";
-        choice.notices.push_back(fmt::format(
-            "--no-device: building for {} from the recipe's [device] fallback_arch; no GPU was "
-            "probed, so nothing confirms the binaries will run where they are used",
-            arch.dotted()));
+        choice.notices.push_back(
+            fmt::format("--no-device: building for {} from the recipe's [device] fallback_arch; no GPU was "
+                        "probed, so nothing confirms the binaries will run where they are used",
+                        arch.dotted()));
     } else if (!detected.empty()) {
         choice.source = ArchSource::detected;
         choice.archs = detected;
@@ -321,20 +311,17 @@ Status check_torch_covers(const std::vector<std::string>& torch_arch_flags, cons
         targets.insert(targets.end(), parsed.begin(), parsed.end());
     }
     if (targets.empty()) {
-        return fail(ErrorCode::usage,
-                    fmt::format("torch has no CUDA kernels at all (torch._C._cuda_getArchFlags() "
-                                "is empty: a CPU-only build?), so nothing runs on the {} device",
-                                device.dotted()));
+        return fail(ErrorCode::usage, fmt::format("torch has no CUDA kernels at all (torch._C._cuda_getArchFlags() "
+                                                  "is empty: a CPU-only build?), so nothing runs on the {} device",
+                                                  device.dotted()));
     }
     for (const auto& t : targets)
         if (t.runs_on(device)) return {};
     std::string sass = device.minor == 0 ? fmt::format("sm_{}0", device.major)
-                                         : fmt::format("sm_{}0 to sm_{}{}", device.major,
-                                                       device.major, device.minor);
-    return fail(ErrorCode::usage,
-                fmt::format("torch has no kernels for compute capability {}: it was built for {} "
-                            "(usable there: SASS {}, or PTX for an arch <= {})",
-                            device.dotted(), join_targets(targets), sass, device.dotted()));
+                                         : fmt::format("sm_{}0 to sm_{}{}", device.major, device.major, device.minor);
+    return fail(ErrorCode::usage, fmt::format("torch has no kernels for compute capability {}: it was built for {} "
+                                              "(usable there: SASS {}, or PTX for an arch <= {})",
+                                              device.dotted(), join_targets(targets), sass, device.dotted()));
 }
 
 Result<std::string> parse_nvcc_release(std::string_view output) {
@@ -342,23 +329,19 @@ Result<std::string> parse_nvcc_release(std::string_view output) {
     if (pos != std::string_view::npos) {
         std::string_view rest = output.substr(pos + 8);
         size_t end = 0;
-        while (end < rest.size() &&
-               (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
-            ++end;
+        while (end < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.')) ++end;
         std::string release(rest.substr(0, end));
         if (!release.empty() && release.find('.') != std::string::npos) return release;
     }
-    return fail(ErrorCode::process,
-                "could not find the CUDA release in `nvcc --version` output (no 'release X.Y')",
+    return fail(ErrorCode::process, "could not find the CUDA release in `nvcc --version` output (no 'release X.Y')",
                 std::string(core::last_lines(output, 5)));
 }
 
 Status check_nvcc_matches_torch(std::string_view nvcc_release, std::string_view torch_cuda) {
     if (core::trim(torch_cuda).empty() || core::trim(torch_cuda) == "None") {
-        return fail(ErrorCode::usage,
-                    fmt::format("torch is a CPU-only build (torch.version.cuda is None); CUDA "
-                                "extensions need a CUDA torch matching nvcc {}",
-                                nvcc_release));
+        return fail(ErrorCode::usage, fmt::format("torch is a CPU-only build (torch.version.cuda is None); CUDA "
+                                                  "extensions need a CUDA torch matching nvcc {}",
+                                                  nvcc_release));
     }
     if (major_minor(nvcc_release) == major_minor(torch_cuda)) return {};
     return fail(ErrorCode::usage,
@@ -366,8 +349,7 @@ Status check_nvcc_matches_torch(std::string_view nvcc_release, std::string_view 
                             "(torch.version.cuda); CUDA extensions must be compiled by the same "
                             "CUDA version (apex refuses otherwise): put the CUDA {} toolkit first "
                             "(CUDA_HOME, PATH) or install the torch build for CUDA {}",
-                            nvcc_release, torch_cuda, major_minor(torch_cuda),
-                            major_minor(nvcc_release)));
+                            nvcc_release, torch_cuda, major_minor(torch_cuda), major_minor(nvcc_release)));
 }
 
 std::vector<Arch> parse_nvcc_gpu_archs(std::string_view output) {
@@ -379,21 +361,18 @@ std::vector<Arch> parse_nvcc_gpu_archs(std::string_view output) {
     return {archs.begin(), archs.end()};
 }
 
-Status check_archs_supported_by_nvcc(const std::vector<ArchListEntry>& entries,
-                                     const std::vector<Arch>& nvcc_archs) {
+Status check_archs_supported_by_nvcc(const std::vector<ArchListEntry>& entries, const std::vector<Arch>& nvcc_archs) {
     std::vector<std::string> missing;
     for (const auto& e : entries) {
         Arch base{e.arch.major, e.arch.minor, 0};
-        if (std::find(nvcc_archs.begin(), nvcc_archs.end(), base) == nvcc_archs.end())
-            missing.push_back(e.text());
+        if (std::find(nvcc_archs.begin(), nvcc_archs.end(), base) == nvcc_archs.end()) missing.push_back(e.text());
     }
     if (missing.empty()) return {};
     std::vector<std::string> known;
     for (const auto& a : nvcc_archs) known.push_back(a.dotted());
     return fail(ErrorCode::usage,
-                fmt::format("nvcc cannot compile for {} (`nvcc --list-gpu-arch` knows {})",
-                            core::join(missing, ", "),
+                fmt::format("nvcc cannot compile for {} (`nvcc --list-gpu-arch` knows {})", core::join(missing, ", "),
                             known.empty() ? std::string("nothing") : core::join(known, " ")));
 }
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -22,7 +22,7 @@ namespace bootstrap::device {
 struct Arch {
     int major = 0;
     int minor = 0;
-    char suffix = 0; // 0, 'a' (arch-specific) or 'f' (family-specific)
+    char suffix = 0;  // 0, 'a' (arch-specific) or 'f' (family-specific)
 
     /// "9.0", "9.0a".
     [[nodiscard]] std::string dotted() const;
@@ -59,10 +59,10 @@ struct ArchListEntry {
 
 /// Strings a build step needs, derived from the target arches.
 struct DerivedArchs {
-    std::string arch;            // "9.0": the first arch given (GPU 0 when detected)
-    std::string torch_arch_list; // "9.0", "9.0+PTX", "8.9;9.0" (distinct, ascending)
-    std::string nvte_archs;      // "90", "89;90"  (NVTE_CUDA_ARCHS)
-    std::string cmake_archs;     // "90", "89;90"  (CMAKE_CUDA_ARCHITECTURES)
+    std::string arch;             // "9.0": the first arch given (GPU 0 when detected)
+    std::string torch_arch_list;  // "9.0", "9.0+PTX", "8.9;9.0" (distinct, ascending)
+    std::string nvte_archs;       // "90", "89;90"  (NVTE_CUDA_ARCHS)
+    std::string cmake_archs;      // "90", "89;90"  (CMAKE_CUDA_ARCHITECTURES)
 };
 
 /// Derive the strings for `archs` (one per GPU, in device order; duplicates allowed). With `ptx`,
@@ -75,10 +75,10 @@ enum class ArchSource { detected, given, fallback };
 
 /// What the user asked for on the command line and in the recipe.
 struct ArchRequest {
-    std::optional<std::string> given;         // --arch 9.0
-    bool no_device = false;                   // --no-device
-    std::optional<std::string> fallback_arch; // [device] fallback_arch
-    bool ptx = false;                         // [device] ptx = true
+    std::optional<std::string> given;          // --arch 9.0
+    bool no_device = false;                    // --no-device
+    std::optional<std::string> fallback_arch;  // [device] fallback_arch
+    bool ptx = false;                          // [device] ptx = true
     /// False when nothing was probed (`run`/`plan` with --arch): no "not confirmed" or
     /// "overrides" notice, since there is nothing to compare with.
     bool probed = true;
@@ -88,8 +88,8 @@ struct ArchRequest {
 struct ArchChoice {
     ArchSource source = ArchSource::detected;
     std::vector<Arch> archs;
-    std::string origin;               // "probe 'driver'", "--arch 9.0", "[device] fallback_arch"
-    std::vector<std::string> notices; // loud lines for the plan: not detected, overridden
+    std::string origin;                // "probe 'driver'", "--arch 9.0", "[device] fallback_arch"
+    std::vector<std::string> notices;  // loud lines for the plan: not detected, overridden
     DerivedArchs derived;
 };
 
@@ -98,8 +98,7 @@ struct ArchChoice {
 /// --no-device with the recipe's fallback_arch, then the detected GPUs (`detected_by` names the
 /// probe). Fails with not_found when there is nothing to build for, explaining both options;
 /// with usage for --no-device without a fallback_arch or an unparsable arch.
-[[nodiscard]] Result<ArchChoice> choose_archs(const std::vector<Arch>& detected,
-                                              std::string_view detected_by,
+[[nodiscard]] Result<ArchChoice> choose_archs(const std::vector<Arch>& detected, std::string_view detected_by,
                                               const ArchRequest& request);
 
 /// The error for "a step needs {device.*} and there is no arch": names --arch and --no-device.
@@ -126,16 +125,14 @@ struct CudaTarget {
 
 /// torch's compiled targets include code that runs on `device`; else (usage) an error naming
 /// torch's list and what would have been needed.
-[[nodiscard]] Status check_torch_covers(const std::vector<std::string>& torch_arch_flags,
-                                        const Arch& device);
+[[nodiscard]] Status check_torch_covers(const std::vector<std::string>& torch_arch_flags, const Arch& device);
 
 /// "13.0" from `nvcc --version` output ("Cuda compilation tools, release 13.0, V13.0.88").
 [[nodiscard]] Result<std::string> parse_nvcc_release(std::string_view nvcc_version_output);
 
 /// nvcc's release equals torch.version.cuda (major.minor); else (usage) an error naming both.
 /// An empty `torch_cuda` means a CPU-only torch, which is an error too.
-[[nodiscard]] Status check_nvcc_matches_torch(std::string_view nvcc_release,
-                                              std::string_view torch_cuda);
+[[nodiscard]] Status check_nvcc_matches_torch(std::string_view nvcc_release, std::string_view torch_cuda);
 
 /// The virtual arches in `nvcc --list-gpu-arch` output (lines "compute_90"), ascending.
 [[nodiscard]] std::vector<Arch> parse_nvcc_gpu_archs(std::string_view output);
@@ -145,4 +142,4 @@ struct CudaTarget {
 [[nodiscard]] Status check_archs_supported_by_nvcc(const std::vector<ArchListEntry>& entries,
                                                    const std::vector<Arch>& nvcc_archs);
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -67,8 +67,7 @@ constexpr size_t k_max_warnings = 20;
 void add_warning(ProbeAnswer& answer, std::string_view line) {
     std::string text(core::trim(line));
     if (text.empty() || answer.warnings.size() >= k_max_warnings) return;
-    if (std::find(answer.warnings.begin(), answer.warnings.end(), text) != answer.warnings.end())
-        return;
+    if (std::find(answer.warnings.begin(), answer.warnings.end(), text) != answer.warnings.end()) return;
     answer.warnings.push_back(std::move(text));
 }
 
@@ -99,10 +98,8 @@ std::string describe_gpus(const std::vector<GpuInfo>& gpus) {
     if (gpus.empty()) return "no GPU";
     std::vector<std::string> parts;
     for (const auto& g : gpus)
-        parts.push_back(fmt::format("GPU {}{} {}.{}", g.index, g.name.empty() ? "" : " " + g.name,
-                                    g.major, g.minor));
-    return fmt::format("{} GPU{}: {}", gpus.size(), gpus.size() == 1 ? "" : "s",
-                       core::join(parts, ", "));
+        parts.push_back(fmt::format("GPU {}{} {}.{}", g.index, g.name.empty() ? "" : " " + g.name, g.major, g.minor));
+    return fmt::format("{} GPU{}: {}", gpus.size(), gpus.size() == 1 ? "" : "s", core::join(parts, ", "));
 }
 
 std::vector<std::pair<int, int>> sorted_caps(const std::vector<GpuInfo>& gpus) {
@@ -122,7 +119,7 @@ ProbeAnswer run_probe(const std::string& name, const fs::path& venv, const exec:
     return probe_torch(venv / "bin" / "python", env);
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<std::string>& known_probes() {
     static const std::vector<std::string> k_probes{"torch", "driver", "nvml", "nvidia-smi"};
@@ -135,24 +132,23 @@ ProbeAnswer parse_nvidia_smi(std::string_view output, int exit_code) {
     answer.library = "nvidia-smi";
     // Drivers before compute_cap existed (R510) reject the field; that is "unknown", not a fault.
     if (output.find("not a valid field") != std::string_view::npos)
-        return unavailable(answer, "this nvidia-smi does not know the compute_cap field (driver "
-                                   "older than R510): compute capability unknown");
+        return unavailable(answer,
+                           "this nvidia-smi does not know the compute_cap field (driver "
+                           "older than R510): compute capability unknown");
     if (exit_code == 2)
-        return unavailable(
-            answer, fmt::format("nvidia-smi rejected the query (exit code 2: "
-                                "invalid argument): compute capability unknown{}",
-                                first_line(output).empty() ? "" : " (" + first_line(output) + ")"));
+        return unavailable(answer, fmt::format("nvidia-smi rejected the query (exit code 2: "
+                                               "invalid argument): compute capability unknown{}",
+                                               first_line(output).empty() ? "" : " (" + first_line(output) + ")"));
     if (exit_code != 0)
-        return unavailable(answer, fmt::format("nvidia-smi failed with exit code {}: {}", exit_code,
-                                               first_line(output)));
+        return unavailable(answer,
+                           fmt::format("nvidia-smi failed with exit code {}: {}", exit_code, first_line(output)));
     int index = 0;
     for (const auto& raw : core::split(output, '\n')) {
         std::string_view line = core::trim(raw);
         if (line.empty()) continue;
         // name, compute_cap, driver_version: split from the right, the name is the rest.
         auto last = line.rfind(',');
-        auto middle = last == std::string_view::npos || last == 0 ? std::string_view::npos
-                                                                  : line.rfind(',', last - 1);
+        auto middle = last == std::string_view::npos || last == 0 ? std::string_view::npos : line.rfind(',', last - 1);
         if (middle == std::string_view::npos)
             return unavailable(answer, fmt::format("unexpected nvidia-smi line '{}'", line));
         GpuInfo gpu;
@@ -180,8 +176,7 @@ ProbeAnswer probe_nvidia_smi(const exec::EnvMap& env) {
     fs::path program = exec::find_program("nvidia-smi", env);
     if (program.empty()) return unavailable(answer, "nvidia-smi not found on PATH");
     exec::ProcessSpec spec;
-    spec.argv = {program.string(), "--query-gpu=name,compute_cap,driver_version",
-                 "--format=csv,noheader"};
+    spec.argv = {program.string(), "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"};
     spec.env = env;
     spec.capture = true;
     spec.timeout = 60s;
@@ -203,8 +198,7 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
         auto eq = raw.find('=');
         std::string key = eq == std::string::npos ? std::string() : raw.substr(0, eq);
         std::string value =
-            eq == std::string::npos ? std::string()
-                                    : std::string(core::trim(std::string_view(raw).substr(eq + 1)));
+            eq == std::string::npos ? std::string() : std::string(core::trim(std::string_view(raw).substr(eq + 1)));
         if (key == "import_error") {
             if (!import_error) import_error = value;
         } else if (key == "torch_version") {
@@ -212,8 +206,7 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
         } else if (key == "cuda_version") {
             answer.cuda_version = value;
         } else if (key == "arch_flags") {
-            for (const auto& t : parse_arch_flags(value))
-                answer.torch_arch_flags.push_back(t.text());
+            for (const auto& t : parse_arch_flags(value)) answer.torch_arch_flags.push_back(t.text());
         } else if (key == "arch_flags_error") {
             answer.notes.push_back("torch._C._cuda_getArchFlags() failed: " + value);
         } else if (key == "cuda_available") {
@@ -230,28 +223,24 @@ ProbeAnswer parse_torch_probe(std::string_view output) {
             auto major = to_int(fields[1]);
             auto minor = to_int(fields[2]);
             if (!index || !major || !minor) continue;
-            std::string name =
-                value.substr(fields[0].size() + fields[1].size() + fields[2].size() + 3);
+            std::string name = value.substr(fields[0].size() + fields[1].size() + fields[2].size() + 3);
             answer.gpus.push_back(GpuInfo{*index, name, *major, *minor});
         } else if (key == "warning") {
             add_warning(answer, value);
         } else {
-            add_warning(answer, raw); // printed by torch or a library it loaded, not the script
+            add_warning(answer, raw);  // printed by torch or a library it loaded, not the script
         }
     }
     if (import_error) return unavailable(answer, "cannot import torch: " + *import_error);
-    if (answer.torch_version.empty())
-        return unavailable(answer, "the torch probe printed nothing usable");
+    if (answer.torch_version.empty()) return unavailable(answer, "the torch probe printed nothing usable");
     answer.available = true;
-    if (answer.cuda_version.empty())
-        answer.notes.push_back("a CPU-only torch (torch.version.cuda is None)");
+    if (answer.cuda_version.empty()) answer.notes.push_back("a CPU-only torch (torch.version.cuda is None)");
     if (cuda_unavailable) answer.notes.push_back("torch.cuda.is_available() is False");
     if (!answer.warnings.empty())
         answer.notes.push_back(fmt::format(
             "torch printed {} warning{} while probed, kept out of this answer (first: {}); "
             "BOOTSTRAP_LOG=info shows them all",
-            answer.warnings.size(), answer.warnings.size() == 1 ? "" : "s",
-            core::clip(answer.warnings.front(), 160)));
+            answer.warnings.size(), answer.warnings.size() == 1 ? "" : "s", core::clip(answer.warnings.front(), 160)));
     return answer;
 }
 
@@ -260,23 +249,20 @@ ProbeAnswer probe_torch(const fs::path& python, const exec::EnvMap& env) {
     answer.probe = "torch";
     answer.library = python.string();
     std::error_code ec;
-    if (!fs::exists(python, ec))
-        return unavailable(answer, fmt::format("no interpreter at {}", python.string()));
+    if (!fs::exists(python, ec)) return unavailable(answer, fmt::format("no interpreter at {}", python.string()));
     exec::ProcessSpec spec;
     spec.argv = {python.string(), "-c", k_torch_script};
     spec.env = env;
     spec.capture = true;
-    spec.timeout = 180s; // importing torch from a cold page cache takes a while
+    spec.timeout = 180s;  // importing torch from a cold page cache takes a while
     auto result = exec::run_process(spec);
     if (!result) return unavailable(answer, result.error().message);
     if (!result->ok())
-        return unavailable(answer,
-                           fmt::format("{} (torch probe) {}: {}", python.string(),
-                                       result->describe(), core::last_lines(result->output, 3)));
+        return unavailable(answer, fmt::format("{} (torch probe) {}: {}", python.string(), result->describe(),
+                                               core::last_lines(result->output, 3)));
     answer = parse_torch_probe(result->output);
     answer.library = python.string();
-    for (const auto& w : answer.warnings)
-        core::log::info("torch probe ({}) printed: {}", python.string(), w);
+    for (const auto& w : answer.warnings) core::log::info("torch probe ({}) printed: {}", python.string(), w);
     return answer;
 }
 
@@ -300,8 +286,7 @@ std::string torch_view(const std::vector<ProbeAnswer>& native, const exec::EnvMa
             read = read || core::starts_with(name, prefix);
         if (!read) continue;
         bool secret = core::env_has_use(name, core::EnvUse::secret);
-        out += fmt::format("env {}={}\n", name,
-                           secret ? "sha256:" + core::sha256_hex(value) : value);
+        out += fmt::format("env {}={}\n", name, secret ? "sha256:" + core::sha256_hex(value) : value);
     }
     return out;
 }
@@ -325,27 +310,22 @@ std::vector<std::string> disagreements(const std::vector<ProbeAnswer>& answers, 
     for (size_t i = 0; i < answers.size(); ++i) {
         const ProbeAnswer& other = answers[i];
         if (i == chosen || !other.available) continue;
-        if (other.gpus.size() == base.gpus.size() &&
-            sorted_caps(other.gpus) == sorted_caps(base.gpus))
-            continue;
-        out.push_back(fmt::format("probes disagree: {} reports {}; {} (used) reports {}",
-                                  other.probe, describe_gpus(other.gpus), base.probe,
-                                  describe_gpus(base.gpus)));
+        if (other.gpus.size() == base.gpus.size() && sorted_caps(other.gpus) == sorted_caps(base.gpus)) continue;
+        out.push_back(fmt::format("probes disagree: {} reports {}; {} (used) reports {}", other.probe,
+                                  describe_gpus(other.gpus), base.probe, describe_gpus(base.gpus)));
     }
     return out;
 }
 
-Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::path& venv,
-                            const exec::EnvMap& env, const TorchProbe& torch) {
+Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::path& venv, const exec::EnvMap& env,
+                            const TorchProbe& torch) {
     DeviceReport report;
     report.order = order.empty() ? known_probes() : order;
     for (const auto& name : report.order) {
-        if (std::find(known_probes().begin(), known_probes().end(), name) != known_probes().end())
-            continue;
+        if (std::find(known_probes().begin(), known_probes().end(), name) != known_probes().end()) continue;
         std::string near = core::closest_match(name, known_probes());
         return fail(ErrorCode::usage,
-                    fmt::format("unknown device probe '{}' (known: {}){}", name,
-                                core::join(known_probes(), ", "),
+                    fmt::format("unknown device probe '{}' (known: {}){}", name, core::join(known_probes(), ", "),
                                 near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
     }
     std::vector<std::string> all = report.order;
@@ -354,11 +334,10 @@ Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::pat
     // torch last: a cached torch answer is keyed on what the driver and NVML see now.
     std::vector<std::optional<ProbeAnswer>> answers(all.size());
     std::vector<ProbeAnswer> native;
-    auto interrupted = [] () -> Status {
+    auto interrupted = []() -> Status {
         if (int sig = core::interrupt_signal())
-            return fail(
-                ErrorCode::interrupted,
-                fmt::format("interrupted by {} while probing devices", exec::signal_name(sig)));
+            return fail(ErrorCode::interrupted,
+                        fmt::format("interrupted by {} while probing devices", exec::signal_name(sig)));
         return {};
     };
     for (size_t i = 0; i < all.size(); ++i) {
@@ -388,4 +367,4 @@ Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::pat
     return report;
 }
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -33,24 +33,24 @@ namespace fs = std::filesystem;
 
 struct GpuInfo {
     int index = 0;
-    std::string name; // "NVIDIA H200"; may be empty (nvidia-smi without the field)
+    std::string name;  // "NVIDIA H200"; may be empty (nvidia-smi without the field)
     int major = 0;
     int minor = 0;
     [[nodiscard]] Arch arch() const { return Arch{major, minor, 0}; }
 };
 
 struct ProbeAnswer {
-    std::string probe;              // "driver", "nvml", "nvidia-smi", "torch"
-    bool available = false;         // the probe ran and answered (it may still see no GPU)
-    std::string unavailable_reason; // when not available: why, in one line
+    std::string probe;               // "driver", "nvml", "nvidia-smi", "torch"
+    bool available = false;          // the probe ran and answered (it may still see no GPU)
+    std::string unavailable_reason;  // when not available: why, in one line
     std::vector<GpuInfo> gpus;
-    std::string driver_version; // "580.65.06" (nvml, nvidia-smi)
-    std::string cuda_version;   // driver: the CUDA version it supports ("13.0");
-                                // torch: torch.version.cuda ("13.0", empty for a CPU build)
-    std::string torch_version;  // torch.__version__
-    std::vector<std::string> torch_arch_flags; // "sm_90", "compute_120", from _cuda_getArchFlags
-    std::vector<std::string> notes;            // facts worth showing ("CUDA not available")
-    std::string library;                       // what was dlopened / executed
+    std::string driver_version;                 // "580.65.06" (nvml, nvidia-smi)
+    std::string cuda_version;                   // driver: the CUDA version it supports ("13.0");
+                                                // torch: torch.version.cuda ("13.0", empty for a CPU build)
+    std::string torch_version;                  // torch.__version__
+    std::vector<std::string> torch_arch_flags;  // "sm_90", "compute_120", from _cuda_getArchFlags
+    std::vector<std::string> notes;             // facts worth showing ("CUDA not available")
+    std::string library;                        // what was dlopened / executed
     /// What the probed program printed besides its answer (torch: Python warnings such as
     /// pynvml's deprecation, libtorch's lines on stderr), deduplicated, at most 20. Kept out of
     /// the answer; `notes` says how many, and probe_torch logs them at info (`-v`).
@@ -91,23 +91,19 @@ struct ProbeAnswer {
 /// why unavailable) and the variables of `env` torch reads to find CUDA and number the GPUs or
 /// that decide which torch is imported (CUDA_*, NVIDIA_*, TORCH_*, PYTORCH_*, PYTHON*,
 /// LD_LIBRARY_PATH, LD_PRELOAD; secret-named values as their sha256).
-[[nodiscard]] std::string torch_view(const std::vector<ProbeAnswer>& native,
-                                     const exec::EnvMap& env);
+[[nodiscard]] std::string torch_view(const std::vector<ProbeAnswer>& native, const exec::EnvMap& env);
 
 /// How `detect` asks torch: (the venv's python, env, torch_view of the live driver and NVML
 /// answers). An empty function: probe_torch. The engine passes one that caches the answer.
-using TorchProbe = std::function<ProbeAnswer(const fs::path& python, const exec::EnvMap& env,
-                                             const std::string& view)>;
+using TorchProbe = std::function<ProbeAnswer(const fs::path& python, const exec::EnvMap& env, const std::string& view)>;
 
 struct DeviceReport {
-    std::vector<std::string> order;    // the probes consulted, in precedence order
-    std::vector<ProbeAnswer> answers;  // every probe run: `order` first, then cross-checks
-    std::optional<size_t> chosen;      // index into answers: first in `order` that sees a GPU
-    std::vector<std::string> warnings; // disagreements (both values), unknown probe names
+    std::vector<std::string> order;     // the probes consulted, in precedence order
+    std::vector<ProbeAnswer> answers;   // every probe run: `order` first, then cross-checks
+    std::optional<size_t> chosen;       // index into answers: first in `order` that sees a GPU
+    std::vector<std::string> warnings;  // disagreements (both values), unknown probe names
 
-    [[nodiscard]] const ProbeAnswer* chosen_answer() const {
-        return chosen ? &answers[*chosen] : nullptr;
-    }
+    [[nodiscard]] const ProbeAnswer* chosen_answer() const { return chosen ? &answers[*chosen] : nullptr; }
     [[nodiscard]] const ProbeAnswer* find(std::string_view probe) const;
     /// The chosen answer's arches in device order (empty when no probe saw a GPU).
     [[nodiscard]] std::vector<Arch> archs() const;
@@ -117,13 +113,11 @@ struct DeviceReport {
 /// through `torch` when given) and pick the answer of the first probe in `order` (default:
 /// known_probes()) that sees a GPU. `venv` empty: the torch probe is unavailable. Fails only when
 /// interrupted or `order` names an unknown probe (usage).
-[[nodiscard]] Result<DeviceReport> detect(const std::vector<std::string>& order,
-                                          const fs::path& venv, const exec::EnvMap& env,
-                                          const TorchProbe& torch = {});
+[[nodiscard]] Result<DeviceReport> detect(const std::vector<std::string>& order, const fs::path& venv,
+                                          const exec::EnvMap& env, const TorchProbe& torch = {});
 
 /// The warnings `detect` adds: each available answer whose GPUs (count or compute
 /// capabilities) differ from the chosen one's, showing both.
-[[nodiscard]] std::vector<std::string> disagreements(const std::vector<ProbeAnswer>& answers,
-                                                     size_t chosen);
+[[nodiscard]] std::vector<std::string> disagreements(const std::vector<ProbeAnswer>& answers, size_t chosen);
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -23,8 +23,8 @@ constexpr auto k_keep_mapped = SharedLibrary::Unload::never;
 // ---- CUDA driver API (cuda.h) ----
 using CUresult = int;
 using CUdevice = int;
-constexpr int k_cu_attr_cc_major = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int k_cu_attr_cc_minor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int k_cu_attr_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int k_cu_attr_cc_minor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 
 using cuInit_fn = CUresult (*)(unsigned int);
 using cuDriverGetVersion_fn = CUresult (*)(int*);
@@ -88,7 +88,7 @@ std::string describe_nvml(const SharedLibrary& lib, nvmlReturn_t r) {
     return fmt::format("nvmlReturn {}", r);
 }
 
-} // namespace
+}  // namespace
 
 std::string libcuda_path(const exec::EnvMap& env) {
     auto it = env.find("BOOTSTRAP_LIBCUDA");
@@ -105,8 +105,7 @@ ProbeAnswer probe_driver(const std::string& libcuda) {
     answer.probe = "driver";
     answer.library = libcuda;
     SharedLibrary lib(libcuda, k_keep_mapped);
-    if (!lib.loaded())
-        return unavailable(answer, fmt::format("cannot load {}: {}", libcuda, lib.error()));
+    if (!lib.loaded()) return unavailable(answer, fmt::format("cannot load {}: {}", libcuda, lib.error()));
 
     auto init = lib.symbol<cuInit_fn>("cuInit");
     auto driver_version = lib.symbol<cuDriverGetVersion_fn>("cuDriverGetVersion");
@@ -125,30 +124,25 @@ ProbeAnswer probe_driver(const std::string& libcuda) {
 
     // cuDriverGetVersion works before cuInit, so even a failed init reports the driver's CUDA.
     int version = 0;
-    if (driver_version(&version) == 0 && version > 0)
-        answer.cuda_version = cuda_version_text(version);
+    if (driver_version(&version) == 0 && version > 0) answer.cuda_version = cuda_version_text(version);
     if (CUresult r = init(0); r != 0)
         return unavailable(answer, fmt::format("cuInit failed: {}", describe_curesult(lib, r)));
     int count = 0;
     if (CUresult r = get_count(&count); r != 0)
-        return unavailable(answer,
-                           fmt::format("cuDeviceGetCount failed: {}", describe_curesult(lib, r)));
+        return unavailable(answer, fmt::format("cuDeviceGetCount failed: {}", describe_curesult(lib, r)));
     for (int i = 0; i < count; ++i) {
         CUdevice dev = 0;
         GpuInfo gpu;
         gpu.index = i;
         if (CUresult r = get_device(&dev, i); r != 0)
-            return unavailable(
-                answer, fmt::format("cuDeviceGet({}) failed: {}", i, describe_curesult(lib, r)));
+            return unavailable(answer, fmt::format("cuDeviceGet({}) failed: {}", i, describe_curesult(lib, r)));
         std::array<char, 256> name{};
         if (get_name(name.data(), static_cast<int>(name.size()), dev) == 0) gpu.name = name.data();
         CUresult rmaj = get_attribute(&gpu.major, k_cu_attr_cc_major, dev);
         CUresult rmin = get_attribute(&gpu.minor, k_cu_attr_cc_minor, dev);
         if (rmaj != 0 || rmin != 0)
-            return unavailable(
-                answer,
-                fmt::format("cuDeviceGetAttribute(compute capability, device {}) failed: {}", i,
-                            describe_curesult(lib, rmaj != 0 ? rmaj : rmin)));
+            return unavailable(answer, fmt::format("cuDeviceGetAttribute(compute capability, device {}) failed: {}", i,
+                                                   describe_curesult(lib, rmaj != 0 ? rmaj : rmin)));
         answer.gpus.push_back(std::move(gpu));
     }
     answer.available = true;
@@ -161,19 +155,16 @@ ProbeAnswer probe_nvml(const std::string& libnvml) {
     answer.probe = "nvml";
     answer.library = libnvml;
     SharedLibrary lib(libnvml, k_keep_mapped);
-    if (!lib.loaded())
-        return unavailable(answer, fmt::format("cannot load {}: {}", libnvml, lib.error()));
+    if (!lib.loaded()) return unavailable(answer, fmt::format("cannot load {}: {}", libnvml, lib.error()));
 
     auto init = lib.symbol<nvmlInit_fn>("nvmlInit_v2");
     auto shutdown = lib.symbol<nvmlShutdown_fn>("nvmlShutdown");
     auto get_count = lib.symbol<nvmlDeviceGetCount_fn>("nvmlDeviceGetCount_v2");
     auto get_handle = lib.symbol<nvmlDeviceGetHandleByIndex_fn>("nvmlDeviceGetHandleByIndex_v2");
     auto get_name = lib.symbol<nvmlDeviceGetName_fn>("nvmlDeviceGetName");
-    auto get_cc =
-        lib.symbol<nvmlDeviceGetCudaComputeCapability_fn>("nvmlDeviceGetCudaComputeCapability");
+    auto get_cc = lib.symbol<nvmlDeviceGetCudaComputeCapability_fn>("nvmlDeviceGetCudaComputeCapability");
     auto driver_version = lib.symbol<nvmlSystemGetDriverVersion_fn>("nvmlSystemGetDriverVersion");
-    auto cuda_version =
-        lib.symbol<nvmlSystemGetCudaDriverVersion_fn>("nvmlSystemGetCudaDriverVersion");
+    auto cuda_version = lib.symbol<nvmlSystemGetCudaDriverVersion_fn>("nvmlSystemGetCudaDriverVersion");
     for (auto [fn, name] : {std::pair<bool, const char*>{init != nullptr, "nvmlInit_v2"},
                             {shutdown != nullptr, "nvmlShutdown"},
                             {get_count != nullptr, "nvmlDeviceGetCount_v2"},
@@ -192,16 +183,13 @@ ProbeAnswer probe_nvml(const std::string& libnvml) {
     };
     if (driver_version) {
         std::array<char, 96> text{};
-        if (driver_version(text.data(), static_cast<unsigned>(text.size())) == 0)
-            answer.driver_version = text.data();
+        if (driver_version(text.data(), static_cast<unsigned>(text.size())) == 0) answer.driver_version = text.data();
     }
     int cuda = 0;
-    if (cuda_version && cuda_version(&cuda) == 0 && cuda > 0)
-        answer.cuda_version = cuda_version_text(cuda);
+    if (cuda_version && cuda_version(&cuda) == 0 && cuda > 0) answer.cuda_version = cuda_version_text(cuda);
     unsigned count = 0;
     if (nvmlReturn_t r = get_count(&count); r != 0)
-        return finish(unavailable(
-            answer, fmt::format("nvmlDeviceGetCount_v2 failed: {}", describe_nvml(lib, r))));
+        return finish(unavailable(answer, fmt::format("nvmlDeviceGetCount_v2 failed: {}", describe_nvml(lib, r))));
     for (unsigned i = 0; i < count; ++i) {
         nvmlDevice_t dev = nullptr;
         if (nvmlReturn_t r = get_handle(i, &dev); r != 0)
@@ -211,8 +199,7 @@ ProbeAnswer probe_nvml(const std::string& libnvml) {
         GpuInfo gpu;
         gpu.index = static_cast<int>(i);
         std::array<char, 256> name{};
-        if (get_name(dev, name.data(), static_cast<unsigned>(name.size())) == 0)
-            gpu.name = name.data();
+        if (get_name(dev, name.data(), static_cast<unsigned>(name.size())) == 0) gpu.name = name.data();
         if (nvmlReturn_t r = get_cc(dev, &gpu.major, &gpu.minor); r != 0)
             return finish(unavailable(answer, fmt::format("nvmlDeviceGetCudaComputeCapability({}) "
                                                           "failed: {}",
@@ -224,4 +211,4 @@ ProbeAnswer probe_nvml(const std::string& libnvml) {
     return finish(answer);
 }
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

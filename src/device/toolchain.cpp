@@ -1,7 +1,7 @@
 #include "device/toolchain.hpp"
 
-#include <chrono>
 #include <unistd.h>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -39,8 +39,8 @@ for f in flags:
 )PY";
 
 struct AcceptAnswer {
-    std::vector<std::string> flags;  // flag= lines
-    std::vector<std::string> errors; // error= lines
+    std::vector<std::string> flags;   // flag= lines
+    std::vector<std::string> errors;  // error= lines
 };
 
 /// The script's lines of `output`; the others are logged (at info) as what `python` printed.
@@ -52,8 +52,7 @@ AcceptAnswer accept_answer(std::string_view output, const fs::path& python) {
         } else if (auto error = core::after_prefix(line, "error=")) {
             out.errors.emplace_back(core::trim(*error));
         } else if (!core::trim(line).empty()) {
-            core::log::info("torch arch list check ({}) printed: {}", python.string(),
-                            core::trim(line));
+            core::log::info("torch arch list check ({}) printed: {}", python.string(), core::trim(line));
         }
     }
     return out;
@@ -74,12 +73,11 @@ Result<exec::ProcessResult> run_captured(std::vector<std::string> argv, exec::En
 }
 
 Error child_failed(const std::vector<std::string>& argv, const exec::ProcessResult& r) {
-    return Error{ErrorCode::process,
-                 fmt::format("`{}` failed: {}", core::format_argv(argv), r.describe()),
+    return Error{ErrorCode::process, fmt::format("`{}` failed: {}", core::format_argv(argv), r.describe()),
                  core::last_lines(r.output, 10)};
 }
 
-} // namespace
+}  // namespace
 
 fs::path find_nvcc(const exec::EnvMap& env) {
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -112,8 +110,7 @@ Result<std::vector<Arch>> nvcc_gpu_archs(const fs::path& nvcc, const exec::EnvMa
     if (!result.ok()) return tl::unexpected(child_failed(argv, result));
     auto archs = parse_nvcc_gpu_archs(result.output);
     if (archs.empty())
-        return fail(ErrorCode::process,
-                    fmt::format("`{}` listed no compute_XY arch", core::format_argv(argv)),
+        return fail(ErrorCode::process, fmt::format("`{}` listed no compute_XY arch", core::format_argv(argv)),
                     core::last_lines(result.output, 10));
     return archs;
 }
@@ -125,19 +122,16 @@ Result<std::vector<std::string>> torch_arch_flags_for(const fs::path& python, st
     std::vector<std::string> argv{python.string(), "-c", k_accept_script};
     BS_TRY(auto result, run_captured(argv, child_env));
     auto answer = accept_answer(result.output, python);
-    std::string said = answer.errors.empty()
-                           ? std::string(core::trim(core::last_lines(result.output, 1)))
-                           : answer.errors.back();
+    std::string said =
+        answer.errors.empty() ? std::string(core::trim(core::last_lines(result.output, 1))) : answer.errors.back();
     if (result.signal == 0 && !result.timed_out && result.exit_code == k_exit_rejected) {
         return fail(ErrorCode::usage,
-                    fmt::format("torch's extension builder rejects TORCH_CUDA_ARCH_LIST '{}': {}",
-                                list, said));
+                    fmt::format("torch's extension builder rejects TORCH_CUDA_ARCH_LIST '{}': {}", list, said));
     }
     if (result.signal == 0 && !result.timed_out && result.exit_code == k_exit_import) {
-        return fail(ErrorCode::process,
-                    fmt::format("cannot ask torch's extension builder ({} could not import "
-                                "torch.utils.cpp_extension): {}",
-                                python.string(), said));
+        return fail(ErrorCode::process, fmt::format("cannot ask torch's extension builder ({} could not import "
+                                                    "torch.utils.cpp_extension): {}",
+                                                    python.string(), said));
     }
     if (!result.ok()) {
         Error e = child_failed({python.string(), "-c", "<arch list check>"}, result);
@@ -146,4 +140,4 @@ Result<std::vector<std::string>> torch_arch_flags_for(const fs::path& python, st
     return answer.flags;
 }
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -23,14 +23,13 @@ namespace fs = std::filesystem;
 [[nodiscard]] Result<std::string> nvcc_release(const fs::path& nvcc, const exec::EnvMap& env);
 
 /// The virtual arches from `nvcc --list-gpu-arch`, ascending.
-[[nodiscard]] Result<std::vector<Arch>> nvcc_gpu_archs(const fs::path& nvcc,
-                                                       const exec::EnvMap& env);
+[[nodiscard]] Result<std::vector<Arch>> nvcc_gpu_archs(const fs::path& nvcc, const exec::EnvMap& env);
 
 /// Ask the venv's torch (torch.utils.cpp_extension._get_cuda_arch_flags, with
 /// TORCH_CUDA_ARCH_LIST=`list`) whether it accepts the list; its -gencode flags when it does.
 /// Fails with usage and torch's own message when it rejects the list, with process when torch
 /// (or setuptools, which cpp_extension imports) cannot be imported.
-[[nodiscard]] Result<std::vector<std::string>>
-torch_arch_flags_for(const fs::path& python, std::string_view list, const exec::EnvMap& env);
+[[nodiscard]] Result<std::vector<std::string>> torch_arch_flags_for(const fs::path& python, std::string_view list,
+                                                                    const exec::EnvMap& env);
 
-} // namespace bootstrap::device
+}  // namespace bootstrap::device

@@ -25,13 +25,13 @@ namespace bootstrap::doctor {
 struct CodeTarget {
     int major = 0;
     int minor = 0;
-    char suffix = 0; // 0, 'a' or 'f'
+    char suffix = 0;  // 0, 'a' or 'f'
     bool ptx = false;
     /// "sm_90", "sm_90a", "compute_90".
     [[nodiscard]] std::string text() const;
     /// Code for this target runs on a device of compute capability major.minor.
     [[nodiscard]] bool runs_on(int device_major, int device_minor) const;
-    friend bool operator==(const CodeTarget &, const CodeTarget &) = default;
+    friend bool operator==(const CodeTarget&, const CodeTarget&) = default;
 };
 
 /// The targets of a numeric TORCH_CUDA_ARCH_LIST as bootstrap records it ("8.9;9.0+PTX",
@@ -40,24 +40,24 @@ struct CodeTarget {
 
 /// The arch a run recorded in the venv's history.
 struct RecordedArch {
-    std::string archs;              // device.cuda_archs: "9.0", "8.9;9.0+PTX"
-    std::string origin;             // device.cuda_archs_from: "--arch 9.0", "probe 'driver'", ...
-    std::string gpus;               // device.gpus: what that run saw; "" when it probed nothing
-    std::filesystem::path manifest; // the history entry that recorded it
+    std::string archs;               // device.cuda_archs: "9.0", "8.9;9.0+PTX"
+    std::string origin;              // device.cuda_archs_from: "--arch 9.0", "probe 'driver'", ...
+    std::string gpus;                // device.gpus: what that run saw; "" when it probed nothing
+    std::filesystem::path manifest;  // the history entry that recorded it
 };
 
 /// A GPU of the node doctor runs on.
 struct NodeGpu {
-    std::string name; // "NVIDIA A100-SXM4-80GB"; may be empty (--arch, an old nvidia-smi)
+    std::string name;  // "NVIDIA A100-SXM4-80GB"; may be empty (--arch, an old nvidia-smi)
     int major = 0;
     int minor = 0;
 };
 
 /// The node's side: the GPUs a probe saw, or the arch given with --arch.
 struct NodeDevice {
-    std::vector<NodeGpu> gpus;      // empty: no GPU detected
-    std::string origin;             // "probe 'nvidia-smi'", "--arch 8.0"
-    std::vector<std::string> notes; // why no probe saw a GPU, one line per probe
+    std::vector<NodeGpu> gpus;       // empty: no GPU detected
+    std::string origin;              // "probe 'nvidia-smi'", "--arch 8.0"
+    std::vector<std::string> notes;  // why no probe saw a GPU, one line per probe
 };
 
-} // namespace bootstrap::doctor
+}  // namespace bootstrap::doctor

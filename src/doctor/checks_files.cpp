@@ -36,7 +36,7 @@ std::string stamp_of(const struct stat& st) {
 /// path -> "STAMP HASH" of files that matched their RECORD hash when last hashed. The file is
 /// k_cache_header, then one "STAMP HASH\tPATH" line per file.
 class VerifiedCache {
-  public:
+public:
     explicit VerifiedCache(const fs::path& venv) : m_file(venv / ".bootstrap" / "verified-files.cache") {
         std::error_code ec;
         m_writable = fs::is_directory(venv / ".bootstrap", ec);  // bootstrap's venv: never made here
@@ -66,7 +66,7 @@ class VerifiedCache {
         (void)core::write_file_atomic(m_file, text);
     }
 
-  private:
+private:
     static constexpr std::string_view k_cache_header = "bootstrap verified-files 1\n";
     fs::path m_file;
     bool m_writable = false;
@@ -123,10 +123,8 @@ bool check_dist(const pyenv::Distribution& dist, const fs::path& site, const fs:
             out.changed.push_back(fmt::format("{} (unreadable: {})", row.path, digest.error().message));
             continue;
         }
-        if (pyenv::record_hash_of_hex(*digest) == row.hash)
-            cache.remember(file.string(), entry);
-        else if (!relocated_script(file, venv))
-            out.changed.push_back(row.path + " (content differs)");
+        if (pyenv::record_hash_of_hex(*digest) == row.hash) cache.remember(file.string(), entry);
+        else if (!relocated_script(file, venv)) out.changed.push_back(row.path + " (content differs)");
     }
     return true;
 }

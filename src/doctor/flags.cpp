@@ -16,15 +16,14 @@ namespace bootstrap::doctor {
 
 std::string Evidence::str() const {
     if (line <= 0) return file;
-    return text.empty() ? fmt::format("{}:{}", file, line)
-                        : fmt::format("{}:{}: {}", file, line, text);
+    return text.empty() ? fmt::format("{}:{}", file, line) : fmt::format("{}:{}: {}", file, line, text);
 }
 
 const char* to_string(ConfigFormat format) {
     switch (format) {
-    case ConfigFormat::args: return "args";
-    case ConfigFormat::yaml_flat: return "flat YAML";
-    case ConfigFormat::yaml_nested: return "Megatron --yaml-cfg";
+        case ConfigFormat::args: return "args";
+        case ConfigFormat::yaml_flat: return "flat YAML";
+        case ConfigFormat::yaml_nested: return "Megatron --yaml-cfg";
     }
     return "?";
 }
@@ -56,7 +55,7 @@ bool is_boundary_char(char c) { return c == ';' || c == '|' || c == '&' || c == 
 /// joins lines, `#` at the start of a word comments out the rest of the line, `;|&()` and
 /// newlines end a command. `$(...)` and `${...}` stay inside their word.
 class Lexer {
-  public:
+public:
     explicit Lexer(std::string_view text) : m_text(text) {}
 
     std::vector<Token> run() {
@@ -85,10 +84,8 @@ class Lexer {
         return std::move(m_out);
     }
 
-  private:
-    char peek(size_t ahead) const {
-        return m_i + ahead < m_text.size() ? m_text[m_i + ahead] : '\0';
-    }
+private:
+    char peek(size_t ahead) const { return m_i + ahead < m_text.size() ? m_text[m_i + ahead] : '\0'; }
 
     void take_newline_aware(std::string& word) {
         if (m_text[m_i] == '\n') ++m_line;
@@ -125,8 +122,7 @@ class Lexer {
                 tok.quoted = true;
                 ++m_i;
                 while (m_i < m_text.size() && m_text[m_i] != '"') {
-                    if (m_text[m_i] == '\\' &&
-                        std::string_view("\"\\$`\n").find(peek(1)) != std::string_view::npos) {
+                    if (m_text[m_i] == '\\' && std::string_view("\"\\$`\n").find(peek(1)) != std::string_view::npos) {
                         ++m_i;
                         if (m_text[m_i] == '\n') {  // line continuation inside quotes
                             ++m_line;
@@ -182,28 +178,26 @@ bool is_redirection(const std::string& w) {
 /// A word that starts another option, ending the values of the flag before it. "-1" and "-.5"
 /// are values.
 bool is_option_word(const std::string& w) {
-    return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) &&
-           w[1] != '.';
+    return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) && w[1] != '.';
 }
 
 class LineIndex {
-  public:
+public:
     explicit LineIndex(std::string_view text) : m_lines(core::split(text, '\n')) {}
     Evidence at(const std::string& file, int line) const {
         std::string text;
-        if (line >= 1 && static_cast<size_t>(line) <= m_lines.size())
-            text = std::string(core::trim(m_lines[line - 1]));
+        if (line >= 1 && static_cast<size_t>(line) <= m_lines.size()) text = std::string(core::trim(m_lines[line - 1]));
         return {file, line, text};
     }
 
-  private:
+private:
     std::vector<std::string> m_lines;
 };
 
 /// Flags and assignments from a token stream. `line_override` (> 0) pins every evidence to one
 /// line: a YAML list element is one line of the YAML file.
-void collect_args(const std::vector<Token>& tokens, const LineIndex& lines, const std::string& file,
-                  int line_override, TrainingConfig& out) {
+void collect_args(const std::vector<Token>& tokens, const LineIndex& lines, const std::string& file, int line_override,
+                  TrainingConfig& out) {
     bool command_start = true;
     // Index of the flag taking values; npos: none. (An std::optional here trips GCC 12's
     // -Wmaybe-uninitialized at -O2 once fmt is header-only: a false positive.)
@@ -219,8 +213,8 @@ void collect_args(const std::vector<Token>& tokens, const LineIndex& lines, cons
         }
         if (command_start && (t.text == "export" || t.text == "env")) continue;
         if (command_start && !t.quoted && is_env_assignment(t)) {
-            bool array = i + 1 < tokens.size() && tokens[i + 1].kind == Token::boundary &&
-                         tokens[i + 1].text == "(" && t.text.back() == '=';
+            bool array = i + 1 < tokens.size() && tokens[i + 1].kind == Token::boundary && tokens[i + 1].text == "(" &&
+                         t.text.back() == '=';
             if (!array) {
                 size_t eq = t.text.find('=');
                 out.env.push_back({t.text.substr(0, eq), t.text.substr(eq + 1), where(t.line)});
@@ -259,8 +253,7 @@ std::optional<bool> yaml_bool(const YAML::Node& n) {
     return std::nullopt;
 }
 
-void collect_yaml_map(const YAML::Node& map, const LineIndex& lines, const std::string& file,
-                      TrainingConfig& out) {
+void collect_yaml_map(const YAML::Node& map, const LineIndex& lines, const std::string& file, TrainingConfig& out) {
     for (auto it = map.begin(); it != map.end(); ++it) {
         // Copies: a yaml-cpp map iterator's operator-> returns a temporary proxy, so a reference
         // to it->first dangles at the end of the statement (ASan: stack-use-after-scope).
@@ -276,8 +269,7 @@ void collect_yaml_map(const YAML::Node& map, const LineIndex& lines, const std::
         std::string name = normalize_flag(key.Scalar());
         if (value.IsNull()) continue;  // "not given"
         if (auto b = yaml_bool(value)) {
-            if (*b)
-                out.flags.push_back({name, {}, where});
+            if (*b) out.flags.push_back({name, {}, where});
             else if (auto bare = core::after_prefix(name, "--"); bare && !core::starts_with(name, "--no-"))
                 out.flags.push_back({"--no-" + std::string(*bare), {}, where});
             continue;
@@ -302,14 +294,12 @@ Result<YAML::Node> load_yaml(std::string_view text, const std::string& name) {
     try {
         return YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
-        return fail(ErrorCode::usage,
-                    fmt::format("{}:{}:{}: cannot read the YAML configuration: {}", name,
-                                e.mark.line + 1, e.mark.column + 1, e.msg));
+        return fail(ErrorCode::usage, fmt::format("{}:{}:{}: cannot read the YAML configuration: {}", name,
+                                                  e.mark.line + 1, e.mark.column + 1, e.msg));
     }
 }
 
-Result<TrainingConfig> config_from_yaml(const YAML::Node& root, std::string_view text,
-                                        const std::string& name) {
+Result<TrainingConfig> config_from_yaml(const YAML::Node& root, std::string_view text, const std::string& name) {
     TrainingConfig out;
     out.file = name;
     out.format = ConfigFormat::yaml_flat;
@@ -323,14 +313,13 @@ Result<TrainingConfig> config_from_yaml(const YAML::Node& root, std::string_view
                 collect_args(Lexer(item.Scalar()).run(), lines, name, item.Mark().line + 1, out);
             }
         } else {
-            return fail(ErrorCode::usage,
-                        fmt::format("{}: expected a YAML mapping of flags (`--flag: value` or "
-                                    "Megatron's --yaml-cfg layout)",
-                                    name));
+            return fail(ErrorCode::usage, fmt::format("{}: expected a YAML mapping of flags (`--flag: value` or "
+                                                      "Megatron's --yaml-cfg layout)",
+                                                      name));
         }
     } catch (const YAML::Exception& e) {
-        return fail(ErrorCode::usage, fmt::format("{}:{}: cannot read the YAML configuration: {}",
-                                                  name, e.mark.line + 1, e.msg));
+        return fail(ErrorCode::usage,
+                    fmt::format("{}:{}: cannot read the YAML configuration: {}", name, e.mark.line + 1, e.msg));
     }
     return out;
 }

@@ -20,8 +20,8 @@ constexpr size_t k_max_line = 4096;
 constexpr size_t k_max_shown = 300;
 
 /// One built-in entry; `near` (see KnownFault) is rarely needed.
-KnownFault entry(std::string id, std::string pattern, std::vector<std::string> hints,
-                 std::string step, std::string explain, std::string fix, std::string near = "") {
+KnownFault entry(std::string id, std::string pattern, std::vector<std::string> hints, std::string step,
+                 std::string explain, std::string fix, std::string near = "") {
     KnownFault f;
     f.id = std::move(id);
     f.pattern = std::move(pattern);
@@ -36,8 +36,7 @@ KnownFault entry(std::string id, std::string pattern, std::vector<std::string> h
 
 std::vector<KnownFault> builtin_table() {
     return {
-        entry("cublaslt-undefined-symbol",
-              R"(undefined symbol: (cublasLt\w+)(, version libcublasLt\.so\.\d+)?)",
+        entry("cublaslt-undefined-symbol", R"(undefined symbol: (cublasLt\w+)(, version libcublasLt\.so\.\d+)?)",
               {"undefined symbol: cublasLt"}, "cublas",
               "TransformerEngine calls a cuBLASLt symbol the loaded libcublasLt does not have. "
               "torch 2.11 pins nvidia-cublas==13.1.0.3, but TE 2.14.1 (built against cuBLAS >= "
@@ -47,8 +46,7 @@ std::vector<KnownFault> builtin_table() {
               "install --python VENV/bin/python --upgrade 'nvidia-cublas>=13.4.1.1' "
               "--extra-index-url https://pypi.nvidia.com` (the recipe's `cublas` step), then "
               "re-run the import."),
-        entry("autotokenizer-not-defined", R"(name 'AutoTokenizer' is not defined)",
-              {"AutoTokenizer"}, "transformers",
+        entry("autotokenizer-not-defined", R"(name 'AutoTokenizer' is not defined)", {"AutoTokenizer"}, "transformers",
               "transformers failed to import and the error was swallowed: Megatron's "
               "huggingface_tokenizer.py wraps `from transformers import AutoTokenizer` in "
               "try/except, so the name is simply undefined later. In the seed transformers' "
@@ -57,15 +55,14 @@ std::vector<KnownFault> builtin_table() {
               "AutoTokenizer'`, then reinstall transformers with its dependencies: `uv pip "
               "install --python VENV/bin/python --reinstall transformers` (the recipe's "
               "`transformers` step)."),
-        entry(
-            "gradient-accumulation-fusion-no-apex",
-            R"(gradient_accumulation_fusion set to True|fused_weight_gradient_mlp_cuda module is not found)",
-            {"gradient_accumulation_fusion", "fused_weight_gradient_mlp_cuda"}, "",
-            "Gradient-accumulation fusion is on by default in Megatron and needs apex's CUDA "
-            "extension fused_weight_gradient_mlp_cuda, which does not import in this venv (P18).",
-            "Add `--no-gradient-accumulation-fusion` to the training flags, or build apex with "
-            "its CUDA extensions (APEX_CPP_EXT=1 APEX_CUDA_EXT=1, --no-build-isolation, "
-            "TORCH_CUDA_ARCH_LIST=9.0) and drop the flag to get the fusion back."),
+        entry("gradient-accumulation-fusion-no-apex",
+              R"(gradient_accumulation_fusion set to True|fused_weight_gradient_mlp_cuda module is not found)",
+              {"gradient_accumulation_fusion", "fused_weight_gradient_mlp_cuda"}, "",
+              "Gradient-accumulation fusion is on by default in Megatron and needs apex's CUDA "
+              "extension fused_weight_gradient_mlp_cuda, which does not import in this venv (P18).",
+              "Add `--no-gradient-accumulation-fusion` to the training flags, or build apex with "
+              "its CUDA extensions (APEX_CPP_EXT=1 APEX_CUDA_EXT=1, --no-build-isolation, "
+              "TORCH_CUDA_ARCH_LIST=9.0) and drop the flag to get the fusion back."),
         entry("mhc-fine-grained-schedule-shape", R"(mat1 and mat2 shapes cannot be multiplied)",
               {"mat1 and mat2 shapes"}, "",
               "With mHC (--enable-hyper-connections, on main --enable-mhc-connections), "
@@ -76,8 +73,7 @@ std::vector<KnownFault> builtin_table() {
               "Remove --overlap-moe-expert-parallel-comm and --delay-wgrad-compute while mHC is "
               "on; `bootstrap lint CONFIG --recipe recipes/h200-te214.toml` checks this before "
               "launch."),
-        entry("cuda-graph-captured-event", R"(cudaErrorCapturedEvent)", {"cudaErrorCapturedEvent"},
-              "",
+        entry("cuda-graph-captured-event", R"(cudaErrorCapturedEvent)", {"cudaErrorCapturedEvent"}, "",
               "Something synchronized inside CUDA-graph capture: the MoE token dispatcher "
               "(_maybe_dtoh_and_synchronize) calls .synchronize() on the capturing stream, so a "
               "graph scope that captures the MoE layer fails (P17).",
@@ -102,8 +98,7 @@ std::vector<KnownFault> builtin_table() {
               "nvidia-smi, which said 8.9 on an H200 (P1, P15).",
               "Set TORCH_CUDA_ARCH_LIST to the device's real compute capability as torch reports "
               "it (`torch.cuda.get_device_capability(0)`: \"9.0\" on H100/H200), ';'-separated."),
-        entry("arch-autodetect-no-gpu", R"(IndexError: list index out of range)", {"IndexError"},
-              "",
+        entry("arch-autodetect-no-gpu", R"(IndexError: list index out of range)", {"IndexError"}, "",
               "TORCH_CUDA_ARCH_LIST is unset and no GPU is visible, so torch.utils.cpp_extension "
               "found no architecture to build for and indexed an empty list (`arch_list[-1] += "
               "'+PTX'`).",
@@ -135,13 +130,11 @@ std::vector<KnownFault> builtin_table() {
               "[venv] python to its path (`python = \"/opt/python3.12/bin/python3.12\"`); "
               "offline: UV_PYTHON_INSTALL_MIRROR pointed at a mirror of python-build-standalone's "
               "releases lets uv download it from there."),
-        entry("python3-config-missing", R"(python3-config: (command )?not found)",
-              {"python3-config"}, "",
+        entry("python3-config-missing", R"(python3-config: (command )?not found)", {"python3-config"}, "",
               "Megatron's helpers Makefile calls python3-config, which uv venvs do not have (P14).",
               "Build helpers.cpp directly with g++ using the venv's EXT_SUFFIX and `python -m "
               "pybind11 --includes`, as the seed does."),
-        entry("name-not-defined", R"(name '([A-Za-z_][A-Za-z0-9_]*)' is not defined)",
-              {"is not defined"}, "",
+        entry("name-not-defined", R"(name '([A-Za-z_][A-Za-z0-9_]*)' is not defined)", {"is not defined"}, "",
               "A name that should come from an import is undefined: Megatron often writes `try: "
               "import X except ImportError`, which turns a missing dependency into this later "
               "NameError (P21).",
@@ -160,9 +153,8 @@ std::vector<KnownFault> builtin_table() {
 
 bool hinted(std::string_view line, const KnownFault& f) {
     if (f.hints.empty()) return true;
-    return std::any_of(f.hints.begin(), f.hints.end(), [&](const std::string& h) {
-        return line.find(h) != std::string_view::npos;
-    });
+    return std::any_of(f.hints.begin(), f.hints.end(),
+                       [&](const std::string& h) { return line.find(h) != std::string_view::npos; });
 }
 
 bool search(const std::regex& re, std::string_view line) {
@@ -175,22 +167,19 @@ bool search(const std::regex& re, std::string_view line) {
 Result<KnownFault> make_fault(KnownFault fault) {
     for (const std::string* pattern : {&fault.pattern, &fault.near})
         if (pattern->size() > recipe::k_max_fault_pattern)
-            return fail(ErrorCode::usage,
-                        fmt::format("known fault '{}': regular expression of {} characters (at "
-                                    "most {})",
-                                    fault.id, pattern->size(), recipe::k_max_fault_pattern));
+            return fail(ErrorCode::usage, fmt::format("known fault '{}': regular expression of {} characters (at "
+                                                      "most {})",
+                                                      fault.id, pattern->size(), recipe::k_max_fault_pattern));
     // nosubs: only whether a line matches is asked, and libstdc++'s matcher spends stack per
     // character on every capture group it is inside (20 nested groups overflowed it on a
     // 4,096-character line); without them it is ~320 bytes per character, 1.3 MiB at k_max_line.
     constexpr auto k_flags = std::regex::ECMAScript | std::regex::nosubs;
     try {
         fault.compiled = std::make_shared<const std::regex>(fault.pattern, k_flags);
-        if (!fault.near.empty())
-            fault.compiled_near = std::make_shared<const std::regex>(fault.near, k_flags);
+        if (!fault.near.empty()) fault.compiled_near = std::make_shared<const std::regex>(fault.near, k_flags);
     } catch (const std::regex_error& e) {
-        return fail(
-            ErrorCode::usage,
-            fmt::format("known fault '{}': invalid regular expression ({})", fault.id, e.what()));
+        return fail(ErrorCode::usage,
+                    fmt::format("known fault '{}': invalid regular expression ({})", fault.id, e.what()));
     }
     return fault;
 }
@@ -219,8 +208,7 @@ std::vector<KnownFault> knowledge_for(const recipe::Recipe& recipe) {
         if (made) out.push_back(std::move(*made));  // the parser rejected bad regexes already
     }
     for (const auto& f : builtin_faults()) {
-        bool replaced =
-            std::any_of(out.begin(), out.end(), [&](const KnownFault& r) { return r.id == f.id; });
+        bool replaced = std::any_of(out.begin(), out.end(), [&](const KnownFault& r) { return r.id == f.id; });
         if (!replaced) out.push_back(f);
     }
     return out;
@@ -253,8 +241,7 @@ std::vector<FaultMatch> match_log(std::string_view log, const std::vector<KnownF
     }
     std::vector<FaultMatch> out;
     for (auto& [index, match] : found) out.push_back(std::move(match));
-    std::stable_sort(out.begin(), out.end(),
-                     [](const FaultMatch& a, const FaultMatch& b) { return a.line < b.line; });
+    std::stable_sort(out.begin(), out.end(), [](const FaultMatch& a, const FaultMatch& b) { return a.line < b.line; });
     return out;
 }
 

@@ -62,8 +62,7 @@ struct FaultMatch {
 /// Match `log` line by line against `faults`, in order. Each entry is reported once, at its
 /// first matching line; a line explained by one entry is not offered to later ones (so a
 /// specific entry shadows a generic one). Sorted by line.
-[[nodiscard]] std::vector<FaultMatch> match_log(std::string_view log,
-                                                const std::vector<KnownFault>& faults);
+[[nodiscard]] std::vector<FaultMatch> match_log(std::string_view log, const std::vector<KnownFault>& faults);
 
 /// Same against the built-ins only.
 [[nodiscard]] std::vector<FaultMatch> match_log(std::string_view log);
@@ -72,7 +71,6 @@ struct FaultMatch {
 ///   known fault cublaslt-symbol (LOG:42): RuntimeError: undefined symbol: ...
 ///     why: ...
 ///     fix: ...
-[[nodiscard]] std::string format_matches(const std::vector<FaultMatch>& matches,
-                                         const std::string& log_name);
+[[nodiscard]] std::string format_matches(const std::vector<FaultMatch>& matches, const std::string& log_name);
 
 }  // namespace bootstrap::doctor

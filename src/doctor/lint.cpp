@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
-#include "exec/process.hpp"
 #include "doctor/checks.hpp"
+#include "exec/process.hpp"
 #include "pyenv/import_probe.hpp"
 
 namespace bootstrap::doctor {
@@ -63,9 +63,7 @@ namespace {
 /// Dotted identifiers ([A-Za-z_][A-Za-z0-9_]* joined by '.'), scanned by hand: a module name
 /// comes from a recipe or a config and can be any length, too long for std::regex's recursion.
 bool is_module_name(std::string_view m) {
-    auto is_start = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    };
+    auto is_start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
     bool at_start = true;
     for (char c : m) {
         if (at_start) {
@@ -92,11 +90,9 @@ ImportFact VenvImportProbe::can_import(const std::string& module) {
     } else if (!std::filesystem::exists(python, ec)) {
         fact.detail = fmt::format("no interpreter at {}", python.string());
     } else {
-        auto preload = pyenv::probe_preload(
-            module, pyenv::module_search_dirs(find_site_packages(m_venv)));
-        auto spec = pyenv::import_probe_spec(python, module, "",
-                                             exec::compose_environment(exec::current_environment(), {}, {}),
-                                             preload.modules);
+        auto preload = pyenv::probe_preload(module, pyenv::module_search_dirs(find_site_packages(m_venv)));
+        auto spec = pyenv::import_probe_spec(
+            python, module, "", exec::compose_environment(exec::current_environment(), {}, {}), preload.modules);
         spec.timeout = std::chrono::milliseconds(120'000);
         auto ran = exec::run_process(spec);
         if (!ran) {
@@ -145,10 +141,9 @@ bool contains(const std::vector<std::string>& list, const std::string& word) {
 
 /// The rule evaluation over one configuration.
 class Evaluator {
-  public:
+public:
     explicit Evaluator(const LintInput& input) : m_in(input) {
-        for (const auto& flag : m_in.config->flags)
-            m_flags[m_in.aliases->canonical(flag.name)].push_back(&flag);
+        for (const auto& flag : m_in.config->flags) m_flags[m_in.aliases->canonical(flag.name)].push_back(&flag);
     }
 
     std::vector<Finding> run() {
@@ -156,15 +151,14 @@ class Evaluator {
         return std::move(m_findings);
     }
 
-  private:
+private:
     /// Occurrences that satisfy `c`: all of them for presence, the last for a value.
     std::vector<const Flag*> satisfying(const Condition& c) const {
         auto it = m_flags.find(c.flag);
         if (it == m_flags.end()) return {};
         if (!c.value) return it->second;
         const Flag* last = it->second.back();
-        return contains(last->values, *c.value) ? std::vector<const Flag*>{last}
-                                                : std::vector<const Flag*>{};
+        return contains(last->values, *c.value) ? std::vector<const Flag*>{last} : std::vector<const Flag*>{};
     }
 
     const Flag* last(const std::string& canonical) const {
@@ -179,8 +173,8 @@ class Evaluator {
     void add(const recipe::LintRule& rule, recipe::Severity severity, std::string message,
              std::vector<std::string> evidence) {
         for (const auto& e : m_context) evidence.push_back(e);
-        m_findings.push_back({rule.id, severity, std::move(message), std::move(evidence),
-                              rule.explain, rule.fix, rule.loc.str()});
+        m_findings.push_back(
+            {rule.id, severity, std::move(message), std::move(evidence), rule.explain, rule.fix, rule.loc.str()});
     }
 
     /// The conditions hold; sets m_when ("with --x and --y=z") and m_context (their evidence).
@@ -192,8 +186,7 @@ class Evaluator {
             Condition c = parse_condition(w.value, *m_in.aliases);
             auto hits = satisfying(c);
             if (hits.empty()) return false;
-            parts.push_back(c.value ? fmt::format("{}={}", hits.front()->name, *c.value)
-                                    : hits.front()->name);
+            parts.push_back(c.value ? fmt::format("{}={}", hits.front()->name, *c.value) : hits.front()->name);
             m_context.push_back(hits.front()->where.str());
         }
         if (!parts.empty()) m_when = " with " + core::join(parts, " and ");
@@ -208,16 +201,12 @@ class Evaluator {
             if (fact.state == ImportFact::State::imports) return;
             if (fact.state == ImportFact::State::unknown) {
                 add(rule, recipe::Severity::info,
-                    fmt::format("not checked: cannot tell whether `import {}` works ({})", module,
-                                fact.detail),
-                    {});
-                m_findings.back().fix = fmt::format(
-                    "pass --venv DIR (the training venv) so bootstrap can try `import {}` there",
-                    module);
+                    fmt::format("not checked: cannot tell whether `import {}` works ({})", module, fact.detail), {});
+                m_findings.back().fix =
+                    fmt::format("pass --venv DIR (the training venv) so bootstrap can try `import {}` there", module);
                 return;
             }
-            m_when +=
-                fmt::format("{} `import {}` failing", m_when.empty() ? " with" : " and", module);
+            m_when += fmt::format("{} `import {}` failing", m_when.empty() ? " with" : " and", module);
             m_context.push_back(fmt::format("python -c 'import {}': {}", module, fact.detail));
         }
         for (const auto& f : rule.forbid) check_forbid(rule, f.value);
@@ -229,8 +218,7 @@ class Evaluator {
     void check_forbid(const recipe::LintRule& rule, const std::string& text) {
         Condition c = parse_condition(text, *m_in.aliases);
         for (const Flag* hit : satisfying(c))
-            add(rule, rule.severity, fmt::format("{} is not allowed{}", written(*hit), m_when),
-                {hit->where.str()});
+            add(rule, rule.severity, fmt::format("{} is not allowed{}", written(*hit), m_when), {hit->where.str()});
     }
 
     void check_require(const recipe::LintRule& rule, const std::string& text) {
@@ -245,10 +233,8 @@ class Evaluator {
         }
         std::string others = m_in.aliases->spellings(c.flag);
         add(rule, rule.severity,
-            fmt::format("{}{} is required{}", c.written,
-                        others.empty() ? "" : fmt::format(" (or {})", others), m_when),
-            m_context.empty() ? std::vector<std::string>{m_in.config->file}
-                              : std::vector<std::string>{});
+            fmt::format("{}{} is required{}", c.written, others.empty() ? "" : fmt::format(" (or {})", others), m_when),
+            m_context.empty() ? std::vector<std::string>{m_in.config->file} : std::vector<std::string>{});
     }
 
     void check_allowed(const recipe::LintRule& rule) {
@@ -263,20 +249,17 @@ class Evaluator {
         if (present->values.empty()) bad.push_back("(no value)");
         if (bad.empty()) return;
         add(rule, rule.severity,
-            fmt::format("{} {} is not allowed{} (allowed: {})", present->name, core::join(bad, " "),
-                        m_when, core::join(allowed, ", ")),
+            fmt::format("{} {} is not allowed{} (allowed: {})", present->name, core::join(bad, " "), m_when,
+                        core::join(allowed, ", ")),
             {present->where.str()});
     }
 
     void check_env(const recipe::LintRule& rule, const std::string& name) {
         for (const auto& a : m_in.config->env)
             if (a.name == name && !a.value.empty())
-                add(rule, rule.severity, fmt::format("{} must not be set{}", name, m_when),
-                    {a.where.str()});
-        if (auto it = m_in.environment.find(name);
-            it != m_in.environment.end() && !it->second.empty())
-            add(rule, rule.severity,
-                fmt::format("{} must not be set{} (it is set in this environment)", name, m_when),
+                add(rule, rule.severity, fmt::format("{} must not be set{}", name, m_when), {a.where.str()});
+        if (auto it = m_in.environment.find(name); it != m_in.environment.end() && !it->second.empty())
+            add(rule, rule.severity, fmt::format("{} must not be set{} (it is set in this environment)", name, m_when),
                 {fmt::format("environment: {}={}", name, it->second)});
     }
 
@@ -291,8 +274,8 @@ class Evaluator {
 
 std::vector<Finding> lint_config(const LintInput& input) { return Evaluator(input).run(); }
 
-std::vector<Finding> lint_config(const TrainingConfig& config, const recipe::Recipe& recipe,
-                                 ImportProbe& imports, const exec::EnvMap& environment) {
+std::vector<Finding> lint_config(const TrainingConfig& config, const recipe::Recipe& recipe, ImportProbe& imports,
+                                 const exec::EnvMap& environment) {
     FlagAliases aliases = aliases_for(recipe);
     LintInput input{&config, &recipe.lint_rules, &aliases, &imports, environment};
     return lint_config(input);
@@ -300,8 +283,7 @@ std::vector<Finding> lint_config(const TrainingConfig& config, const recipe::Rec
 
 size_t count_severity(const std::vector<Finding>& findings, recipe::Severity severity) {
     return static_cast<size_t>(
-        std::count_if(findings.begin(), findings.end(),
-                      [&](const Finding& f) { return f.severity == severity; }));
+        std::count_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.severity == severity; }));
 }
 
 std::string format_findings(const std::vector<Finding>& findings) {

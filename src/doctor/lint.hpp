@@ -20,7 +20,7 @@ namespace bootstrap::doctor {
 
 /// Canonical flag names: built-in pairs plus a recipe's [flag_aliases].
 class FlagAliases {
-  public:
+public:
     /// The built-in groups (Megatron renamed these flags between branches):
     /// --enable-hyper-connections = --enable-mhc-connections, --num-residual-streams =
     /// --mhc-num-residual-streams, --cuda-graph-scope = --cuda-graph-modules.
@@ -32,7 +32,7 @@ class FlagAliases {
     /// Other spellings of a canonical flag, for messages ("" when none).
     [[nodiscard]] std::string spellings(const std::string& canonical) const;
 
-  private:
+private:
     std::map<std::string, std::string> m_to_canonical;
 };
 
@@ -48,7 +48,7 @@ struct ImportFact {
 
 /// Answers import questions; a seam so tests can inject facts.
 class ImportProbe {
-  public:
+public:
     virtual ~ImportProbe() = default;
     [[nodiscard]] virtual ImportFact can_import(const std::string& module) = 0;
 };
@@ -56,18 +56,18 @@ class ImportProbe {
 /// Runs `<venv>/bin/python -c "import torch (if it can); import MODULE"` for each module in its
 /// own interpreter, cwd "/", the pass-through environment; results are cached per module.
 class VenvImportProbe final : public ImportProbe {
-  public:
+public:
     explicit VenvImportProbe(std::filesystem::path venv) : m_venv(std::move(venv)) {}
     [[nodiscard]] ImportFact can_import(const std::string& module) override;
 
-  private:
+private:
     std::filesystem::path m_venv;
     std::map<std::string, ImportFact> m_cache;
 };
 
 /// No venv given: every import is unknown.
 class UnknownImportProbe final : public ImportProbe {
-  public:
+public:
     [[nodiscard]] ImportFact can_import(const std::string& module) override;
 };
 
@@ -97,12 +97,10 @@ struct LintInput {
 [[nodiscard]] std::vector<Finding> lint_config(const LintInput& input);
 
 /// Convenience: the recipe's rules and aliases.
-[[nodiscard]] std::vector<Finding> lint_config(const TrainingConfig& config,
-                                               const recipe::Recipe& recipe, ImportProbe& imports,
-                                               const exec::EnvMap& environment);
+[[nodiscard]] std::vector<Finding> lint_config(const TrainingConfig& config, const recipe::Recipe& recipe,
+                                               ImportProbe& imports, const exec::EnvMap& environment);
 
-[[nodiscard]] size_t count_severity(const std::vector<Finding>& findings,
-                                    recipe::Severity severity);
+[[nodiscard]] size_t count_severity(const std::vector<Finding>& findings, recipe::Severity severity);
 
 /// Text for a terminal:
 ///   error [rule-id] message

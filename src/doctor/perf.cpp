@@ -49,10 +49,8 @@ const PeakRow k_peaks[] = {
     // the sparse figure to 1,979.
     {R"(\bh200\b)", "H200 SXM", 989.4,
      "NVIDIA H200 datasheet: 1,979 TFLOPS BF16 with sparsity, the H100 SXM tensor cores"},
-    {R"(\bh100\b)", "H100 SXM", 989.4,
-     "NVIDIA H100 datasheet: 1,979 TFLOPS BF16 with sparsity, half of it dense"},
-    {R"(\ba100\b)", "A100", 312.0,
-     "NVIDIA A100 datasheet: 312 TFLOPS BF16 dense, 624 with sparsity"},
+    {R"(\bh100\b)", "H100 SXM", 989.4, "NVIDIA H100 datasheet: 1,979 TFLOPS BF16 with sparsity, half of it dense"},
+    {R"(\ba100\b)", "A100", 312.0, "NVIDIA A100 datasheet: 312 TFLOPS BF16 dense, 624 with sparsity"},
 };
 
 double median(std::vector<double> v) {
@@ -84,8 +82,7 @@ std::vector<ThroughputSample> parse_throughput(std::string_view log) {
         if (std::regex_search(cut, m, iteration_re()))
             if (auto it = core::parse_int<long>(m[1].str())) s.iteration = *it;
         if (std::regex_search(cut, m, mfu_re())) {
-            if (auto v = core::parse_double(m[1].str()))
-                s.mfu = (m[2].length() > 0 || *v > 1.0) ? *v / 100.0 : *v;
+            if (auto v = core::parse_double(m[1].str())) s.mfu = (m[2].length() > 0 || *v > 1.0) ? *v / 100.0 : *v;
         }
         s.text = std::string(core::trim(cut.substr(0, 300)));
         out.push_back(std::move(s));
@@ -98,41 +95,36 @@ std::optional<GpuPeak> peak_for_gpu(std::string_view name) {
     if (name.size() > k_max_gpu_name) return std::nullopt;
     std::string n = core::to_lower(name);
     // NVL (PCIe-card, lower power) and Grace-Hopper parts have other peaks: no guessing.
-    if (n.find("nvl") != std::string::npos || n.find("gh200") != std::string::npos)
-        return std::nullopt;
+    if (n.find("nvl") != std::string::npos || n.find("gh200") != std::string::npos) return std::nullopt;
     for (const auto& row : k_peaks)
-        if (std::regex_search(n, std::regex(row.pattern)))
-            return GpuPeak{row.gpu, row.tflops, row.source};
+        if (std::regex_search(n, std::regex(row.pattern))) return GpuPeak{row.gpu, row.tflops, row.source};
     return std::nullopt;
 }
 
-Result<PerfReport> analyze_perf(std::string_view log, const std::string& log_name,
-                                const PerfOptions& options) {
+Result<PerfReport> analyze_perf(std::string_view log, const std::string& log_name, const PerfOptions& options) {
     auto samples = parse_throughput(log);
     if (samples.empty())
-        return fail(ErrorCode::usage,
-                    fmt::format("no 'throughput per GPU (TFLOP/s/GPU)' line in {} (Megatron prints "
-                                "it when run with --log-throughput)",
-                                log_name));
+        return fail(ErrorCode::usage, fmt::format("no 'throughput per GPU (TFLOP/s/GPU)' line in {} (Megatron prints "
+                                                  "it when run with --log-throughput)",
+                                                  log_name));
     PerfReport r;
     if (options.peak) {
         if (!(*options.peak > 0))
-            return fail(ErrorCode::usage,
-                        fmt::format("--peak must be greater than 0, not {}", *options.peak));
+            return fail(ErrorCode::usage, fmt::format("--peak must be greater than 0, not {}", *options.peak));
         r.peak = *options.peak;
         r.peak_source = "--peak";
     } else if (auto p = peak_for_gpu(options.gpu)) {
         r.peak = p->tflops;
         r.peak_source = fmt::format("{} dense BF16; {}", p->gpu, p->source);
         if (options.gpu_assumed)
-            r.notes.push_back(fmt::format("no GPU given: assumed {} (pass --gpu NAME or --peak "
-                                          "TFLOPS)",
-                                          options.gpu));
+            r.notes.push_back(
+                fmt::format("no GPU given: assumed {} (pass --gpu NAME or --peak "
+                            "TFLOPS)",
+                            options.gpu));
     } else {
-        return fail(ErrorCode::usage,
-                    fmt::format("no dense BF16 peak is known for GPU '{}' (known: H100 SXM, H100 "
-                                "PCIe, H200 SXM, A100); pass --peak TFLOPS",
-                                core::clip(options.gpu)));
+        return fail(ErrorCode::usage, fmt::format("no dense BF16 peak is known for GPU '{}' (known: H100 SXM, H100 "
+                                                  "PCIe, H200 SXM, A100); pass --peak TFLOPS",
+                                                  core::clip(options.gpu)));
     }
 
     r.samples = samples.size();
@@ -169,32 +161,29 @@ Result<PerfReport> analyze_perf(std::string_view log, const std::string& log_nam
 
 std::string format_perf(const PerfReport& r, const std::string& log_name) {
     std::string out;
-    out += fmt::format("throughput: {:.1f} TFLOP/s/GPU (median of {} of {} lines, {}:{}-{}; "
-                       "range {:.1f}-{:.1f})\n",
-                       r.tflops, r.used, r.samples, log_name, r.first_line, r.last_line,
-                       r.tflops_min, r.tflops_max);
+    out += fmt::format(
+        "throughput: {:.1f} TFLOP/s/GPU (median of {} of {} lines, {}:{}-{}; "
+        "range {:.1f}-{:.1f})\n",
+        r.tflops, r.used, r.samples, log_name, r.first_line, r.last_line, r.tflops_min, r.tflops_max);
     out += fmt::format("peak: {:.1f} TFLOP/s/GPU ({})\n", r.peak, r.peak_source);
     out += fmt::format("MFU: {} of {:.1f}\n", percent(r.mfu), r.peak);
     if (r.log_mfu && r.correction) {
-        out += fmt::format("log MFU: {}, computed against a peak of {:.1f} TFLOP/s/GPU",
-                           percent(*r.log_mfu), *r.log_peak);
+        out +=
+            fmt::format("log MFU: {}, computed against a peak of {:.1f} TFLOP/s/GPU", percent(*r.log_mfu), *r.log_peak);
         if (std::abs(*r.correction - 1.0) > 0.01)
-            out += fmt::format("; against {:.1f} multiply it by {:.2f} ({} -> {})", r.peak,
-                               *r.correction, percent(*r.log_mfu),
-                               percent(*r.log_mfu * *r.correction));
+            out += fmt::format("; against {:.1f} multiply it by {:.2f} ({} -> {})", r.peak, *r.correction,
+                               percent(*r.log_mfu), percent(*r.log_mfu * *r.correction));
         out += "\n";
     }
     if (r.baseline && r.baseline_delta) {
         double d = *r.baseline_delta;
         std::string tolerance = percent(r.baseline->tolerance);
-        std::string verdict = r.below_baseline
-                                  ? fmt::format("a drop beyond the {} tolerance", tolerance)
-                              : std::abs(d) <= r.baseline->tolerance
-                                  ? fmt::format("within the {} tolerance", tolerance)
-                                  : std::string("better than the baseline");
+        std::string verdict = r.below_baseline ? fmt::format("a drop beyond the {} tolerance", tolerance)
+                              : std::abs(d) <= r.baseline->tolerance ? fmt::format("within the {} tolerance", tolerance)
+                                                                     : std::string("better than the baseline");
         out += fmt::format("baseline: {:.1f} TFLOP/s/GPU{}: {} {}, {}\n", r.baseline->tflops,
-                           r.baseline->note.empty() ? "" : fmt::format(" ({})", r.baseline->note),
-                           percent(std::abs(d)), d < 0 ? "below" : "above", verdict);
+                           r.baseline->note.empty() ? "" : fmt::format(" ({})", r.baseline->note), percent(std::abs(d)),
+                           d < 0 ? "below" : "above", verdict);
     }
     for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
     return out;

@@ -8,8 +8,7 @@ namespace bootstrap::engine {
 
 Result<BuildKeyNow> build_key_now(const Plan& plan, const steps::ResolvedStep& step) {
     const auto* build = step.build();
-    if (build == nullptr)
-        return fail(ErrorCode::internal, fmt::format("step '{}' is not a build step", step.id));
+    if (build == nullptr) return fail(ErrorCode::internal, fmt::format("step '{}' is not a build step", step.id));
     steps::StepContext ctx;
     ctx.venv = plan.venv;
     BS_TRY(auto key, steps::current_build_key(step, ctx));

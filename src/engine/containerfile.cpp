@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 #include <system_error>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -14,12 +14,12 @@
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "net/download.hpp"
-#include "steps/build_source.hpp"
 #include "engine/context_inputs.hpp"
 #include "engine/facts.hpp"
 #include "engine/plan.hpp"
+#include "net/download.hpp"
 #include "recipe/prescan.hpp"
+#include "steps/build_source.hpp"
 #include "steps/recipe_kinds.hpp"
 #include "steps/resolved_step.hpp"
 
@@ -31,7 +31,8 @@ namespace {
 std::string shell_word(std::string_view s) {
     bool safe = !s.empty();
     for (char c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("@%+=:,./-_").find(c) == std::string_view::npos)
+        if (!std::isalnum(static_cast<unsigned char>(c)) &&
+            std::string_view("@%+=:,./-_").find(c) == std::string_view::npos)
             safe = false;
     if (safe) return std::string(s);
     std::string out = "'";
@@ -73,9 +74,10 @@ Status check_image_reference(std::string_view ref) {
                                                   "nvcr.io/nvidia/cuda:13.0.0-devel-ubuntu24.04)",
                                                   core::redact_text(ref)));
     for (char c : ref)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("._-/:@").find(c) == std::string_view::npos)
-            return fail(ErrorCode::usage,
-                        fmt::format("--base '{}': '{}' is not a character of an image reference", core::redact_text(ref), c));
+        if (!std::isalnum(static_cast<unsigned char>(c)) &&
+            std::string_view("._-/:@").find(c) == std::string_view::npos)
+            return fail(ErrorCode::usage, fmt::format("--base '{}': '{}' is not a character of an image reference",
+                                                      core::redact_text(ref), c));
     return {};
 }
 
@@ -133,10 +135,11 @@ Result<Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions
 
 /// How to give the build a secret the recipe needs (for refusals).
 std::string secret_way(std::string_view name) {
-    return fmt::format("give the build its value as a build secret: read {{env.{0}}} in the recipe and pass "
-                       "`containerfile --secret {0}`, then `--secret id={0},src=FILE` to docker, podman or buildah "
-                       "(a RUN --mount=type=secret: never written into the Dockerfile or a layer)",
-                       name);
+    return fmt::format(
+        "give the build its value as a build secret: read {{env.{0}}} in the recipe and pass "
+        "`containerfile --secret {0}`, then `--secret id={0},src=FILE` to docker, podman or buildah "
+        "(a RUN --mount=type=secret: never written into the Dockerfile or a layer)",
+        name);
 }
 
 /// The recipe's file as its own messages name it (as given, not made absolute).
@@ -198,7 +201,8 @@ Status check_recipe_text(const recipe::Recipe& recipe, std::string_view text) {
     };
     for (const auto& [name, value] : recipe.env_set) BS_CHECK(literal(name, value, "[env] set"));
     for (const auto& step : recipe.steps)
-        for (const auto& [name, value] : step.env) BS_CHECK(literal(name, value, fmt::format("step '{}' env", step.id)));
+        for (const auto& [name, value] : step.env)
+            BS_CHECK(literal(name, value, fmt::format("step '{}' env", step.id)));
     return {};
 }
 
@@ -227,15 +231,16 @@ Status check_image_secrets(const recipe::Recipe& recipe, const ContainerfileOpti
 
 /// Variables that describe the machine, not the recipe's inputs: the image has its own.
 bool machine_variable(std::string_view name) {
-    static constexpr std::string_view k_names[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD",
-                                                   "TMPDIR", "HOSTNAME", "TERM", "LANG", "LD_LIBRARY_PATH",
-                                                   "VIRTUAL_ENV", "BOOTSTRAP_HOME", "UV_CACHE_DIR"};
+    static constexpr std::string_view k_names[] = {
+        "PATH",        "HOME",           "USER",        "LOGNAME", "SHELL", "PWD",
+        "OLDPWD",      "TMPDIR",         "HOSTNAME",    "TERM",    "LANG",  "LD_LIBRARY_PATH",
+        "VIRTUAL_ENV", "BOOTSTRAP_HOME", "UV_CACHE_DIR"};
     return std::find(std::begin(k_names), std::end(k_names), name) != std::end(k_names);
 }
 
 /// The `{env.NAME}` values the recipe read here, to be set in the RUN; `given` (--env) wins.
 Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe::Recipe& recipe, const Plan& plan,
-                                                                     const ContainerfileOptions& options) {
+                                                                    const ContainerfileOptions& options) {
     std::vector<std::pair<std::string, std::string>> out;
     const auto& given = options.env;
     for (const auto& [name, read] : plan.env_read) {
@@ -250,12 +255,12 @@ Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe
                         "give it to the build as a build secret: `containerfile --secret " + name +
                             "` (a RUN --mount=type=secret, never written into a layer)");
         if (core::redact_text(*read.value) != *read.value)
-            return fail(ErrorCode::usage,
-                        fmt::format("{}: the recipe reads {{env.{}}}, whose value here holds credentials ({}) that "
-                                    "would be written into the Dockerfile and the image's history",
-                                    read.loc.str(), name, core::redact_text(*read.value)),
-                        "take the credentials out of the value (https://USER:{env.NAME}@HOST/...) and " +
-                            secret_way("NAME"));
+            return fail(
+                ErrorCode::usage,
+                fmt::format("{}: the recipe reads {{env.{}}}, whose value here holds credentials ({}) that "
+                            "would be written into the Dockerfile and the image's history",
+                            read.loc.str(), name, core::redact_text(*read.value)),
+                "take the credentials out of the value (https://USER:{env.NAME}@HOST/...) and " + secret_way("NAME"));
         BS_CHECK(one_line(*read.value, fmt::format("{}: the value of {{env.{}}} here", read.loc.str(), name)));
         out.emplace_back(name, *read.value);
     }
@@ -280,8 +285,7 @@ std::string copy_line(std::string_view from, std::string_view to) {
 }
 
 Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const ContainerfileOptions& options) {
-    if (options.arch && options.no_device)
-        return fail(ErrorCode::usage, "--arch and --no-device exclude each other");
+    if (options.arch && options.no_device) return fail(ErrorCode::usage, "--arch and --no-device exclude each other");
     if (!options.arch && !options.no_device)
         return fail(ErrorCode::usage,
                     "an image is built without a GPU: give its target with --arch (e.g. 9.0) or "
@@ -347,19 +351,23 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     std::string out;
     out += fmt::format("# Written by `bootstrap containerfile` (bootstrap {}): recipe '{}', arch {}.\n",
                        spec.bootstrap_version, comment_text(spec.recipe_name), comment_text(spec.arch));
-    out += "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
-           "# buildah bud -t IMAGE DIR\n";
-    out += fmt::format("# Behind a TLS-inspecting proxy, give its CA: --secret id={},src=/path/to/ca.pem\n", k_ca_secret);
+    out +=
+        "# Build with any of: DOCKER_BUILDKIT=1 docker build -t IMAGE DIR | podman build -t IMAGE DIR |\n"
+        "# buildah bud -t IMAGE DIR\n";
+    out +=
+        fmt::format("# Behind a TLS-inspecting proxy, give its CA: --secret id={},src=/path/to/ca.pem\n", k_ca_secret);
     for (const auto& name : spec.secrets)
         out += fmt::format("# The recipe reads {{env.{0}}} from a build secret: --secret id={0},src=FILE\n", name);
-    out += fmt::format("# In the image: the venv at {v}, its manifest and history in {v}/.bootstrap/,\n"
-                       "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in {e}/.\n",
-                       fmt::arg("v", spec.venv), fmt::arg("e", etc));
+    out += fmt::format(
+        "# In the image: the venv at {v}, its manifest and history in {v}/.bootstrap/,\n"
+        "# the recipe, lockfile and manifest (manifest.json, manifest.json.sha256) in {e}/.\n",
+        fmt::arg("v", spec.venv), fmt::arg("e", etc));
     out += fmt::format("FROM {}\n", spec.base_image);
     out += "COPY bootstrap/bin/ /usr/local/bin/\n";
     out += fmt::format("COPY bootstrap/etc/ {}/\n", etc);
     for (const auto& s : spec.sources)
-        out += s.directory ? copy_line(s.context_path + "/", s.image_path + "/") : copy_line(s.context_path, s.image_path);
+        out +=
+            s.directory ? copy_line(s.context_path + "/", s.image_path + "/") : copy_line(s.context_path, s.image_path);
     out += fmt::format("LABEL org.opencontainers.image.title={} \\\n", label_value(spec.recipe_name));
     out += fmt::format("      io.bootstrap.recipe.name={} \\\n", label_value(spec.recipe_name));
     out += fmt::format("      io.bootstrap.recipe.digest={} \\\n", label_value("sha256:" + spec.recipe_digest));
@@ -390,8 +398,7 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     const std::string ca = fmt::format("{}/{}", k_secret_dir, k_ca_secret);
     out += fmt::format("    --mount=type=secret,id={},required=false \\\n", k_ca_secret);
     // The recipe's build secrets: read into the run's environment, never into a layer.
-    for (const auto& name : spec.secrets)
-        out += fmt::format("    --mount=type=secret,id={},required=false \\\n", name);
+    for (const auto& name : spec.secrets) out += fmt::format("    --mount=type=secret,id={},required=false \\\n", name);
     // The source archives the context carries, where the run looks for downloads it already has.
     if (!spec.downloads.empty())
         out += fmt::format("    --mount=type=bind,source=bootstrap/downloads,target={} \\\n", k_image_downloads);
@@ -399,19 +406,22 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     if (!spec.downloads.empty())
         out += fmt::format("    mkdir -p {0}/sources/downloads && cp -Rn {1}/. {0}/sources/downloads/; \\\n",
                            k_image_home, k_image_downloads);
-    out += fmt::format("    if [ -f {0} ]; then export SSL_CERT_FILE={0} CURL_CA_BUNDLE={0} REQUESTS_CA_BUNDLE={0} "
-                       "PIP_CERT={0} GIT_SSL_CAINFO={0}; fi; \\\n",
-                       ca);
+    out += fmt::format(
+        "    if [ -f {0} ]; then export SSL_CERT_FILE={0} CURL_CA_BUNDLE={0} REQUESTS_CA_BUNDLE={0} "
+        "PIP_CERT={0} GIT_SSL_CAINFO={0}; fi; \\\n",
+        ca);
     for (const auto& name : spec.secrets)
-        out += fmt::format("    if [ -f {1}/{0} ]; then {0}=\"$(cat {1}/{0})\"; export {0}; else echo 'the build secret "
-                           "{0} was not given (--secret id={0},src=FILE)' >&2; exit 2; fi; \\\n",
-                           name, k_secret_dir);
+        out += fmt::format(
+            "    if [ -f {1}/{0} ]; then {0}=\"$(cat {1}/{0})\"; export {0}; else echo 'the build secret "
+            "{0} was not given (--secret id={0},src=FILE)' >&2; exit 2; fi; \\\n",
+            name, k_secret_dir);
     out += fmt::format("    {} </dev/null; \\\n", join_words(run));
     // Import checks leave timestamp-based .pyc files (they embed the sources' mtimes, which
     // differ between builds); hash-based ones for every module make two builds agree.
-    out += fmt::format("    {}/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash {}/lib \\\n"
-                       "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n",
-                       shell_word(spec.venv), shell_word(spec.venv));
+    out += fmt::format(
+        "    {}/bin/python -m compileall -q -f -j0 --invalidation-mode checked-hash {}/lib \\\n"
+        "        || echo 'compileall: some files did not compile; they stay as they are'; \\\n",
+        shell_word(spec.venv), shell_word(spec.venv));
     out += fmt::format("    bootstrap snapshot --venv {} -o {}/manifest.json; \\\n", shell_word(spec.venv), etc);
     out += fmt::format("    (cd {} && sha256sum manifest.json > manifest.json.sha256); \\\n", etc);
     // Last: the venv's host-local state (lock, logs, caches, stat stamps, timings, uv's
@@ -470,7 +480,8 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     if (fs::exists(dir, ec)) fs::remove(dir, ec);  // empty (checked above)
     fs::rename(stage, dir, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot move the build context into '{}': {}", dir.string(), ec.message()));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot move the build context into '{}': {}", dir.string(), ec.message()));
     cleanup.path.clear();
     return ContainerfileResult{dir, std::move(spec)};
 }

@@ -34,14 +34,14 @@ inline constexpr const char* k_image_home = "/var/cache/bootstrap";
 inline constexpr const char* k_image_uv_cache = "/var/cache/uv";
 
 struct ContainerfileOptions {
-    fs::path output_dir;                     // -o DIR: must not exist, or be empty
+    fs::path output_dir;  // -o DIR: must not exist, or be empty
     std::string base_image = "debian:bookworm-slim";
-    std::optional<std::string> arch;         // --arch 9.0
-    bool no_device = false;                  // --no-device: the recipe's fallback_arch
-    std::string venv = "/opt/venv";          // the venv's path in the image
-    fs::path bootstrap_binary;               // copied to /usr/local/bin/bootstrap
-    std::optional<fs::path> uv_binary;       // copied to /usr/local/bin/uv (required: installer uv)
-    std::optional<fs::path> lockfile;        // --locked: copied, and the run is --locked
+    std::optional<std::string> arch;    // --arch 9.0
+    bool no_device = false;             // --no-device: the recipe's fallback_arch
+    std::string venv = "/opt/venv";     // the venv's path in the image
+    fs::path bootstrap_binary;          // copied to /usr/local/bin/bootstrap
+    std::optional<fs::path> uv_binary;  // copied to /usr/local/bin/uv (required: installer uv)
+    std::optional<fs::path> lockfile;   // --locked: copied, and the run is --locked
     /// Variables the RUN sets (`--env NAME=VALUE`): written into the Containerfile, so a
     /// secret-named one or a value with URL credentials is refused.
     std::vector<std::pair<std::string, std::string>> env;
@@ -50,7 +50,7 @@ struct ContainerfileOptions {
     /// into the Dockerfile or a layer. Each must be a secret name (core::is_secret_name, or the
     /// recipe's `[env] secret`), so the image's run masks it as well.
     std::vector<std::string> secrets;
-    std::string bootstrap_version;           // for the header comment and a label
+    std::string bootstrap_version;  // for the header comment and a label
 };
 
 /// Where BuildKit, buildah and podman mount a `RUN --mount=type=secret,id=ID` (as ID inside).
@@ -60,13 +60,13 @@ inline constexpr const char* k_secret_dir = "/run/secrets";
 /// repository, a pybind11 source, find-links, a `[vars]` directory), copied into the context
 /// and by the Dockerfile to the path the recipe will see in the image.
 struct ContextSource {
-    std::string what;           // "step 'megatron-deps' project", "[vars] megatron"
-    fs::path host_path;         // where it is on this machine
+    std::string what;    // "step 'megatron-deps' project", "[vars] megatron"
+    fs::path host_path;  // where it is on this machine
     bool directory = true;
-    bool repository = false;    // a git repository: .git is copied too
-    std::string context_path;   // relative to the context: "sources/0" or "sources/0/helpers.cpp"
-    std::string image_path;     // where the recipe will look for it in the image
-    size_t files = 0;           // what was copied: files and symlinks
+    bool repository = false;   // a git repository: .git is copied too
+    std::string context_path;  // relative to the context: "sources/0" or "sources/0/helpers.cpp"
+    std::string image_path;    // where the recipe will look for it in the image
+    size_t files = 0;          // what was copied: files and symlinks
     uint64_t bytes = 0;
     std::vector<std::string> left_out;  // what a directory's copy left out ("venv .venv", ".git")
 };
@@ -76,11 +76,11 @@ struct ContextSource {
 /// the network nor libcurl for it (a bare base has no libcurl).
 struct ContextDownload {
     std::string step_id;
-    std::string url;           // redacted
+    std::string url;  // redacted
     std::string sha256;
     std::string context_path;  // "bootstrap/downloads/<sha256>/<name>"
     uint64_t bytes = 0;
-    bool fetched = false;      // false: it was in this machine's $BOOTSTRAP_HOME already
+    bool fetched = false;  // false: it was in this machine's $BOOTSTRAP_HOME already
 };
 
 /// Where the context's downloads are bind-mounted for the RUN (never part of the image).
@@ -95,12 +95,12 @@ inline constexpr size_t k_max_context_files = 1000000;
 struct ContainerfileSpec {
     std::string base_image;
     std::string recipe_name;
-    std::string recipe_digest;     // sha256 hex of the recipe file
-    std::string arch;              // "9.0", or "none" when the recipe has no fallback_arch
+    std::string recipe_digest;           // sha256 hex of the recipe file
+    std::string arch;                    // "9.0", or "none" when the recipe has no fallback_arch
     std::vector<std::string> arch_args;  // {"--arch", "9.0"} or {"--no-device"}
     std::string venv;
     bool with_uv = false;
-    std::string lockfile_name;     // "" without --locked
+    std::string lockfile_name;  // "" without --locked
     std::vector<ContextSource> sources;
     std::vector<ContextDownload> downloads;
     /// The RUN's variables: `--env` ones, then the `{env.NAME}` values the recipe read here (so

@@ -1,8 +1,8 @@
 #include "engine/context_inputs.hpp"
 
 #include <algorithm>
-#include <tuple>
 #include <system_error>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -82,7 +82,8 @@ private:
     Status copy_tree(ContextSource& s, const fs::path& from, const fs::path& to, bool top) {
         std::error_code ec;
         fs::directory_iterator it(from, ec), end;
-        if (ec) return fail(ErrorCode::io, fmt::format("cannot read '{}' ({}): {}", from.string(), s.what, ec.message()));
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot read '{}' ({}): {}", from.string(), s.what, ec.message()));
         std::vector<fs::directory_entry> entries(it, end);
         std::sort(entries.begin(), entries.end());
         for (const auto& entry : entries) {
@@ -109,7 +110,9 @@ private:
                     continue;
                 }
                 fs::create_directory(to / name, ec);
-                if (ec) return fail(ErrorCode::io, fmt::format("cannot create '{}': {}", (to / name).string(), ec.message()));
+                if (ec)
+                    return fail(ErrorCode::io,
+                                fmt::format("cannot create '{}': {}", (to / name).string(), ec.message()));
                 BS_CHECK(copy_tree(s, path, to / name, false));
                 fs::permissions(to / name, status.permissions() | fs::perms::owner_all, ec);
                 fs::last_write_time(to / name, fs::last_write_time(path, ec), ec);  // after its entries
@@ -196,7 +199,8 @@ Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan&
             const bool same = s.host_path == o.host_path;
             if (!same && !is_under(s.host_path, o.host_path)) continue;
             const auto rel = same ? fs::path() : s.host_path.lexically_relative(o.host_path);
-            const bool same_place = (same ? fs::path(o.image_path) : fs::path(o.image_path) / rel) == fs::path(s.image_path);
+            const bool same_place =
+                (same ? fs::path(o.image_path) : fs::path(o.image_path) / rel) == fs::path(s.image_path);
             if (same_place && (!s.repository || o.repository || same)) {
                 o.repository = o.repository || s.repository;  // the same directory, read as a repository too
                 covered = true;
@@ -216,8 +220,8 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
     fs::create_directories(to.parent_path(), ec);
     if (!ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot copy {} '{}' into the build context: {}", what,
-                                               from.string(), ec.message()));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot copy {} '{}' into the build context: {}", what, from.string(), ec.message()));
     return {};
 }
 

@@ -19,8 +19,7 @@ namespace bootstrap::engine {
 /// into the directory that holds them (a repository inside a tree is copied on its own, with
 /// its .git). Each gets its `context_path` ("sources/N").
 [[nodiscard]] Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan& there,
-                                                                 const fs::path& copied_etc,
-                                                                 const fs::path& image_etc);
+                                                                 const fs::path& copied_etc, const fs::path& image_etc);
 
 /// Copy each source to `stage`/context_path, leaving out .git (but for a repository), venvs,
 /// __pycache__, CMake build trees, a source's top-level build/ and dist/, sockets, fifos,

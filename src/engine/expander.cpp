@@ -10,8 +10,7 @@
 
 namespace bootstrap::engine {
 
-void Expander::set_device(const std::optional<std::string>& arch, bool no_device,
-                          bool write_caches) {
+void Expander::set_device(const std::optional<std::string>& arch, bool no_device, bool write_caches) {
     m_write_caches = write_caches;
     m_device_request.given = arch;
     m_device_request.no_device = no_device;
@@ -82,10 +81,9 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
                                          m_loc ? *m_loc : recipe::SourceLoc{}};
         if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
         if (p.default_value) return std::optional<std::string>(*p.default_value);
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("environment variable {} is not set (used as {{env.{}}}); "
-                                "set it, or give a default: {{env.{}:-VALUE}}",
-                                p.name, p.name, p.name));
+        return fail(ErrorCode::invalid_recipe, fmt::format("environment variable {} is not set (used as {{env.{}}}); "
+                                                           "set it, or give a default: {{env.{}:-VALUE}}",
+                                                           p.name, p.name, p.name));
     }
     if (p.ns == "vars") {
         auto it = m_vars.find(p.name);
@@ -157,8 +155,7 @@ Result<device::ArchChoice> Expander::choose_device() {
         std::error_code ec;
         fs::path venv = !m_venv.empty() && fs::exists(m_venv / "pyvenv.cfg", ec) ? m_venv : fs::path();
         const pyenv::InterpreterFacts* python = m_facts.python ? &*m_facts.python : nullptr;
-        auto torch = [&](const fs::path& interpreter, const exec::EnvMap& env,
-                         const std::string& view) {
+        auto torch = [&](const fs::path& interpreter, const exec::EnvMap& env, const std::string& view) {
             return cached_probe_torch(venv, python, interpreter, env, view, m_write_caches);
         };
         BS_TRY(auto report, device::detect(m_recipe.device_probes, venv, m_facts.env, torch));

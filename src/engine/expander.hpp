@@ -42,8 +42,7 @@ public:
     /// Enables `{device.*}`: `arch` is --arch, `no_device` --no-device (either: nothing is
     /// probed). Without it a device value is "not known yet". `write_caches` false (`plan`):
     /// the torch probe's cache (torch_probe_cache.hpp) is read but not written.
-    void set_device(const std::optional<std::string>& arch, bool no_device,
-                    bool write_caches = true);
+    void set_device(const std::optional<std::string>& arch, bool no_device, bool write_caches = true);
 
     /// While deferred, a `{device.*}` value is "not known" (the step is incomplete) and nothing is
     /// probed: for steps a run does not select, and for [vars] until a selected step uses them.

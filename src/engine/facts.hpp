@@ -12,7 +12,7 @@
 namespace bootstrap::engine {
 
 struct Facts {
-    exec::EnvMap env;                               // the caller's complete environment
+    exec::EnvMap env;  // the caller's complete environment
     int cpus = 1;
     std::optional<pyenv::InterpreterFacts> python;  // when the venv exists
 };

@@ -94,7 +94,7 @@ Error with_override_note(const steps::ResolvedStep& step, Error error, const Ins
 }
 
 std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step, const Plan& plan,
-                                                      const SkipRule& rule, const Installed& installed) {
+                                                       const SkipRule& rule, const Installed& installed) {
     std::vector<const steps::ResolvedStep*> out;
     for (const auto& earlier : plan.steps) {
         if (earlier.index >= step.index) break;
@@ -112,17 +112,17 @@ std::optional<Error> undone_by(const steps::ResolvedStep& step, const std::vecto
         std::string why;
         if (rule.own_requirements_hold(*earlier, after, &why)) continue;
         auto changes = changed_in(why, before, after);
-        return Error{ErrorCode::step_failed,
-                     fmt::format("step '{}' undid step '{}': {}{}", step.id, earlier->id, why,
-                                 changes.empty() ? std::string()
-                                                 : fmt::format(" ({} when '{}' ran)", core::join(changes, ", "),
-                                                               step.id)),
-                     fmt::format("every install step's requirements must hold at the end of a run. If step "
-                                 "'{}' changes that on purpose, list the package in its packages (with "
-                                 "`upgrade = true`, or the dependent whose pin it overrides in "
-                                 "`allow_conflicts`): later steps then keep its version. Otherwise make the "
-                                 "two steps agree, then `bootstrap run --from {}`.",
-                                 step.id, earlier->id)};
+        return Error{
+            ErrorCode::step_failed,
+            fmt::format("step '{}' undid step '{}': {}{}", step.id, earlier->id, why,
+                        changes.empty() ? std::string()
+                                        : fmt::format(" ({} when '{}' ran)", core::join(changes, ", "), step.id)),
+            fmt::format("every install step's requirements must hold at the end of a run. If step "
+                        "'{}' changes that on purpose, list the package in its packages (with "
+                        "`upgrade = true`, or the dependent whose pin it overrides in "
+                        "`allow_conflicts`): later steps then keep its version. Otherwise make the "
+                        "two steps agree, then `bootstrap run --from {}`.",
+                        step.id, earlier->id)};
     }
     return std::nullopt;
 }
@@ -132,18 +132,16 @@ std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfi
     std::vector<std::string> lines;
     for (const auto& u : unsatisfied) lines.push_back(fmt::format("step '{}': {}", u.step->id, u.why));
     const auto& first = *unsatisfied.front().step;
-    return Error{ErrorCode::step_failed,
-                 unsatisfied.size() == 1
-                     ? fmt::format("the venv no longer satisfies step '{}': {}", first.id, unsatisfied.front().why)
-                     : fmt::format("the venv no longer satisfies {} steps, the first '{}'", unsatisfied.size(),
-                                   first.id),
-                 fmt::format("{}\nre-run them: bootstrap run {} --from {}", core::join(lines, "\n"),
-                             core::shell_quote(recipe_file.string()), first.id)};
+    return Error{
+        ErrorCode::step_failed,
+        unsatisfied.size() == 1
+            ? fmt::format("the venv no longer satisfies step '{}': {}", first.id, unsatisfied.front().why)
+            : fmt::format("the venv no longer satisfies {} steps, the first '{}'", unsatisfied.size(), first.id),
+        fmt::format("{}\nre-run them: bootstrap run {} --from {}", core::join(lines, "\n"),
+                    core::shell_quote(recipe_file.string()), first.id)};
 }
 
-fs::path declared_overrides_path(const fs::path& venv) {
-    return venv / ".bootstrap" / "declared-overrides.txt";
-}
+fs::path declared_overrides_path(const fs::path& venv) { return venv / ".bootstrap" / "declared-overrides.txt"; }
 
 DeclaredOverrides declared_overrides(const Plan& plan) {
     DeclaredOverrides out;

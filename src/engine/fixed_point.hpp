@@ -37,17 +37,15 @@ namespace bootstrap::engine {
 
 /// Before `step` runs: the earlier install steps of `plan` that passed and whose requirements
 /// `installed` satisfies (read now: the dist-infos they read may be gone once `step` ran).
-[[nodiscard]] std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step,
-                                                                     const Plan& plan, const SkipRule& rule,
-                                                                     const Installed& installed);
+[[nodiscard]] std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep& step, const Plan& plan,
+                                                                     const SkipRule& rule, const Installed& installed);
 
 /// After `step` ran: the first of `held` (holding_before) that no longer holds against `after`,
 /// as a step_failed error naming both steps, the package and its versions in `before` and
 /// `after`; nullopt when `step` undid nothing.
 [[nodiscard]] std::optional<Error> undone_by(const steps::ResolvedStep& step,
-                                             const std::vector<const steps::ResolvedStep*>& held,
-                                             const SkipRule& rule, const Installed& before,
-                                             const Installed& after);
+                                             const std::vector<const steps::ResolvedStep*>& held, const SkipRule& rule,
+                                             const Installed& before, const Installed& after);
 
 /// At the end of a run: an error naming every passed step whose requirements the venv does
 /// not satisfy and the `run --from` that re-runs them; nullopt for a fixed point.
@@ -66,8 +64,8 @@ struct DeclaredOverride {
 /// What a run records of its recipe's deliberate overrides, so that `doctor --venv V` without
 /// `--recipe` (a node admin in an image) reports them as declared, as it would with the recipe.
 struct DeclaredOverrides {
-    fs::path recipe_file;       // absolute, as the run read it
-    std::string recipe_digest;  // sha256 of the recipe file's bytes
+    fs::path recipe_file;                     // absolute, as the run read it
+    std::string recipe_digest;                // sha256 of the recipe file's bytes
     std::vector<DeclaredOverride> overrides;  // in plan order
 };
 

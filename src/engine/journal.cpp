@@ -16,7 +16,8 @@ std::vector<core::KeyInput> read_inputs(const nlohmann::json& j, const core::Jso
     std::vector<core::KeyInput> out;
     if (!j.is_array()) at.invalid("inputs", "expected an array");
     for (const auto& item : j) {
-        if (!item.is_array() || item.size() != 2 || !item[0].is_string()) at.invalid("inputs", "expected [field, value]");
+        if (!item.is_array() || item.size() != 2 || !item[0].is_string())
+            at.invalid("inputs", "expected [field, value]");
         core::KeyInput in{item[0].get<std::string>(), {}, item[1].is_array()};
         if (item[1].is_string()) {
             in.values.push_back(item[1].get<std::string>());
@@ -68,50 +69,53 @@ Result<Journal> Journal::load(const fs::path& venv) {
         return tl::unexpected(text.error());
     }
     auto corrupt = [&](const std::string& why) -> Result<Journal> {
-        return fail(ErrorCode::io,
-                    fmt::format("{} is corrupt ({}); remove it to start over (every step then re-checks)",
-                                path.string(), why));
+        return fail(
+            ErrorCode::io,
+            fmt::format("{} is corrupt ({}); remove it to start over (every step then re-checks)", path.string(), why));
     };
-    return core::read_json(*text, [&](const core::JsonFields& j) -> Result<Journal> {
-        const auto schema = j.integer("schema", 0);
-        if (schema != k_journal_schema)
-            return fail(ErrorCode::io, fmt::format("{}: unsupported journal schema {} (expected {})",
-                                                   path.string(), schema, k_journal_schema));
-        if (!j.object("steps")) j.invalid("steps", "missing");
-        Journal journal;
-        journal.recipe = j.str("recipe");
-        if (j.object("device")) journal.device = j.string_map("device");
-        for (const auto& [id, e] : j.objects("steps")) {
-            JournalEntry entry;
-            if (!e.has("key") || !e.has("status")) e.invalid({}, "needs a key and a status");
-            entry.key = e.str("key");
-            entry.status = status_from(e.str("status"));
-            entry.run_id = e.str("run_id");
-            entry.finished_at = e.str("finished_at");
-            entry.seconds = e.number("seconds");
-            entry.log = e.str("log");
-            entry.venv_state = e.str("venv_state");
-            entry.index_urls = e.strings("index_urls");
-            entry.failure = e.str("failure");
-            entry.retry_can_help = !e.boolean("permanent", false);
-            if (const nlohmann::json* inputs = e.find("inputs")) entry.inputs = read_inputs(*inputs, e);
-            for (const auto& [name, d] : e.objects("dists")) {
-                DistRecord rec;
-                rec.version = d.str("version");
-                rec.record_sha256 = d.str("record_sha256");
-                const nlohmann::json* stamp = d.find("stamp");
-                if (!stamp || !stamp->is_array() || stamp->size() != 3 || !(*stamp)[0].is_number_unsigned() ||
-                    !(*stamp)[1].is_number_integer() || !(*stamp)[2].is_number_unsigned())
-                    d.invalid("stamp", "expected [size, mtime_ns, inode]");
-                rec.stamp.size = (*stamp)[0].get<std::uint64_t>();
-                rec.stamp.mtime_ns = (*stamp)[1].get<std::int64_t>();
-                rec.stamp.inode = (*stamp)[2].get<std::uint64_t>();
-                entry.dists[name] = rec;
+    return core::read_json(
+        *text,
+        [&](const core::JsonFields& j) -> Result<Journal> {
+            const auto schema = j.integer("schema", 0);
+            if (schema != k_journal_schema)
+                return fail(ErrorCode::io, fmt::format("{}: unsupported journal schema {} (expected {})", path.string(),
+                                                       schema, k_journal_schema));
+            if (!j.object("steps")) j.invalid("steps", "missing");
+            Journal journal;
+            journal.recipe = j.str("recipe");
+            if (j.object("device")) journal.device = j.string_map("device");
+            for (const auto& [id, e] : j.objects("steps")) {
+                JournalEntry entry;
+                if (!e.has("key") || !e.has("status")) e.invalid({}, "needs a key and a status");
+                entry.key = e.str("key");
+                entry.status = status_from(e.str("status"));
+                entry.run_id = e.str("run_id");
+                entry.finished_at = e.str("finished_at");
+                entry.seconds = e.number("seconds");
+                entry.log = e.str("log");
+                entry.venv_state = e.str("venv_state");
+                entry.index_urls = e.strings("index_urls");
+                entry.failure = e.str("failure");
+                entry.retry_can_help = !e.boolean("permanent", false);
+                if (const nlohmann::json* inputs = e.find("inputs")) entry.inputs = read_inputs(*inputs, e);
+                for (const auto& [name, d] : e.objects("dists")) {
+                    DistRecord rec;
+                    rec.version = d.str("version");
+                    rec.record_sha256 = d.str("record_sha256");
+                    const nlohmann::json* stamp = d.find("stamp");
+                    if (!stamp || !stamp->is_array() || stamp->size() != 3 || !(*stamp)[0].is_number_unsigned() ||
+                        !(*stamp)[1].is_number_integer() || !(*stamp)[2].is_number_unsigned())
+                        d.invalid("stamp", "expected [size, mtime_ns, inode]");
+                    rec.stamp.size = (*stamp)[0].get<std::uint64_t>();
+                    rec.stamp.mtime_ns = (*stamp)[1].get<std::int64_t>();
+                    rec.stamp.inode = (*stamp)[2].get<std::uint64_t>();
+                    entry.dists[name] = rec;
+                }
+                journal.steps[id] = std::move(entry);
             }
-            journal.steps[id] = std::move(entry);
-        }
-        return journal;
-    }, corrupt);
+            return journal;
+        },
+        corrupt);
 }
 
 Status Journal::save(const fs::path& venv) const {
@@ -121,9 +125,9 @@ Status Journal::save(const fs::path& venv) const {
     if (!device.empty()) j["device"] = device;
     j["steps"] = nlohmann::json::object();
     for (const auto& [id, e] : steps) {
-        nlohmann::json je{{"key", e.key},           {"status", to_string(e.status)},
-                          {"run_id", e.run_id},     {"finished_at", e.finished_at},
-                          {"seconds", e.seconds},   {"log", e.log}};
+        nlohmann::json je{{"key", e.key},         {"status", to_string(e.status)},
+                          {"run_id", e.run_id},   {"finished_at", e.finished_at},
+                          {"seconds", e.seconds}, {"log", e.log}};
         if (!e.venv_state.empty()) je["venv_state"] = e.venv_state;
         if (!e.index_urls.empty()) je["index_urls"] = e.index_urls;
         if (!e.failure.empty()) je["failure"] = e.failure;

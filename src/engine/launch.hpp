@@ -13,8 +13,7 @@ namespace bootstrap::engine {
 
 /// The caller's environment `caller`, less the recipe's [env] unset, inside `venv`: its bin/
 /// first on PATH, VIRTUAL_ENV and VENV set, no PYTHONHOME.
-[[nodiscard]] exec::EnvMap launch_environment(const recipe::Recipe& recipe,
-                                              const std::filesystem::path& venv,
+[[nodiscard]] exec::EnvMap launch_environment(const recipe::Recipe& recipe, const std::filesystem::path& venv,
                                               const exec::EnvMap& caller);
 
 /// Replace this process with `command` in `env` (the program looked up on env's PATH).

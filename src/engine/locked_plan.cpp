@@ -41,8 +41,8 @@ LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked) : m
                     .all();
 }
 
-Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv,
-                                                 const fs::path& home, const std::vector<std::string>& known,
+Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv, const fs::path& home,
+                                                 const std::vector<std::string>& known,
                                                  const std::function<void(std::string)>& notice) {
     steps::LockedInstall out;
     auto covered = m_lock.steps.find(step_id);
@@ -57,14 +57,14 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
         if (!p.origin.artifact_sha256.empty()) {
             auto stored = store.find(p.origin.artifact_sha256);
             if (!stored)
-                return fail(ErrorCode::not_found,
-                            fmt::format("step '{}': locked package {} {} is a local wheel (sha256 {}) that {} no "
-                                        "longer keeps",
-                                        step_id, name, p.version, p.origin.artifact_sha256,
-                                        (home / "artifacts").string()),
-                            fmt::format("run the step that made it without --locked, or copy $BOOTSTRAP_HOME from "
-                                        "the machine the lock ({}) was made on",
-                                        m_lock.file.string()));
+                return fail(
+                    ErrorCode::not_found,
+                    fmt::format("step '{}': locked package {} {} is a local wheel (sha256 {}) that {} no "
+                                "longer keeps",
+                                step_id, name, p.version, p.origin.artifact_sha256, (home / "artifacts").string()),
+                    fmt::format("run the step that made it without --locked, or copy $BOOTSTRAP_HOME from "
+                                "the machine the lock ({}) was made on",
+                                m_lock.file.string()));
             wheels.emplace_back(&p, *stored);
             continue;
         }
@@ -74,10 +74,10 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
         if (auto now = m_step_indexes.find(p.origin.step); now != m_step_indexes.end()) {
             urls = now->second;
             if (redacted(urls) != p.origin.index_urls && m_noted.insert(p.origin.step).second)
-                notice(fmt::format("--locked: the packages of step '{}' were locked from {}; on this node it asks {} "
-                                   "(the same files must be there: their sha256 is checked)",
-                                   p.origin.step, core::join(p.origin.index_urls, " "),
-                                   core::join(redacted(urls), " ")));
+                notice(
+                    fmt::format("--locked: the packages of step '{}' were locked from {}; on this node it asks {} "
+                                "(the same files must be there: their sha256 is checked)",
+                                p.origin.step, core::join(p.origin.index_urls, " "), core::join(redacted(urls), " ")));
         } else {
             for (const auto& recorded : p.origin.index_urls) urls.push_back(pyenv::with_credentials(recorded, known));
         }
@@ -104,7 +104,8 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
                 members.push_back(p);
                 paths[p->name] = path;
             }
-        batch.file = venv / ".bootstrap" / "locked" / (i == 0 ? step_id + ".txt" : fmt::format("{}.{}.txt", step_id, i + 1));
+        batch.file =
+            venv / ".bootstrap" / "locked" / (i == 0 ? step_id + ".txt" : fmt::format("{}.{}.txt", step_id, i + 1));
         batch.text = manifest::locked_requirements(members, paths);
         out.batches.push_back(std::move(batch));
     }

@@ -51,7 +51,7 @@ public:
 private:
     const manifest::Lockfile& m_lock;
     std::map<std::string, std::vector<std::string>> m_step_indexes;  // real URLs, default first
-    std::set<std::string> m_noted;  // origin steps whose changed indexes were told
+    std::set<std::string> m_noted;                                   // origin steps whose changed indexes were told
 };
 
 }  // namespace bootstrap::engine

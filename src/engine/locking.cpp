@@ -8,11 +8,11 @@
 
 #include "core/redact.hpp"
 #include "core/strings.hpp"
-#include "pyenv/index_config.hpp"
 #include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "manifest/snapshot.hpp"
+#include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/wheel_name.hpp"
 
@@ -37,8 +37,8 @@ std::pair<size_t, size_t> closeness(const pyenv::WheelName& wheel, const TagSet&
         auto fields = core::split(t, '-');
         for (size_t i = 0; i < 3 && i < fields.size(); ++i) parts[i].insert(fields[i]);
     }
-    const std::array<const std::vector<std::string>*, 3> lists{
-        &wheel.python_tags, &wheel.abi_tags, &wheel.platform_tags};
+    const std::array<const std::vector<std::string>*, 3> lists{&wheel.python_tags, &wheel.abi_tags,
+                                                               &wheel.platform_tags};
     for (size_t i = 0; i < 3; ++i)
         for (const auto& t : *lists[i]) score.second += parts[i].count(core::to_lower(t));
     return score;
@@ -47,23 +47,19 @@ std::pair<size_t, size_t> closeness(const pyenv::WheelName& wheel, const TagSet&
 /// "no wheel of X with tags T on URL" plus the files of that version, the closest first.
 std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std::string& page_url,
                      std::vector<pyenv::WheelName> same_version, size_t listed) {
-    std::string head = fmt::format("no wheel of {} {} with tags {} on {}", pkg.name, pkg.version,
-                                   show_tags(tags), page_url);
+    std::string head =
+        fmt::format("no wheel of {} {} with tags {} on {}", pkg.name, pkg.version, show_tags(tags), page_url);
     if (same_version.empty())
-        return fmt::format("{}: it lists no wheel of version {} ({} file{})", head, pkg.version,
-                           listed, listed == 1 ? "" : "s");
-    std::stable_sort(same_version.begin(), same_version.end(), [&](const auto& a, const auto& b) {
-        return closeness(a, tags) > closeness(b, tags);
-    });
+        return fmt::format("{}: it lists no wheel of version {} ({} file{})", head, pkg.version, listed,
+                           listed == 1 ? "" : "s");
+    std::stable_sort(same_version.begin(), same_version.end(),
+                     [&](const auto& a, const auto& b) { return closeness(a, tags) > closeness(b, tags); });
     constexpr size_t k_shown = 5;
     std::vector<std::string> names;
-    for (size_t i = 0; i < same_version.size() && i < k_shown; ++i)
-        names.push_back(same_version[i].file_name);
-    std::string more = same_version.size() > k_shown
-                           ? fmt::format(" (and {} more)", same_version.size() - k_shown)
-                           : std::string();
-    return fmt::format("{}; closest wheels of {} there: {}{}", head, pkg.version,
-                       core::join(names, ", "), more);
+    for (size_t i = 0; i < same_version.size() && i < k_shown; ++i) names.push_back(same_version[i].file_name);
+    std::string more =
+        same_version.size() > k_shown ? fmt::format(" (and {} more)", same_version.size() - k_shown) : std::string();
+    return fmt::format("{}; closest wheels of {} there: {}{}", head, pkg.version, core::join(names, ", "), more);
 }
 
 /// A project page, fetched and parsed once per URL.
@@ -95,9 +91,10 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
         if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url)).first;
         if (!page->second) {
             const auto code = page->second.error().code;
-            if (code == ErrorCode::interrupted || code == ErrorCode::timeout) return tl::unexpected(page->second.error());
-            why_not.push_back(core::redact_text(
-                fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message)));
+            if (code == ErrorCode::interrupted || code == ErrorCode::timeout)
+                return tl::unexpected(page->second.error());
+            why_not.push_back(
+                core::redact_text(fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message)));
             continue;
         }
         auto file = find_installed_wheel(page->second->files, pkg, page->second->url);
@@ -131,23 +128,19 @@ fs::path default_lockfile_path(const recipe::Recipe& recipe) {
 }
 
 std::string project_page_url(std::string_view index, std::string_view name) {
-    return fmt::format("{}{}{}/", index, index.ends_with("/") ? "" : "/",
-                       pyenv::normalize_name(name));
+    return fmt::format("{}{}{}/", index, index.ends_with("/") ? "" : "/", pyenv::normalize_name(name));
 }
 
 Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::IndexFile>& files,
-                                                 const manifest::Package& pkg,
-                                                 const std::string& page_url) {
-    auto tags = pyenv::expand_tags(pkg.wheel_tag.empty() ? std::vector<std::string>{}
-                                                         : core::split(pkg.wheel_tag, ','));
+                                                 const manifest::Package& pkg, const std::string& page_url) {
+    auto tags =
+        pyenv::expand_tags(pkg.wheel_tag.empty() ? std::vector<std::string>{} : core::split(pkg.wheel_tag, ','));
     if (!tags)
-        return fail(ErrorCode::step_failed,
-                    fmt::format("{} {}: its WHEEL file has a bad tag: {}", pkg.name, pkg.version,
-                                tags.error().message));
+        return fail(ErrorCode::step_failed, fmt::format("{} {}: its WHEEL file has a bad tag: {}", pkg.name,
+                                                        pkg.version, tags.error().message));
     if (tags->empty())
-        return fail(ErrorCode::step_failed,
-                    fmt::format("{} {}: its dist-info has no WHEEL tags to match against {}",
-                                pkg.name, pkg.version, page_url));
+        return fail(ErrorCode::step_failed, fmt::format("{} {}: its dist-info has no WHEEL tags to match against {}",
+                                                        pkg.name, pkg.version, page_url));
     std::vector<pyenv::WheelName> same_version;
     std::vector<const manifest::IndexFile*> matches;
     for (const auto& f : files) {
@@ -175,15 +168,13 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
             std::set<std::string> theirs;
             for (const auto& p : wheel->platform_tags) theirs.insert(core::to_lower(p));
             // Only a file any Python may install (py3-none-...): a cp310 file is not a cp311 one.
-            const bool any_python =
-                wheel->abi_tags == std::vector<std::string>{"none"} &&
-                std::all_of(wheel->python_tags.begin(), wheel->python_tags.end(),
-                            [](const std::string& t) { return t.starts_with("py"); });
+            const bool any_python = wheel->abi_tags == std::vector<std::string>{"none"} &&
+                                    std::all_of(wheel->python_tags.begin(), wheel->python_tags.end(),
+                                                [](const std::string& t) { return t.starts_with("py"); });
             if (interpreter_specific && theirs == platforms && any_python) same_platform.push_back(&f);
         }
         if (same_platform.size() == 1) return *same_platform.front();
-        return fail(ErrorCode::step_failed,
-                    no_match(pkg, *tags, page_url, std::move(same_version), files.size()));
+        return fail(ErrorCode::step_failed, no_match(pkg, *tags, page_url, std::move(same_version), files.size()));
     }
     // Wheels that differ only in their build tag (which the dist-info does not record) are
     // interchangeable only when they are the same bytes.
@@ -192,9 +183,8 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
             std::vector<std::string> names;
             for (const auto* n : matches) names.push_back(n->filename);
             return fail(ErrorCode::step_failed,
-                        fmt::format("{} {}: several different wheels with tags {} on {}: {}",
-                                    pkg.name, pkg.version, show_tags(*tags), page_url,
-                                    core::join(names, ", ")));
+                        fmt::format("{} {}: several different wheels with tags {} on {}: {}", pkg.name, pkg.version,
+                                    show_tags(*tags), page_url, core::join(names, ", ")));
         }
     return *matches.front();
 }
@@ -226,12 +216,13 @@ std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const Jou
 /// The locked packages an install step's requirements need (their closure in the venv), and
 /// those it owns (a package it installed that no requirement names, found by the journal).
 Result<std::vector<std::string>> step_packages(const steps::ResolvedStep& step, const Installed& installed,
-                                              const pyenv::MarkerEnv& markers, const manifest::Lockfile& lock) {
+                                               const pyenv::MarkerEnv& markers, const manifest::Lockfile& lock) {
     const auto* install = step.install();
     if (!step.complete)
-        return fail(ErrorCode::usage,
-                    fmt::format("cannot lock step '{}': its packages use a value known only with the GPU's arch", step.id),
-                    "pass the arch the run used: bootstrap lock RECIPE --arch X (or --no-device)");
+        return fail(
+            ErrorCode::usage,
+            fmt::format("cannot lock step '{}': its packages use a value known only with the GPU's arch", step.id),
+            "pass the arch the run used: bootstrap lock RECIPE --arch X (or --no-device)");
     BS_TRY(auto names, pyenv::installed_closure(install->requirements, installed, markers));
     std::set<std::string> out(names.begin(), names.end());
     for (const auto& [name, p] : lock.packages)
@@ -242,14 +233,12 @@ Result<std::vector<std::string>> step_packages(const steps::ResolvedStep& step, 
 
 }  // namespace
 
-Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
-                                         const Fetch& fetch) {
+Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch) {
     BS_TRY(auto pre, gather_facts({}, false));
     BS_TRY(auto venv, resolve_venv_path(recipe, options, pre));
     BS_TRY(auto facts, gather_facts(venv, true));
     if (!facts.python)
-        return fail(ErrorCode::usage,
-                    fmt::format("{} does not exist yet: run the recipe first", venv.string()));
+        return fail(ErrorCode::usage, fmt::format("{} does not exist yet: run the recipe first", venv.string()));
     PlanOptions lock_options = options;
     lock_options.probe_devices = false;  // nothing runs: the GPU is not asked
     lock_options.locked.reset();
@@ -298,8 +287,8 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
             // A local project (Megatron's own package, installed editable by its sync step):
             // no wheel to hash; its step installs it from the source again, checked by version.
         } else if (!pkg.origin.step.empty()) {
-            missing.push_back(fmt::format("{} {}: installed by step '{}' but its index is unknown",
-                                          name, pkg.version, pkg.origin.step));
+            missing.push_back(fmt::format("{} {}: installed by step '{}' but its index is unknown", name, pkg.version,
+                                          pkg.origin.step));
         }
         // Packages no step installed (pip/setuptools seeded by `python -m venv`) are locked by
         // version only: no locked step reinstalls them, and drift is checked by version.
@@ -307,8 +296,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     }
     if (!missing.empty())
         return fail(ErrorCode::step_failed,
-                    fmt::format("cannot lock {}: no wheel hash for {} package(s)", recipe.name,
-                                missing.size()),
+                    fmt::format("cannot lock {}: no wheel hash for {} package(s)", recipe.name, missing.size()),
                     core::join(missing, "\n"));
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     for (const auto& step : plan.steps) {

@@ -44,16 +44,16 @@ inline constexpr std::string_view k_simple_accept =
 /// equal PEP 440 version and the same set of expanded tags as its WHEEL `Tag:` lines (file
 /// names are never compared: case and the order of compressed tags vary). When none fits, the
 /// error names the package, version, tags and page, and the closest files of that version.
-[[nodiscard]] Result<manifest::IndexFile>
-find_installed_wheel(const std::vector<manifest::IndexFile>& files, const manifest::Package& pkg,
-                     const std::string& page_url);
+[[nodiscard]] Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::IndexFile>& files,
+                                                               const manifest::Package& pkg,
+                                                               const std::string& page_url);
 
 /// Build a lockfile for the recipe's venv: every installed package, and per step whether it is
 /// covered (it passed) with, for an install step, the closure of its requirements. Steps that
 /// did not pass are recorded as not covered, with why. Refuses when no step passed, or when some
 /// wheel's hash cannot be found (naming each). Probes no device: a `{device.*}` value is known
 /// only through options.arch / no_device.
-[[nodiscard]] Result<manifest::Lockfile>
-make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch);
+[[nodiscard]] Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
+                                                       const Fetch& fetch);
 
 }  // namespace bootstrap::engine

@@ -15,9 +15,9 @@
 #include "core/json_fields.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "engine/venv_lock.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/seal.hpp"
+#include "engine/venv_lock.hpp"
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/snapshot.hpp"
@@ -35,7 +35,7 @@ constexpr const char* k_tree = "venv";
 
 /// What a pack says about itself (bootstrap-pack.json).
 struct PackInfo {
-    std::string venv;                          // where it was packed from
+    std::string venv;  // where it was packed from
     std::string python_version;
     std::string python_home;                   // pyvenv.cfg's home
     std::map<std::string, std::string> links;  // venv-relative name -> absolute target
@@ -164,8 +164,7 @@ Status verify_against(const manifest::Manifest& packed, const manifest::Manifest
     std::vector<std::string> wrong;
     for (const auto& [name, p] : packed.packages) {
         auto it = here.packages.find(name);
-        if (it == here.packages.end())
-            wrong.push_back(fmt::format("{} {} is missing", name, p.version));
+        if (it == here.packages.end()) wrong.push_back(fmt::format("{} {} is missing", name, p.version));
         else if (it->second.version != p.version)
             wrong.push_back(fmt::format("{} is {}, the manifest says {}", name, it->second.version, p.version));
         else if (it->second.record_sha256 != p.record_sha256)
@@ -174,9 +173,8 @@ Status verify_against(const manifest::Manifest& packed, const manifest::Manifest
     for (const auto& [name, p] : here.packages)
         if (!packed.packages.count(name)) wrong.push_back(fmt::format("{} {} is not in the manifest", name, p.version));
     if (wrong.empty()) return {};
-    return fail(ErrorCode::io,
-                fmt::format("the venv unpacked from {} does not match its manifest: {}", pack.string(),
-                            core::join(wrong, "; ")));
+    return fail(ErrorCode::io, fmt::format("the venv unpacked from {} does not match its manifest: {}", pack.string(),
+                                           core::join(wrong, "; ")));
 }
 
 }  // namespace
@@ -231,8 +229,7 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
         return fail(ErrorCode::usage, fmt::format("cannot unpack into {}: name a new directory", dest_in.string()));
     if (fs::exists(fs::symlink_status(dest, ec)))
         return fail(ErrorCode::usage, fmt::format("cannot unpack into {}: it already exists", dest.string()));
-    if (!fs::is_regular_file(pack, ec))
-        return fail(ErrorCode::usage, fmt::format("no such pack: {}", pack.string()));
+    if (!fs::is_regular_file(pack, ec)) return fail(ErrorCode::usage, fmt::format("no such pack: {}", pack.string()));
     // An unpack killed midway left `.DEST.unpack-<pid>` (and its extraction's temporaries).
     const std::string prefix = fmt::format(".{}.unpack-", dest.filename().string());
     (void)core::remove_dead_leftovers(dest.parent_path(),
@@ -267,18 +264,19 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
         if (here == target && !fs::exists(target, ec)) missing.push_back(fmt::format("{} (bin link {})", target, name));
     }
     if (!missing.empty())
-        return fail(ErrorCode::io,
-                    fmt::format("cannot unpack {}: its venv needs Python {} at {}, and this host does not have {}",
-                                pack.string(), info.python_version.empty() ? "?" : info.python_version,
-                                info.python_home.empty() ? "its packed path" : info.python_home,
-                                core::join(missing, ", ")),
-                    fmt::format("install Python {} at the same path (the same base image as the packing host), "
-                                "or build the venv on this host: bootstrap run RECIPE",
-                                info.python_version));
+        return fail(
+            ErrorCode::io,
+            fmt::format("cannot unpack {}: its venv needs Python {} at {}, and this host does not have {}",
+                        pack.string(), info.python_version.empty() ? "?" : info.python_version,
+                        info.python_home.empty() ? "its packed path" : info.python_home, core::join(missing, ", ")),
+            fmt::format("install Python {} at the same path (the same base image as the packing host), "
+                        "or build the venv on this host: bootstrap run RECIPE",
+                        info.python_version));
     for (const auto& [name, target] : info.links) {
         fs::create_symlink(link_target_here(target, info.venv, dest), tree / name, ec);
         if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot create the link {}: {}", (tree / name).string(), ec.message()));
+            return fail(ErrorCode::io,
+                        fmt::format("cannot create the link {}: {}", (tree / name).string(), ec.message()));
     }
 
     UnpackResult result;

@@ -22,16 +22,16 @@ namespace bootstrap::engine {
 namespace fs = std::filesystem;
 
 struct PackOptions {
-    std::int64_t mtime = 0;   // every member's mtime
+    std::int64_t mtime = 0;  // every member's mtime
     double lock_timeout = 600;
 };
 
 struct PackResult {
-    size_t files = 0;          // members of venv/ that are files
+    size_t files = 0;  // members of venv/ that are files
     size_t packages = 0;
     std::uint64_t bytes_in = 0;
     std::uint64_t bytes_out = 0;
-    std::string sha256;        // of the pack file
+    std::string sha256;  // of the pack file
 };
 
 /// Pack `venv` into `out` (written atomically). Holds the venv's lock meanwhile, so no run

@@ -11,8 +11,7 @@ Result<FetchedPage> fetch_project_page(const std::string& url,
     request.deadline = deadline;
     request.headers["Accept"] = std::string(k_simple_accept);
     BS_TRY(auto response, net::get(request));
-    return FetchedPage{std::move(response.body), std::move(response.content_type),
-                       std::move(response.effective_url)};
+    return FetchedPage{std::move(response.body), std::move(response.content_type), std::move(response.effective_url)};
 }
 
 }  // namespace bootstrap::engine

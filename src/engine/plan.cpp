@@ -135,7 +135,8 @@ public:
         if (m_locked == nullptr) return std::optional<steps::LockedInstall>();
         std::vector<std::string> known = known_index_urls();
         known.insert(known.end(), own_urls.begin(), own_urls.end());
-        BS_TRY(auto install, m_locked->install(s.id, venv, home, known, [this](std::string n) { add_notice(std::move(n)); }));
+        BS_TRY(auto install,
+               m_locked->install(s.id, venv, home, known, [this](std::string n) { add_notice(std::move(n)); }));
         return std::optional(std::move(install));
     }
 
@@ -182,12 +183,11 @@ public:
             ~Defer() { ex.set_device_deferred(false); }
         } defer{m_ex};
         const bool answered_without_probing = m_options.arch || m_options.no_device;
-        m_ex.set_device_deferred(!m_plan.selected[index] ||
-                                 (!m_options.probe_devices && !answered_without_probing));
+        m_ex.set_device_deferred(!m_plan.selected[index] || (!m_options.probe_devices && !answered_without_probing));
         const steps::Kind* found = steps::find_kind(s.kind);
         if (!found)
-            return fail(ErrorCode::invalid_recipe, fmt::format("{}: step '{}': no step kind is named '{}'",
-                                                               s.loc.str(), s.id, s.kind));
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: step '{}': no step kind is named '{}'", s.loc.str(), s.id, s.kind));
         const steps::Kind& kind = *found;
         const int device_uses_before = m_ex.device_uses();
         steps::ResolvedStep out;
@@ -203,8 +203,7 @@ public:
         steps::Expansion expansion;
         BS_CHECK(kind.expand(s, out, *this, expansion));
         const pyenv::Command& cmd = expansion.command;
-        const pyenv::Command key_cmd =
-            cmd.argv.empty() ? cmd : without_transport(cmd, expansion.key_command);
+        const pyenv::Command key_cmd = cmd.argv.empty() ? cmd : without_transport(cmd, expansion.key_command);
         if (!cmd.argv.empty()) out.argv = cmd.argv;
 
         // Environment: recipe-level [env] is already in base_env; now the installer's own
@@ -286,8 +285,7 @@ private:
                     return fail(ErrorCode::invalid_recipe,
                                 fmt::format("{}: invalid version specifier '{}' in verify clause "
                                             "'import {}': {}",
-                                            clause.version->loc.str(), v.version, v.target,
-                                            specifiers.error().what));
+                                            clause.version->loc.str(), v.version, v.target, specifiers.error().what));
                 v.version = specifiers->str();
             }
         }
@@ -303,8 +301,8 @@ private:
             // A cuda_arch library path is taken from the venv (lib/python3.12/site-packages/...);
             // an elf_symbol library stays a glob, resolved when the clause runs (the library
             // that will load: site-packages first, then the system).
-            if (v.kind == recipe::VerifyClause::Kind::cuda_arch && !v.library_is_module &&
-                !v.library.empty() && v.library.front() != '<' && fs::path(v.library).is_relative())
+            if (v.kind == recipe::VerifyClause::Kind::cuda_arch && !v.library_is_module && !v.library.empty() &&
+                v.library.front() != '<' && fs::path(v.library).is_relative())
                 v.library = (venv / v.library).lexically_normal().string();
         }
         return v;
@@ -356,8 +354,7 @@ private:
         const std::string installer_name = installer->name();
         core::KeyBuilder key(k_step_key_scheme);
         steps::ToolName by_version = [this](const std::string& program) { return tool_version(program); };
-        fill(key,
-             inherited([&](const std::string& k) { return counts_in_key(k, kind, installer_name, m_recipe); }),
+        fill(key, inherited([&](const std::string& k) { return counts_in_key(k, kind, installer_name, m_recipe); }),
              kind.runs_installer ? installer_version() : std::string(), by_version);
         out.key = key.digest();
         out.key_explain = key.explain();
@@ -440,8 +437,7 @@ Result<Facts> gather_facts(const fs::path& venv, bool update_caches) {
     return facts;
 }
 
-Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptions& options,
-                                   const Facts& facts) {
+Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptions& options, const Facts& facts) {
     fs::path venv;
     if (options.venv) {
         venv = home_expanded(options.venv->string(), facts.env);
@@ -458,9 +454,8 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
         BS_CHECK(ex.resolve_vars());
         BS_TRY(auto path, ex.expand(recipe.venv.path));
         if (!path.complete)
-            return fail(ErrorCode::invalid_recipe,
-                        fmt::format("{}: the venv path must be known before anything runs",
-                                    recipe.venv.path.loc.str()));
+            return fail(ErrorCode::invalid_recipe, fmt::format("{}: the venv path must be known before anything runs",
+                                                               recipe.venv.path.loc.str()));
         if (core::trim(path.value).empty())
             return fail(ErrorCode::invalid_recipe,
                         fmt::format("{}: [venv] path is empty{}; name the venv's own directory (e.g. "
@@ -476,14 +471,12 @@ Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptio
     for (size_t i = 0; i < text.size(); ++i) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c >= 0x20 && c != 0x7f) continue;
-        const std::string from =
-            options.venv ? std::string("--venv") : recipe.venv.path.loc.str() + ": [venv] path";
-        return fail(
-            options.venv ? ErrorCode::usage : ErrorCode::invalid_recipe,
-            fmt::format("{}: the venv path {} contains a control character ({} at byte {}); "
-                        "choose a path without one",
-                        from, core::shell_quote(text),
-                        c == '\n' ? std::string("a newline") : fmt::format("0x{:02x}", c), i));
+        const std::string from = options.venv ? std::string("--venv") : recipe.venv.path.loc.str() + ": [venv] path";
+        return fail(options.venv ? ErrorCode::usage : ErrorCode::invalid_recipe,
+                    fmt::format("{}: the venv path {} contains a control character ({} at byte {}); "
+                                "choose a path without one",
+                                from, core::shell_quote(text),
+                                c == '\n' ? std::string("a newline") : fmt::format("0x{:02x}", c), i));
     }
     return venv.lexically_normal();
 }
@@ -522,8 +515,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     for (const auto& s : recipe.steps) ids.push_back(s.id);
     BS_CHECK(options.selection.check(ids));
     plan.retry_optional = options.retry_optional;
-    for (size_t i = 0; i < ids.size(); ++i)
-        plan.selected.push_back(options.selection.includes(ids, i));
+    for (size_t i = 0; i < ids.size(); ++i) plan.selected.push_back(options.selection.includes(ids, i));
     BS_TRY(plan.venv, resolve_venv_path(recipe, options, facts));
     plan.venv_python = pyenv::venv_python(plan.venv);
     plan.net = {recipe.network.timeout, recipe.network.retries};
@@ -555,12 +547,12 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
             python_request = (recipe.file.parent_path() / python_request).lexically_normal().string();
     }
     BS_TRY(auto installer, pyenv::make_installer(recipe::to_string(recipe.venv.installer),
-                                                 path_it == plan.base_env.end() ? "" : path_it->second,
-                                                 python_request, options.dry_run));
+                                                 path_it == plan.base_env.end() ? "" : path_it->second, python_request,
+                                                 options.dry_run));
     plan.installer = std::move(installer);
     if (options.dry_run && plan.installer->identity().ends_with(" missing"))
-        plan.notes.push_back(fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here",
-                                         plan.installer->name()));
+        plan.notes.push_back(
+            fmt::format("{} is not on PATH: the plan shows it by name; `run` would stop here", plan.installer->name()));
 
     if (!facts.python) BS_CHECK(check_venv_source(recipe, plan.venv));
     keep_findings();

@@ -73,11 +73,11 @@ struct Plan {
     pyenv::NetworkOptions net;
     exec::EnvMap base_env;  // pass-through env with [env] set/unset applied
     std::vector<steps::ResolvedStep> steps;
-    std::vector<bool> selected;  // per step: the options' selection includes it
+    std::vector<bool> selected;   // per step: the options' selection includes it
     bool retry_optional = false;  // PlanOptions::retry_optional
     /// --locked: each locked package's recorded indexes (its origin in this run's manifests).
     std::map<std::string, std::vector<std::string>> locked_indexes;
-    std::vector<std::string> notes;  // plan-level remarks (e.g. sync after install warning)
+    std::vector<std::string> notes;    // plan-level remarks (e.g. sync after install warning)
     std::vector<std::string> notices;  // the loud ones among `notes` (`run` shows them)
     /// What `{device.*}` stood for (the run's manifests keep it): cuda_archs, cuda_archs_from,
     /// gpus, driver_version (when known). Empty when no step uses a device placeholder (then
@@ -97,15 +97,14 @@ struct Plan {
 
 /// Resolve the venv path alone (expanding [vars]/[env]); relative paths are taken from the
 /// recipe file's directory.
-[[nodiscard]] Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe,
-                                                 const PlanOptions& options, const Facts& facts);
+[[nodiscard]] Result<fs::path> resolve_venv_path(const recipe::Recipe& recipe, const PlanOptions& options,
+                                                 const Facts& facts);
 
 /// Build the whole plan. Errors: an env var without value or default (invalid_recipe, naming
 /// the variable and the location), a missing installer (not_found), a venv with the wrong
 /// Python without --recreate (usage), a `{device.*}` placeholder with no arch to build for
 /// (not_found, naming --arch and --no-device). Devices are probed only when (and the first
 /// time) a `{device.*}` placeholder is expanded.
-[[nodiscard]] Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
-                                     const Facts& facts);
+[[nodiscard]] Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options, const Facts& facts);
 
 }  // namespace bootstrap::engine

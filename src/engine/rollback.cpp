@@ -12,16 +12,16 @@
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "pyenv/index_config.hpp"
-#include "engine/venv_lock.hpp"
 #include "engine/plan.hpp"
 #include "engine/rollback_batch.hpp"
 #include "engine/rollback_fixup.hpp"
+#include "engine/venv_lock.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/index_config.hpp"
 #include "pyenv/interpreter.hpp"
 
 namespace bootstrap::engine {
@@ -48,16 +48,15 @@ public:
         m_report.venv = m_venv;
         m_report.dry_run = m_options.dry_run;
         BS_CHECK(core::source_date_epoch());  // it dates the history entry: refused when malformed
-        m_report.run_id = m_options.run_id.empty()
-                              ? core::new_run_id(core::sha256_hex(manifest::to_json(m_target)),
-                                                 m_venv / ".bootstrap" / "logs")
-                              : m_options.run_id;
+        m_report.run_id = m_options.run_id.empty() ? core::new_run_id(core::sha256_hex(manifest::to_json(m_target)),
+                                                                      m_venv / ".bootstrap" / "logs")
+                                                   : m_options.run_id;
         m_log = m_venv / ".bootstrap" / "logs" / m_report.run_id / "rollback.log";
         BS_TRY(m_facts, gather_facts(m_venv, true));
         if (!m_facts.python)
-            return fail(ErrorCode::not_found,
-                        fmt::format("cannot roll back {}: it is not a venv (no bin/python or pyvenv.cfg)",
-                                    m_venv.string()));
+            return fail(
+                ErrorCode::not_found,
+                fmt::format("cannot roll back {}: it is not a venv (no bin/python or pyvenv.cfg)", m_venv.string()));
         BS_CHECK(check_interpreter());
         BS_CHECK(check_target());
         m_store.emplace(m_options.artifact_root ? *m_options.artifact_root
@@ -75,9 +74,8 @@ public:
         if (!m_report.plan.empty()) {
             verify_artifacts();
             BS_CHECK(refuse_unreachable("failed the reachability check"));
-            auto batches = batch_installs(m_report.plan, [this](const manifest::Package& p) {
-                return installer_for(p)->name();
-            });
+            auto batches =
+                batch_installs(m_report.plan, [this](const manifest::Package& p) { return installer_for(p)->name(); });
             // Manifests record index URLs without credentials; the caller supplies them now.
             const auto known = pyenv::known_index_urls(m_facts.env, m_venv, m_options.known_index_urls);
             for (auto& b : batches) {
@@ -136,9 +134,8 @@ private:
     void plan_broken() {
         auto& plan = m_report.plan;
         for (const auto& [name, p] : m_broken) {
-            auto it =
-                std::find_if(plan.install.begin(), plan.install.end(),
-                             [&](const manifest::RollbackInstall& i) { return i.name == name; });
+            auto it = std::find_if(plan.install.begin(), plan.install.end(),
+                                   [&](const manifest::RollbackInstall& i) { return i.name == name; });
             if (it != plan.install.end()) {
                 it->current = p.version;
                 it->reason = fmt::format("broken install: {}", p.broken);
@@ -147,8 +144,7 @@ private:
             }
             // Else the target's package is unreachable: the plan says so and nothing changes.
         }
-        std::sort(plan.remove.begin(), plan.remove.end(),
-                  [](const auto& a, const auto& b) { return a.name < b.name; });
+        std::sort(plan.remove.begin(), plan.remove.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     }
 
     /// Remove the broken installs (after every check passed, before the first install).
@@ -166,13 +162,11 @@ private:
         BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
         if (broken.empty()) return {};
         std::vector<std::string> names;
-        for (const auto& d : broken)
-            names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
+        for (const auto& d : broken) names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
         return fail(ErrorCode::step_failed,
-                    fmt::format("rollback of {} leaves {} broken install(s): {}", m_venv.string(),
-                                broken.size(), core::join(names, ", ")),
-                    "run the rollback again; `bootstrap doctor --venv " + m_venv.string() +
-                        "` shows them");
+                    fmt::format("rollback of {} leaves {} broken install(s): {}", m_venv.string(), broken.size(),
+                                core::join(names, ", ")),
+                    "run the rollback again; `bootstrap doctor --venv " + m_venv.string() + "` shows them");
     }
 
     Status check_interpreter() const {
@@ -195,8 +189,8 @@ private:
         for (const auto& p : problems) detail += "  " + p + "\n";
         detail += "nothing was changed";
         return fail(ErrorCode::step_failed,
-                    fmt::format("rollback of {} refused: the target has {} invalid entr{}",
-                                m_venv.string(), problems.size(), problems.size() == 1 ? "y" : "ies"),
+                    fmt::format("rollback of {} refused: the target has {} invalid entr{}", m_venv.string(),
+                                problems.size(), problems.size() == 1 ? "y" : "ies"),
                     detail);
     }
 
@@ -226,13 +220,11 @@ private:
         } else if (chosen == "pip") {
             if (!m_pip)
                 return fail(ErrorCode::usage,
-                            fmt::format("cannot roll back {} with pip: the venv has no pip",
-                                        m_venv.string()),
+                            fmt::format("cannot roll back {} with pip: the venv has no pip", m_venv.string()),
                             "use --installer uv");
             m_default = m_pip.get();
         } else {
-            return fail(ErrorCode::usage,
-                        fmt::format("unknown installer '{}' (expected uv or pip)", chosen));
+            return fail(ErrorCode::usage, fmt::format("unknown installer '{}' (expected uv or pip)", chosen));
         }
         return {};
     }
@@ -260,8 +252,7 @@ private:
         return exec::run_process(spec);
     }
 
-    Error command_failure(const pyenv::Command& c, const exec::ProcessResult& r,
-                          const std::string& what) const {
+    Error command_failure(const pyenv::Command& c, const exec::ProcessResult& r, const std::string& what) const {
         ErrorCode code = r.interrupted ? ErrorCode::interrupted
                          : r.timed_out ? ErrorCode::timeout
                                        : ErrorCode::step_failed;
@@ -269,9 +260,8 @@ private:
         if (auto tail = core::last_lines(r.output, k_tail_lines); !tail.empty())
             detail += fmt::format("--- last lines of the log ---\n{}\n", tail);
         detail += fmt::format("log: {}\n", m_log.string());
-        detail += m_report.changed
-                      ? "the venv is partly rolled back: run the same rollback again to finish it"
-                      : "nothing was changed";
+        detail += m_report.changed ? "the venv is partly rolled back: run the same rollback again to finish it"
+                                   : "nothing was changed";
         return Error{code,
                      fmt::format("rollback of {}: {} failed: {} {}", m_venv.string(), what,
                                  fs::path(c.argv.front()).filename().string(), r.describe()),
@@ -323,10 +313,9 @@ private:
             BS_TRY(auto r, run_command(c));
             if (r.interrupted) return tl::unexpected(command_failure(c, r, "the dry run"));
             if (!r.ok())
-                m_report.plan.unreachable.push_back(
-                    {member->name, member->version,
-                     fmt::format("not available from {}: {}", member->source.describe(),
-                                 core::trim(core::last_lines(r.output, 1)))});
+                m_report.plan.unreachable.push_back({member->name, member->version,
+                                                     fmt::format("not available from {}: {}", member->source.describe(),
+                                                                 core::trim(core::last_lines(r.output, 1)))});
         }
         return {};
     }
@@ -338,9 +327,7 @@ private:
         for (const auto& x : u) detail += fmt::format("  {} {}: {}\n", x.name, x.version, x.why);
         detail += "nothing was changed";
         return fail(ErrorCode::step_failed,
-                    fmt::format("rollback of {} refused: {} package(s) {}", m_venv.string(), u.size(),
-                                what),
-                    detail);
+                    fmt::format("rollback of {} refused: {} package(s) {}", m_venv.string(), u.size(), what), detail);
     }
 
     /// Install, then remove. The installers resolve and download everything before they
@@ -394,8 +381,7 @@ private:
     /// packages that cannot be had are named and refused; otherwise the error says to re-run.
     Status install(const InstallBatch& b, const manifest::Manifest& current) {
         const auto* installer = installer_named(b.installer);
-        say(fmt::format("installing {} package(s) from {} with {}", b.members.size(), b.from,
-                        installer->name()));
+        say(fmt::format("installing {} package(s) from {} with {}", b.members.size(), b.from, installer->name()));
         auto c = installer->install(m_venv, b.request, m_options.net);
         BS_TRY(auto r, run_command(c));
         if (r.ok()) {
@@ -425,8 +411,7 @@ private:
             if ((was == current.packages.end()) != (is == now.end())) return false;
             if (is == now.end()) continue;
             BS_TRY(auto pkg, manifest::read_installed_package(is->second));
-            if (pkg.version != was->second.version || pkg.record_sha256 != was->second.record_sha256)
-                return false;
+            if (pkg.version != was->second.version || pkg.record_sha256 != was->second.record_sha256) return false;
         }
         return true;
     }
@@ -465,8 +450,8 @@ private:
             if (dist.record_stamp == pyenv::FileStamp{}) continue;  // no RECORD
             BS_TRY(size_t dropped, disown_paths(dist.dist_info, owned));
             if (dropped > 0)
-                log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages",
-                                     name, dist.version, dropped));
+                log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages", name, dist.version,
+                                     dropped));
         }
         return {};
     }
@@ -480,8 +465,7 @@ private:
         BS_TRY(auto after, read_back(current));
         auto mismatches = manifest::package_mismatches(m_target, after);
         if (m_options.write_history) {
-            after.run = manifest::RunInfo{m_report.run_id, "rollback",
-                                          core::utc_iso8601(), mismatches.empty()};
+            after.run = manifest::RunInfo{m_report.run_id, "rollback", core::utc_iso8601(), mismatches.empty()};
             BS_TRY(m_report.history, manifest::append_history(m_venv, after));
         }
         m_timings.push_back({"verify", ms_since(t)});
@@ -490,8 +474,8 @@ private:
         for (const auto& m : mismatches) detail += "  " + m + "\n";
         detail += fmt::format("log: {}", m_log.string());
         return fail(ErrorCode::step_failed,
-                    fmt::format("rollback of {} finished, but {} package(s) differ from the target",
-                                m_venv.string(), mismatches.size()),
+                    fmt::format("rollback of {} finished, but {} package(s) differ from the target", m_venv.string(),
+                                mismatches.size()),
                     detail);
     }
 
@@ -567,12 +551,11 @@ Result<RollbackReport> rollback_to(const fs::path& venv, const manifest::Manifes
     return Rollback(venv, target, options, observer).run();
 }
 
-Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& target,
-                                const RollbackOptions& options, const RollbackObserver& observer) {
+Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& target, const RollbackOptions& options,
+                                const RollbackObserver& observer) {
     BS_TRY(auto lock, VenvLock::acquire(venv, options.lock_timeout, [&](long pid) {
-        if (observer.on_message)
-            observer.on_message(VenvLock::waiting_message(pid, options.lock_timeout));
-    }));
+               if (observer.on_message) observer.on_message(VenvLock::waiting_message(pid, options.lock_timeout));
+           }));
     return rollback_to(venv, target, options, observer);
 }
 

@@ -37,15 +37,15 @@ namespace bootstrap::engine {
 namespace fs = std::filesystem;
 
 struct RollbackOptions {
-    std::vector<fs::path> find_links;        // --find-links wheelhouses
-    std::optional<std::string> index_url;    // --index-url: replaces recorded index URLs
-    std::optional<fs::path> artifact_root;   // default: manifest::artifact_store_root(env)
-    std::string installer;                   // "uv", "pip", or "" (auto: see choose_installer)
-    bool dry_run = false;                    // plan and check, change nothing
-    bool write_history = true;               // append a "rollback" history entry
-    double lock_timeout = 600;               // rollback() only
+    std::vector<fs::path> find_links;       // --find-links wheelhouses
+    std::optional<std::string> index_url;   // --index-url: replaces recorded index URLs
+    std::optional<fs::path> artifact_root;  // default: manifest::artifact_store_root(env)
+    std::string installer;                  // "uv", "pip", or "" (auto: see choose_installer)
+    bool dry_run = false;                   // plan and check, change nothing
+    bool write_history = true;              // append a "rollback" history entry
+    double lock_timeout = 600;              // rollback() only
     pyenv::NetworkOptions net;
-    std::string run_id;                      // logs go to <venv>/.bootstrap/logs/<run_id>/; "" = new
+    std::string run_id;  // logs go to <venv>/.bootstrap/logs/<run_id>/; "" = new
     /// Index URLs with credentials (a recipe's own), to put back into recorded, redacted ones;
     /// the environment's and the installers' configured indexes are always asked too.
     std::vector<std::string> known_index_urls;
@@ -54,16 +54,16 @@ struct RollbackOptions {
 /// Progress sink; either member may be empty.
 struct RollbackObserver {
     std::function<void(const manifest::RollbackPlan&)> on_plan;  // once, before any change
-    std::function<void(std::string_view)> on_message;             // one line per phase
+    std::function<void(std::string_view)> on_message;            // one line per phase
 };
 
 struct RollbackReport {
     std::string run_id;
     fs::path venv;
     manifest::RollbackPlan plan;
-    fs::path log;                                 // rollback.log ("" when nothing ran)
+    fs::path log;  // rollback.log ("" when nothing ran)
     bool dry_run = false;
-    bool changed = false;                         // the venv was modified
+    bool changed = false;  // the venv was modified
     std::optional<manifest::HistoryEntry> history;
     double seconds = 0;
 };
@@ -73,17 +73,14 @@ struct RollbackReport {
 /// (step_failed, with the argv, log tail and log path), a verification mismatch after the
 /// changes (step_failed, naming the packages), lock_timeout, interrupted.
 [[nodiscard]] Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& target,
-                                              const RollbackOptions& options,
-                                              const RollbackObserver& observer = {});
+                                              const RollbackOptions& options, const RollbackObserver& observer = {});
 
 /// The same for a caller that already holds the venv lock (`run --rollback-on-failure`).
 [[nodiscard]] Result<RollbackReport> rollback_to(const fs::path& venv, const manifest::Manifest& target,
-                                                 const RollbackOptions& options,
-                                                 const RollbackObserver& observer = {});
+                                                 const RollbackOptions& options, const RollbackObserver& observer = {});
 
 /// The installer a rollback uses by default: `requested` when given; else uv when the venv was
 /// made by uv (pyvenv.cfg has a `uv` key) or has no pip, pip otherwise.
-[[nodiscard]] std::string choose_installer(const fs::path& venv, const std::string& requested,
-                                           bool venv_has_pip);
+[[nodiscard]] std::string choose_installer(const fs::path& venv, const std::string& requested, bool venv_has_pip);
 
 }  // namespace bootstrap::engine

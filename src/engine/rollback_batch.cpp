@@ -20,8 +20,8 @@ bool is_wheel_file(const InstallSource& s) {
 /// Commands run in this order of kinds, then by key.
 enum Rank { k_index = 0, k_url = 1, k_editable = 2, k_wheels = 3 };
 
-InstallBatch& batch_for(std::map<std::pair<int, std::string>, InstallBatch>& batches, Rank rank,
-                        const std::string& key, const std::string& installer) {
+InstallBatch& batch_for(std::map<std::pair<int, std::string>, InstallBatch>& batches, Rank rank, const std::string& key,
+                        const std::string& installer) {
     auto [it, fresh] = batches.try_emplace({rank, installer + "|" + key});
     InstallBatch& b = it->second;
     if (fresh) {
@@ -36,10 +36,8 @@ void add(InstallBatch& b, const RollbackInstall& i) {
     b.request.requirements.insert(b.request.requirements.end(), args.begin(), args.end());
     b.members.push_back(&i);
     if (!i.reinstall) return;
-    if (b.installer == "uv")
-        b.request.reinstall_packages.push_back(i.name);
-    else
-        b.request.reinstall = true;
+    if (b.installer == "uv") b.request.reinstall_packages.push_back(i.name);
+    else b.request.reinstall = true;
 }
 
 }  // namespace
@@ -56,9 +54,8 @@ std::vector<std::string> requirement_args(const RollbackInstall& i) {
     return {};
 }
 
-std::vector<InstallBatch> batch_installs(
-    const manifest::RollbackPlan& plan,
-    const std::function<std::string(const manifest::Package&)>& installer_for) {
+std::vector<InstallBatch> batch_installs(const manifest::RollbackPlan& plan,
+                                         const std::function<std::string(const manifest::Package&)>& installer_for) {
     std::map<std::pair<int, std::string>, InstallBatch> batches;
     std::vector<std::pair<std::string, const RollbackInstall*>> wheels;  // installer, package
     for (const auto& i : plan.install) {
@@ -97,8 +94,7 @@ std::vector<InstallBatch> batch_installs(
             }
         }
         if (target) {
-            if (target->from.find(" and local wheels") == std::string::npos)
-                target->from += " and local wheels";
+            if (target->from.find(" and local wheels") == std::string::npos) target->from += " and local wheels";
         } else {
             target = &batch_for(batches, k_wheels, "", installer);
             target->request.no_index = true;

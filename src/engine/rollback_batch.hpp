@@ -44,7 +44,6 @@ struct InstallBatch {
 /// command needs no dry run: if it fails, nothing changed), then URL, editable, and wheel-only
 /// commands. `installer_for` names the installer ("uv"/"pip") for a target package.
 [[nodiscard]] std::vector<InstallBatch> batch_installs(
-    const manifest::RollbackPlan& plan,
-    const std::function<std::string(const manifest::Package&)>& installer_for);
+    const manifest::RollbackPlan& plan, const std::function<std::string(const manifest::Package&)>& installer_for);
 
 }  // namespace bootstrap::engine

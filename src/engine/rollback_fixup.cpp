@@ -85,12 +85,9 @@ struct Variant {
     UrlFix url = UrlFix::keep;
 };
 
-std::string normal_path(const std::string& record_path) {
-    return fs::path(record_path).lexically_normal().string();
-}
+std::string normal_path(const std::string& record_path) { return fs::path(record_path).lexically_normal().string(); }
 
 }  // namespace
-
 
 Result<bool> match_record(const fs::path& dist_info, const manifest::Package& target) {
     if (target.record_sha256.empty()) return false;
@@ -107,8 +104,7 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
     std::optional<std::string> relocated;
     if (!target.origin.url.empty() && has_direct_url) {
         if (auto text = core::read_file(dist_info / "direct_url.json"))
-            if (auto moved = replace_url(*text, target.origin.url); moved && *moved != *text)
-                relocated = moved;
+            if (auto moved = replace_url(*text, target.origin.url); moved && *moved != *text) relocated = moved;
     }
 
     auto render = [&](const Variant& v) {
@@ -131,11 +127,9 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
             // Apply: the files first, RECORD last, so an interrupt leaves a RECORD that
             // still does not match and a re-run reinstalls.
             std::error_code ec;
-            if (v.requested && !has_requested)
-                BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
+            if (v.requested && !has_requested) BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
             if (!v.requested && has_requested) fs::remove(dist_info / "REQUESTED", ec);
-            if (v.url == UrlFix::relocate)
-                BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated));
+            if (v.url == UrlFix::relocate) BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated));
             if (v.url == UrlFix::drop) fs::remove(dist_info / "direct_url.json", ec);
             BS_CHECK(core::write_file_atomic(dist_info / "RECORD", text));
             return true;

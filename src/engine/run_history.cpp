@@ -93,10 +93,8 @@ void RunHistory::finish(const Facts& facts) {
         m_changed_nothing = true;
         return;
     }
-    if (auto entry = manifest::append_history(m_plan.venv, *after))
-        m_report.history_after = entry->number;
-    else
-        m_report.warnings.push_back(entry.error().message);
+    if (auto entry = manifest::append_history(m_plan.venv, *after)) m_report.history_after = entry->number;
+    else m_report.warnings.push_back(entry.error().message);
     manifest::Manifest fresh = *after;  // a new venv: only its packages are news
     fresh.packages.clear();
     auto d = manifest::diff(m_before ? *m_before : fresh, *after);

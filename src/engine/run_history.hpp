@@ -19,7 +19,7 @@
 namespace bootstrap::engine {
 
 class RunHistory {
-  public:
+public:
     /// `plan`, `journal` and `report` are the run's own (read at each call: a re-plan replaces
     /// the plan in place); warnings and history numbers go into `report`.
     RunHistory(const Plan& plan, const Journal& journal, RunReport& report);
@@ -41,7 +41,7 @@ class RunHistory {
     /// the "after" one without packages); nullopt when nothing changed or nothing was taken.
     [[nodiscard]] std::optional<manifest::Manifest> restore_target(const Facts& facts) const;
 
-  private:
+private:
     const manifest::Manifest* previous_manifest();
 
     const Plan& m_plan;

@@ -56,8 +56,8 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
 
 namespace {
 
-std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Manifest* previous,
-                                  const Journal& journal, const Plan* plan, manifest::ArtifactStore* store) {
+std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Manifest* previous, const Journal& journal,
+                                  const Plan* plan, manifest::ArtifactStore* store) {
     std::vector<std::string> warnings;
     // Who installed each distribution, and the indexes it used then (the journal's record;
     // the plan's step only for its find-links directories).
@@ -105,11 +105,10 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
         if (!pkg.origin.artifact_sha256.empty() && store->find(pkg.origin.artifact_sha256)) continue;
         if (auto wheel = local_wheel_of(pkg, step)) {
             auto digest = store->add(*wheel);
-            if (digest)
-                pkg.origin.artifact_sha256 = *digest;
+            if (digest) pkg.origin.artifact_sha256 = *digest;
             else
-                warnings.push_back(fmt::format("cannot keep {} in the artifact store: {}", wheel->string(),
-                                               digest.error().message));
+                warnings.push_back(
+                    fmt::format("cannot keep {} in the artifact store: {}", wheel->string(), digest.error().message));
         }
     }
     return warnings;
@@ -118,8 +117,7 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
 }  // namespace
 
 std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
-                                          const Journal& journal, const Plan& plan,
-                                          manifest::ArtifactStore& store) {
+                                          const Journal& journal, const Plan& plan, manifest::ArtifactStore& store) {
     return annotate(after, previous, journal, &plan, &store);
 }
 

@@ -18,15 +18,13 @@ namespace bootstrap::engine {
 
 /// Snapshot the plan's venv (which must exist) with recipe name/digest and a `run` block.
 [[nodiscard]] Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts,
-                                                          const std::string& run_id,
-                                                          const std::string& phase, bool ok);
+                                                          const std::string& run_id, const std::string& phase, bool ok);
 
 /// Fill in origins the dist-info cannot tell: the owning step and its index URLs (from the
 /// journal and plan); unchanged packages keep what `previous` recorded. Wheels installed from a
 /// local path or a --find-links directory are added to `store` and their digest recorded.
 /// A wheel that cannot be stored is reported in the returned warnings, not fatal.
-[[nodiscard]] std::vector<std::string> annotate_origins(manifest::Manifest& after,
-                                                        const manifest::Manifest* previous,
+[[nodiscard]] std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
                                                         const Journal& journal, const Plan& plan,
                                                         manifest::ArtifactStore& store);
 

@@ -17,11 +17,11 @@
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
-#include "engine/venv_lock.hpp"
 #include "engine/rollback.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
+#include "engine/venv_lock.hpp"
 #include "manifest/lockfile.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
@@ -37,7 +37,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 
 Result<Installed> scan_installed(const Facts& facts) {
     if (!facts.python) return Installed{};
@@ -59,9 +58,10 @@ std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
     if (venv_it == step.child_env.end()) return {};
     const fs::path bin = fs::path(venv_it->second) / "bin";
     if (program.parent_path() == bin) return {};
-    return fmt::format("\nnote: this step ran {}, not the venv's interpreter ({}): what it could not find is not "
-                       "missing from the venv; write `{}` (the venv's) or `{{venv.python}}` in argv",
-                       program.string(), (bin / "python").string(), name);
+    return fmt::format(
+        "\nnote: this step ran {}, not the venv's interpreter ({}): what it could not find is not "
+        "missing from the venv; write `{}` (the venv's) or `{{venv.python}}` in argv",
+        program.string(), (bin / "python").string(), name);
 }
 
 /// The debug log's line for a step's decision (both keys: a v3 journal can be matched by hand).
@@ -90,8 +90,8 @@ public:
         struct EndLog {
             ~EndLog() { core::log::end_run(); }
         } end_log;
-        core::log::debug("run: recipe {} ({} steps), bootstrap pid {}", m_recipe.file.string(),
-                         m_recipe.steps.size(), getpid());
+        core::log::debug("run: recipe {} ({} steps), bootstrap pid {}", m_recipe.file.string(), m_recipe.steps.size(),
+                         getpid());
         BS_TRY(auto venv_facts_pre, gather_facts({}, true));
         BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
         BS_CHECK(replan(venv));
@@ -113,9 +113,9 @@ public:
 
         bool waited = false;
         BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
-            waited = true;
-            m_observer.message(VenvLock::waiting_message(pid, m_options.lock_timeout));
-        }));
+                   waited = true;
+                   m_observer.message(VenvLock::waiting_message(pid, m_options.lock_timeout));
+               }));
         // Another run may have changed the venv while we waited; otherwise the plan stands (a
         // second plan would double the cost of a no-op run, device probing included).
         // A recreation that an earlier run did not finish is undone first (steps/venv_swap.hpp).
@@ -301,8 +301,8 @@ private:
         }
 
         report.seconds = since(start);
-        core::log::debug("step {}: {} in {:.3f} s", step.id,
-                         status ? "done" : "failed: " + status.error().message, report.seconds);
+        core::log::debug("step {}: {} in {:.3f} s", step.id, status ? "done" : "failed: " + status.error().message,
+                         report.seconds);
         // Only the action's own failure can be permanent: a failed verify clause says something
         // about the venv, which can change.
         if (!status)
@@ -434,14 +434,14 @@ private:
         report.error = error;
         // The label says what went wrong, never why the step was due ("failed: up to date"),
         // and nothing when the result says it all ("failed: failed").
-        report.reason = interrupted              ? std::string(in_verify ? "while verifying" : "")
-                        : in_verify              ? std::string("verify failed")
+        report.reason = interrupted                        ? std::string(in_verify ? "while verifying" : "")
+                        : in_verify                        ? std::string("verify failed")
                         : error.code == ErrorCode::timeout ? std::string("timed out")
-                        : report.attempts > 1    ? fmt::format("failed {} attempts", report.attempts)
-                                                 : std::string();
-        report.result = interrupted           ? StepResult::interrupted
+                        : report.attempts > 1              ? fmt::format("failed {} attempts", report.attempts)
+                                                           : std::string();
+        report.result = interrupted               ? StepResult::interrupted
                         : step.optional && !fatal ? StepResult::optional_failed
-                                              : StepResult::failed;
+                                                  : StepResult::failed;
         JournalEntry& entry = m_journal.steps[step.id];
         entry.key = step.key;
         entry.inputs = step.key_inputs;
@@ -463,8 +463,8 @@ private:
 
     /// Journal a passed step; the distributions it changed now belong to it.
     /// `after`: the venv as scanned after the step ran, when the caller has it.
-    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged,
-                          bool verified, std::optional<Installed> after = std::nullopt) {
+    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged, bool verified,
+                          std::optional<Installed> after = std::nullopt) {
         JournalEntry& entry = m_journal.steps[step.id];
         if (unchanged && key_matches(entry, step)) {
             // Settled under bootstrap-step-v3 (or by a bootstrap that kept no inputs): the step

@@ -20,10 +20,10 @@ namespace bootstrap::engine {
 
 struct RunOptions {
     PlanOptions plan;
-    bool force = false;             // run every selected step, whatever the journal says
-    bool verify = false;            // re-run verify clauses even for skipped steps
-    double lock_timeout = 600;      // seconds
-    double backoff_base = 2;        // seconds before the 2nd attempt; doubles each time
+    bool force = false;                // run every selected step, whatever the journal says
+    bool verify = false;               // re-run verify clauses even for skipped steps
+    double lock_timeout = 600;         // seconds
+    double backoff_base = 2;           // seconds before the 2nd attempt; doubles each time
     bool rollback_on_failure = false;  // restore the before-snapshot when a step fails
 };
 
@@ -36,7 +36,7 @@ struct StepReport {
     std::string id;
     std::string kind;
     StepResult result = StepResult::not_reached;
-    std::string reason;   // "up to date", "requirements already satisfied", "ran 2 attempts", ...
+    std::string reason;  // "up to date", "requirements already satisfied", "ran 2 attempts", ...
     double seconds = 0;
     int attempts = 0;
     std::string log;
@@ -51,12 +51,12 @@ struct RunReport {
     std::filesystem::path venv;
     std::vector<StepReport> steps;
     double seconds = 0;
-    std::optional<Error> error;  // what stopped the run
+    std::optional<Error> error;                  // what stopped the run
     std::optional<std::int64_t> history_before;  // history entries written by this run
     std::optional<std::int64_t> history_after;
-    std::string changes;                // before -> after, one line per change ("" when none)
-    std::string changes_summary;        // "2 added, 1 upgraded" / "no change"
-    bool rolled_back = false;           // --rollback-on-failure restored the before-snapshot
+    std::string changes;          // before -> after, one line per change ("" when none)
+    std::string changes_summary;  // "2 added, 1 upgraded" / "no change"
+    bool rolled_back = false;     // --rollback-on-failure restored the before-snapshot
     std::vector<std::string> warnings;
     [[nodiscard]] bool ok() const { return !error.has_value(); }
 };

@@ -8,8 +8,8 @@
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "engine/journal.hpp"
-#include "engine/venv_lock.hpp"
 #include "engine/rollback_fixup.hpp"
+#include "engine/venv_lock.hpp"
 
 namespace bootstrap::engine {
 
@@ -26,8 +26,7 @@ std::vector<fs::path> site_packages_dirs(const fs::path& venv) {
     for (const char* lib : {"lib", "lib64"}) {
         for (const auto& entry : fs::directory_iterator(venv / lib, ec)) {
             const fs::path site = entry.path() / "site-packages";
-            if (!core::starts_with(entry.path().filename().string(), "python") || !fs::is_directory(site, ec))
-                continue;
+            if (!core::starts_with(entry.path().filename().string(), "python") || !fs::is_directory(site, ec)) continue;
             auto real = fs::canonical(site, ec);
             if (!ec && seen.insert(real).second) out.push_back(site);
         }
@@ -48,8 +47,7 @@ Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
             if (it->path().extension() == ".dist-info" && fs::is_regular_file(it->path() / k_uv_cache_json, missing))
                 dist_infos.push_back(it->path());
         }
-        if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot read {}: {}", site.string(), ec.message()));
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot read {}: {}", site.string(), ec.message()));
         std::sort(dist_infos.begin(), dist_infos.end());
         for (const auto& dist_info : dist_infos) {
             const std::string row = (dist_info.filename() / k_uv_cache_json).generic_string();

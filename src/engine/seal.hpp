@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 [[nodiscard]] bool is_host_local_state(const std::string& rel);
 
 struct SealReport {
-    std::vector<std::string> removed;   // venv-relative paths removed (lock, logs, caches, uv_cache.json)
-    size_t journal_steps = 0;           // journal entries whose stamps and timings were reset
+    std::vector<std::string> removed;  // venv-relative paths removed (lock, logs, caches, uv_cache.json)
+    size_t journal_steps = 0;          // journal entries whose stamps and timings were reset
 };
 
 /// Remove what is_host_local_state names under `venv`/.bootstrap/, but the lock (whoever holds

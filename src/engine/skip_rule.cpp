@@ -140,16 +140,15 @@ bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirem
     return true;
 }
 
-StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran,
-                              bool force, bool verify) {
+StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran, bool force,
+                              bool verify) {
     if (!step.not_locked.empty()) return {Decision::optional_failed, "not in the lockfile: " + step.not_locked};
     if (force) return {Decision::run, "forced"};
     std::string why_run;
     std::vector<std::string> changes;
     auto it = m_journal.steps.find(step.id);
     bool holds = false;
-    if (it == m_journal.steps.end())
-        why_run = "first run";
+    if (it == m_journal.steps.end()) why_run = "first run";
     else if (it->second.status == StepStatus::failed && step.optional && !it->second.retry_can_help &&
              key_matches(it->second, step) && !m_plan.retry_optional)
         return {Decision::optional_failed,
@@ -241,8 +240,8 @@ std::optional<std::vector<StepDecision>> settled_decisions(
         if (decisions.back().decision != Decision::up_to_date) return std::nullopt;
         // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
         auto entry = journal.steps.find(step.id);
-        if (entry == journal.steps.end() || entry->second.key != step.key ||
-            entry->second.inputs != step.key_inputs || entry->second.venv_state != state)
+        if (entry == journal.steps.end() || entry->second.key != step.key || entry->second.inputs != step.key_inputs ||
+            entry->second.venv_state != state)
             return std::nullopt;
     }
     if (rule.refreshed() || !rule.unsatisfied(installed).empty()) return std::nullopt;

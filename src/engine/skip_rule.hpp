@@ -31,10 +31,10 @@ namespace bootstrap::engine {
 using Installed = std::map<std::string, pyenv::Distribution>;
 
 enum class Decision {
-    run,            // run the step (and then its verify clauses)
-    verify_only,    // the action holds; its verify clauses must run again
-    up_to_date,     // nothing to do
-    satisfied,      // install step: its requirements already hold; the installer is not run
+    run,              // run the step (and then its verify clauses)
+    verify_only,      // the action holds; its verify clauses must run again
+    up_to_date,       // nothing to do
+    satisfied,        // install step: its requirements already hold; the installer is not run
     optional_failed,  // an optional step failed for good under this key: not tried again
     not_selected,     // `plan` with --only/--skip/--from: the run leaves it alone
 };
@@ -74,8 +74,8 @@ public:
     /// The decision for `step` against the venv as `installed` holds it now. `earlier_ran`: an
     /// earlier step of this run ran (or, for `plan`, would run). `force` runs everything;
     /// `verify` re-runs verify clauses of steps that are up to date.
-    [[nodiscard]] StepDecision decide(const steps::ResolvedStep& step, const Installed& installed,
-                                      bool earlier_ran, bool force, bool verify);
+    [[nodiscard]] StepDecision decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran,
+                                      bool force, bool verify);
 
     /// A journal entry's stamps were refreshed (its digests held): worth saving.
     [[nodiscard]] bool refreshed() const { return m_refreshed; }
@@ -102,8 +102,8 @@ public:
 
 private:
     bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why);
-    bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre,
-                           const Installed& installed, std::string* why) const;
+    bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre, const Installed& installed,
+                           std::string* why) const;
 
     const Plan& m_plan;
     const Facts& m_facts;

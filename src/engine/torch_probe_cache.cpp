@@ -29,8 +29,7 @@ constexpr std::string_view k_key_scheme = "bootstrap-torch-probe-v1";
 std::string stamp_of(const fs::path& p) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return "missing";
-    return fmt::format("{} {} {}", st.st_size,
-                       st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, st.st_ino);
+    return fmt::format("{} {} {}", st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, st.st_ino);
 }
 
 /// "torch-2.11.0.dist-info/RECORD 1234 1700000000000000000 42" for torch and each nvidia-*
@@ -54,9 +53,7 @@ std::vector<std::string> record_lines(const fs::path& site, bool& found_torch) {
     return out;
 }
 
-std::string gpu_text(const device::GpuInfo& g) {
-    return fmt::format("{}|{}|{}|{}", g.index, g.major, g.minor, g.name);
-}
+std::string gpu_text(const device::GpuInfo& g) { return fmt::format("{}|{}|{}|{}", g.index, g.major, g.minor, g.name); }
 
 std::optional<device::GpuInfo> parse_gpu(const std::string& text) {
     auto fields = core::split(text, '|');
@@ -65,17 +62,19 @@ std::optional<device::GpuInfo> parse_gpu(const std::string& text) {
     auto major = core::parse_int<int>(fields[1]);
     auto minor = core::parse_int<int>(fields[2]);
     if (!index || !major || !minor) return std::nullopt;
-    return device::GpuInfo{*index, text.substr(fields[0].size() + fields[1].size() +
-                                               fields[2].size() + 3),
-                           *major, *minor};
+    return device::GpuInfo{*index, text.substr(fields[0].size() + fields[1].size() + fields[2].size() + 3), *major,
+                           *minor};
 }
 
 std::string cache_json(const std::string& key, const device::ProbeAnswer& a) {
     std::vector<std::string> gpus;
     for (const auto& g : a.gpus) gpus.push_back(gpu_text(g));
-    nlohmann::json answer{{"torch_version", a.torch_version}, {"cuda_version", a.cuda_version},
-                          {"arch_flags", a.torch_arch_flags}, {"gpus", gpus},
-                          {"notes", a.notes},                 {"warnings", a.warnings}};
+    nlohmann::json answer{{"torch_version", a.torch_version},
+                          {"cuda_version", a.cuda_version},
+                          {"arch_flags", a.torch_arch_flags},
+                          {"gpus", gpus},
+                          {"notes", a.notes},
+                          {"warnings", a.warnings}};
     nlohmann::json j{{"version", k_cache_version}, {"key", key}, {"answer", answer}};
     return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -110,12 +109,9 @@ std::optional<device::ProbeAnswer> read_cache(const fs::path& cache, const std::
             if (a.torch_version.empty()) return fail(ErrorCode::not_found, "no torch version");
             return a;
         },
-        [](const std::string& why) -> Result<device::ProbeAnswer> {
-            return fail(ErrorCode::io, why);
-        });
+        [](const std::string& why) -> Result<device::ProbeAnswer> { return fail(ErrorCode::io, why); });
     if (!answer) {
-        core::log::debug("torch probe cache {}: not used ({})", cache.string(),
-                         answer.error().message);
+        core::log::debug("torch probe cache {}: not used ({})", cache.string(), answer.error().message);
         return std::nullopt;
     }
     return std::move(*answer);
@@ -123,51 +119,43 @@ std::optional<device::ProbeAnswer> read_cache(const fs::path& cache, const std::
 
 }  // namespace
 
-fs::path torch_probe_cache_path(const fs::path& venv) {
-    return venv / ".bootstrap" / "torch-probe.json";
-}
+fs::path torch_probe_cache_path(const fs::path& venv) { return venv / ".bootstrap" / "torch-probe.json"; }
 
-std::optional<std::string> torch_probe_key(const fs::path& venv,
-                                           const pyenv::InterpreterFacts& python,
+std::optional<std::string> torch_probe_key(const fs::path& venv, const pyenv::InterpreterFacts& python,
                                            const std::string& view) {
     bool found_torch = false;
     std::vector<std::string> records;
     if (!python.purelib.empty()) records = record_lines(python.purelib, found_torch);
     std::error_code ec;
-    if (!python.platlib.empty() && python.platlib != python.purelib &&
-        fs::exists(python.platlib, ec)) {
+    if (!python.platlib.empty() && python.platlib != python.purelib && fs::exists(python.platlib, ec)) {
         auto more = record_lines(python.platlib, found_torch);
         records.insert(records.end(), more.begin(), more.end());
     }
     if (!found_torch) return std::nullopt;
     fs::path interpreter = fs::canonical(pyenv::venv_python(venv), ec);
-    std::string key = fmt::format("{}\ninterpreter {} {}\npyvenv.cfg {}\n", k_key_scheme,
-                                  interpreter.string(), stamp_of(interpreter),
-                                  stamp_of(venv / "pyvenv.cfg"));
+    std::string key = fmt::format("{}\ninterpreter {} {}\npyvenv.cfg {}\n", k_key_scheme, interpreter.string(),
+                                  stamp_of(interpreter), stamp_of(venv / "pyvenv.cfg"));
     for (const auto& line : records) key += line + "\n";
     return key + view;
 }
 
 device::ProbeAnswer cached_probe_torch(const fs::path& venv, const pyenv::InterpreterFacts* python,
-                                       const fs::path& interpreter, const exec::EnvMap& env,
-                                       const std::string& view, bool write) {
+                                       const fs::path& interpreter, const exec::EnvMap& env, const std::string& view,
+                                       bool write) {
     std::optional<std::string> key;
     if (python) key = torch_probe_key(venv, *python, view);
     const fs::path cache = torch_probe_cache_path(venv);
     if (key) {
         if (auto cached = read_cache(cache, *key, interpreter)) {
-            core::log::debug("torch probe: the answer cached in {} (torch {})", cache.string(),
-                             cached->torch_version);
+            core::log::debug("torch probe: the answer cached in {} (torch {})", cache.string(), cached->torch_version);
             return std::move(*cached);
         }
     } else {
-        core::log::debug("torch probe: no torch RECORD in {}'s site-packages, not cached",
-                         venv.string());
+        core::log::debug("torch probe: no torch RECORD in {}'s site-packages, not cached", venv.string());
     }
     auto answer = device::probe_torch(interpreter, env);
     // A speed-up only: a venv we cannot write to still gets the right answer.
-    if (key && write && answer.available)
-        (void)core::write_file_atomic(cache, cache_json(*key, answer));
+    if (key && write && answer.available) (void)core::write_file_atomic(cache, cache_json(*key, answer));
     return answer;
 }
 

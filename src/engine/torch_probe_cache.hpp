@@ -27,17 +27,14 @@ namespace fs = std::filesystem;
 
 /// The key text for the venv's torch (one line per input, see the header comment), or nullopt
 /// when no `torch-*.dist-info/RECORD` is in site-packages (nothing would notice a change).
-[[nodiscard]] std::optional<std::string> torch_probe_key(const fs::path& venv,
-                                                         const pyenv::InterpreterFacts& python,
+[[nodiscard]] std::optional<std::string> torch_probe_key(const fs::path& venv, const pyenv::InterpreterFacts& python,
                                                          const std::string& view);
 
 /// device::probe_torch(python, env), answered from the cache when its key still holds; a fresh
 /// available answer is written back (atomically) when `write`. Without `python` facts or a
 /// torch RECORD the probe runs every time.
-[[nodiscard]] device::ProbeAnswer cached_probe_torch(const fs::path& venv,
-                                                     const pyenv::InterpreterFacts* python,
-                                                     const fs::path& interpreter,
-                                                     const exec::EnvMap& env,
+[[nodiscard]] device::ProbeAnswer cached_probe_torch(const fs::path& venv, const pyenv::InterpreterFacts* python,
+                                                     const fs::path& interpreter, const exec::EnvMap& env,
                                                      const std::string& view, bool write);
 
 }  // namespace bootstrap::engine

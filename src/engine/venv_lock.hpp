@@ -48,9 +48,7 @@ public:
     [[nodiscard]] static std::string describe_holder(const core::LockHolder& holder);
 
     /// What acquire() removed.
-    [[nodiscard]] const std::vector<std::filesystem::path>& removed_leftovers() const {
-        return m_removed;
-    }
+    [[nodiscard]] const std::vector<std::filesystem::path>& removed_leftovers() const { return m_removed; }
 
 private:
     struct Children;

@@ -22,12 +22,9 @@ EnvMap current_environment() {
     return env;
 }
 
-bool is_pass_through(const std::string& name) {
-    return core::env_has_use(name, core::EnvUse::pass_through);
-}
+bool is_pass_through(const std::string& name) { return core::env_has_use(name, core::EnvUse::pass_through); }
 
-EnvMap compose_environment(const EnvMap& base, const EnvMap& set,
-                           const std::vector<std::string>& unset) {
+EnvMap compose_environment(const EnvMap& base, const EnvMap& set, const std::vector<std::string>& unset) {
     EnvMap env;
     for (const auto& [name, value] : base)
         if (is_pass_through(name)) env.emplace(name, value);

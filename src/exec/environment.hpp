@@ -23,8 +23,7 @@ using EnvMap = std::map<std::string, std::string>;
 
 /// The pass-through subset of `base`, then every name in `unset` erased, then `set` applied.
 /// Explicit sets therefore win over unsets, and an unset can remove an allowlisted variable.
-[[nodiscard]] EnvMap compose_environment(const EnvMap& base, const EnvMap& set,
-                                         const std::vector<std::string>& unset);
+[[nodiscard]] EnvMap compose_environment(const EnvMap& base, const EnvMap& set, const std::vector<std::string>& unset);
 
 /// `env` inside `venv`, as `launch` and a recipe's run and check steps see it: the venv's bin/
 /// first on PATH, VIRTUAL_ENV set, no PYTHONHOME. Variables named in `keep` (what a step sets

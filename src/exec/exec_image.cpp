@@ -28,12 +28,10 @@ Error replace_process(const std::vector<std::string>& argv, const EnvMap& env) {
     const std::string path_var = path == env.end() ? std::string() : path->second;
     auto program = find_program(argv[0], path_var);
     if (program.empty())
-        return Error{ErrorCode::not_found,
-                     fmt::format("{} not found on PATH {}", argv[0], path_var), ""};
+        return Error{ErrorCode::not_found, fmt::format("{} not found on PATH {}", argv[0], path_var), ""};
     ExecImage image(argv, env);
     ::execve(program.c_str(), image.argv(), image.envp());
-    return Error{ErrorCode::process,
-                 fmt::format("cannot exec {}: {}", program.string(), std::strerror(errno)), ""};
+    return Error{ErrorCode::process, fmt::format("cannot exec {}: {}", program.string(), std::strerror(errno)), ""};
 }
 
 }  // namespace bootstrap::exec

@@ -79,16 +79,14 @@ struct Pipe {
 [[nodiscard]] Result<Pipe> make_pipe() {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0)
-        return fail(ErrorCode::process,
-                    fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
+        return fail(ErrorCode::process, fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
     Pipe pipe{Fd(fds[0]), Fd(fds[1])};
     // If our own stdio was closed, pipe2 hands out 0..2 and the child's dup2/open of its stdio
     // would clobber the write end; move it out of the way.
     if (pipe.write.get() <= STDERR_FILENO) {
         int moved = ::fcntl(pipe.write.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
         if (moved < 0)
-            return fail(ErrorCode::process,
-                        fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
+            return fail(ErrorCode::process, fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
         pipe.write = Fd(moved);
     }
     return pipe;
@@ -96,13 +94,11 @@ struct Pipe {
 
 [[nodiscard]] Result<Fd> open_log(const ProcessSpec& spec) {
     if (spec.log_path.empty()) return Fd();
-    if (spec.log_path.has_parent_path())
-        BS_CHECK(core::create_directories(spec.log_path.parent_path()));
+    if (spec.log_path.has_parent_path()) BS_CHECK(core::create_directories(spec.log_path.parent_path()));
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (spec.append_log ? 0 : O_TRUNC);
     int fd = ::open(spec.log_path.c_str(), flags, 0644);
     if (fd < 0)
-        return fail(ErrorCode::io, fmt::format("cannot open log {}: {}", spec.log_path.string(),
-                                               std::strerror(errno)));
+        return fail(ErrorCode::io, fmt::format("cannot open log {}: {}", spec.log_path.string(), std::strerror(errno)));
     return Fd(fd);
 }
 
@@ -113,9 +109,8 @@ struct Pipe {
     if (name.find('/') != std::string::npos) return fs::path(name);
     auto path_it = spec.env.find("PATH");
     if (path_it == spec.env.end())
-        return fail(
-            ErrorCode::not_found,
-            fmt::format("cannot run '{}': not found (PATH is not set in its environment)", name));
+        return fail(ErrorCode::not_found,
+                    fmt::format("cannot run '{}': not found (PATH is not set in its environment)", name));
     fs::path program = find_program(name, path_it->second);
     if (program.empty())
         return fail(ErrorCode::not_found,
@@ -133,7 +128,7 @@ struct Pipe {
 
 // The C spawn objects must be destroyed on every path, including early failures.
 class SpawnSetup {
-  public:
+public:
     SpawnSetup() {
         posix_spawn_file_actions_init(&m_actions);
         posix_spawnattr_init(&m_attr);
@@ -157,14 +152,12 @@ class SpawnSetup {
         step(posix_spawn_file_actions_adddup2(&m_actions, output_fd, STDERR_FILENO));
         // dup2 leaves the copy without FD_CLOEXEC: it survives the exec.
         for (size_t i = 0; i < inherit.size(); ++i)
-            step(posix_spawn_file_actions_adddup2(&m_actions, inherit[i],
-                                                  STDERR_FILENO + 1 + static_cast<int>(i)));
+            step(posix_spawn_file_actions_adddup2(&m_actions, inherit[i], STDERR_FILENO + 1 + static_cast<int>(i)));
         // Anything a library opened without O_CLOEXEC would otherwise leak into the child and
         // could hold a pipe or a lock open for as long as the build runs.
-        step(posix_spawn_file_actions_addclosefrom_np(
-            &m_actions, STDERR_FILENO + 1 + static_cast<int>(inherit.size())));
-        if (!spec.cwd.empty())
-            step(posix_spawn_file_actions_addchdir_np(&m_actions, spec.cwd.c_str()));
+        step(
+            posix_spawn_file_actions_addclosefrom_np(&m_actions, STDERR_FILENO + 1 + static_cast<int>(inherit.size())));
+        if (!spec.cwd.empty()) step(posix_spawn_file_actions_addchdir_np(&m_actions, spec.cwd.c_str()));
 
         // Own process group (pgid = pid), so one kill(-pid) reaches every grandchild and the
         // terminal's ^C reaches only us; we forward it as SIGTERM.
@@ -175,38 +168,33 @@ class SpawnSetup {
         // Ignored dispositions survive exec; a child must not inherit ours.
         sigset_t defaults;
         sigemptyset(&defaults);
-        for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE, SIGCHLD})
-            sigaddset(&defaults, sig);
+        for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE, SIGCHLD}) sigaddset(&defaults, sig);
         step(posix_spawnattr_setsigdefault(&m_attr, &defaults));
-        step(posix_spawnattr_setflags(&m_attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                   POSIX_SPAWN_SETSIGDEF));
+        step(posix_spawnattr_setflags(&m_attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
         return rc;
     }
 
     const posix_spawn_file_actions_t* actions() const { return &m_actions; }
     const posix_spawnattr_t* attr() const { return &m_attr; }
 
-  private:
+private:
     posix_spawn_file_actions_t m_actions;
     posix_spawnattr_t m_attr;
 };
 
-[[nodiscard]] Result<pid_t> spawn_child(const ProcessSpec& spec, const fs::path& program,
-                                        int output_fd, const std::vector<int>& inherit) {
+[[nodiscard]] Result<pid_t> spawn_child(const ProcessSpec& spec, const fs::path& program, int output_fd,
+                                        const std::vector<int>& inherit) {
     SpawnSetup setup;
     if (int rc = setup.prepare(spec, output_fd, inherit); rc != 0)
-        return fail(ErrorCode::process,
-                    fmt::format("{}: cannot prepare the spawn: {}",
-                                start_failure_prefix(spec, program), std::strerror(rc)));
+        return fail(ErrorCode::process, fmt::format("{}: cannot prepare the spawn: {}",
+                                                    start_failure_prefix(spec, program), std::strerror(rc)));
 
     ExecImage image(spec.argv, spec.env);
     pid_t pid = -1;
     // glibc's posix_spawn reports chdir and exec failures of the child through its return value.
-    int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), image.argv(),
-                           image.envp());
+    int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), image.argv(), image.envp());
     if (rc != 0)
-        return fail(ErrorCode::process,
-                    fmt::format("{}: {}", start_failure_prefix(spec, program), std::strerror(rc)));
+        return fail(ErrorCode::process, fmt::format("{}: {}", start_failure_prefix(spec, program), std::strerror(rc)));
     return pid;
 }
 
@@ -223,9 +211,7 @@ class SpawnSetup {
 }
 
 // glibc 2.36's <sys/pidfd.h> lacks extern "C", so its wrapper cannot be linked from C++.
-[[nodiscard]] int open_pidfd(pid_t pid) {
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
-}
+[[nodiscard]] int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U)); }
 
 /// What the child was given that must not be shown: the values of its secret-named variables
 /// (core::is_secret_name, a recipe's `[env] secret` included) and the credentials of URLs in its
@@ -254,12 +240,16 @@ std::vector<std::string> secret_values(const ProcessSpec& spec) {
 /// The child is observed with WNOWAIT and reaped only at the end, so its pid (our pgid) cannot
 /// be reused while we might still signal the group.
 class Supervision {
-  public:
+public:
     Supervision(const ProcessSpec& spec, pid_t pid, Fd output, Fd log)
-        : m_spec(spec), m_pid(pid), m_output(std::move(output)), m_log(std::move(log)),
+        : m_spec(spec),
+          m_pid(pid),
+          m_output(std::move(output)),
+          m_log(std::move(log)),
           // A pidfd turns readable when the child exits, so poll() wakes at once instead of at
           // the next k_poll_interval. Without one (old kernel, seccomp) we fall back to ticks.
-          m_exit_fd(open_pidfd(pid)), m_mask(secret_values(spec)) {}
+          m_exit_fd(open_pidfd(pid)),
+          m_mask(secret_values(spec)) {}
 
     // Also runs when on_output throws: nothing of the child may outlive us.
     ~Supervision() {
@@ -277,8 +267,7 @@ class Supervision {
             if (!m_exited_at) observe_exit(now);
             if (m_exited_at && !m_output.is_open()) break;
             escalate(now, started);
-            if (m_killed_at && m_output.is_open() && now - *m_killed_at >= k_abandon_pipe_after &&
-                m_exited_at)
+            if (m_killed_at && m_output.is_open() && now - *m_killed_at >= k_abandon_pipe_after && m_exited_at)
                 m_output.reset();
             if (m_exited_at && !m_output.is_open()) break;
             wait_and_read(next_wake(now, started));
@@ -291,7 +280,7 @@ class Supervision {
     /// Why writing the log failed, empty when it did not.
     [[nodiscard]] const std::string& log_error() const { return m_log_error; }
 
-  private:
+private:
     void observe_exit(Clock::time_point now) {
         siginfo_t info{};
         int rc = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT);
@@ -319,10 +308,8 @@ class Supervision {
 
     void signal_group(int sig, Clock::time_point now) {
         ::kill(-m_pid, sig);  // ESRCH: the group is already empty, which is what we wanted
-        if (sig == SIGKILL)
-            m_killed_at = now;
-        else
-            m_termed_at = now;
+        if (sig == SIGKILL) m_killed_at = now;
+        else m_termed_at = now;
     }
 
     [[nodiscard]] milliseconds next_wake(Clock::time_point now, Clock::time_point started) const {
@@ -410,9 +397,7 @@ InheritedFd::InheritedFd(int fd, OnChild on_child) {
 InheritedFd::~InheritedFd() {
     std::lock_guard<std::mutex> guard(inherited_mutex());
     auto& list = inherited_list();
-    list.erase(
-        std::remove_if(list.begin(), list.end(), [&](const Inherited& i) { return i.id == m_id; }),
-        list.end());
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Inherited& i) { return i.id == m_id; }), list.end());
 }
 
 std::string signal_name(int sig) {
@@ -423,9 +408,8 @@ std::string signal_name(int sig) {
 std::string ProcessResult::describe() const {
     if (timed_out) return fmt::format("timed out after {:g}s (killed)", timeout_seconds);
     if (interrupted)
-        return interrupt_signal != 0
-                   ? fmt::format("interrupted by {}", signal_name(interrupt_signal))
-                   : std::string("interrupted");
+        return interrupt_signal != 0 ? fmt::format("interrupted by {}", signal_name(interrupt_signal))
+                                     : std::string("interrupted");
     if (signal != 0) return fmt::format("killed by signal {} ({})", signal, signal_name(signal));
     return fmt::format("exit code {}", exit_code);
 }
@@ -433,8 +417,7 @@ std::string ProcessResult::describe() const {
 fs::path find_program(std::string_view name, std::string_view path_var) {
     auto is_executable_file = [](const fs::path& candidate) {
         struct stat st {};
-        return ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-               ::access(candidate.c_str(), X_OK) == 0;
+        return ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0;
     };
     if (name.empty()) return {};
     if (name.find('/') != std::string_view::npos)
@@ -452,7 +435,6 @@ fs::path find_program(std::string_view name, const EnvMap& env) {
     return find_program(name, path == env.end() ? std::string_view() : std::string_view(path->second));
 }
 
-
 namespace {
 
 /// The debug log's account of a child: its argv, cwd, and the environment it gets where that
@@ -467,8 +449,7 @@ void log_start(const ProcessSpec& spec, const fs::path& program, pid_t pid) {
     std::string changed;
     for (const auto& [name, value] : spec.env) {
         auto it = own.find(name);
-        if (it == own.end() || it->second != value)
-            changed += " " + core::log::shown_env(name, value);
+        if (it == own.end() || it->second != value) changed += " " + core::log::shown_env(name, value);
     }
     for (const auto& [name, value] : own)
         if (!spec.env.contains(name)) changed += " -" + name;
@@ -478,17 +459,16 @@ void log_start(const ProcessSpec& spec, const fs::path& program, pid_t pid) {
 }  // namespace
 
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
-    if (spec.argv.empty() || spec.argv.front().empty())
-        return fail(ErrorCode::process, "cannot run an empty command");
+    if (spec.argv.empty() || spec.argv.front().empty()) return fail(ErrorCode::process, "cannot run an empty command");
     if (int sig = core::interrupt_signal(); sig != 0)
-        return fail(ErrorCode::interrupted, fmt::format("not starting '{}': interrupted by {}",
-                                                        spec.argv.front(), signal_name(sig)));
+        return fail(ErrorCode::interrupted,
+                    fmt::format("not starting '{}': interrupted by {}", spec.argv.front(), signal_name(sig)));
     BS_TRY(fs::path program, resolve_program(spec));
     if (!spec.cwd.empty()) {
         std::error_code ec;
         if (!fs::is_directory(spec.cwd, ec))
-            return fail(ErrorCode::process, fmt::format("{}: the working directory does not exist",
-                                                        start_failure_prefix(spec, program)));
+            return fail(ErrorCode::process,
+                        fmt::format("{}: the working directory does not exist", start_failure_prefix(spec, program)));
     }
     BS_TRY(Fd log, open_log(spec));
     BS_TRY(Pipe pipe, make_pipe());
@@ -499,12 +479,11 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     std::vector<Fd> copies;
     std::vector<int> inherit;
     for (const auto& i : inherited) {
-        int copy =
-            ::fcntl(i.fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1 + static_cast<int>(inherited.size()));
+        int copy = ::fcntl(i.fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1 + static_cast<int>(inherited.size()));
         if (copy < 0)
-            return fail(ErrorCode::process, fmt::format("{}: cannot pass descriptor {} on: {}",
-                                                        start_failure_prefix(spec, program), i.fd,
-                                                        std::strerror(errno)));
+            return fail(ErrorCode::process,
+                        fmt::format("{}: cannot pass descriptor {} on: {}", start_failure_prefix(spec, program), i.fd,
+                                    std::strerror(errno)));
         copies.emplace_back(copy);
         inherit.push_back(copy);
     }
@@ -526,13 +505,13 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     }
     tell_children(inherited, pid, false);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    core::log::debug("pid {} ({}): {} after {:.3f} s", pid, program.filename().string(),
-                     result.describe(), result.seconds);
+    core::log::debug("pid {} ({}): {} after {:.3f} s", pid, program.filename().string(), result.describe(),
+                     result.seconds);
     if (!log_error.empty())
-        return fail(ErrorCode::io,
-                    fmt::format("cannot write log {} of '{}': {}", spec.log_path.string(),
-                                spec.argv.front(), log_error),
-                    fmt::format("the child finished with {}", result.describe()));
+        return fail(
+            ErrorCode::io,
+            fmt::format("cannot write log {} of '{}': {}", spec.log_path.string(), spec.argv.front(), log_error),
+            fmt::format("the child finished with {}", result.describe()));
     return result;
 }
 

@@ -44,9 +44,7 @@ struct ProcessResult {
     double timeout_seconds = 0;  // the limit that was hit, when timed_out
     double seconds = 0;
     std::string output;  // when capture was set
-    [[nodiscard]] bool ok() const {
-        return signal == 0 && exit_code == 0 && !timed_out && !interrupted;
-    }
+    [[nodiscard]] bool ok() const { return signal == 0 && exit_code == 0 && !timed_out && !interrupted; }
     /// "exit code 3", "killed by signal 9 (SIGKILL)", "timed out after 5s (killed)",
     /// "interrupted by SIGINT". Timeout and interrupt take precedence over the raw status.
     [[nodiscard]] std::string describe() const;
@@ -58,14 +56,14 @@ struct ProcessResult {
 /// by what we started even if we are killed: the venv lock (engine/venv_lock.hpp). `fd` must stay
 /// open while registered.
 class InheritedFd {
-  public:
+public:
     using OnChild = std::function<void(long pid, bool started)>;
     explicit InheritedFd(int fd, OnChild on_child = {});
     ~InheritedFd();
     InheritedFd(const InheritedFd&) = delete;
     InheritedFd& operator=(const InheritedFd&) = delete;
 
-  private:
+private:
     unsigned long m_id;
 };
 

@@ -15,36 +15,30 @@ namespace bootstrap::inspect {
 Error not_elf(int fd, const std::filesystem::path& file) {
     char magic[4] = {};
     struct stat st {};
-    if (::pread(fd, magic, sizeof magic, 0) == sizeof magic &&
-        std::memcmp(magic, ELFMAG, SELFMAG) == 0 && ::fstat(fd, &st) == 0)
-        return Error{
-            ErrorCode::io,
-            fmt::format("{} is truncated or corrupt: an ELF file whose header libelf cannot "
-                        "read (the file has {} bytes)",
-                        file.string(), st.st_size),
-            {}};
+    if (::pread(fd, magic, sizeof magic, 0) == sizeof magic && std::memcmp(magic, ELFMAG, SELFMAG) == 0 &&
+        ::fstat(fd, &st) == 0)
+        return Error{ErrorCode::io,
+                     fmt::format("{} is truncated or corrupt: an ELF file whose header libelf cannot "
+                                 "read (the file has {} bytes)",
+                                 file.string(), st.st_size),
+                     {}};
     return Error{ErrorCode::io, fmt::format("{} is not an ELF file", file.string()), {}};
 }
 
 Status check_elf_complete(Elf* elf, int fd, const std::filesystem::path& file) {
     struct stat st {};
     if (::fstat(fd, &st) != 0)
-        return fail(ErrorCode::io,
-                    fmt::format("cannot stat {}: {}", file.string(), std::strerror(errno)));
+        return fail(ErrorCode::io, fmt::format("cannot stat {}: {}", file.string(), std::strerror(errno)));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     auto corrupt = [&](const std::string& what) {
         return fail(ErrorCode::io,
-                    fmt::format("{} is truncated or corrupt: {} (the file has {} bytes)",
-                                file.string(), what, size));
+                    fmt::format("{} is truncated or corrupt: {} (the file has {} bytes)", file.string(), what, size));
     };
     // An extent [offset, offset + length) inside the file, without overflowing.
-    auto inside = [&](std::uint64_t offset, std::uint64_t length) {
-        return offset <= size && length <= size - offset;
-    };
+    auto inside = [&](std::uint64_t offset, std::uint64_t length) { return offset <= size && length <= size - offset; };
 
     GElf_Ehdr ehdr;
-    if (gelf_getehdr(elf, &ehdr) == nullptr)
-        return corrupt(fmt::format("no ELF header ({})", elf_errmsg(-1)));
+    if (gelf_getehdr(elf, &ehdr) == nullptr) return corrupt(fmt::format("no ELF header ({})", elf_errmsg(-1)));
     // The counts as the header states them: libelf's own answer shrinks with a truncated file.
     // Only past 0xffff do they live elsewhere (section 0), which libelf reads.
     size_t phnum = ehdr.e_phnum, shnum = ehdr.e_shnum;

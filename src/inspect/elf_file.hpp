@@ -28,8 +28,8 @@ private:
     };
     ElfFile(core::Fd fd, Elf* elf) : m_fd(std::move(fd)), m_elf(elf) {}
 
-    core::Fd m_fd;                        // declared first: the Elf handle is ended before it
-    std::unique_ptr<Elf, ElfEnd> m_elf;   // closes
+    core::Fd m_fd;                       // declared first: the Elf handle is ended before it
+    std::unique_ptr<Elf, ElfEnd> m_elf;  // closes
 };
 
 }  // namespace bootstrap::inspect

@@ -19,8 +19,8 @@ Result<std::vector<std::string>> read_needed_libraries(const std::filesystem::pa
         if (!gelf_getshdr(scn, &hdr) || hdr.sh_type != SHT_DYNAMIC) continue;
         Elf_Data* data = elf_getdata(scn, nullptr);
         if (!data)
-            return fail(ErrorCode::io, fmt::format("{}: cannot read the dynamic section: {}",
-                                                   file.string(), elf_errmsg(-1)));
+            return fail(ErrorCode::io,
+                        fmt::format("{}: cannot read the dynamic section: {}", file.string(), elf_errmsg(-1)));
         // sh_entsize is the file's word; a zero one (corrupt) must not divide.
         const size_t count = hdr.sh_entsize ? data->d_size / hdr.sh_entsize : 0;
         for (size_t i = 0; i < count; ++i) {
@@ -30,10 +30,9 @@ Result<std::vector<std::string>> read_needed_libraries(const std::filesystem::pa
             if (dyn.d_tag != DT_NEEDED) continue;
             const char* name = elf_strptr(elf, hdr.sh_link, dyn.d_un.d_val);
             if (!name)
-                return fail(ErrorCode::io,
-                            fmt::format("{} is corrupt: a DT_NEEDED entry points outside its "
-                                        "string table",
-                                        file.string()));
+                return fail(ErrorCode::io, fmt::format("{} is corrupt: a DT_NEEDED entry points outside its "
+                                                       "string table",
+                                                       file.string()));
             out.emplace_back(name);
         }
         break;  // one dynamic section per file

@@ -15,7 +15,6 @@ namespace bootstrap::inspect {
 /// The DT_NEEDED entries of `file`'s dynamic section, in order ("libc10.so", "libc.so.6").
 /// A file without a dynamic section gives an empty list. Errors (io): unreadable, not ELF,
 /// truncated or corrupt (as ElfFile::open), naming the file.
-[[nodiscard]] Result<std::vector<std::string>> read_needed_libraries(
-    const std::filesystem::path& file);
+[[nodiscard]] Result<std::vector<std::string>> read_needed_libraries(const std::filesystem::path& file);
 
 }  // namespace bootstrap::inspect

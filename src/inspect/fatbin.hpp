@@ -29,12 +29,12 @@ enum class FatbinCompression { none, lz4, zstd };
 
 struct FatbinEntry {
     FatbinKind kind = FatbinKind::sass;
-    unsigned sm = 0;  // 90 for sm_90 / compute_90
-    char variant = 0; // 0, 'a' or 'f'
+    unsigned sm = 0;   // 90 for sm_90 / compute_90
+    char variant = 0;  // 0, 'a' or 'f'
     FatbinCompression compression = FatbinCompression::none;
-    uint64_t size = 0;   // payload bytes as stored
-    uint64_t offset = 0; // of the entry header inside .nv_fatbin
-    uint64_t flags = 0;  // raw flags word
+    uint64_t size = 0;    // payload bytes as stored
+    uint64_t offset = 0;  // of the entry header inside .nv_fatbin
+    uint64_t flags = 0;   // raw flags word
 
     [[nodiscard]] bool compressed() const { return compression != FatbinCompression::none; }
     /// "sm_90", "sm_90a", "compute_90".
@@ -43,13 +43,13 @@ struct FatbinEntry {
     [[nodiscard]] std::string describe() const;
 };
 
-[[nodiscard]] std::string_view to_string(FatbinKind kind);        // "SASS", "PTX"
-[[nodiscard]] std::string_view to_string(FatbinCompression comp); // "none", "lz4", "zstd"
+[[nodiscard]] std::string_view to_string(FatbinKind kind);         // "SASS", "PTX"
+[[nodiscard]] std::string_view to_string(FatbinCompression comp);  // "none", "lz4", "zstd"
 
 /// What a file carries.
 struct CudaContents {
     fs::path file;
-    bool has_fatbin = false; // the ELF has a .nv_fatbin section
+    bool has_fatbin = false;  // the ELF has a .nv_fatbin section
     std::vector<FatbinEntry> entries;
 };
 
@@ -69,8 +69,8 @@ struct CudaContents {
 /// on a device of compute capability `device_major.device_minor`": SASS needs the same major and
 /// a minor <= the device's; PTX needs <= the device (a 'f' target: the same major); an 'a' target
 /// runs only on exactly its arch. device::sass_runs_on / ptx_runs_on call this.
-[[nodiscard]] bool cuda_code_runs_on(bool ptx, int code_major, int code_minor, char suffix,
-                                     int device_major, int device_minor);
+[[nodiscard]] bool cuda_code_runs_on(bool ptx, int code_major, int code_minor, char suffix, int device_major,
+                                     int device_minor);
 
 /// OK when `entries` hold SASS usable on `arch` ("9.0": same major, minor <= 0; an 'a' target
 /// only on exactly its arch) or PTX <= it. Otherwise (step_failed) a message naming `what` and
@@ -78,4 +78,4 @@ struct CudaContents {
 [[nodiscard]] Status check_cuda_arch(const std::vector<FatbinEntry>& entries, std::string_view arch,
                                      std::string_view what);
 
-} // namespace bootstrap::inspect
+}  // namespace bootstrap::inspect

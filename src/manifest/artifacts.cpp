@@ -107,19 +107,19 @@ Result<std::string> ArtifactStore::add(const fs::path& wheel) {
                     fmt::format("cannot keep {} in the artifact store: not a file", wheel.string()));
     if (name.size() < 5 || name.substr(name.size() - 4) != ".whl")
         return fail(ErrorCode::usage, fmt::format("cannot keep {} in the artifact store: not a wheel "
-                                                  "(*.whl)", wheel.string()));
+                                                  "(*.whl)",
+                                                  wheel.string()));
     BS_TRY(auto digest, core::sha256_file(wheel));
     const fs::path dir = entry_dir(digest);
     const fs::path dest = dir / name;
     std::error_code ec;
     // Entries are only ever published by rename after their digest was checked, so an entry
     // with the right size is complete.
-    if (fs::is_regular_file(dest, ec) && fs::file_size(dest, ec) == fs::file_size(wheel, ec))
-        return digest;
+    if (fs::is_regular_file(dest, ec) && fs::file_size(dest, ec) == fs::file_size(wheel, ec)) return digest;
     fs::create_directories(dir, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot create artifact store directory {}: {}",
-                                               dir.string(), ec.message()));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot create artifact store directory {}: {}", dir.string(), ec.message()));
     const fs::path tmp = dir / temp_name(name);
     BS_TRY(auto copied, copy_and_hash(wheel, tmp));
     if (copied != digest) {
@@ -158,8 +158,8 @@ Status ArtifactStore::verify(const std::string& sha256) const {
                     fmt::format("artifact sha256:{} is not in the store {}", sha256, m_root.string()));
     BS_TRY(auto actual, core::sha256_file(*wheel));
     if (actual != sha256)
-        return fail(ErrorCode::io, fmt::format("artifact {} is corrupt: its sha256 is {}, expected {}",
-                                               wheel->string(), actual, sha256));
+        return fail(ErrorCode::io, fmt::format("artifact {} is corrupt: its sha256 is {}, expected {}", wheel->string(),
+                                               actual, sha256));
     return {};
 }
 

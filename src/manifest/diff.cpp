@@ -20,14 +20,11 @@ int compare_versions(const std::string& a, const std::string& b) {
     return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
 }
 
-PackageChange::Kind classify(const Package& before, const Package& after, bool across_venvs,
-                             bool& changed) {
+PackageChange::Kind classify(const Package& before, const Package& after, bool across_venvs, bool& changed) {
     changed = true;
     int c = compare_versions(before.version, after.version);
-    if (c < 0)
-        return PackageChange::Kind::upgraded;
-    if (c > 0)
-        return PackageChange::Kind::downgraded;
+    if (c < 0) return PackageChange::Kind::upgraded;
+    if (c > 0) return PackageChange::Kind::downgraded;
     // Same version: different files (rebuilt from source, another wheel of the same version,
     // files edited in place) show as a different RECORD.
     changed = !same_files(before, after, across_venvs) || before.version != after.version;
@@ -38,13 +35,10 @@ PackageChange::Kind classify(const Package& before, const Package& after, bool a
 void diff_map(const std::string& prefix, const std::map<std::string, std::string>& a,
               const std::map<std::string, std::string>& b, std::vector<FactChange>& out) {
     std::map<std::string, std::pair<std::string, std::string>> both;
-    for (const auto& [k, v] : a)
-        both[k].first = v;
-    for (const auto& [k, v] : b)
-        both[k].second = v;
+    for (const auto& [k, v] : a) both[k].first = v;
+    for (const auto& [k, v] : b) both[k].second = v;
     for (const auto& [k, v] : both)
-        if (v.first != v.second)
-            out.push_back({prefix.empty() ? k : prefix + "." + k, v.first, v.second});
+        if (v.first != v.second) out.push_back({prefix.empty() ? k : prefix + "." + k, v.first, v.second});
 }
 
 std::string or_none(const std::string& v) { return v.empty() ? "(none)" : v; }
@@ -69,14 +63,12 @@ std::map<std::string, std::string> core_facts(const Manifest& m) {
     };
 }
 
-} // namespace
+}  // namespace
 
 std::map<std::string, std::string> environment_facts(const Manifest& m) {
     auto facts = core_facts(m);
-    for (const auto& [k, v] : m.build_env)
-        facts["build_env." + k] = v;
-    for (const auto& [k, v] : m.device)
-        facts["device." + k] = v;
+    for (const auto& [k, v] : m.build_env) facts["build_env." + k] = v;
+    for (const auto& [k, v] : m.device) facts["device." + k] = v;
     return facts;
 }
 
@@ -88,24 +80,18 @@ bool same_files(const Package& a, const Package& b, bool across_venvs) {
 
 const char* to_string(PackageChange::Kind kind) {
     switch (kind) {
-    case PackageChange::Kind::added:
-        return "added";
-    case PackageChange::Kind::removed:
-        return "removed";
-    case PackageChange::Kind::upgraded:
-        return "upgraded";
-    case PackageChange::Kind::downgraded:
-        return "downgraded";
-    case PackageChange::Kind::reinstalled:
-        return "reinstalled";
+        case PackageChange::Kind::added: return "added";
+        case PackageChange::Kind::removed: return "removed";
+        case PackageChange::Kind::upgraded: return "upgraded";
+        case PackageChange::Kind::downgraded: return "downgraded";
+        case PackageChange::Kind::reinstalled: return "reinstalled";
     }
     return "?";
 }
 
 ManifestDiff diff(const Manifest& before, const Manifest& after) {
     ManifestDiff d;
-    const bool across_venvs =
-        !before.venv.empty() && !after.venv.empty() && before.venv != after.venv;
+    const bool across_venvs = !before.venv.empty() && !after.venv.empty() && before.venv != after.venv;
     auto b = before.packages.begin(), a = after.packages.begin();
     // Merge walk over two name-sorted maps.
     while (b != before.packages.end() || a != after.packages.end()) {
@@ -118,8 +104,7 @@ ManifestDiff diff(const Manifest& before, const Manifest& after) {
         } else {
             bool changed = false;
             auto kind = classify(b->second, a->second, across_venvs, changed);
-            if (changed)
-                d.packages.push_back({kind, a->first, b->second.version, a->second.version});
+            if (changed) d.packages.push_back({kind, a->first, b->second.version, a->second.version});
             ++a;
             ++b;
         }
@@ -132,20 +117,14 @@ ManifestDiff diff(const Manifest& before, const Manifest& after) {
 }
 
 std::string ManifestDiff::summary() const {
-    if (empty())
-        return "no change";
+    if (empty()) return "no change";
     std::map<PackageChange::Kind, int> counts;
-    for (const auto& p : packages)
-        ++counts[p.kind];
+    for (const auto& p : packages) ++counts[p.kind];
     std::vector<std::string> parts;
-    for (auto kind :
-         {PackageChange::Kind::added, PackageChange::Kind::removed, PackageChange::Kind::upgraded,
-          PackageChange::Kind::downgraded, PackageChange::Kind::reinstalled})
-        if (counts[kind])
-            parts.push_back(fmt::format("{} {}", counts[kind], to_string(kind)));
-    if (!facts.empty())
-        parts.push_back(
-            fmt::format("{} fact{} changed", facts.size(), facts.size() == 1 ? "" : "s"));
+    for (auto kind : {PackageChange::Kind::added, PackageChange::Kind::removed, PackageChange::Kind::upgraded,
+                      PackageChange::Kind::downgraded, PackageChange::Kind::reinstalled})
+        if (counts[kind]) parts.push_back(fmt::format("{} {}", counts[kind], to_string(kind)));
+    if (!facts.empty()) parts.push_back(fmt::format("{} fact{} changed", facts.size(), facts.size() == 1 ? "" : "s"));
     return core::join(parts, ", ");
 }
 
@@ -153,37 +132,25 @@ std::string format_diff(const ManifestDiff& d) {
     std::string out;
     for (const auto& p : d.packages) {
         switch (p.kind) {
-        case PackageChange::Kind::added:
-            out += fmt::format("+ {} {}\n", p.name, p.to);
-            break;
-        case PackageChange::Kind::removed:
-            out += fmt::format("- {} {}\n", p.name, p.from);
-            break;
-        case PackageChange::Kind::upgraded:
-            out += fmt::format("^ {} {} -> {}\n", p.name, p.from, p.to);
-            break;
-        case PackageChange::Kind::downgraded:
-            out += fmt::format("v {} {} -> {}\n", p.name, p.from, p.to);
-            break;
-        case PackageChange::Kind::reinstalled:
-            out += p.from == p.to
-                       ? fmt::format("~ {} {} (reinstalled: files differ)\n", p.name, p.to)
-                       : fmt::format("~ {} {} -> {} (same version)\n", p.name, p.from, p.to);
-            break;
+            case PackageChange::Kind::added: out += fmt::format("+ {} {}\n", p.name, p.to); break;
+            case PackageChange::Kind::removed: out += fmt::format("- {} {}\n", p.name, p.from); break;
+            case PackageChange::Kind::upgraded: out += fmt::format("^ {} {} -> {}\n", p.name, p.from, p.to); break;
+            case PackageChange::Kind::downgraded: out += fmt::format("v {} {} -> {}\n", p.name, p.from, p.to); break;
+            case PackageChange::Kind::reinstalled:
+                out += p.from == p.to ? fmt::format("~ {} {} (reinstalled: files differ)\n", p.name, p.to)
+                                      : fmt::format("~ {} {} -> {} (same version)\n", p.name, p.from, p.to);
+                break;
         }
     }
-    for (const auto& f : d.facts)
-        out += fmt::format("{}: {} -> {}\n", f.field, or_none(f.from), or_none(f.to));
+    for (const auto& f : d.facts) out += fmt::format("{}: {} -> {}\n", f.field, or_none(f.from), or_none(f.to));
     return out;
 }
 
 std::string diff_json(const ManifestDiff& d) {
     nlohmann::json packages = nlohmann::json::array(), facts = nlohmann::json::array();
     for (const auto& p : d.packages)
-        packages.push_back(
-            {{"kind", to_string(p.kind)}, {"name", p.name}, {"from", p.from}, {"to", p.to}});
-    for (const auto& f : d.facts)
-        facts.push_back({{"field", f.field}, {"from", f.from}, {"to", f.to}});
+        packages.push_back({{"kind", to_string(p.kind)}, {"name", p.name}, {"from", p.from}, {"to", p.to}});
+    for (const auto& f : d.facts) facts.push_back({{"field", f.field}, {"from", f.from}, {"to", f.to}});
     nlohmann::json j{{"schema", 1},
                      {"same", d.empty()},
                      {"summary", d.summary()},
@@ -192,4 +159,4 @@ std::string diff_json(const ManifestDiff& d) {
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

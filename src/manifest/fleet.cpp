@@ -59,8 +59,8 @@ struct Column {
 
 /// Group the nodes by identity: the most common identity first, ties in the order of their
 /// first node (the nodes are in natural order).
-std::vector<std::pair<std::string, std::vector<std::string>>> by_value(
-    const std::vector<FleetNode>& nodes, const std::vector<std::string>& identity) {
+std::vector<std::pair<std::string, std::vector<std::string>>> by_value(const std::vector<FleetNode>& nodes,
+                                                                       const std::vector<std::string>& identity) {
     std::map<std::string, size_t> slot;
     std::vector<std::pair<std::string, std::vector<std::string>>> out;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -75,8 +75,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> by_value(
 
 std::string short_digest(const std::string& hex) { return hex.substr(0, 12); }
 
-FleetDrift package_drift(const std::string& name, const std::vector<FleetNode>& nodes,
-                         const Column& column) {
+FleetDrift package_drift(const std::string& name, const std::vector<FleetNode>& nodes, const Column& column) {
     FleetDrift d{name, true, {}};
     auto groups = by_value(nodes, column.identity);
     // Versions shared by two groups are told apart by their files (or their broken state).
@@ -91,12 +90,10 @@ FleetDrift package_drift(const std::string& name, const std::vector<FleetNode>& 
         if (!identity.empty()) {
             const Package& p = *sample.at(identity);
             value = p.version;
-            if (!p.broken.empty())
-                value += " (broken: " + p.broken + ")";
+            if (!p.broken.empty()) value += " (broken: " + p.broken + ")";
             else if (versions[p.version] > 1)
                 value += " (files " +
-                         short_digest(!p.record_sha256_portable.empty() ? p.record_sha256_portable
-                                                                       : p.record_sha256) +
+                         short_digest(!p.record_sha256_portable.empty() ? p.record_sha256_portable : p.record_sha256) +
                          ")";
         }
         d.values.push_back({std::move(value), std::move(members)});
@@ -173,10 +170,8 @@ Result<std::vector<FleetNode>> load_fleet(const std::vector<std::filesystem::pat
         std::vector<std::filesystem::path> found;
         for (std::filesystem::directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec))
             if (it->path().extension() == ".json" && it->is_regular_file(ec)) found.push_back(it->path());
-        if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot list {}: {}", input.string(), ec.message()));
-        if (found.empty())
-            return fail(ErrorCode::usage, fmt::format("{} holds no manifests (*.json)", input.string()));
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot list {}: {}", input.string(), ec.message()));
+        if (found.empty()) return fail(ErrorCode::usage, fmt::format("{} holds no manifests (*.json)", input.string()));
         std::sort(found.begin(), found.end());
         files.insert(files.end(), found.begin(), found.end());
     }
@@ -194,7 +189,8 @@ Result<std::vector<FleetNode>> load_fleet(const std::vector<std::filesystem::pat
     if (nodes.size() < 2)
         return fail(ErrorCode::usage,
                     fmt::format("fleet diff compares two or more manifests (one per node); got {}", nodes.size()));
-    std::sort(nodes.begin(), nodes.end(), [](const FleetNode& a, const FleetNode& b) { return natural_less(a.name, b.name); });
+    std::sort(nodes.begin(), nodes.end(),
+              [](const FleetNode& a, const FleetNode& b) { return natural_less(a.name, b.name); });
     return nodes;
 }
 
@@ -216,8 +212,9 @@ std::string format_fleet(const FleetReport& report) {
         }
         std::vector<std::string> parts;
         for (const auto& v : d.values)
-            parts.push_back(v.nodes.size() > 3 ? fmt::format("{} on {} nodes ({})", v.value, v.nodes.size(), node_list(v.nodes))
-                                               : fmt::format("{} on {}", v.value, node_list(v.nodes)));
+            parts.push_back(v.nodes.size() > 3
+                                ? fmt::format("{} on {} nodes ({})", v.value, v.nodes.size(), node_list(v.nodes))
+                                : fmt::format("{} on {}", v.value, node_list(v.nodes)));
         out += fmt::format("{} differs: {}\n", d.what, core::join(parts, "; "));
     }
     return out;

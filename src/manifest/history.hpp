@@ -57,11 +57,11 @@ struct HistoryEntry {
 /// One line of `bootstrap history`.
 struct HistoryRow {
     HistoryEntry entry;
-    std::string time;          // the run block's time, else the file's mtime (ISO 8601 UTC)
+    std::string time;  // the run block's time, else the file's mtime (ISO 8601 UTC)
     size_t package_count = 0;
-    std::string changes;       // diff summary against the previous readable entry; "" for the first
-    std::string error;         // the entry could not be read (then only `entry` and `time` are set)
-    std::string recipe;        // the recipe's name, when a run wrote the entry
+    std::string changes;         // diff summary against the previous readable entry; "" for the first
+    std::string error;           // the entry could not be read (then only `entry` and `time` are set)
+    std::string recipe;          // the recipe's name, when a run wrote the entry
     std::optional<RunInfo> run;  // the manifest's run block: run id, phase, ok (entries by runs
                                  // and rollbacks; not `snapshot --save`)
 };

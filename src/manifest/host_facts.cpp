@@ -3,10 +3,10 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <gnu/libc-version.h>
 #include <cctype>
 #include <chrono>
 #include <cstring>
-#include <gnu/libc-version.h>
 #include <map>
 #include <vector>
 
@@ -53,7 +53,7 @@ fs::path loaded_libstdcxx() {
 std::vector<long> version_parts(std::string_view v) {
     std::vector<long> parts;
     for (const auto& p : core::split(v, '.'))
-        parts.push_back(core::parse_leading_int<long>(p).value_or(0)); // "2.36" or "35-ubuntu"
+        parts.push_back(core::parse_leading_int<long>(p).value_or(0));  // "2.36" or "35-ubuntu"
     return parts;
 }
 
@@ -67,8 +67,8 @@ struct Tools {
         auto id = [](const char* what, const fs::path& p) {
             return p.empty() ? std::string(what) + " none" : pyenv::file_identity(p);
         };
-        return fmt::format("{} | {} | {} | {}", k_cache_scheme, id("gcc", gcc),
-                           id("nvcc", nvcc), id("libstdc++", libstdcxx));
+        return fmt::format("{} | {} | {} | {}", k_cache_scheme, id("gcc", gcc), id("nvcc", nvcc),
+                           id("libstdc++", libstdcxx));
     }
 };
 
@@ -82,8 +82,7 @@ Tools find_tools(const exec::EnvMap& env) {
     t.nvcc = exec::find_program("nvcc", env);
     if (t.nvcc.empty() && !get("CUDA_HOME").empty())
         t.nvcc = exec::find_program("nvcc", (fs::path(get("CUDA_HOME")) / "bin").string());
-    if (t.nvcc.empty())
-        t.nvcc = exec::find_program("nvcc", "/usr/local/cuda/bin");
+    if (t.nvcc.empty()) t.nvcc = exec::find_program("nvcc", "/usr/local/cuda/bin");
     t.libstdcxx = loaded_libstdcxx();
     return t;
 }
@@ -98,12 +97,10 @@ Result<std::string> tool_output(const std::vector<std::string>& argv, const exec
     spec.capture = true;
     auto result = exec::run_process(spec);
     if (!result) {
-        if (result.error().code == ErrorCode::interrupted)
-            return tl::unexpected(result.error());
+        if (result.error().code == ErrorCode::interrupted) return tl::unexpected(result.error());
         return std::string();
     }
-    if (result->interrupted)
-        return fail(ErrorCode::interrupted, fmt::format("interrupted while running {}", argv[0]));
+    if (result->interrupted) return fail(ErrorCode::interrupted, fmt::format("interrupted while running {}", argv[0]));
     return result->ok() ? result->output : std::string();
 }
 
@@ -122,8 +119,7 @@ Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
         f.nvcc = parse_nvcc_version(out);
     }
     if (!t.libstdcxx.empty())
-        if (auto bytes = core::read_file(t.libstdcxx))
-            f.glibcxx = highest_glibcxx(*bytes);
+        if (auto bytes = core::read_file(t.libstdcxx)) f.glibcxx = highest_glibcxx(*bytes);
     return f;
 }
 
@@ -133,8 +129,8 @@ Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
 constexpr int k_cache_version = 1;
 
 std::string render_cache(const std::string& stamp, const CachedFacts& f) {
-    nlohmann::json j{{"version", k_cache_version}, {"stamp", stamp}, {"gcc", f.gcc},
-                     {"nvcc", f.nvcc}, {"glibcxx", f.glibcxx}};
+    nlohmann::json j{
+        {"version", k_cache_version}, {"stamp", stamp}, {"gcc", f.gcc}, {"nvcc", f.nvcc}, {"glibcxx", f.glibcxx}};
     return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -147,23 +143,19 @@ std::optional<CachedFacts> parse_cache(std::string_view text, const std::string&
             return CachedFacts{j.str("gcc"), j.str("nvcc"), j.str("glibcxx")};
         },
         [](const std::string& why) -> Result<CachedFacts> { return fail(ErrorCode::io, why); });
-    if (!facts)
-        return std::nullopt;
+    if (!facts) return std::nullopt;
     return *facts;
 }
 
-} // namespace
+}  // namespace
 
 std::string parse_nvcc_version(std::string_view output) {
     constexpr std::string_view k_release = "release ";
     size_t at = output.find(k_release);
-    if (at == std::string_view::npos)
-        return {};
+    if (at == std::string_view::npos) return {};
     std::string_view rest = output.substr(at + k_release.size());
     size_t end = 0;
-    while (end < rest.size() &&
-           (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
-        ++end;
+    while (end < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.')) ++end;
     return std::string(rest.substr(0, end));
 }
 
@@ -171,13 +163,10 @@ std::string parse_driver_version(std::string_view text) {
     std::string_view line = text.substr(0, text.find('\n'));
     // The first token shaped like "N.N[.N]" after the "Kernel Module" words.
     size_t from = line.find("Kernel Module");
-    if (from == std::string_view::npos)
-        from = 0;
+    if (from == std::string_view::npos) from = 0;
     for (const auto& token : core::split(line.substr(from), ' ')) {
-        if (token.empty() || !std::isdigit(static_cast<unsigned char>(token[0])))
-            continue;
-        if (token.find('.') != std::string::npos &&
-            token.find_first_not_of("0123456789.") == std::string::npos)
+        if (token.empty() || !std::isdigit(static_cast<unsigned char>(token[0]))) continue;
+        if (token.find('.') != std::string::npos && token.find_first_not_of("0123456789.") == std::string::npos)
             return token;
     }
     return {};
@@ -187,19 +176,14 @@ std::string highest_glibcxx(std::string_view bytes) {
     constexpr std::string_view k_prefix = "GLIBCXX_";
     std::string best;
     std::vector<long> best_parts;
-    for (size_t at = bytes.find(k_prefix); at != std::string_view::npos;
-         at = bytes.find(k_prefix, at + 1)) {
+    for (size_t at = bytes.find(k_prefix); at != std::string_view::npos; at = bytes.find(k_prefix, at + 1)) {
         size_t start = at + k_prefix.size(), end = start;
-        while (end < bytes.size() &&
-               (std::isdigit(static_cast<unsigned char>(bytes[end])) || bytes[end] == '.'))
-            ++end;
+        while (end < bytes.size() && (std::isdigit(static_cast<unsigned char>(bytes[end])) || bytes[end] == '.')) ++end;
         // A version string is NUL-terminated in .dynstr; "GLIBCXX_TUNABLES" and the like are not
         // versions at all.
-        if (end == start || end >= bytes.size() || bytes[end] != '\0')
-            continue;
+        if (end == start || end >= bytes.size() || bytes[end] != '\0') continue;
         std::string_view v = bytes.substr(start, end - start);
-        if (v.front() == '.' || v.back() == '.')
-            continue;
+        if (v.front() == '.' || v.back() == '.') continue;
         auto parts = version_parts(v);
         if (best.empty() || parts > best_parts) {
             best = std::string(v);
@@ -212,20 +196,17 @@ std::string highest_glibcxx(std::string_view bytes) {
 Result<Host> probe_host(const exec::EnvMap& env, const fs::path& cache_file) {
     Host host;
     host.glibc = ::gnu_get_libc_version();
-    if (auto text = core::read_file("/proc/driver/nvidia/version"))
-        host.driver = parse_driver_version(*text);
+    if (auto text = core::read_file("/proc/driver/nvidia/version")) host.driver = parse_driver_version(*text);
 
     const Tools tools = find_tools(env);
     const std::string stamp = tools.stamp();
     std::optional<CachedFacts> cached;
     if (!cache_file.empty())
-        if (auto text = core::read_file(cache_file))
-            cached = parse_cache(*text, stamp);
+        if (auto text = core::read_file(cache_file)) cached = parse_cache(*text, stamp);
     if (!cached) {
         BS_TRY(cached, probe_tools(tools, env));
         // The cache lives in the venv's own state dir; failing to write it only costs speed.
-        if (!cache_file.empty())
-            (void)core::write_file_atomic(cache_file, render_cache(stamp, *cached));
+        if (!cache_file.empty()) (void)core::write_file_atomic(cache_file, render_cache(stamp, *cached));
     }
     host.gcc = cached->gcc;
     host.nvcc = cached->nvcc;
@@ -233,4 +214,4 @@ Result<Host> probe_host(const exec::EnvMap& env, const fs::path& cache_file) {
     return host;
 }
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

@@ -30,4 +30,4 @@ namespace bootstrap::manifest {
 /// "3.4.30": the highest `GLIBCXX_3.4[.N]` version string in a library's bytes; "" if none.
 [[nodiscard]] std::string highest_glibcxx(std::string_view bytes);
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

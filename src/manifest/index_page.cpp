@@ -113,9 +113,7 @@ std::vector<Attributes> anchors(std::string_view html) {
                 continue;
             }
             size_t name_at = i;
-            while (i < html.size() && !is_space(html[i]) && html[i] != '=' && html[i] != '>' &&
-                   html[i] != '/')
-                ++i;
+            while (i < html.size() && !is_space(html[i]) && html[i] != '=' && html[i] != '>' && html[i] != '/') ++i;
             std::string name = core::to_lower(html.substr(name_at, i - name_at));
             while (i < html.size() && is_space(html[i])) ++i;
             std::string value;
@@ -142,14 +140,13 @@ std::vector<Attributes> anchors(std::string_view html) {
 }
 
 /// A sha256 as the index wrote it, checked and lower-cased.
-Result<std::string> checked_sha256(std::string_view hex, const std::string& filename,
-                                   const std::string& page_url) {
+Result<std::string> checked_sha256(std::string_view hex, const std::string& filename, const std::string& page_url) {
     std::string out = core::to_lower(hex);
     bool ok = out.size() == 64;
     for (char c : out) ok = ok && is_hex(c);
     if (!ok)
-        return fail(ErrorCode::network, fmt::format("{} lists {} with a malformed sha256 '{}'",
-                                                    page_url, filename, hex));
+        return fail(ErrorCode::network,
+                    fmt::format("{} lists {} with a malformed sha256 '{}'", page_url, filename, hex));
     return out;
 }
 
@@ -181,8 +178,7 @@ Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::stri
 
 Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::string& page_url) {
     auto invalid = [&](const std::string& why) {
-        return fail(ErrorCode::network,
-                    fmt::format("{} is not a valid PEP 691 project page: {}", page_url, why));
+        return fail(ErrorCode::network, fmt::format("{} is not a valid PEP 691 project page: {}", page_url, why));
     };
     nlohmann::json page;
     try {
@@ -197,16 +193,14 @@ Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::stri
             if (api.substr(0, api.find('.')) != "1")
                 return invalid(fmt::format("api-version {} (this bootstrap reads 1.x)", api));
         }
-        if (!page.contains("files") || !page["files"].is_array())
-            return invalid("no \"files\" array");
+        if (!page.contains("files") || !page["files"].is_array()) return invalid("no \"files\" array");
         std::vector<IndexFile> files;
         for (const auto& entry : page["files"]) {
             IndexFile f;
             f.filename = entry.at("filename").get<std::string>();
             f.url = resolve_url(page_url, entry.at("url").get<std::string>());
             if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
-                BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(),
-                                                f.filename, page_url));
+                BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
             }
             // PEP 691: false, true, or a non-empty reason string.
             if (auto y = entry.find("yanked"); y != entry.end())
@@ -277,17 +271,13 @@ std::string resolve_url(std::string_view base, std::string_view href) {
     std::string_view href_path = href.substr(0, query_at);
     std::string_view query = query_at == std::string_view::npos ? "" : href.substr(query_at);
     std::string merged;
-    if (href_path[0] == '/')
-        merged = href_path;
-    else if (rest.empty())
-        merged = fmt::format("/{}", href_path);
-    else
-        merged = fmt::format("{}{}", rest.substr(0, rest.rfind('/') + 1), href_path);
+    if (href_path[0] == '/') merged = href_path;
+    else if (rest.empty()) merged = fmt::format("/{}", href_path);
+    else merged = fmt::format("{}{}", rest.substr(0, rest.rfind('/') + 1), href_path);
     return fmt::format("{}{}{}{}", scheme, authority, remove_dot_segments(merged), query);
 }
 
-Result<std::vector<IndexFile>> parse_index_page(std::string_view body,
-                                                std::string_view content_type,
+Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::string_view content_type,
                                                 const std::string& page_url) {
     std::string type = core::to_lower(core::trim(content_type.substr(0, content_type.find(';'))));
     bool json = type.find("json") != std::string::npos;

@@ -22,8 +22,8 @@ struct IndexFile {
 /// `page_url` is the URL the page came from (after redirects): relative links resolve against
 /// it and errors name it. A malformed JSON page, an unknown PEP 691 major version or a sha256
 /// that is not 64 hex digits is an error.
-[[nodiscard]] Result<std::vector<IndexFile>>
-parse_index_page(std::string_view body, std::string_view content_type, const std::string& page_url);
+[[nodiscard]] Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::string_view content_type,
+                                                              const std::string& page_url);
 
 /// "%2B" -> "+". A '%' not followed by two hex digits is kept as written; never throws.
 [[nodiscard]] std::string percent_decode(std::string_view text);

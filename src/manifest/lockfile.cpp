@@ -38,54 +38,57 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
     auto invalid = [&](const std::string& why) -> Result<Lockfile> {
         return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), why));
     };
-    return core::read_json(text, [&](const core::JsonFields& j) -> Result<Lockfile> {
-        const auto schema = j.integer("schema", 0);
-        if (schema > k_lockfile_schema)
-            return fail(ErrorCode::usage,
-                        fmt::format("{}: lockfile schema {} is newer than this bootstrap understands ({})",
-                                    file.string(), schema, k_lockfile_schema));
-        if (schema < 1) return fail(ErrorCode::usage, fmt::format("{}: not a bootstrap lockfile", file.string()));
-        auto required = [&](const core::JsonFields& f, std::string_view key) {
-            if (!f.has(key)) f.invalid(key, "missing");
-            return f.str(key);
-        };
-        auto recipe = j.object("recipe");
-        auto python = j.object("python");
-        if (!recipe) j.invalid("recipe", "missing");
-        if (!python) j.invalid("python", "missing");
-        if (!j.object("packages")) j.invalid("packages", "missing");
-        Lockfile lock;
-        lock.schema = static_cast<int>(schema);
-        lock.file = file;
-        lock.recipe_name = required(*recipe, "name");
-        lock.recipe_digest = required(*recipe, "digest");
-        lock.python_version = python->str("version");
-        lock.platform = python->str("platform");
-        for (const auto& [name, p] : j.objects("packages")) {
-            LockedPackage lp;
-            lp.name = name;
-            lp.version = required(p, "version");
-            lp.wheel = p.str("wheel");
-            lp.sha256 = p.str("sha256");
-            if (auto origin = p.object("origin")) {
-                lp.origin = origin_from_json(*origin);
-            } else {
-                lp.origin.kind = OriginKind::unknown;
+    return core::read_json(
+        text,
+        [&](const core::JsonFields& j) -> Result<Lockfile> {
+            const auto schema = j.integer("schema", 0);
+            if (schema > k_lockfile_schema)
+                return fail(ErrorCode::usage,
+                            fmt::format("{}: lockfile schema {} is newer than this bootstrap understands ({})",
+                                        file.string(), schema, k_lockfile_schema));
+            if (schema < 1) return fail(ErrorCode::usage, fmt::format("{}: not a bootstrap lockfile", file.string()));
+            auto required = [&](const core::JsonFields& f, std::string_view key) {
+                if (!f.has(key)) f.invalid(key, "missing");
+                return f.str(key);
+            };
+            auto recipe = j.object("recipe");
+            auto python = j.object("python");
+            if (!recipe) j.invalid("recipe", "missing");
+            if (!python) j.invalid("python", "missing");
+            if (!j.object("packages")) j.invalid("packages", "missing");
+            Lockfile lock;
+            lock.schema = static_cast<int>(schema);
+            lock.file = file;
+            lock.recipe_name = required(*recipe, "name");
+            lock.recipe_digest = required(*recipe, "digest");
+            lock.python_version = python->str("version");
+            lock.platform = python->str("platform");
+            for (const auto& [name, p] : j.objects("packages")) {
+                LockedPackage lp;
+                lp.name = name;
+                lp.version = required(p, "version");
+                lp.wheel = p.str("wheel");
+                lp.sha256 = p.str("sha256");
+                if (auto origin = p.object("origin")) {
+                    lp.origin = origin_from_json(*origin);
+                } else {
+                    lp.origin.kind = OriginKind::unknown;
+                }
+                lock.packages[name] = std::move(lp);
             }
-            lock.packages[name] = std::move(lp);
-        }
-        for (const auto& [id, st] : j.objects("steps")) {
-            LockedStep ls;
-            ls.covered = st.boolean("covered", true);
-            ls.optional = st.boolean("optional", false);
-            ls.why = st.str("why");
-            ls.packages = st.strings("packages");
-            for (const auto& name : ls.packages)
-                if (!lock.packages.count(name)) st.invalid("packages", "names " + name + ", which is not locked");
-            lock.steps[id] = std::move(ls);
-        }
-        return lock;
-    }, invalid);
+            for (const auto& [id, st] : j.objects("steps")) {
+                LockedStep ls;
+                ls.covered = st.boolean("covered", true);
+                ls.optional = st.boolean("optional", false);
+                ls.why = st.str("why");
+                ls.packages = st.strings("packages");
+                for (const auto& name : ls.packages)
+                    if (!lock.packages.count(name)) st.invalid("packages", "names " + name + ", which is not locked");
+                lock.steps[id] = std::move(ls);
+            }
+            return lock;
+        },
+        invalid);
 }
 
 Status save_lockfile(const fs::path& file, const Lockfile& lock) {
@@ -99,8 +102,7 @@ std::string locked_requirements(const std::vector<const LockedPackage*>& package
         auto artifact = artifact_paths.find(p->name);
         if (artifact != artifact_paths.end())
             out += fmt::format("{} --hash=sha256:{}\n", artifact->second.string(), p->sha256);
-        else
-            out += fmt::format("{}=={} --hash=sha256:{}\n", p->name, p->version, p->sha256);
+        else out += fmt::format("{}=={} --hash=sha256:{}\n", p->name, p->version, p->sha256);
     }
     return out;
 }
@@ -115,7 +117,8 @@ std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) 
             drift.push_back(fmt::format("{} is {}, locked {}", name, pkg.version, it->second.version));
     }
     for (const auto& [name, p] : lock.packages)
-        if (!venv.packages.count(name)) drift.push_back(fmt::format("{} {} is locked but not installed", name, p.version));
+        if (!venv.packages.count(name))
+            drift.push_back(fmt::format("{} {} is locked but not installed", name, p.version));
     return drift;
 }
 

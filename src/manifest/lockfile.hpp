@@ -22,19 +22,19 @@ namespace bootstrap::manifest {
 inline constexpr int k_lockfile_schema = 2;
 
 struct LockedPackage {
-    std::string name;     // normalised
+    std::string name;  // normalised
     std::string version;
-    std::string wheel;    // the wheel's file name on its index or in the artifact store; "" when
-                          // no step installed it (seeded by venv creation: locked by version)
-    std::string sha256;   // of the wheel file; "" when `wheel` is
+    std::string wheel;   // the wheel's file name on its index or in the artifact store; "" when
+                         // no step installed it (seeded by venv creation: locked by version)
+    std::string sha256;  // of the wheel file; "" when `wheel` is
     Origin origin;
 };
 
 /// What the lock says of one recipe step.
 struct LockedStep {
-    bool covered = true;   // it had passed when the lock was made
+    bool covered = true;  // it had passed when the lock was made
     bool optional = false;
-    std::string why;       // not covered: "not run", "failed on 2026-12-01: ...", ...
+    std::string why;  // not covered: "not run", "failed on 2026-12-01: ...", ...
     /// Install steps: the locked packages its requirements need (normalised names, sorted).
     std::vector<std::string> packages;
 };

@@ -31,13 +31,13 @@ enum class OriginKind { index, url, vcs, local, editable, unknown };
 
 struct Origin {
     OriginKind kind = OriginKind::unknown;
-    std::string url;               // archive / vcs / file URL (direct_url.json), "" for index
-    std::string vcs;               // "git", ... (vcs only)
-    std::string commit;            // vcs commit id
+    std::string url;                      // archive / vcs / file URL (direct_url.json), "" for index
+    std::string vcs;                      // "git", ... (vcs only)
+    std::string commit;                   // vcs commit id
     std::vector<std::string> index_urls;  // index origins: --index-url first, then extras
-    std::string step;              // id of the recipe step that installed it, if known
-    std::string artifact_sha256;   // wheel kept in the artifact store (local/built packages)
-    std::string archive_hash;      // direct_url.json archive_info hash, "sha256=<hex>", if given
+    std::string step;                     // id of the recipe step that installed it, if known
+    std::string artifact_sha256;          // wheel kept in the artifact store (local/built packages)
+    std::string archive_hash;             // direct_url.json archive_info hash, "sha256=<hex>", if given
     friend bool operator==(const Origin&, const Origin&) = default;
 };
 
@@ -45,10 +45,10 @@ struct Package {
     std::string name;          // PEP 503 normalised (the map key)
     std::string display_name;  // as written in METADATA
     std::string version;
-    std::string installer;     // INSTALLER file ("uv", "pip"), "" if none
-    bool requested = false;    // REQUESTED present
-    std::string wheel_tag;     // WHEEL "Tag:" values joined with ",", e.g. "py3-none-any"
-    std::string record_sha256; // sha256 of RECORD (pyenv::record_digest): exactly these files
+    std::string installer;      // INSTALLER file ("uv", "pip"), "" if none
+    bool requested = false;     // REQUESTED present
+    std::string wheel_tag;      // WHEEL "Tag:" values joined with ",", e.g. "py3-none-any"
+    std::string record_sha256;  // sha256 of RECORD (pyenv::record_digest): exactly these files
     /// sha256 of RECORD less the venv's scripts (pyenv::portable_record_text_digest), whose
     /// shebangs name the venv: compares packages across venvs. "" in manifests older than it.
     std::string record_sha256_portable;
@@ -62,8 +62,8 @@ struct Package {
 };
 
 struct Interpreter {
-    std::string version;        // "3.11.7"
-    std::string implementation; // "cpython"
+    std::string version;         // "3.11.7"
+    std::string implementation;  // "cpython"
     std::string ext_suffix;
     std::string soabi;
     std::string platform;
@@ -71,26 +71,26 @@ struct Interpreter {
 };
 
 struct Torch {
-    std::string version;     // torch/version.py __version__
-    std::string cuda;        // torch/version.py cuda ("13.0"), "" for CPU builds
-    std::string cxx11_abi;   // "1"/"0" where readable, else ""
+    std::string version;    // torch/version.py __version__
+    std::string cuda;       // torch/version.py cuda ("13.0"), "" for CPU builds
+    std::string cxx11_abi;  // "1"/"0" where readable, else ""
     friend bool operator==(const Torch&, const Torch&) = default;
 };
 
 struct Host {
-    std::string glibc;       // "2.36"
-    std::string glibcxx;     // highest GLIBCXX_x.y.z of the libstdc++ that loads
-    std::string gcc;         // "12.2.0", "" if absent
-    std::string nvcc;        // "13.0", "" if absent
-    std::string driver;      // CUDA driver version if any, else ""
+    std::string glibc;    // "2.36"
+    std::string glibcxx;  // highest GLIBCXX_x.y.z of the libstdc++ that loads
+    std::string gcc;      // "12.2.0", "" if absent
+    std::string nvcc;     // "13.0", "" if absent
+    std::string driver;   // CUDA driver version if any, else ""
     friend bool operator==(const Host&, const Host&) = default;
 };
 
 /// Only in history entries written by `run`: the one block that may hold times.
 struct RunInfo {
     std::string run_id;
-    std::string phase;       // "before" / "after" / "rollback"
-    std::string time;        // ISO 8601 UTC
+    std::string phase;  // "before" / "after" / "rollback"
+    std::string time;   // ISO 8601 UTC
     bool ok = true;
     friend bool operator==(const RunInfo&, const RunInfo&) = default;
 };
@@ -98,8 +98,8 @@ struct RunInfo {
 struct Manifest {
     int schema = k_manifest_schema;
     std::string label;
-    std::string venv;                           // absolute path
-    std::map<std::string, Package> packages;    // by normalised name
+    std::string venv;                         // absolute path
+    std::map<std::string, Package> packages;  // by normalised name
     Interpreter python;
     std::optional<Torch> torch;
     Host host;

@@ -23,32 +23,28 @@ using nlohmann::json;
 /// One entry, or nothing when it is damaged (a damaged entry is a miss, not an error).
 std::optional<pyenv::FileStamp> read_stamp(const JsonFields& e) {
     const json* st = e.find("stamp");
-    if (!st || !st->is_array() || st->size() != 3 || !(*st)[0].is_number_unsigned() ||
-        !(*st)[1].is_number_integer() || !(*st)[2].is_number_unsigned())
+    if (!st || !st->is_array() || st->size() != 3 || !(*st)[0].is_number_unsigned() || !(*st)[1].is_number_integer() ||
+        !(*st)[2].is_number_unsigned())
         return std::nullopt;
-    return pyenv::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(),
-                            (*st)[2].get<uint64_t>()};
+    return pyenv::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(), (*st)[2].get<uint64_t>()};
 }
 
-} // namespace
+}  // namespace
 
 PackageCache PackageCache::load(fs::path file) {
     PackageCache cache;
     cache.m_file = std::move(file);
     auto text = core::read_file(cache.m_file);
-    if (!text)
-        return cache;
+    if (!text) return cache;
     using Entries = std::map<std::string, Entry>;
     auto entries = core::read_json(
         *text,
         [&](const JsonFields& top) -> Result<Entries> {
-            if (top.integer("version") != k_cache_version)
-                return fail(ErrorCode::not_found, "another version");
+            if (top.integer("version") != k_cache_version) return fail(ErrorCode::not_found, "another version");
             Entries out;
             for (const auto& [path, e] : top.objects("entries")) {
                 auto stamp = read_stamp(e);
-                if (!stamp)
-                    continue; // a damaged entry is a miss
+                if (!stamp) continue;  // a damaged entry is a miss
                 Entry entry;
                 entry.stamp = *stamp;
                 entry.facts.record_sha256 = e.str("record_sha256");
@@ -66,24 +62,21 @@ PackageCache PackageCache::load(fs::path file) {
             return out;
         },
         [](const std::string& why) -> Result<Entries> { return fail(ErrorCode::io, why); });
-    if (entries)
-        cache.m_entries = std::move(*entries);
+    if (entries) cache.m_entries = std::move(*entries);
     return cache;
 }
 
 const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) const {
     auto it = m_entries.find(dist.dist_info.string());
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
-    if (it == m_entries.end() || dist.record_stamp == pyenv::FileStamp{} ||
-        !(it->second.stamp == dist.record_stamp))
+    if (it == m_entries.end() || dist.record_stamp == pyenv::FileStamp{} || !(it->second.stamp == dist.record_stamp))
         return nullptr;
     it->second.used = true;
     return &it->second.facts;
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
-    if (dist.record_stamp == pyenv::FileStamp{})
-        return;
+    if (dist.record_stamp == pyenv::FileStamp{}) return;
     m_entries[dist.dist_info.string()] = Entry{dist.record_stamp, std::move(facts), true};
     m_dirty = true;
 }
@@ -103,17 +96,19 @@ void PackageCache::save() {
             {"record_sha256_portable", e.facts.record_sha256_portable},
             {"wheel_tag", e.facts.wheel_tag},
             {"origin",
-             {{"kind", to_string(o.kind)}, {"url", o.url}, {"vcs", o.vcs}, {"commit", o.commit},
+             {{"kind", to_string(o.kind)},
+              {"url", o.url},
+              {"vcs", o.vcs},
+              {"commit", o.commit},
               {"archive_hash", o.archive_hash}}},
         };
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
     if (m_dirty || dropped) {
         json j{{"version", k_cache_version}, {"entries", std::move(entries)}};
-        (void)core::write_file_atomic(m_file,
-                                      j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+        (void)core::write_file_atomic(m_file, j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
     }
     m_dirty = false;
 }
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

@@ -19,11 +19,11 @@ struct CachedPackageFacts {
     std::string record_sha256;
     std::string record_sha256_portable;
     std::string wheel_tag;
-    Origin origin; // as read from direct_url.json / INSTALLER (no engine annotations)
+    Origin origin;  // as read from direct_url.json / INSTALLER (no engine annotations)
 };
 
 class PackageCache {
-  public:
+public:
     /// Load `file`; a missing, stale-format or unreadable cache is simply empty.
     [[nodiscard]] static PackageCache load(fs::path file);
 
@@ -34,15 +34,15 @@ class PackageCache {
     /// entries looked up or put since load (so uninstalled packages drop out). Best effort.
     void save();
 
-  private:
+private:
     struct Entry {
         pyenv::FileStamp stamp;
         CachedPackageFacts facts;
         mutable bool used = false;
     };
     fs::path m_file;
-    std::map<std::string, Entry> m_entries; // by dist-info directory path
+    std::map<std::string, Entry> m_entries;  // by dist-info directory path
     bool m_dirty = false;
 };
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

@@ -42,8 +42,7 @@ std::vector<fs::path> matching_wheels(const std::vector<fs::path>& dirs, const s
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(dir, ec)) {
             auto parsed = pyenv::parse_wheel_name(entry.path().filename().string());
-            if (!parsed || parsed->normalized_name != name || !same_version(parsed->version, version))
-                continue;
+            if (!parsed || parsed->normalized_name != name || !same_version(parsed->version, version)) continue;
             if (entry.is_regular_file(ec)) here.push_back(entry.path());
         }
         std::sort(here.begin(), here.end(), [&](const fs::path& a, const fs::path& b) {
@@ -79,21 +78,18 @@ public:
             // A local source tree (not a wheel): rebuild it from the directory.
             if (fs::is_directory(*local_path))
                 return InstallSource{InstallSource::Kind::direct_url, {}, {}, m_origin.url};
-            if (m_origin.artifact_sha256.empty())
-                m_notes.push_back("no copy was kept in the artifact store");
+            if (m_origin.artifact_sha256.empty()) m_notes.push_back("no copy was kept in the artifact store");
             return std::nullopt;
         }
         if (m_origin.kind == OriginKind::vcs || (m_origin.kind == OriginKind::url && !m_origin.url.empty()))
             return InstallSource{InstallSource::Kind::direct_url, {}, {}, direct_requirement_url()};
-        if (m_sources.index_url)
-            return InstallSource{InstallSource::Kind::index, {}, {*m_sources.index_url}, {}};
+        if (m_sources.index_url) return InstallSource{InstallSource::Kind::index, {}, {*m_sources.index_url}, {}};
         if (m_origin.kind == OriginKind::index && !m_origin.index_urls.empty())
             return InstallSource{InstallSource::Kind::index, {}, m_origin.index_urls, {}};
-        m_notes.push_back(
-            m_origin.kind == OriginKind::index
-                ? "it came from an index that was not recorded; give --index-url or --find-links"
-                : "its origin is unknown (no index or URL recorded); give --index-url or "
-                  "--find-links");
+        m_notes.push_back(m_origin.kind == OriginKind::index
+                              ? "it came from an index that was not recorded; give --index-url or --find-links"
+                              : "its origin is unknown (no index or URL recorded); give --index-url or "
+                                "--find-links");
         return std::nullopt;
     }
 
@@ -103,10 +99,8 @@ public:
 
 private:
     std::optional<InstallSource> editable(const std::optional<fs::path>& dir) {
-        if (dir && fs::is_directory(*dir))
-            return InstallSource{InstallSource::Kind::editable, {}, {}, dir->string()};
-        m_notes.push_back(fmt::format("editable source {} no longer exists",
-                                      dir ? dir->string() : m_origin.url));
+        if (dir && fs::is_directory(*dir)) return InstallSource{InstallSource::Kind::editable, {}, {}, dir->string()};
+        m_notes.push_back(fmt::format("editable source {} no longer exists", dir ? dir->string() : m_origin.url));
         return std::nullopt;
     }
 
@@ -115,9 +109,8 @@ private:
         if (m_origin.artifact_sha256.empty()) return true;
         auto digest = core::sha256_file(wheel);
         if (digest && *digest == m_origin.artifact_sha256) return true;
-        m_notes.push_back(fmt::format("{} is not the recorded wheel (sha256 {}, recorded {})",
-                                      wheel.string(), digest ? short_sha(*digest) : "unreadable",
-                                      short_sha(m_origin.artifact_sha256)));
+        m_notes.push_back(fmt::format("{} is not the recorded wheel (sha256 {}, recorded {})", wheel.string(),
+                                      digest ? short_sha(*digest) : "unreadable", short_sha(m_origin.artifact_sha256)));
         return false;
     }
 
@@ -139,25 +132,22 @@ private:
             m_notes.push_back(fmt::format("artifact sha256:{} is not in the store {}", short_sha(sha),
                                           m_sources.store->root().string()));
         } else {
-            m_notes.push_back(fmt::format("artifact sha256:{} recorded but no artifact store given",
-                                          short_sha(sha)));
+            m_notes.push_back(fmt::format("artifact sha256:{} recorded but no artifact store given", short_sha(sha)));
         }
         return std::nullopt;
     }
 
     std::optional<InstallSource> find_links() {
         if (m_sources.find_links.empty()) return std::nullopt;
-        auto wheels = matching_wheels(m_sources.find_links, m_pkg.name, m_pkg.version,
-                                      m_pkg.wheel_tag);
+        auto wheels = matching_wheels(m_sources.find_links, m_pkg.name, m_pkg.version, m_pkg.wheel_tag);
         for (const auto& wheel : wheels) {
-            if (matches_recorded(wheel))
-                return InstallSource{InstallSource::Kind::find_links, wheel, {}, {}};
+            if (matches_recorded(wheel)) return InstallSource{InstallSource::Kind::find_links, wheel, {}, {}};
         }
         if (wheels.empty()) {
             std::vector<std::string> dirs;
             for (const auto& d : m_sources.find_links) dirs.push_back(d.string());
-            m_notes.push_back(fmt::format("no wheel of {} {} in --find-links {}", m_pkg.name,
-                                          m_pkg.version, core::join(dirs, ", ")));
+            m_notes.push_back(
+                fmt::format("no wheel of {} {} in --find-links {}", m_pkg.name, m_pkg.version, core::join(dirs, ", ")));
         }
         return std::nullopt;
     }
@@ -180,20 +170,17 @@ private:
 /// Why `want` must be (re)installed over `have` (null when missing); "" when it need not be.
 std::string install_reason(const Package& want, const Package* have) {
     if (!have) return "missing";
-    if (!same_version(have->version, want.version))
-        return fmt::format("{} -> {}", have->version, want.version);
+    if (!same_version(have->version, want.version)) return fmt::format("{} -> {}", have->version, want.version);
     if (have->version != want.version)  // same PEP 440 version, spelt differently
         return fmt::format("reinstall: version spelt {} (recorded {})", have->version, want.version);
-    if (!want.record_sha256.empty() && !have->record_sha256.empty() &&
-        want.record_sha256 != have->record_sha256)
+    if (!want.record_sha256.empty() && !have->record_sha256.empty() && want.record_sha256 != have->record_sha256)
         return "reinstall: RECORD differs";
     return {};
 }
 
 bool has_blank(const std::string& s) {
-    return std::any_of(s.begin(), s.end(), [](char c) {
-        return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-    });
+    return std::any_of(s.begin(), s.end(),
+                       [](char c) { return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 }  // namespace
@@ -215,18 +202,17 @@ std::vector<std::string> target_problems(const Manifest& target) {
         if (auto v = pyenv::Version::parse(p.version); !v)
             bad(fmt::format("version '{}' is not a PEP 440 version", p.version));
         if (!p.record_sha256.empty() && !core::is_sha256_hex(p.record_sha256))
-            bad(fmt::format("record_sha256 '{}' is not a sha256 digest (64 lower-case hex digits)",
-                            p.record_sha256));
+            bad(fmt::format("record_sha256 '{}' is not a sha256 digest (64 lower-case hex digits)", p.record_sha256));
         if (!p.origin.artifact_sha256.empty() && !core::is_sha256_hex(p.origin.artifact_sha256))
-            bad(fmt::format("origin.artifact_sha256 '{}' is not a sha256 digest (64 lower-case hex "
+            bad(
+                fmt::format("origin.artifact_sha256 '{}' is not a sha256 digest (64 lower-case hex "
                             "digits)",
                             p.origin.artifact_sha256));
         // URLs go onto the command line as one argument each (`name @ url`, `--index-url url`):
         // a blank would let the rest read as a marker or another requirement.
         if (has_blank(p.origin.url)) bad(fmt::format("origin.url '{}' contains blanks", p.origin.url));
         for (const auto& url : p.origin.index_urls)
-            if (url.empty() || has_blank(url))
-                bad(fmt::format("origin.index_urls entry '{}' is not a URL", url));
+            if (url.empty() || has_blank(url)) bad(fmt::format("origin.index_urls entry '{}' is not a URL", url));
     }
     return out;
 }
@@ -262,8 +248,7 @@ std::string RollbackPlan::format() const {
     for (const auto& r : remove) out += fmt::format("  - {} {} (remove)\n", r.name, r.version);
     for (const auto& i : install) {
         const char* mark = i.current.empty() ? "+" : "~";
-        out += fmt::format("  {} {} {} ({}) from {}\n", mark, i.name, i.version, i.reason,
-                           i.source.describe());
+        out += fmt::format("  {} {} {} ({}) from {}\n", mark, i.name, i.version, i.reason, i.source.describe());
     }
     for (const auto& u : unreachable)
         out += fmt::format("  ! {} {}: cannot be restored: {}\n", u.name, u.version, u.why);
@@ -279,8 +264,7 @@ std::string RollbackPlan::summary() const {
     return core::join(parts, ", ");
 }
 
-RollbackPlan plan_rollback(const Manifest& target, const Manifest& current,
-                           const RollbackSources& sources) {
+RollbackPlan plan_rollback(const Manifest& target, const Manifest& current, const RollbackSources& sources) {
     RollbackPlan plan;
     for (const auto& [name, have] : current.packages) {
         if (!target.packages.count(name)) plan.remove.push_back({name, have.version});
@@ -317,17 +301,14 @@ std::vector<std::string> package_mismatches(const Manifest& target, const Manife
         if (it == actual.packages.end()) {
             lines[name] = fmt::format("{} {}: missing", name, want.version);
         } else if (it->second.version != want.version) {
-            lines[name] = fmt::format("{}: {} installed, expected {}", name, it->second.version,
-                                      want.version);
+            lines[name] = fmt::format("{}: {} installed, expected {}", name, it->second.version, want.version);
         } else if (!want.record_sha256.empty() && it->second.record_sha256 != want.record_sha256) {
-            lines[name] = fmt::format("{} {}: RECORD differs (sha256 {}, expected {})", name,
-                                      want.version, short_sha(it->second.record_sha256),
-                                      short_sha(want.record_sha256));
+            lines[name] = fmt::format("{} {}: RECORD differs (sha256 {}, expected {})", name, want.version,
+                                      short_sha(it->second.record_sha256), short_sha(want.record_sha256));
         }
     }
     for (const auto& [name, have] : actual.packages) {
-        if (!target.packages.count(name))
-            lines[name] = fmt::format("{} {}: not in the target", name, have.version);
+        if (!target.packages.count(name)) lines[name] = fmt::format("{} {}: not in the target", name, have.version);
     }
     std::vector<std::string> out;
     for (auto& [name, line] : lines) out.push_back(std::move(line));

@@ -46,11 +46,11 @@ struct RollbackInstall {
     std::string name;          // normalised
     std::string display_name;  // as in METADATA, used in requirements
     std::string version;
-    std::string current;       // installed version now, "" when missing
-    std::string reason;        // "missing", "1.1.0 -> 1.0.0", "reinstall: RECORD differs"
-    bool reinstall = false;    // installed now at an equal version: the installer must be told
+    std::string current;     // installed version now, "" when missing
+    std::string reason;      // "missing", "1.1.0 -> 1.0.0", "reinstall: RECORD differs"
+    bool reinstall = false;  // installed now at an equal version: the installer must be told
     InstallSource source;
-    Package target;            // the package as the target records it
+    Package target;  // the package as the target records it
 };
 
 struct RollbackRemove {
@@ -65,9 +65,9 @@ struct Unreachable {
 };
 
 struct RollbackPlan {
-    std::vector<RollbackRemove> remove;     // sorted by name
-    std::vector<RollbackInstall> install;   // sorted by name
-    std::vector<Unreachable> unreachable;   // sorted by name
+    std::vector<RollbackRemove> remove;    // sorted by name
+    std::vector<RollbackInstall> install;  // sorted by name
+    std::vector<Unreachable> unreachable;  // sorted by name
     [[nodiscard]] bool empty() const { return remove.empty() && install.empty(); }
     /// "- foo 1.0 (remove)", "~ demo-core 2.0.0 -> 1.0.0 from index http://…", "! x 1.0: why".
     [[nodiscard]] std::string format() const;
@@ -88,8 +88,7 @@ struct RollbackPlan {
 /// "demo-core: 2.0.0 installed, expected 1.0.0", "regex 2024.1.0: missing", "click 8.1.7: not in
 /// the target", "mylocal 1.0: RECORD differs (sha256 0123456789ab, expected ba9876543210)".
 /// RECORD digests are compared when the target records one. Empty when they match.
-[[nodiscard]] std::vector<std::string> package_mismatches(const Manifest& target,
-                                                          const Manifest& actual);
+[[nodiscard]] std::vector<std::string> package_mismatches(const Manifest& target, const Manifest& actual);
 
 /// What is wrong with `target` as a rollback target, one line per problem, by package name:
 /// a key that is not a normalised PEP 503 name, a display name of another project, a version
@@ -106,10 +105,8 @@ struct RollbackPlan {
 
 /// The first wheel for `name` (normalised) at `version` (PEP 440 equality) in `dirs`;
 /// among several in one directory, one whose tag equals `tag` wins, else the first by name.
-[[nodiscard]] std::optional<fs::path> find_wheel(const std::vector<fs::path>& dirs,
-                                                 const std::string& name,
-                                                 const std::string& version,
-                                                 const std::string& tag = {});
+[[nodiscard]] std::optional<fs::path> find_wheel(const std::vector<fs::path>& dirs, const std::string& name,
+                                                 const std::string& version, const std::string& tag = {});
 
 /// The local path of a `file://` URL (percent-decoded), or nullopt for other URLs.
 [[nodiscard]] std::optional<fs::path> file_url_path(const std::string& url);

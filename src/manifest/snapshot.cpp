@@ -18,8 +18,7 @@ namespace {
 /// device, a file over the size cap) propagate.
 Result<std::string> read_optional(const fs::path& file) {
     auto text = core::read_regular_file(file, pyenv::k_max_dist_info_file);
-    if (!text && text.error().code == ErrorCode::not_found)
-        return std::string();
+    if (!text && text.error().code == ErrorCode::not_found) return std::string();
     return text;
 }
 
@@ -28,8 +27,7 @@ std::string wheel_tags(std::string_view wheel) {
     std::vector<std::string> tags;
     for (const auto& line : core::split(wheel, '\n')) {
         std::string_view l = core::trim(line);
-        if (auto tag = core::after_prefix(l, "Tag:"))
-            tags.emplace_back(core::trim(*tag));
+        if (auto tag = core::after_prefix(l, "Tag:")) tags.emplace_back(core::trim(*tag));
     }
     return core::join(tags, ",");
 }
@@ -40,8 +38,7 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
     const bool broken = !dist.broken.empty();
     // Whole: a read error is an error. Broken: it is already the finding.
     auto tolerate = [&](Result<std::string> text) -> Result<std::string> {
-        if (!text && broken)
-            return std::string();
+        if (!text && broken) return std::string();
         return text;
     };
     CachedPackageFacts f;
@@ -65,12 +62,9 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
 
 /// read_facts, from the cache while its RECORD is unchanged. Broken dist-infos are not cached:
 /// a repaired one is read afresh.
-Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist,
-                                              PackageCache& cache) {
-    if (!dist.broken.empty())
-        return read_facts(dist);
-    if (const auto* cached = cache.find(dist))
-        return *cached;
+Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist, PackageCache& cache) {
+    if (!dist.broken.empty()) return read_facts(dist);
+    if (const auto* cached = cache.find(dist)) return *cached;
     BS_TRY(auto f, read_facts(dist));
     cache.put(dist, f);
     return f;
@@ -95,31 +89,26 @@ Package to_package(const pyenv::Distribution& dist, CachedPackageFacts facts) {
 std::string python_assignment(std::string_view text, std::string_view name) {
     for (const auto& raw : core::split(text, '\n')) {
         std::string_view line = core::trim(raw);
-        if (!core::starts_with(line, name))
-            continue;
+        if (!core::starts_with(line, name)) continue;
         std::string_view rest = core::trim(line.substr(name.size()));
-        if (rest.empty() || (rest.front() != '=' && rest.front() != ':'))
-            continue;
+        if (rest.empty() || (rest.front() != '=' && rest.front() != ':')) continue;
         size_t eq = rest.find('=');
-        if (eq == std::string_view::npos)
-            continue;
+        if (eq == std::string_view::npos) continue;
         std::string_view value = core::trim(rest.substr(eq + 1));
-        if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
-            value.back() == value.front())
+        if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
             return std::string(value.substr(1, value.size() - 2));
-        return {}; // None, or an expression we do not evaluate
+        return {};  // None, or an expression we do not evaluate
     }
     return {};
 }
 
 std::string path_without_trailing_slash(const fs::path& p) {
     std::string s = fs::absolute(p).lexically_normal().string();
-    while (s.size() > 1 && s.back() == '/')
-        s.pop_back();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
     return s;
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<std::string>& build_env_names() {
     static const std::vector<std::string> names = core::env_exact_names(core::EnvUse::build_recorded);
@@ -139,8 +128,7 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
     }
     // PEP 610: exactly one of dir_info, archive_info, vcs_info next to "url".
     auto j = nlohmann::json::parse(direct_url_json, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("url") || !j["url"].is_string())
-        return o; // unknown
+    if (!j.is_object() || !j.contains("url") || !j["url"].is_string()) return o;  // unknown
     o.url = j["url"].get<std::string>();
     const bool file_url = core::starts_with(o.url, "file:");
     auto object = [&](const char* key) -> const nlohmann::json* {
@@ -157,9 +145,8 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
         o.commit = string_at(*vcs, "commit_id");
     } else if (const auto* dir = object("dir_info")) {
         auto editable = dir->find("editable");
-        o.kind = editable != dir->end() && editable->is_boolean() && editable->get<bool>()
-                     ? OriginKind::editable
-                     : OriginKind::local;
+        o.kind = editable != dir->end() && editable->is_boolean() && editable->get<bool>() ? OriginKind::editable
+                                                                                           : OriginKind::local;
     } else if (const auto* archive = object("archive_info")) {
         o.kind = file_url ? OriginKind::local : OriginKind::url;
         // `hashes` (a dict) supersedes the deprecated single `hash` ("sha256=<hex>").
@@ -167,8 +154,7 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
         if (hashes != archive->end() && hashes->is_object() && hashes->contains("sha256") &&
             (*hashes)["sha256"].is_string())
             o.archive_hash = "sha256=" + (*hashes)["sha256"].get<std::string>();
-        else
-            o.archive_hash = string_at(*archive, "hash");
+        else o.archive_hash = string_at(*archive, "hash");
     } else {
         o.kind = file_url ? OriginKind::local : OriginKind::url;
     }
@@ -190,8 +176,7 @@ Torch read_torch(const fs::path& site_packages) {
         size_t at = cmake->find(k_flag);
         if (at != std::string::npos && at + k_flag.size() < cmake->size()) {
             char c = (*cmake)[at + k_flag.size()];
-            if (c == '0' || c == '1')
-                t.cxx11_abi = std::string(1, c);
+            if (c == '0' || c == '1') t.cxx11_abi = std::string(1, c);
         }
     }
     return t;
@@ -205,26 +190,20 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     m.python = {py.version, py.implementation, py.ext_suffix, py.soabi, py.platform};
 
     std::vector<fs::path> sites;
-    if (!py.purelib.empty())
-        sites.push_back(py.purelib);
-    if (!py.platlib.empty() && py.platlib != py.purelib)
-        sites.push_back(py.platlib);
+    if (!py.purelib.empty()) sites.push_back(py.purelib);
+    if (!py.platlib.empty() && py.platlib != py.purelib) sites.push_back(py.platlib);
     if (sites.empty())
-        return fail(ErrorCode::internal,
-                    fmt::format("no site-packages known for {}", request.venv.string()));
+        return fail(ErrorCode::internal, fmt::format("no site-packages known for {}", request.venv.string()));
     PackageCache cache = PackageCache::load(request.venv / ".bootstrap" / "packages.cache");
     for (const auto& site : sites) {
         // platlib may not exist when it differs from purelib (lib64 layouts).
-        if (site != sites.front() && !fs::exists(site))
-            continue;
+        if (site != sites.front() && !fs::exists(site)) continue;
         // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
         BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true));
         for (const auto& [name, dist] : dists) {
-            if (m.packages.count(name))
-                continue; // purelib first, as sys.path has it
+            if (m.packages.count(name)) continue;  // purelib first, as sys.path has it
             BS_TRY(auto facts, read_package_facts(dist, cache));
-            if (name == "torch")
-                m.torch = read_torch(site);
+            if (name == "torch") m.torch = read_torch(site);
             m.packages.emplace(name, to_package(dist, std::move(facts)));
         }
     }
@@ -236,11 +215,10 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
         BS_TRY(m.host, probe_host(request.env, request.venv / ".bootstrap" / "host.facts"));
     }
     for (const auto& name : build_env_names())
-        if (auto it = request.env.find(name); it != request.env.end())
-            m.build_env[name] = it->second;
+        if (auto it = request.env.find(name); it != request.env.end()) m.build_env[name] = it->second;
     m.recipe_name = request.recipe_name;
     m.recipe_digest = request.recipe_digest;
     return m;
 }
 
-} // namespace bootstrap::manifest
+}  // namespace bootstrap::manifest

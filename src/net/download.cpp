@@ -27,9 +27,7 @@ class PartFile {
 public:
     static Result<PartFile> open(const fs::path& path) {
         core::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-        if (!fd)
-            return fail(ErrorCode::io,
-                        fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+        if (!fd) return fail(ErrorCode::io, fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
         return PartFile(path, std::move(fd));
     }
 
@@ -66,8 +64,7 @@ public:
 private:
     PartFile(fs::path path, core::Fd fd) : m_path(std::move(path)), m_fd(std::move(fd)) {}
     tl::unexpected<Error> error(const char* what) const {
-        return fail(ErrorCode::io,
-                    fmt::format("cannot {} {}: {}", what, m_path.string(), std::strerror(errno)));
+        return fail(ErrorCode::io, fmt::format("cannot {} {}: {}", what, m_path.string(), std::strerror(errno)));
     }
 
     fs::path m_path;
@@ -132,10 +129,8 @@ private:
         }
         uint64_t base = appending ? m_offset : 0;
         std::optional<uint64_t> declared;
-        if (head.status == 206 && head.range_total)
-            declared = *head.range_total;
-        else if (head.status != 0 && head.content_length)
-            declared = base + *head.content_length;
+        if (head.status == 206 && head.range_total) declared = *head.range_total;
+        else if (head.status != 0 && head.content_length) declared = base + *head.content_length;
         if (declared && *declared > m_request.max_bytes) {
             m_too_large = declared;
             return false;
@@ -178,8 +173,8 @@ Result<uint64_t> commit(PartFile& part, const DownloadRequest& request) {
     if (got != request.sha256) {
         std::error_code ec;
         fs::remove(part.path(), ec);
-        return fail(ErrorCode::network, fmt::format("checksum mismatch for {}: expected {}, got {}",
-                                                    request.url, request.sha256, got));
+        return fail(ErrorCode::network,
+                    fmt::format("checksum mismatch for {}: expected {}, got {}", request.url, request.sha256, got));
     }
     BS_TRY(auto size, part.size());
     if (::rename(part.path().c_str(), request.dest.c_str()) != 0)
@@ -202,9 +197,8 @@ std::string attempts_text(int n) { return fmt::format("{} attempt{}", n, n == 1 
 // interrupt at any point returns at once; both keep the .part for resuming.
 Result<Downloaded> download(const DownloadRequest& request) {
     if (!core::is_sha256_hex(request.sha256))
-        return fail(ErrorCode::usage,
-                    fmt::format("cannot download {}: sha256 '{}' is not 64 lowercase hex digits",
-                                request.url, request.sha256));
+        return fail(ErrorCode::usage, fmt::format("cannot download {}: sha256 '{}' is not 64 lowercase hex digits",
+                                                  request.url, request.sha256));
     Downloaded result;
     result.path = request.dest;
     std::error_code ec;
@@ -216,8 +210,7 @@ Result<Downloaded> download(const DownloadRequest& request) {
             return result;
         }
     }
-    if (request.dest.has_parent_path())
-        BS_CHECK(core::create_directories(request.dest.parent_path()));
+    if (request.dest.has_parent_path()) BS_CHECK(core::create_directories(request.dest.parent_path()));
     BS_TRY(auto part, PartFile::open(request.dest.string() + ".part"));
     // Whatever way this returns, a .part with nothing in it is not worth keeping.
     struct DropEmpty {
@@ -236,22 +229,18 @@ Result<Downloaded> download(const DownloadRequest& request) {
     }
     BS_TRY(auto session, detail::Session::open());
     auto interrupted = [&] {
-        return fail(ErrorCode::interrupted, fmt::format("interrupted while downloading {}",
-                                                        request.url));
+        return fail(ErrorCode::interrupted, fmt::format("interrupted while downloading {}", request.url));
     };
     auto out_of_time = [&](const std::string& why) -> tl::unexpected<Error> {
         auto have = part.size().value_or(0);
-        return fail(ErrorCode::timeout,
-                    fmt::format("download of {} ran out of time after {}: {}{}", request.url,
-                                attempts_text(result.attempts), why,
-                                have == 0
-                                    ? std::string()
-                                    : fmt::format(" ({} kept in {} to resume)",
-                                                  core::format_size(have), part.path().string())));
+        return fail(
+            ErrorCode::timeout,
+            fmt::format(
+                "download of {} ran out of time after {}: {}{}", request.url, attempts_text(result.attempts), why,
+                have == 0 ? std::string()
+                          : fmt::format(" ({} kept in {} to resume)", core::format_size(have), part.path().string())));
     };
-    auto past_deadline = [&] {
-        return request.deadline && std::chrono::steady_clock::now() >= *request.deadline;
-    };
+    auto past_deadline = [&] { return request.deadline && std::chrono::steady_clock::now() >= *request.deadline; };
 
     bool started_over = false;  // after a 416 or a wrong 206
     std::string capped;         // the last wait's note when a Retry-After was cut to the cap
@@ -275,8 +264,8 @@ Result<Downloaded> download(const DownloadRequest& request) {
         ++result.attempts;
         if (sink.error()) return tl::unexpected<Error>(std::move(*sink.error()));
         if (r.interrupted) return interrupted();
-        if (r.completed && sink.settle(r.head) && !sink.error() && !sink.bad_range() &&
-            !sink.too_large() && r.problem.empty()) {
+        if (r.completed && sink.settle(r.head) && !sink.error() && !sink.bad_range() && !sink.too_large() &&
+            r.problem.empty()) {
             result.resumed_from = sink.restarted() ? 0 : offset;
             BS_TRY(result.bytes, commit(part, request));
             return result;
@@ -284,19 +273,16 @@ Result<Downloaded> download(const DownloadRequest& request) {
         if (sink.error()) return tl::unexpected<Error>(std::move(*sink.error()));
         if (sink.too_large() || sink.overflow()) {
             BS_CHECK(part.truncate());
-            std::string why =
-                sink.too_large()
-                    ? fmt::format("the server declares {} ({} bytes), more than the limit of {}",
-                                  core::format_size(*sink.too_large()), *sink.too_large(),
-                                  core::format_size(request.max_bytes))
-                : sink.size_declared()
-                    ? fmt::format("more than the declared {} arrived",
-                                  core::format_size(sink.limit()))
-                    : fmt::format("no size was declared and more than the limit of {} arrived",
-                                  core::format_size(sink.limit()));
+            std::string why = sink.too_large()
+                                  ? fmt::format("the server declares {} ({} bytes), more than the limit of {}",
+                                                core::format_size(*sink.too_large()), *sink.too_large(),
+                                                core::format_size(request.max_bytes))
+                              : sink.size_declared()
+                                  ? fmt::format("more than the declared {} arrived", core::format_size(sink.limit()))
+                                  : fmt::format("no size was declared and more than the limit of {} arrived",
+                                                core::format_size(sink.limit()));
             return fail(ErrorCode::network,
-                        fmt::format("download of {} refused: {}; the partial file was removed",
-                                    request.url, why));
+                        fmt::format("download of {} refused: {}; the partial file was removed", request.url, why));
         }
         if (r.deadline_passed) return out_of_time(r.problem);
         if ((r.range_refused || sink.bad_range()) && offset > 0 && !started_over) {
@@ -306,26 +292,22 @@ Result<Downloaded> download(const DownloadRequest& request) {
             continue;
         }
         if (sink.bad_range()) BS_CHECK(part.truncate());
-        std::string problem =
-            sink.bad_range() ? "the server answered a different range than asked" : r.problem;
+        std::string problem = sink.bad_range() ? "the server answered a different range than asked" : r.problem;
         if (!(detail::worth_retrying(r) || sink.bad_range()) || failures >= request.retries)
             return fail(ErrorCode::network,
-                        fmt::format("download of {} failed after {}: {}{}", request.url,
-                                    attempts_text(result.attempts), problem,
-                                    capped.empty() ? "" : " (" + capped + ")"));
+                        fmt::format("download of {} failed after {}: {}{}", request.url, attempts_text(result.attempts),
+                                    problem, capped.empty() ? "" : " (" + capped + ")"));
         ++failures;
         auto wait = detail::retry_delay(r, request.backoff_base, failures, request.max_retry_after);
         std::string note = wait.note();
         if (!note.empty()) capped = note;
         if (request.deadline &&
-            std::chrono::steady_clock::now() + std::chrono::duration<double>(wait.seconds) >=
-                *request.deadline)
-            return out_of_time(fmt::format("{}, and the wait of {:.0f} s before another attempt "
-                                           "would end past the deadline{}",
-                                           problem, wait.seconds,
-                                           note.empty() ? "" : " (" + note + ")"));
-        if (request.on_retry)
-            request.on_retry(DownloadRetry{result.attempts, problem, wait.seconds, note});
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(wait.seconds) >= *request.deadline)
+            return out_of_time(
+                fmt::format("{}, and the wait of {:.0f} s before another attempt "
+                            "would end past the deadline{}",
+                            problem, wait.seconds, note.empty() ? "" : " (" + note + ")"));
+        if (request.on_retry) request.on_retry(DownloadRetry{result.attempts, problem, wait.seconds, note});
         if (!core::sleep_interruptible(wait.seconds)) return interrupted();
     }
 }

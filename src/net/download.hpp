@@ -27,14 +27,14 @@ struct DownloadRetry {
 };
 
 struct DownloadRequest {
-    std::string url;                         // http(s):// or file://
-    fs::path dest;                           // final file
-    std::string sha256;                      // required, lowercase hex
+    std::string url;     // http(s):// or file://
+    fs::path dest;       // final file
+    std::string sha256;  // required, lowercase hex
     std::chrono::seconds connect_timeout{10};
-    std::chrono::seconds read_timeout{30};   // abort when no byte arrives for this long
-    int retries = 3;                         // extra attempts after the first
-    double backoff_base = 0.5;               // seconds; doubles per attempt, capped at 30
-    double max_retry_after = 300;            // seconds; a longer Retry-After is cut to this
+    std::chrono::seconds read_timeout{30};  // abort when no byte arrives for this long
+    int retries = 3;                        // extra attempts after the first
+    double backoff_base = 0.5;              // seconds; doubles per attempt, capped at 30
+    double max_retry_after = 300;           // seconds; a longer Retry-After is cut to this
     /// The file may not be larger: a declared size above it is refused before a byte is
     /// written, and a body without one is cut off there (neither is retried).
     uint64_t max_bytes = k_default_max_download;
@@ -50,13 +50,13 @@ struct DownloadRequest {
 };
 
 struct Downloaded {
-    fs::path path;              // == request.dest
-    uint64_t bytes = 0;         // size of the file
-    int attempts = 0;           // requests made (0 when already_there)
-    uint64_t resumed_from = 0;  // offset the completing request started at (0: from scratch)
-    bool already_there = false; // dest existed with the right sha256; nothing was fetched
-    uint64_t discarded = 0;     // bytes of a stale .part thrown away (too large, or its range
-                                // refused or answered wrongly by the server)
+    fs::path path;               // == request.dest
+    uint64_t bytes = 0;          // size of the file
+    int attempts = 0;            // requests made (0 when already_there)
+    uint64_t resumed_from = 0;   // offset the completing request started at (0: from scratch)
+    bool already_there = false;  // dest existed with the right sha256; nothing was fetched
+    uint64_t discarded = 0;      // bytes of a stale .part thrown away (too large, or its range
+                                 // refused or answered wrongly by the server)
 };
 
 /// Fetch `request.url` to `request.dest` unless dest already has the sha256. Bytes go to

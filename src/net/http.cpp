@@ -8,9 +8,7 @@
 
 namespace bootstrap::net {
 
-bool is_retryable(long status) {
-    return status == 0 || status == 408 || status == 429 || status >= 500;
-}
+bool is_retryable(long status) { return status == 0 || status == 408 || status == 429 || status >= 500; }
 
 // Attempt loop: attempt -> (2xx, or file:// done: return) | (worth retrying and attempts left:
 // wait Retry-After or backoff, then attempt again) | (otherwise: error with the last status or
@@ -34,8 +32,7 @@ Result<Response> get(const Request& request) {
         return true;
     };
     auto interrupted = [&] {
-        return fail(ErrorCode::interrupted,
-                    fmt::format("interrupted while fetching {}", request.url));
+        return fail(ErrorCode::interrupted, fmt::format("interrupted while fetching {}", request.url));
     };
     auto out_of_time = [&] {
         return fail(ErrorCode::timeout, fmt::format("GET {} did not finish in the time it was given", request.url));
@@ -47,9 +44,8 @@ Result<Response> get(const Request& request) {
         if (r.interrupted) return interrupted();
         if (r.deadline_passed) return out_of_time();
         if (too_long)
-            return fail(ErrorCode::network,
-                        fmt::format("GET {} refused: the body is longer than the limit of {}",
-                                    request.url, core::format_size(request.max_bytes)));
+            return fail(ErrorCode::network, fmt::format("GET {} refused: the body is longer than the limit of {}",
+                                                        request.url, core::format_size(request.max_bytes)));
         // file:// transfers have no status code: success is curl's own.
         if (r.completed && (r.status == 0 || (r.status >= 200 && r.status < 300))) {
             Response response;
@@ -63,12 +59,11 @@ Result<Response> get(const Request& request) {
         if (!detail::worth_retrying(r) || attempt > request.retries)
             return fail(ErrorCode::network,
                         fmt::format("GET {} failed after {} attempt{}: {}{}", request.url, attempt,
-                                    attempt == 1 ? "" : "s", r.problem,
-                                    capped.empty() ? "" : " (" + capped + ")"));
+                                    attempt == 1 ? "" : "s", r.problem, capped.empty() ? "" : " (" + capped + ")"));
         auto wait = detail::retry_delay(r, request.backoff_base, attempt, request.max_retry_after);
         if (wait.asked) capped = wait.note();
-        if (request.deadline && std::chrono::steady_clock::now() +
-                                        std::chrono::duration<double>(wait.seconds) >= *request.deadline)
+        if (request.deadline &&
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(wait.seconds) >= *request.deadline)
             return out_of_time();
         if (!core::sleep_interruptible(wait.seconds)) return interrupted();
     }

@@ -18,10 +18,10 @@ struct Request {
     std::map<std::string, std::string> headers;
     std::chrono::seconds connect_timeout{10};
     std::chrono::seconds read_timeout{30};  // abort when no byte arrives for this long
-    int retries = 3;                         // extra attempts after the first
-    double backoff_base = 0.5;               // seconds; doubles per attempt, capped at 30
-    double max_retry_after = 300;            // seconds; a longer Retry-After is cut to this
-    uint64_t max_bytes = 256ull << 20;       // a longer body fails the request (not retried)
+    int retries = 3;                        // extra attempts after the first
+    double backoff_base = 0.5;              // seconds; doubles per attempt, capped at 30
+    double max_retry_after = 300;           // seconds; a longer Retry-After is cut to this
+    uint64_t max_bytes = 256ull << 20;      // a longer body fails the request (not retried)
     /// The whole request (every attempt and the waits between them) ends by then: an
     /// ErrorCode::timeout error naming the URL.
     std::optional<std::chrono::steady_clock::time_point> deadline;

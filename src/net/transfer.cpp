@@ -61,8 +61,7 @@ Result<const CurlApi*> curl_api() {
         }
         auto load = [&](auto& fn, const char* name) {
             fn = lib.symbol<std::remove_reference_t<decltype(fn)>>(name);
-            if (fn == nullptr && problem.empty())
-                problem = fmt::format("libcurl.so.4 lacks {}", name);
+            if (fn == nullptr && problem.empty()) problem = fmt::format("libcurl.so.4 lacks {}", name);
         };
         load(api.global_init, "curl_global_init");
         load(api.easy_init, "curl_easy_init");
@@ -97,9 +96,7 @@ struct Attempt {
 };
 
 /// The digits `s` starts with ("100-199/1000" -> 100), when they fit.
-std::optional<uint64_t> parse_u64(std::string_view s) {
-    return core::parse_leading_int<uint64_t>(s);
-}
+std::optional<uint64_t> parse_u64(std::string_view s) { return core::parse_leading_int<uint64_t>(s); }
 
 // Content-Range: "bytes 100-199/1000" (the unit is case-insensitive).
 constexpr std::string_view k_bytes_unit = "bytes ";
@@ -161,12 +158,10 @@ bool below_low_speed(Attempt& a, Clock::time_point now, uint64_t received) {
     if (since > window_start) return false;  // not a whole window observed yet
     double seconds = std::chrono::duration<double>(now - since).count();
     uint64_t bytes = received - then;
-    if (static_cast<double>(bytes) >= static_cast<double>(spec.low_speed_limit) * seconds)
-        return false;
-    a.stop_reason = fmt::format("slower than {}/s for {:g} s ({} in the last {:.1f} s)",
-                                core::format_size(spec.low_speed_limit),
-                                std::chrono::duration<double>(spec.low_speed_time).count(),
-                                core::format_size(bytes), seconds);
+    if (static_cast<double>(bytes) >= static_cast<double>(spec.low_speed_limit) * seconds) return false;
+    a.stop_reason =
+        fmt::format("slower than {}/s for {:g} s ({} in the last {:.1f} s)", core::format_size(spec.low_speed_limit),
+                    std::chrono::duration<double>(spec.low_speed_time).count(), core::format_size(bytes), seconds);
     return true;
 }
 
@@ -189,15 +184,13 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
 // Transport failures that would fail the same way on every attempt.
 bool permanent_failure(CURLcode rc) {
     switch (rc) {
-    case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_URL_MALFORMAT:
-    case CURLE_FILE_COULDNT_READ_FILE:
-    case CURLE_REMOTE_FILE_NOT_FOUND:
-    case CURLE_REMOTE_ACCESS_DENIED:
-    case CURLE_LOGIN_DENIED:
-        return true;
-    default:
-        return false;
+        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_URL_MALFORMAT:
+        case CURLE_FILE_COULDNT_READ_FILE:
+        case CURLE_REMOTE_FILE_NOT_FOUND:
+        case CURLE_REMOTE_ACCESS_DENIED:
+        case CURLE_LOGIN_DENIED: return true;
+        default: return false;
     }
 }
 
@@ -261,8 +254,7 @@ TransferResult Session::perform(const TransferSpec& spec) {
     const CurlApi* api = *curl_api();  // open() succeeded, so it is loaded
     auto* curl = static_cast<CURL*>(m_handle);
     curl_slist* headers = nullptr;
-    for (const auto& [k, v] : spec.headers)
-        headers = api->slist_append(headers, (k + ": " + v).c_str());
+    for (const auto& [k, v] : spec.headers) headers = api->slist_append(headers, (k + ": " + v).c_str());
     struct HeaderCleanup {
         const CurlApi* api;
         curl_slist* h;
@@ -299,10 +291,8 @@ TransferResult Session::perform(const TransferSpec& spec) {
     if (spec.deadline) {
         // A backstop behind on_progress's check: libcurl's own overall timeout, a little later
         // so that, when it fires, the deadline has surely passed.
-        auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(*spec.deadline - Clock::now());
-        api->easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                         static_cast<long>(std::max<long>(0, left.count()) + 250));
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*spec.deadline - Clock::now());
+        api->easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<long>(0, left.count()) + 250));
     }
     api->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     api->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -327,18 +317,13 @@ TransferResult Session::perform(const TransferSpec& spec) {
     r.completed = rc == CURLE_OK || (rc == CURLE_HTTP_RETURNED_ERROR && r.status >= 400);
     r.interrupted = core::interrupt_signal() != 0;
     r.too_slow = attempt.too_slow;
-    r.deadline_passed = attempt.deadline_passed ||
-                        (!r.completed && spec.deadline && Clock::now() >= *spec.deadline);
-    if (r.deadline_passed && attempt.stop_reason.empty())
-        attempt.stop_reason = "the deadline passed";
+    r.deadline_passed = attempt.deadline_passed || (!r.completed && spec.deadline && Clock::now() >= *spec.deadline);
+    if (r.deadline_passed && attempt.stop_reason.empty()) attempt.stop_reason = "the deadline passed";
     r.permanent = permanent_failure(rc);
     r.range_refused = r.status == 416 || rc == CURLE_BAD_DOWNLOAD_RESUME;
-    if (!attempt.stop_reason.empty() && !r.completed)
-        r.problem = attempt.stop_reason;
-    else if (rc != CURLE_OK && !r.completed)
-        r.problem = errbuf[0] ? errbuf : api->easy_strerror(rc);
-    else if (r.status != 0 && (r.status < 200 || r.status >= 300))
-        r.problem = fmt::format("HTTP status {}", r.status);
+    if (!attempt.stop_reason.empty() && !r.completed) r.problem = attempt.stop_reason;
+    else if (rc != CURLE_OK && !r.completed) r.problem = errbuf[0] ? errbuf : api->easy_strerror(rc);
+    else if (r.status != 0 && (r.status < 200 || r.status >= 300)) r.problem = fmt::format("HTTP status {}", r.status);
     return r;
 }
 
@@ -348,8 +333,7 @@ bool worth_retrying(const TransferResult& r) {
     return is_retryable(r.status);
 }
 
-core::RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
-                             double max_retry_after) {
+core::RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures, double max_retry_after) {
     return core::retry_delay(backoff_base, failures, r.head.retry_after, max_retry_after);
 }
 

@@ -37,20 +37,20 @@ struct TransferSpec {
     std::chrono::milliseconds low_speed_time{std::chrono::seconds(60)};
     /// Abort (not retryably) at this moment, whatever is happening.
     std::optional<std::chrono::steady_clock::time_point> deadline;
-    std::optional<uint64_t> range_from;     // sends "Range: bytes=N-" (file:// honours it too)
+    std::optional<uint64_t> range_from;  // sends "Range: bytes=N-" (file:// honours it too)
     /// Each chunk of the body, with the head of the response it belongs to; false aborts.
     std::function<bool(const ResponseHead&, std::string_view)> on_body;
 };
 
 struct TransferResult {
-    bool completed = false;      // the transfer ran to its end (any status)
-    bool interrupted = false;    // core::interrupt_signal() was seen
-    bool aborted = false;        // on_body returned false
-    bool permanent = false;      // a transport failure no retry can fix (bad URL, no such file)
-    bool range_refused = false;  // 416, or a file:// range past the end
-    bool too_slow = false;       // below the low-speed limit for the low-speed time (retryable)
+    bool completed = false;        // the transfer ran to its end (any status)
+    bool interrupted = false;      // core::interrupt_signal() was seen
+    bool aborted = false;          // on_body returned false
+    bool permanent = false;        // a transport failure no retry can fix (bad URL, no such file)
+    bool range_refused = false;    // 416, or a file:// range past the end
+    bool too_slow = false;         // below the low-speed limit for the low-speed time (retryable)
     bool deadline_passed = false;  // spec.deadline came first (not retryable)
-    long status = 0;             // final HTTP status; 0 for file:// or when nothing answered
+    long status = 0;               // final HTTP status; 0 for file:// or when nothing answered
     ResponseHead head;
     std::string problem;  // why it did not complete, or "HTTP status N"
     std::string effective_url;
@@ -76,8 +76,8 @@ private:
 
 /// core::retry_delay with the server's Retry-After from `r`: Retry-After when given, but at
 /// most `max_retry_after`; else `backoff_base * 2^(failures - 1)`, capped at 30.
-[[nodiscard]] core::RetryDelay retry_delay(const TransferResult& r, double backoff_base,
-                                           int failures, double max_retry_after);
+[[nodiscard]] core::RetryDelay retry_delay(const TransferResult& r, double backoff_base, int failures,
+                                           double max_retry_after);
 
 /// Retry-After values above this many seconds are cut to it.
 inline constexpr double k_max_retry_after = core::k_max_retry_after;

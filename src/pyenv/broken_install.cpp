@@ -60,8 +60,7 @@ public:
         if (::lstat(file.c_str(), &st) != 0) return {};  // already gone
         if (S_ISDIR(st.st_mode)) return {};              // RECORD lists files, not directories
         if (::unlink(file.c_str()) != 0)
-            return fail(ErrorCode::io,
-                        fmt::format("cannot remove {}: {}", file.string(), std::strerror(errno)));
+            return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", file.string(), std::strerror(errno)));
         ++out.files;
         m_dirs.insert(parent);
         if (file.extension() == ".py") remove_bytecode(parent, file.stem().string());
@@ -71,9 +70,8 @@ public:
     /// Directories the removals left empty, deepest first, up to site-packages.
     void prune() {
         std::vector<fs::path> dirs(m_dirs.begin(), m_dirs.end());
-        std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
-            return a.string().size() > b.string().size();
-        });
+        std::sort(dirs.begin(), dirs.end(),
+                  [](const fs::path& a, const fs::path& b) { return a.string().size() > b.string().size(); });
         for (fs::path dir : dirs) {
             while (dir != m_site && within(dir, m_site)) {
                 std::error_code ec;
@@ -90,8 +88,7 @@ private:
         std::error_code ec;
         for (const auto& e : fs::directory_iterator(cache, ec)) {
             const std::string name = e.path().filename().string();
-            if (core::starts_with(name, stem + ".") && name.ends_with(".pyc"))
-                fs::remove(e.path(), ec);
+            if (core::starts_with(name, stem + ".") && name.ends_with(".pyc")) fs::remove(e.path(), ec);
         }
         m_dirs.insert(cache);
     }
@@ -120,20 +117,17 @@ Result<std::vector<Distribution>> find_broken_installs(const InterpreterFacts& f
     return out;
 }
 
-Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages,
-                                            const Distribution& dist) {
+Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages, const Distribution& dist) {
     std::error_code ec;
     const fs::path site = fs::weakly_canonical(site_packages, ec);
-    if (ec)
-        return fail(ErrorCode::io,
-                    fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
     // The dist-info must be an entry of site-packages itself.
     const fs::path dist_info = site / dist.dist_info.filename();
     std::error_code parent_ec;
-    if (dist.dist_info.filename().empty() ||
-        fs::weakly_canonical(dist.dist_info.parent_path(), parent_ec) != site || parent_ec)
-        return fail(ErrorCode::internal, fmt::format("{} is not in {}", dist.dist_info.string(),
-                                                     site_packages.string()));
+    if (dist.dist_info.filename().empty() || fs::weakly_canonical(dist.dist_info.parent_path(), parent_ec) != site ||
+        parent_ec)
+        return fail(ErrorCode::internal,
+                    fmt::format("{} is not in {}", dist.dist_info.string(), site_packages.string()));
     BrokenRemoval out;
     Remover remover(site);
     // A RECORD that cannot be read leaves only the dist-info to remove: nothing says which
@@ -152,9 +146,7 @@ Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages,
         } else {
             fs::remove_all(dist_info, ec);
         }
-        if (ec)
-            return fail(ErrorCode::io,
-                        fmt::format("cannot remove {}: {}", dist_info.string(), ec.message()));
+        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", dist_info.string(), ec.message()));
     }
     remover.prune();
     return out;
@@ -170,8 +162,7 @@ Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& 
             std::string note = fmt::format(
                 "removed the broken install of {} {} ({}): its dist-info {} and the {} file(s) "
                 "its RECORD lists",
-                dist.name, dist.version, dist.broken, dist.dist_info.filename().string(),
-                removed.files);
+                dist.name, dist.version, dist.broken, dist.dist_info.filename().string(), removed.files);
             if (removed.left_outside > 0)
                 note += fmt::format(" ({} outside site-packages left alone)", removed.left_outside);
             notes.push_back(std::move(note));

@@ -27,13 +27,12 @@ struct BrokenRemoval {
 /// leaves empty, then the dist-info itself. RECORD rows that are absolute, lead out of
 /// site-packages (`../../../bin/x`) or pass through a symlink out of it are not touched. A RECORD
 /// that cannot be read (missing, not a regular file) removes the dist-info only.
-[[nodiscard]] Result<BrokenRemoval>
-remove_broken_install(const std::filesystem::path& site_packages, const Distribution& dist);
+[[nodiscard]] Result<BrokenRemoval> remove_broken_install(const std::filesystem::path& site_packages,
+                                                          const Distribution& dist);
 
 /// find_broken_installs, then remove_broken_install each; one line per removal for the user:
 /// "removed the broken install of wandb 0.22.0 (METADATA missing): its dist-info and the 12
 /// files its RECORD lists".
-[[nodiscard]] Result<std::vector<std::string>>
-remove_broken_installs(const InterpreterFacts& facts);
+[[nodiscard]] Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& facts);
 
 }  // namespace bootstrap::pyenv

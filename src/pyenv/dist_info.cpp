@@ -1,13 +1,13 @@
 #include "pyenv/dist_info.hpp"
 
-#include <cerrno>
-#include <algorithm>
-#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
 
 #include <utility>
 
@@ -140,16 +140,14 @@ void names_from_directory(std::string_view entry, Distribution& dist) {
     std::string_view stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
     size_t dash = stem.find('-');
     if (dist.name.empty()) dist.name = std::string(stem.substr(0, dash));
-    if (dist.version.empty() && dash != std::string_view::npos)
-        dist.version = std::string(stem.substr(dash + 1));
+    if (dist.version.empty() && dash != std::string_view::npos) dist.version = std::string(stem.substr(dash + 1));
 }
 
 /// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one. A
 /// directory whose METADATA or RECORD cannot be used is still filled in (name and version
 /// from the directory name) with `broken` saying why.
 bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
-    Fd dir(::openat(site_fd, std::string(entry).c_str(),
-                    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+    Fd dir(::openat(site_fd, std::string(entry).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
     if (!dir.is_open()) return false;
     Fd metadata = open_dist_file(dir.get(), "METADATA", dist.broken);
     if (metadata.is_open()) {
@@ -166,8 +164,7 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Di
             }
         }
         if (headers.too_large())
-            dist.broken = fmt::format("METADATA is larger than {}",
-                                      core::format_size(k_max_dist_info_file));
+            dist.broken = fmt::format("METADATA is larger than {}", core::format_size(k_max_dist_info_file));
     }
     // A METADATA without them is broken; the directory name "{name}-{version}.dist-info"
     // still says what is installed.
@@ -178,15 +175,12 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Di
     struct stat st {};
     if (::fstatat(dir.get(), "RECORD", &st, 0) == 0) {
         if (!S_ISREG(st.st_mode) && dist.broken.empty())
-            dist.broken = fmt::format("RECORD is not a regular file ({})",
-                                      core::describe_file_type(st.st_mode));
+            dist.broken = fmt::format("RECORD is not a regular file ({})", core::describe_file_type(st.st_mode));
         else if (static_cast<std::uint64_t>(st.st_size) > k_max_dist_info_file && dist.broken.empty())
-            dist.broken = fmt::format("RECORD is larger than {} ({})",
-                                      core::format_size(k_max_dist_info_file),
+            dist.broken = fmt::format("RECORD is larger than {} ({})", core::format_size(k_max_dist_info_file),
                                       core::format_size(static_cast<std::uint64_t>(st.st_size)));
         dist.record_stamp.size = static_cast<std::uint64_t>(st.st_size);
-        dist.record_stamp.mtime_ns =
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        dist.record_stamp.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
         dist.record_stamp.inode = static_cast<std::uint64_t>(st.st_ino);
     }
     dist.installer = read_small_file(dir.get(), "INSTALLER");
@@ -204,14 +198,14 @@ bool newer(const Distribution& a, const Distribution& b) {
 
 }  // namespace
 
-Result<std::map<std::string, Distribution>>
-scan_site_packages(const std::filesystem::path& site_packages, const std::vector<std::string>& only,
-                   bool include_broken) {
+Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesystem::path& site_packages,
+                                                               const std::vector<std::string>& only,
+                                                               bool include_broken) {
     DIR* dir = ::opendir(site_packages.c_str());
     if (dir == nullptr)
-        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
-                    fmt::format("cannot list installed packages in {}: {}", site_packages.string(),
-                                std::strerror(errno)));
+        return fail(
+            errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+            fmt::format("cannot list installed packages in {}: {}", site_packages.string(), std::strerror(errno)));
     std::map<std::string, Distribution> out;
     std::string buffer;
     buffer.reserve(16384);
@@ -220,10 +214,9 @@ scan_site_packages(const std::filesystem::path& site_packages, const std::vector
         if (name.size() <= k_dist_info_suffix.size() ||
             name.substr(name.size() - k_dist_info_suffix.size()) != k_dist_info_suffix)
             continue;
-        if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN && entry->d_type != DT_LNK)
-            continue;
-        if (!only.empty() && std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) ==
-                                 only.end())
+        if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN && entry->d_type != DT_LNK) continue;
+        if (!only.empty() &&
+            std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) == only.end())
             continue;
         Distribution dist;
         if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;
@@ -234,8 +227,8 @@ scan_site_packages(const std::filesystem::path& site_packages, const std::vector
         // A broken one wins over a whole one: it is what needs attention (and it makes the
         // installers fail).
         auto [it, inserted] = out.try_emplace(key, std::move(dist));
-        if (!inserted && (dist.broken.empty() == it->second.broken.empty() ? newer(dist, it->second)
-                                                                           : !dist.broken.empty()))
+        if (!inserted &&
+            (dist.broken.empty() == it->second.broken.empty() ? newer(dist, it->second) : !dist.broken.empty()))
             it->second = std::move(dist);
     }
     ::closedir(dir);
@@ -247,8 +240,7 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
     std::string why;
     Fd fd = dir.is_open() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
-    if (!dir.is_open())
-        why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
+    if (!dir.is_open()) why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
     if (!fd.is_open())
         return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), why));
@@ -274,8 +266,7 @@ Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     for (const std::string& text : values) {
         auto req = Requirement::parse(text);
         if (!req)
-            return fail(ErrorCode::io, fmt::format("bad Requires-Dist in {}: {}", path.string(),
-                                                   req.error().message));
+            return fail(ErrorCode::io, fmt::format("bad Requires-Dist in {}: {}", path.string(), req.error().message));
         out.push_back(std::move(*req));
     }
     return out;
@@ -293,8 +284,7 @@ bool is_script_row(std::string_view path) {
     size_t ups = 0;
     while (path.substr(ups * 3).starts_with("../")) ++ups;
     std::string_view rest = path.substr(ups * 3);
-    return ups > 0 && rest.starts_with("bin/") && rest.size() > 4 &&
-           rest.find('/', 4) == std::string_view::npos;
+    return ups > 0 && rest.starts_with("bin/") && rest.size() > 4 && rest.find('/', 4) == std::string_view::npos;
 }
 
 /// SHA-256 of the rows of RECORD text whose path `drop` does not match, in their order.
@@ -323,9 +313,8 @@ std::string record_text_digest(std::string_view record_text) {
 }
 
 std::string portable_record_text_digest(std::string_view record_text) {
-    return filtered_digest(record_text, [](std::string_view path) {
-        return is_uv_cache_row(path) || is_script_row(path);
-    });
+    return filtered_digest(record_text,
+                           [](std::string_view path) { return is_uv_cache_row(path) || is_script_row(path); });
 }
 
 Result<std::string> record_digest(const Distribution& dist) {
@@ -388,8 +377,7 @@ public:
             }
             // Each "name[extra]" is walked once: that stops cycles.
             auto first_visit = [&] {
-                return m_visited.insert(f.dist->normalized_name + "[" + f.extras[f.extra] + "]")
-                    .second;
+                return m_visited.insert(f.dist->normalized_name + "[" + f.extras[f.extra] + "]").second;
             };
             while (f.extra < f.extras.size() && !first_visit()) ++f.extra;
             if (f.extra == f.extras.size()) {
@@ -435,8 +423,8 @@ private:
 
     /// Check `req` itself: its verdict, or pending after pushing a frame to walk what its
     /// distribution requires. `required_by` is "" for the top-level requirement.
-    Verdict enter(const Requirement& req, const MarkerEnv& env, bool prereleases,
-                              const std::string& required_by, std::vector<Frame>& stack) {
+    Verdict enter(const Requirement& req, const MarkerEnv& env, bool prereleases, const std::string& required_by,
+                  std::vector<Frame>& stack) {
         if (req.marker && !req.marker->evaluate(env)) return Verdict::holds;
         std::string suffix = required_by.empty() ? "" : " (required by " + required_by + ")";
 
@@ -446,23 +434,24 @@ private:
         std::string installed = dist.name + " " + dist.version;
 
         if (!req.url.empty())
-            return refuse(fmt::format("{} @ {} is a direct URL requirement, which cannot be "
-                                    "checked against the installed {}{}",
-                                    req.name, req.url, installed, suffix));
+            return refuse(
+                fmt::format("{} @ {} is a direct URL requirement, which cannot be "
+                            "checked against the installed {}{}",
+                            req.name, req.url, installed, suffix));
         if (!req.specifier.empty()) {
             auto version = Version::parse(dist.version);
             if (!version)
-                return refuse(fmt::format("{} has a version that is not PEP 440, so it cannot "
-                                        "satisfy {}{}{}",
-                                        installed, req.name, req.specifier.str(), suffix));
+                return refuse(
+                    fmt::format("{} has a version that is not PEP 440, so it cannot "
+                                "satisfy {}{}{}",
+                                installed, req.name, req.specifier.str(), suffix));
             if (!req.specifier.contains(*version, prereleases)) {
                 bool only_prerelease = req.specifier.contains(*version, true);
-                return refuse(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name,
-                                        req.specifier.str(),
-                                        only_prerelease ? " (it is a pre-release, and "
-                                                          "pre-releases are not allowed)"
-                                                        : "",
-                                        suffix));
+                return refuse(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name, req.specifier.str(),
+                                          only_prerelease ? " (it is a pre-release, and "
+                                                            "pre-releases are not allowed)"
+                                                          : "",
+                                          suffix));
             }
         }
 
@@ -492,13 +481,12 @@ private:
 
 }  // namespace
 
-bool is_satisfied(const Requirement& req, const std::map<std::string, Distribution>& installed,
-                  const MarkerEnv& env, bool prereleases, std::string* why_not,
+bool is_satisfied(const Requirement& req, const std::map<std::string, Distribution>& installed, const MarkerEnv& env,
+                  bool prereleases, std::string* why_not,
                   const std::set<std::pair<std::string, std::string>>& allowed_conflicts) {
     MarkerEnv walk_env = env;
     if (!walk_env.count("extra")) walk_env["extra"] = "";
-    return SatisfactionCheck(installed, why_not, allowed_conflicts)
-        .check(req, walk_env, prereleases);
+    return SatisfactionCheck(installed, why_not, allowed_conflicts).check(req, walk_env, prereleases);
 }
 
 Result<std::vector<std::string>> installed_closure(const std::vector<Requirement>& requirements,

@@ -24,13 +24,13 @@ struct FileStamp {
 };
 
 struct Distribution {
-    std::string name;             // from METADATA, as written
-    std::string normalized_name;  // PEP 503
-    std::string version;          // as written in METADATA
+    std::string name;                 // from METADATA, as written
+    std::string normalized_name;      // PEP 503
+    std::string version;              // as written in METADATA
     std::filesystem::path dist_info;  // the *.dist-info directory
-    FileStamp record_stamp;       // stat of RECORD
-    std::string installer;        // INSTALLER file content ("uv", "pip"), "" if none
-    bool requested = false;       // REQUESTED file present
+    FileStamp record_stamp;           // stat of RECORD
+    std::string installer;            // INSTALLER file content ("uv", "pip"), "" if none
+    bool requested = false;           // REQUESTED file present
     /// Why the dist-info cannot be used, "" when it can: "METADATA missing" (an install cut
     /// short, e.g. by a full disk), "METADATA is not a regular file (a FIFO)", "RECORD is larger
     /// than 64 MiB", ... Name and version then come from the directory name.
@@ -46,9 +46,9 @@ inline constexpr std::uint64_t k_max_dist_info_file = 64ull * 1024 * 1024;
 /// the `*.dist-info` directories named for those. A broken dist-info (Distribution::broken) is
 /// left out, unless `include_broken`: then it is listed, and wins over a whole one of the same
 /// name. Never blocks on or reads more than k_max_dist_info_file bytes of a dist-info file.
-[[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(
-    const std::filesystem::path& site_packages, const std::vector<std::string>& only = {},
-    bool include_broken = false);
+[[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesystem::path& site_packages,
+                                                                             const std::vector<std::string>& only = {},
+                                                                             bool include_broken = false);
 
 /// The Requires-Dist lines of an installed distribution, parsed. A METADATA that is not a
 /// regular file, or whose headers run past k_max_dist_info_file, is an error naming it.
@@ -87,8 +87,7 @@ struct RecordDigests {
 /// `allowed_conflicts` holds {dependent, dependency} pairs of normalised names whose pin the
 /// recipe overrides on purpose (a step's `allow_conflicts`): that dependency only needs to be
 /// installed, at any version.
-[[nodiscard]] bool is_satisfied(const Requirement& req,
-                                const std::map<std::string, Distribution>& installed,
+[[nodiscard]] bool is_satisfied(const Requirement& req, const std::map<std::string, Distribution>& installed,
                                 const MarkerEnv& env, bool prereleases, std::string* why_not,
                                 const std::set<std::pair<std::string, std::string>>& allowed_conflicts = {});
 
@@ -96,8 +95,8 @@ struct RecordDigests {
 /// marker holds in `env`, and what its installed distribution requires, transitively, with
 /// extras followed. Names that are not installed are left out (the caller compares). Versions
 /// are not checked: this is what a resolution of `requirements` brought into the venv.
-[[nodiscard]] Result<std::vector<std::string>> installed_closure(
-    const std::vector<Requirement>& requirements, const std::map<std::string, Distribution>& installed,
-    const MarkerEnv& env);
+[[nodiscard]] Result<std::vector<std::string>> installed_closure(const std::vector<Requirement>& requirements,
+                                                                 const std::map<std::string, Distribution>& installed,
+                                                                 const MarkerEnv& env);
 
 }  // namespace bootstrap::pyenv

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The probe proper, shared by the one-shot script and the server (probe_server.cpp).
-constexpr const char *k_probe_function = R"PY(
+constexpr const char* k_probe_function = R"PY(
 import importlib, os, sys, traceback
 def _bs_probe(mod, attr, equals=None):
     try:
@@ -50,7 +50,7 @@ def _bs_probe(mod, attr, equals=None):
 
 // argv[3], when given: modules to import first, comma-separated; their failures are left to
 // the module's own import to show. argv[4], when given: the value str(MOD.ATTR) must have.
-constexpr const char *k_probe_main = R"PY(
+constexpr const char* k_probe_main = R"PY(
 for _p in (sys.argv[3].split(",") if len(sys.argv) > 3 else []):
     if _p:
         try:
@@ -60,25 +60,24 @@ for _p in (sys.argv[3].split(",") if len(sys.argv) > 3 else []):
 sys.exit(_bs_probe(sys.argv[1], sys.argv[2], sys.argv[4] if len(sys.argv) > 4 else None))
 )PY";
 
-bool is_torch_library(const std::string &needed) {
+bool is_torch_library(const std::string& needed) {
     return core::starts_with(needed, "libc10") || core::starts_with(needed, "libtorch");
 }
 
-} // namespace
+}  // namespace
 
-const char *import_probe_function() { return k_probe_function; }
+const char* import_probe_function() { return k_probe_function; }
 
-const char *import_probe_script() {
+const char* import_probe_script() {
     static const std::string script = std::string(k_probe_function) + k_probe_main;
     return script.c_str();
 }
 
-fs::path find_extension_module(const std::string &module,
-                               const std::vector<fs::path> &search_dirs) {
+fs::path find_extension_module(const std::string& module, const std::vector<fs::path>& search_dirs) {
     auto parts = core::split(module, '.');
     if (module.empty() || parts.empty()) return {};
     const std::string last = std::string(parts.back());
-    for (const auto &dir : search_dirs) {
+    for (const auto& dir : search_dirs) {
         fs::path parent = dir;
         for (size_t i = 0; i + 1 < parts.size(); ++i) parent /= std::string(parts[i]);
         std::error_code ec;
@@ -100,7 +99,7 @@ fs::path find_extension_module(const std::string &module,
     return {};
 }
 
-std::vector<fs::path> module_search_dirs(const fs::path &site_packages) {
+std::vector<fs::path> module_search_dirs(const fs::path& site_packages) {
     std::vector<fs::path> out;
     if (site_packages.empty()) return out;
     out.push_back(site_packages);
@@ -109,10 +108,10 @@ std::vector<fs::path> module_search_dirs(const fs::path &site_packages) {
     for (fs::directory_iterator it(site_packages, ec), end; !ec && it != end; it.increment(ec))
         if (it->path().extension() == ".pth") pth.push_back(it->path());
     std::sort(pth.begin(), pth.end());
-    for (const auto &file : pth) {
+    for (const auto& file : pth) {
         auto text = core::read_file(file);
         if (!text) continue;
-        for (const auto &raw : core::split(*text, '\n')) {
+        for (const auto& raw : core::split(*text, '\n')) {
             std::string_view line = core::trim(raw);
             if (line.empty() || line.front() == '#' || core::starts_with(line, "import ")) continue;
             fs::path dir = fs::path(std::string(line));
@@ -123,12 +122,11 @@ std::vector<fs::path> module_search_dirs(const fs::path &site_packages) {
     return out;
 }
 
-ProbePreload probe_preload(const std::string &module, const std::vector<fs::path> &search_dirs,
-                           const std::vector<std::string> &declared) {
+ProbePreload probe_preload(const std::string& module, const std::vector<fs::path>& search_dirs,
+                           const std::vector<std::string>& declared) {
     ProbePreload out;
-    for (const auto &m : declared)
-        if (m != module &&
-            std::find(out.modules.begin(), out.modules.end(), m) == out.modules.end())
+    for (const auto& m : declared)
+        if (m != module && std::find(out.modules.begin(), out.modules.end(), m) == out.modules.end())
             out.modules.push_back(m);
     if (!declared.empty()) out.reason = "the recipe asks for it";
     if (module == "torch" || core::starts_with(module, "torch.") ||
@@ -138,7 +136,7 @@ ProbePreload probe_preload(const std::string &module, const std::vector<fs::path
     if (so.empty()) return out;
     auto needed = inspect::read_needed_libraries(so);
     if (!needed) return out;  // not ours to judge: the import will say what is wrong
-    for (const auto &lib : *needed)
+    for (const auto& lib : *needed)
         if (is_torch_library(lib)) {
             out.modules.insert(out.modules.begin(), "torch");
             out.reason = fmt::format("{} needs {}", so.filename().string(), lib);
@@ -147,10 +145,9 @@ ProbePreload probe_preload(const std::string &module, const std::vector<fs::path
     return out;
 }
 
-exec::ProcessSpec import_probe_spec(const fs::path &python, const std::string &module,
-                                    const std::string &attr, exec::EnvMap env,
-                                    const std::vector<std::string> &preload,
-                                    const std::optional<std::string> &equals) {
+exec::ProcessSpec import_probe_spec(const fs::path& python, const std::string& module, const std::string& attr,
+                                    exec::EnvMap env, const std::vector<std::string>& preload,
+                                    const std::optional<std::string>& equals) {
     exec::ProcessSpec spec;
     spec.argv = {python.string(), "-c", import_probe_script(), module, attr};
     if (!preload.empty() || equals) spec.argv.push_back(core::join(preload, ","));
@@ -161,11 +158,10 @@ exec::ProcessSpec import_probe_spec(const fs::path &python, const std::string &m
     return spec;
 }
 
-std::string describe_probe(const fs::path &python, const std::string &module,
-                           const std::string &attr, const std::vector<std::string> &preload,
-                           const std::optional<std::string> &equals) {
-    std::string out = fmt::format("{} -c <import probe>: import {}{}", python.string(), module,
-                                  attr.empty() ? "" : "." + attr);
+std::string describe_probe(const fs::path& python, const std::string& module, const std::string& attr,
+                           const std::vector<std::string>& preload, const std::optional<std::string>& equals) {
+    std::string out =
+        fmt::format("{} -c <import probe>: import {}{}", python.string(), module, attr.empty() ? "" : "." + attr);
     if (equals) out += fmt::format(" == '{}'", *equals);
     if (!preload.empty()) out += " after import " + core::join(preload, ", ");
     return out;
@@ -187,9 +183,7 @@ std::optional<std::string_view> failed_message(std::string_view line) {
 /// "ModuleNotFoundError: No module named 'a.b'" -> "a" (the top-level module), else "".
 std::string missing_top_module(std::string_view text) {
     constexpr std::string_view k_prefix = "ModuleNotFoundError: No module named '";
-    if (!core::starts_with(text, k_prefix) || text.size() < k_prefix.size() + 1 ||
-        text.back() != '\'')
-        return {};
+    if (!core::starts_with(text, k_prefix) || text.size() < k_prefix.size() + 1 || text.back() != '\'') return {};
     std::string_view name = text.substr(k_prefix.size(), text.size() - k_prefix.size() - 1);
     if (name.find('\'') != std::string_view::npos) return {};
     std::string_view top = name.substr(0, name.find('.'));
@@ -207,43 +201,37 @@ std::string blamed_module(std::string_view text) {
         if (end == std::string_view::npos) return {};
         return std::string(text.substr(begin, end - begin));
     };
-    if (core::starts_with(text, "ImportError: cannot import name '"))
-        return quoted_after("' from '");
+    if (core::starts_with(text, "ImportError: cannot import name '")) return quoted_after("' from '");
     if (core::starts_with(text, "AttributeError: module '") &&
         text.find("' has no attribute '") != std::string_view::npos)
         return quoted_after("AttributeError: module '");
     return {};
 }
 
-} // namespace
+}  // namespace
 
 // Plain string scanning, no std::regex: an exception message can be any length (a 40,000
 // character one overflowed the stack of libstdc++'s recursive regex matcher).
 ImportFailure parse_import_probe(std::string_view output) {
     ImportFailure f;
     constexpr std::string_view k_root = "root cause: ", k_root_at = "root cause at: ";
-    for (const auto &raw : core::split(output, '\n')) {
+    for (const auto& raw : core::split(output, '\n')) {
         std::string_view line = core::trim(raw);
-        if (!core::starts_with(line, k_probe_prefix))
-            continue;
+        if (!core::starts_with(line, k_probe_prefix)) continue;
         line.remove_prefix(k_probe_prefix.size());
         if (core::starts_with(line, k_root_at)) {  // a location, not part of the message
             f.root_cause_at = line.substr(k_root_at.size());
             continue;
         }
         f.summary += (f.summary.empty() ? "" : "; ") + std::string(line);
-        if (auto message = failed_message(line))
-            f.error = *message;
-        else if (core::starts_with(line, k_root))
-            f.root_cause = line.substr(k_root.size());
-        else if (line.find(" has no attribute ") != std::string_view::npos)
-            f.missing_attribute = true;
+        if (auto message = failed_message(line)) f.error = *message;
+        else if (core::starts_with(line, k_root)) f.root_cause = line.substr(k_root.size());
+        else if (line.find(" has no attribute ") != std::string_view::npos) f.missing_attribute = true;
     }
-    if (f.root_cause.empty())
-        f.root_cause = f.error;
+    if (f.root_cause.empty()) f.root_cause = f.error;
     f.missing_module = missing_top_module(f.root_cause);
     f.blamed_module = blamed_module(f.root_cause);
     return f;
 }
 
-} // namespace bootstrap::pyenv
+}  // namespace bootstrap::pyenv

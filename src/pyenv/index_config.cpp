@@ -280,8 +280,7 @@ std::vector<std::string> known_index_urls(const exec::EnvMap& env, const fs::pat
 }
 
 std::string with_credentials(const std::string& recorded, const std::vector<std::string>& known) {
-    if (recorded.find(core::k_redacted) == std::string::npos || core::redact_url(recorded) != recorded)
-        return recorded;
+    if (recorded.find(core::k_redacted) == std::string::npos || core::redact_url(recorded) != recorded) return recorded;
     const std::string bare = core::strip_credentials(recorded);
     auto trimmed = [](std::string u) {
         while (u.ends_with("/")) u.pop_back();

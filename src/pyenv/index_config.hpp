@@ -24,9 +24,9 @@ namespace bootstrap::pyenv {
 inline constexpr const char* k_pypi_simple = "https://pypi.org/simple";
 
 struct IndexSet {
-    std::string default_index;             // "" with --no-index
+    std::string default_index;  // "" with --no-index
     std::vector<std::string> extra_indexes;
-    std::string from;                      // where the default came from: "recipe", "UV_DEFAULT_INDEX", ...
+    std::string from;  // where the default came from: "recipe", "UV_DEFAULT_INDEX", ...
     /// default first, then extras (the order manifests record).
     [[nodiscard]] std::vector<std::string> all() const;
 };

@@ -56,14 +56,10 @@ public:
 
     Command create_venv(const fs::path& venv, const std::string& python) const override {
         // --allow-existing: the venv directory may already hold bootstrap's own state dir.
-        return {{m_uv.string(), "venv", "--no-project", "--allow-existing", "--python", python,
-                 venv.string()},
-                {},
-                {}};
+        return {{m_uv.string(), "venv", "--no-project", "--allow-existing", "--python", python, venv.string()}, {}, {}};
     }
 
-    Command install(const fs::path& venv, const InstallRequest& r,
-                    const NetworkOptions& net) const override {
+    Command install(const fs::path& venv, const InstallRequest& r, const NetworkOptions& net) const override {
         Command c;
         c.argv = {m_uv.string(), "pip", "install", "--python", venv_python(venv).string()};
         add_sources(c.argv, r);
@@ -80,8 +76,10 @@ public:
 
     Command build_wheel(const fs::path& venv, const BuildRequest& r, const NetworkOptions& net) const override {
         Command c;
-        c.argv = {m_uv.string(), "build", "--wheel", "--no-create-gitignore", "--out-dir", r.out_dir.string(),
-                  "--python", venv_python(venv).string()};
+        c.argv = {m_uv.string(), "build",
+                  "--wheel",     "--no-create-gitignore",
+                  "--out-dir",   r.out_dir.string(),
+                  "--python",    venv_python(venv).string()};
         if (r.no_build_isolation) c.argv.push_back("--no-build-isolation");
         for (const auto& [k, v] : r.config_settings) c.argv.insert(c.argv.end(), {"--config-setting", k + "=" + v});
         c.argv.push_back(r.project.string());
@@ -123,11 +121,11 @@ public:
         return {{base, "-m", "venv", venv.string()}, {}, {}};
     }
 
-    Command install(const fs::path& venv, const InstallRequest& r,
-                    const NetworkOptions& net) const override {
+    Command install(const fs::path& venv, const InstallRequest& r, const NetworkOptions& net) const override {
         Command c;
-        c.argv = {venv_python(venv).string(), "-m", "pip", "install", "--timeout",
-                  std::to_string(net.timeout), "--retries", std::to_string(net.retries)};
+        c.argv = {
+            venv_python(venv).string(), "-m", "pip", "install", "--timeout", std::to_string(net.timeout), "--retries",
+            std::to_string(net.retries)};
         add_sources(c.argv, r);
         if (r.upgrade) c.argv.push_back("--upgrade");
         if (r.reinstall) c.argv.push_back("--force-reinstall");
@@ -141,8 +139,17 @@ public:
 
     Command build_wheel(const fs::path& venv, const BuildRequest& r, const NetworkOptions& net) const override {
         Command c;
-        c.argv = {venv_python(venv).string(), "-m", "pip", "wheel", "--no-deps", "--wheel-dir", r.out_dir.string(),
-                  "--timeout", std::to_string(net.timeout), "--retries", std::to_string(net.retries)};
+        c.argv = {venv_python(venv).string(),
+                  "-m",
+                  "pip",
+                  "wheel",
+                  "--no-deps",
+                  "--wheel-dir",
+                  r.out_dir.string(),
+                  "--timeout",
+                  std::to_string(net.timeout),
+                  "--retries",
+                  std::to_string(net.retries)};
         if (r.no_build_isolation) c.argv.push_back("--no-build-isolation");
         for (const auto& [k, v] : r.config_settings) c.argv.push_back("--config-settings=" + k + "=" + v);
         c.argv.push_back(r.project.string());
@@ -167,24 +174,20 @@ private:
 std::string file_identity(const fs::path& program) {
     struct stat st {};
     if (::stat(program.c_str(), &st) != 0) return program.string() + " missing";
-    return fmt::format("{} {} {}", program.string(), st.st_size,
-                       st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+    return fmt::format("{} {} {}", program.string(), st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
 }
 
 Result<fs::path> find_uv(const std::string& path_var) {
     auto uv = exec::find_program("uv", path_var);
     if (uv.empty())
-        return fail(ErrorCode::not_found,
-                    "the recipe's installer is uv, but uv is not on PATH",
+        return fail(ErrorCode::not_found, "the recipe's installer is uv, but uv is not on PATH",
                     "install it with `python3 -m pip install uv` (or `pipx install uv`), put it on "
                     "PATH, or set `installer = \"pip\"` in the recipe's [venv] section");
     return uv;
 }
 
-Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
-                                                  const std::string& path_var,
-                                                  const std::string& python_request,
-                                                  bool allow_missing) {
+Result<std::unique_ptr<Installer>> make_installer(const std::string& name, const std::string& path_var,
+                                                  const std::string& python_request, bool allow_missing) {
     if (name == "uv") {
         auto uv = find_uv(path_var);
         if (!uv && allow_missing) uv = fs::path("uv");
@@ -198,19 +201,17 @@ Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
             auto p = exec::find_program(candidate, path_var);
             if (!p.empty()) return std::unique_ptr<Installer>(std::make_unique<PipInstaller>(p));
         }
-        if (allow_missing)
-            return std::unique_ptr<Installer>(std::make_unique<PipInstaller>("python" + python_request));
+        if (allow_missing) return std::unique_ptr<Installer>(std::make_unique<PipInstaller>("python" + python_request));
         return fail(ErrorCode::not_found,
                     fmt::format("no python{} (or python3) on PATH to create the venv with", python_request));
     }
     return fail(ErrorCode::usage, fmt::format("unknown installer '{}' (expected uv or pip)", name));
 }
 
-Command uv_sync(const fs::path& uv, const fs::path& project, const fs::path& venv,
-                const std::vector<std::string>& args, const NetworkOptions& net) {
+Command uv_sync(const fs::path& uv, const fs::path& project, const fs::path& venv, const std::vector<std::string>& args,
+                const NetworkOptions& net) {
     Command c;
-    c.argv = {uv.string(), "sync", "--project", project.string(), "--python",
-              venv_python(venv).string()};
+    c.argv = {uv.string(), "sync", "--project", project.string(), "--python", venv_python(venv).string()};
     c.argv.insert(c.argv.end(), args.begin(), args.end());
     c.env_set = {{"UV_PROJECT_ENVIRONMENT", venv.string()},
                  {"UV_HTTP_TIMEOUT", std::to_string(net.timeout)},

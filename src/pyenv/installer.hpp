@@ -38,8 +38,8 @@ struct InstallRequest {
 
 /// Build one wheel from a source tree (PEP 517), for the venv's interpreter.
 struct BuildRequest {
-    fs::path project;   // the directory holding pyproject.toml / setup.py
-    fs::path out_dir;   // where the wheel is written
+    fs::path project;                 // the directory holding pyproject.toml / setup.py
+    fs::path out_dir;                 // where the wheel is written
     bool no_build_isolation = false;  // build with the venv's own packages (apex imports torch)
     std::vector<std::pair<std::string, std::string>> config_settings;  // PEP 517, in order
 };
@@ -71,8 +71,7 @@ public:
     [[nodiscard]] virtual Command build_wheel(const fs::path& venv, const BuildRequest& request,
                                               const NetworkOptions& net) const = 0;
     /// Remove distributions (by name) from the venv without asking.
-    [[nodiscard]] virtual Command uninstall(const fs::path& venv,
-                                            const std::vector<std::string>& names) const = 0;
+    [[nodiscard]] virtual Command uninstall(const fs::path& venv, const std::vector<std::string>& names) const = 0;
 };
 
 /// `uv` resolved on `path_var`; the error tells how to install it.
@@ -82,8 +81,7 @@ public:
 /// venv creation is `python_request` itself when it is a path (holds a '/'; the venv step checks
 /// that it exists), else `python<X.Y>` (then `python3`) from `path_var`. With `allow_missing` (for
 /// `plan`), a program that is not found is kept by its bare name instead of failing.
-[[nodiscard]] Result<std::unique_ptr<Installer>> make_installer(const std::string& name,
-                                                                const std::string& path_var,
+[[nodiscard]] Result<std::unique_ptr<Installer>> make_installer(const std::string& name, const std::string& path_var,
                                                                 const std::string& python_request,
                                                                 bool allow_missing = false);
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_fields.hpp"
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 #include "pyenv/specifier.hpp"
@@ -56,8 +56,7 @@ for k, val in facts.items():
 std::string stamp_of(const fs::path& p) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return "missing";
-    return fmt::format("{}:{}:{}", st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
-                       st.st_ino);
+    return fmt::format("{}:{}:{}", st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, st.st_ino);
 }
 
 std::map<std::string, std::string> parse_lines(std::string_view text) {
@@ -96,8 +95,7 @@ InterpreterFacts facts_from(const std::map<std::string, std::string>& kv) {
 // an older bootstrap) is a miss, and the file is rewritten.
 constexpr int k_facts_cache_version = 1;
 
-std::optional<std::map<std::string, std::string>> read_facts_cache(const fs::path& cache,
-                                                                    const std::string& stamp) {
+std::optional<std::map<std::string, std::string>> read_facts_cache(const fs::path& cache, const std::string& stamp) {
     auto text = core::read_file(cache);
     if (!text) return std::nullopt;
     using Facts = std::map<std::string, std::string>;
@@ -155,12 +153,10 @@ bool python_version_matches(const std::string& actual, const std::string& wanted
     return spec && spec->contains(actual_v->base_version(), true);
 }
 
-Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& env,
-                                   bool update_cache) {
+Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& env, bool update_cache) {
     const fs::path python = venv_python(venv);
     std::error_code ec;
-    const std::string stamp = stamp_of(venv / "pyvenv.cfg") + "/" +
-                              stamp_of(fs::canonical(python, ec));
+    const std::string stamp = stamp_of(venv / "pyvenv.cfg") + "/" + stamp_of(fs::canonical(python, ec));
     const fs::path cache = venv / ".bootstrap" / "python.facts";
     if (auto cached = read_facts_cache(cache, stamp)) return facts_from(*cached);
 
@@ -179,15 +175,14 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
     InterpreterFacts facts = facts_from(kv);
     if (facts.version.empty() || facts.purelib.empty())
         return fail(ErrorCode::process,
-                    fmt::format("unexpected answer from {} when asking for its facts", python.string()),
-                    result.output);
+                    fmt::format("unexpected answer from {} when asking for its facts", python.string()), result.output);
     // The cache lives inside the venv's own state dir; failing to write it only costs speed.
     if (update_cache) (void)core::write_file_atomic(cache, facts_cache_json(stamp, kv));
     return facts;
 }
 
 Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
-                                                              const std::vector<std::string>& only) {
+                                                               const std::vector<std::string>& only) {
     BS_TRY(auto dists, scan_site_packages(facts.purelib, only));
     if (!facts.platlib.empty() && facts.platlib != facts.purelib && fs::exists(facts.platlib)) {
         BS_TRY(auto more, scan_site_packages(facts.platlib, only));

@@ -23,10 +23,10 @@ struct InterpreterFacts {
     std::string ext_suffix;      // ".cpython-311-x86_64-linux-gnu.so"
     std::string soabi;
     std::string include_dir;
-    fs::path purelib;            // site-packages
+    fs::path purelib;  // site-packages
     fs::path platlib;
-    std::string platform;        // sysconfig.get_platform()
-    MarkerEnv markers;           // PEP 508 marker variables
+    std::string platform;  // sysconfig.get_platform()
+    MarkerEnv markers;     // PEP 508 marker variables
 };
 
 /// `<venv>/bin/python`.
@@ -52,6 +52,6 @@ struct InterpreterFacts {
 /// exists (lib64 layouts); purelib wins for a name in both, as on sys.path. `only`: just these
 /// normalised names (see scan_site_packages).
 [[nodiscard]] Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
-                                                                          const std::vector<std::string>& only = {});
+                                                                             const std::vector<std::string>& only = {});
 
 }  // namespace bootstrap::pyenv

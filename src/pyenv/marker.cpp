@@ -23,8 +23,8 @@ struct Marker::Node {
     // all_of / any_of: two or more. `a and b and c` is one node of three, not a chain, so a
     // long marker is a wide tree, and only parentheses (bounded) make it deep.
     std::vector<std::shared_ptr<const Node>> children;
-    Operand lhs, rhs;                         // compare
-    std::string op;                           // compare: "==", "in", "not in", ...
+    Operand lhs, rhs;  // compare
+    std::string op;    // compare: "==", "in", "not in", ...
 };
 
 namespace {
@@ -59,13 +59,11 @@ constexpr std::array<VariableName, 18> k_variables{{
     {"python_implementation", "platform_python_implementation"},
 }};
 
-constexpr std::array<std::string_view, 8> k_comparisons{
-    "===", "==", "!=", "<=", ">=", "~=", "<", ">"};
+constexpr std::array<std::string_view, 8> k_comparisons{"===", "==", "!=", "<=", ">=", "~=", "<", ">"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_ident_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
 /// Recursive descent over the PEP 508 marker grammar:
@@ -81,15 +79,13 @@ public:
         if (!root) return root;
         skip_space();
         if (m_pos < m_s.size())
-            return error(fmt::format("expected 'and', 'or' or the end of the marker, got '{}'",
-                                     core::clip(m_s.substr(m_pos))));
+            return error(
+                fmt::format("expected 'and', 'or' or the end of the marker, got '{}'", core::clip(m_s.substr(m_pos))));
         return root;
     }
 
 private:
-    tl::unexpected<SyntaxError> error(std::string what) const {
-        return error_at(std::move(what), m_pos);
-    }
+    tl::unexpected<SyntaxError> error(std::string what) const { return error_at(std::move(what), m_pos); }
     static tl::unexpected<SyntaxError> error_at(std::string what, size_t pos) {
         return tl::unexpected(SyntaxError{std::move(what), pos});
     }
@@ -110,8 +106,7 @@ private:
 
     /// `first` (keyword `first`)* as one node of `kind`, or `first` alone.
     template <class Operand>
-    tl::expected<NodePtr, SyntaxError> parse_list(Node::Kind kind, std::string_view keyword,
-                                                  Operand operand) {
+    tl::expected<NodePtr, SyntaxError> parse_list(Node::Kind kind, std::string_view keyword, Operand operand) {
         auto first = (this->*operand)();
         if (!first) return first;
         std::vector<NodePtr> items{std::move(*first)};
@@ -127,9 +122,7 @@ private:
         return node;
     }
 
-    tl::expected<NodePtr, SyntaxError> parse_or() {
-        return parse_list(Node::Kind::any_of, "or", &Parser::parse_and);
-    }
+    tl::expected<NodePtr, SyntaxError> parse_or() { return parse_list(Node::Kind::any_of, "or", &Parser::parse_and); }
 
     tl::expected<NodePtr, SyntaxError> parse_and() {
         return parse_list(Node::Kind::all_of, "and", &Parser::parse_expr);
@@ -139,14 +132,13 @@ private:
         skip_space();
         if (m_pos < m_s.size() && m_s[m_pos] == '(') {
             if (++m_depth > k_max_marker_nesting)
-                return error(fmt::format("parentheses nested more than {} deep (the limit is {})",
-                                         k_max_marker_nesting, k_max_marker_nesting));
+                return error(fmt::format("parentheses nested more than {} deep (the limit is {})", k_max_marker_nesting,
+                                         k_max_marker_nesting));
             ++m_pos;
             auto inner = parse_or();
             if (!inner) return inner;
             skip_space();
-            if (m_pos >= m_s.size() || m_s[m_pos] != ')')
-                return error("expected ')' to close the parenthesis");
+            if (m_pos >= m_s.size() || m_s[m_pos] != ')') return error("expected ')' to close the parenthesis");
             ++m_pos;
             --m_depth;
             return inner;
@@ -179,9 +171,9 @@ private:
         while (m_pos < m_s.size() && is_ident_char(m_s[m_pos])) ++m_pos;
         std::string_view word = m_s.substr(start, m_pos - start);
         if (word.empty())
-            return error_at(fmt::format("expected a marker variable or a quoted string, got '{}'",
-                                        core::clip(m_s.substr(start))),
-                            start);
+            return error_at(
+                fmt::format("expected a marker variable or a quoted string, got '{}'", core::clip(m_s.substr(start))),
+                start);
         for (const VariableName& v : k_variables)
             if (v.spelling == word) return Node::Operand{true, std::string(v.canonical)};
         return error_at(fmt::format("unknown marker variable '{}'", core::clip(word)), start);
@@ -219,8 +211,7 @@ std::string operand_str(const Node::Operand& o) {
 
 std::string node_str(const Node& node) {
     switch (node.kind) {
-        case Node::Kind::compare:
-            return fmt::format("{} {} {}", operand_str(node.lhs), node.op, operand_str(node.rhs));
+        case Node::Kind::compare: return fmt::format("{} {} {}", operand_str(node.lhs), node.op, operand_str(node.rhs));
         case Node::Kind::all_of:
         case Node::Kind::any_of: {
             const bool all = node.kind == Node::Kind::all_of;
@@ -254,8 +245,7 @@ bool compare(std::string lhs, const std::string& op, std::string rhs, bool is_ex
     if (op == "not in") return rhs.find(lhs) == std::string::npos;
     // Cheap pre-check: most string comparisons (sys_platform == "linux") are not versions, and
     // skipping the parse attempts keeps evaluation free of error-message formatting.
-    bool may_be_version =
-        !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' || lhs[0] == 'V');
+    bool may_be_version = !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' || lhs[0] == 'V');
     if (!is_extra && may_be_version) {
         auto version = Version::parse(lhs);
         auto spec = version ? Specifier::parse(op + rhs) : Result<Specifier>();
@@ -281,8 +271,7 @@ bool evaluate_node(const Node& node, const MarkerEnv& env) {
         case Node::Kind::compare: {
             bool is_extra = (node.lhs.is_variable && node.lhs.text == "extra") ||
                             (node.rhs.is_variable && node.rhs.text == "extra");
-            return compare(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env),
-                           is_extra);
+            return compare(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env), is_extra);
         }
     }
     return false;
@@ -292,10 +281,8 @@ bool evaluate_node(const Node& node, const MarkerEnv& env) {
 
 tl::expected<Marker, SyntaxError> Marker::parse_detailed(std::string_view text) {
     if (text.size() > k_max_marker_length)
-        return tl::unexpected(SyntaxError{
-            fmt::format("marker of {} characters (the limit is {})", text.size(),
-                        k_max_marker_length),
-            0});
+        return tl::unexpected(
+            SyntaxError{fmt::format("marker of {} characters (the limit is {})", text.size(), k_max_marker_length), 0});
     auto root = Parser(text).parse();
     if (!root) return tl::unexpected(root.error());
     Marker marker;
@@ -307,15 +294,11 @@ tl::expected<Marker, SyntaxError> Marker::parse_detailed(std::string_view text) 
 Result<Marker> Marker::parse(std::string_view text) {
     auto marker = parse_detailed(text);
     if (!marker)
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid marker '{}': {} at column {}", core::clip(text),
-                                marker.error().what,
-                                marker.error().offset + 1));
+        return fail(ErrorCode::invalid_recipe, fmt::format("invalid marker '{}': {} at column {}", core::clip(text),
+                                                           marker.error().what, marker.error().offset + 1));
     return *marker;
 }
 
-bool Marker::evaluate(const MarkerEnv& env) const {
-    return m_root ? evaluate_node(*m_root, env) : true;
-}
+bool Marker::evaluate(const MarkerEnv& env) const { return m_root ? evaluate_node(*m_root, env) : true; }
 
 }  // namespace bootstrap::pyenv

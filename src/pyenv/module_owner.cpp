@@ -65,8 +65,8 @@ std::vector<std::string> top_level_modules(const Distribution& dist) {
     return out;
 }
 
-std::vector<const Distribution*> distributions_providing(
-    std::string_view module, const std::map<std::string, Distribution>& installed) {
+std::vector<const Distribution*> distributions_providing(std::string_view module,
+                                                         const std::map<std::string, Distribution>& installed) {
     std::vector<const Distribution*> out;
     // "a.b.c", then "a.b", then "a": a submodule made at import time has no file of its own.
     for (std::string_view name = module; !name.empty();) {
@@ -108,9 +108,8 @@ Result<Distribution> check_module_version(std::string_view module, const Specifi
                                 "({} cannot be checked)",
                                 module, dist.name, dist.version, specifiers.str()));
     if (!specifiers.contains(*version, true))
-        return fail(ErrorCode::step_failed,
-                    fmt::format("{} {} does not satisfy {} (distribution {})", module, dist.version,
-                                specifiers.str(), dist.name));
+        return fail(ErrorCode::step_failed, fmt::format("{} {} does not satisfy {} (distribution {})", module,
+                                                        dist.version, specifiers.str(), dist.name));
     return dist;
 }
 

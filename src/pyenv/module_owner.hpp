@@ -28,8 +28,7 @@ namespace bootstrap::pyenv {
 /// pre-release counts, as in `pip check`). Errors (step_failed), each naming the module:
 /// "torch 2.10.0 does not satisfy >=2.11 (distribution torch)", no distribution provides it,
 /// several do, or its version is not PEP 440.
-[[nodiscard]] Result<Distribution> check_module_version(
-    std::string_view module, const SpecifierSet& specifiers,
-    const std::map<std::string, Distribution>& installed);
+[[nodiscard]] Result<Distribution> check_module_version(std::string_view module, const SpecifierSet& specifiers,
+                                                        const std::map<std::string, Distribution>& installed);
 
 }  // namespace bootstrap::pyenv

@@ -5,9 +5,7 @@ namespace bootstrap::pyenv {
 namespace {
 
 // PEP 508 names are ASCII; locale-dependent <cctype> would accept more than the spec allows.
-bool is_ascii_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+bool is_ascii_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
 bool is_name_separator(char c) { return c == '-' || c == '_' || c == '.'; }
 

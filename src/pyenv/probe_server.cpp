@@ -19,7 +19,7 @@ namespace {
 // States of a check: waiting -> running (a forked child, output to OUT_DIR/<i>.out) -> done
 // (exit status or signal) or killed (past TIMEOUT_S). Children stay in the server's process
 // group, so killing the server (our timeout, an interrupt) takes them along.
-constexpr const char *k_server_main = R"PY(
+constexpr const char* k_server_main = R"PY(
 import signal, time
 def _bs_serve(checks_file, out_dir, jobs, timeout, preload):
     done = []
@@ -89,11 +89,11 @@ struct ServerRun {
     exec::ProcessResult process;
     bool ready = false;
     std::vector<std::string> preloaded;
-    std::map<size_t, exec::ProcessResult> ended; // by request index
+    std::map<size_t, exec::ProcessResult> ended;  // by request index
 };
 
 /// "result I exit N S" / "result I signal N S" / "result I timeout S".
-void read_result(std::string_view rest, double timeout_s, ServerRun &run) {
+void read_result(std::string_view rest, double timeout_s, ServerRun& run) {
     auto words = core::split(std::string(rest), ' ');
     if (words.size() < 3 || words[0] != "result") return;
     size_t index = 0;
@@ -113,14 +113,13 @@ void read_result(std::string_view rest, double timeout_s, ServerRun &run) {
         }
         if (words.size() >= 4) r.seconds = std::stod(words.back());
         run.ended[index] = std::move(r);
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
         // not a line of ours: ignored
     }
 }
 
-Result<ServerRun> serve_once(const fs::path &python, const fs::path &dir, size_t count,
-                             const exec::EnvMap &env, const std::vector<std::string> &preload,
-                             size_t jobs, std::chrono::milliseconds timeout) {
+Result<ServerRun> serve_once(const fs::path& python, const fs::path& dir, size_t count, const exec::EnvMap& env,
+                             const std::vector<std::string>& preload, size_t jobs, std::chrono::milliseconds timeout) {
     const double timeout_s = static_cast<double>(timeout.count()) / 1000.0;
     exec::ProcessSpec spec;
     spec.argv = {python.string(),
@@ -139,12 +138,12 @@ Result<ServerRun> serve_once(const fs::path &python, const fs::path &dir, size_t
     spec.timeout = timeout * batches + std::chrono::seconds(30);
     BS_TRY(auto ran, exec::run_process(spec));
     ServerRun run;
-    for (const auto &line : core::split(ran.output, '\n')) {
+    for (const auto& line : core::split(ran.output, '\n')) {
         auto rest = core::after_prefix(line, k_server_prefix);
         if (!rest) continue;
         if (auto ready = core::after_prefix(*rest, "ready")) {
             run.ready = true;
-            for (auto &p : core::split(std::string(core::trim(*ready)), ','))
+            for (auto& p : core::split(std::string(core::trim(*ready)), ','))
                 if (!p.empty()) run.preloaded.push_back(p);
         } else {
             read_result(*rest, timeout_s, run);
@@ -154,30 +153,25 @@ Result<ServerRun> serve_once(const fs::path &python, const fs::path &dir, size_t
     return run;
 }
 
-} // namespace
+}  // namespace
 
-Result<ProbeServerResult> run_probe_server(const fs::path &python,
-                                           const std::vector<ProbeRequest> &requests,
-                                           const exec::EnvMap &env,
-                                           const std::vector<std::string> &preload, size_t jobs,
-                                           std::chrono::milliseconds timeout) {
+Result<ProbeServerResult> run_probe_server(const fs::path& python, const std::vector<ProbeRequest>& requests,
+                                           const exec::EnvMap& env, const std::vector<std::string>& preload,
+                                           size_t jobs, std::chrono::milliseconds timeout) {
     ProbeServerResult out;
     out.results.resize(requests.size());
     if (requests.empty()) return out;
     jobs = std::max<size_t>(jobs, 1);
     core::TempDir dir("bootstrap-probes");
     std::string checks;
-    std::vector<size_t> sent; // request index for each line of the checks file
+    std::vector<size_t> sent;  // request index for each line of the checks file
     for (size_t i = 0; i < requests.size(); ++i) {
-        const auto &r = requests[i];
-        auto bad = [](const std::string &s) {
-            return s.find_first_of("\t\n\r") != std::string::npos;
-        };
+        const auto& r = requests[i];
+        auto bad = [](const std::string& s) { return s.find_first_of("\t\n\r") != std::string::npos; };
         if (r.module.empty() || bad(r.module) || bad(r.attr)) {
             out.results[i].exit_code = 2;
-            out.results[i].output = fmt::format(
-                "{}import {} failed: ValueError: not a module name\n", k_probe_prefix,
-                core::clip(r.module));
+            out.results[i].output = fmt::format("{}import {} failed: ValueError: not a module name\n", k_probe_prefix,
+                                                core::clip(r.module));
             continue;
         }
         checks += r.module + "\t" + r.attr + "\n";
@@ -186,26 +180,26 @@ Result<ProbeServerResult> run_probe_server(const fs::path &python,
     BS_CHECK(core::write_file_atomic(dir.path() / "checks", checks));
     auto started = std::chrono::steady_clock::now();
     BS_TRY(auto run, serve_once(python, dir.path(), sent.size(), env, preload, jobs, timeout));
-    if (!run.ready && !preload.empty()) { // a preload took the interpreter down: go without
+    if (!run.ready && !preload.empty()) {  // a preload took the interpreter down: go without
         BS_TRY(auto bare, serve_once(python, dir.path(), sent.size(), env, {}, jobs, timeout));
         run = std::move(bare);
     }
     if (!run.ready)
         return fail(ErrorCode::step_failed,
-                    fmt::format("the import probe server ({} -c <probe server>) did not start: {}",
-                                python.string(), run.process.describe()),
+                    fmt::format("the import probe server ({} -c <probe server>) did not start: {}", python.string(),
+                                run.process.describe()),
                     std::string(core::trim(core::last_lines(run.process.output, 20))));
     out.preloaded = run.preloaded;
     for (size_t line = 0; line < sent.size(); ++line) {
-        auto &result = out.results[sent[line]];
+        auto& result = out.results[sent[line]];
         if (auto it = run.ended.find(line); it != run.ended.end()) {
             result = std::move(it->second);
-        } else { // the server ended first (killed, out of memory)
+        } else {  // the server ended first (killed, out of memory)
             result.exit_code = 70;
-            result.output = fmt::format("{}import {} failed: RuntimeError: the probe server "
-                                        "ended before this import finished ({})\n",
-                                        k_probe_prefix, requests[sent[line]].module,
-                                        run.process.describe());
+            result.output = fmt::format(
+                "{}import {} failed: RuntimeError: the probe server "
+                "ended before this import finished ({})\n",
+                k_probe_prefix, requests[sent[line]].module, run.process.describe());
         }
         if (auto text = core::read_file(dir.path() / fmt::format("{}.out", line)))
             result.output = *text + result.output;
@@ -214,4 +208,4 @@ Result<ProbeServerResult> run_probe_server(const fs::path &python,
     return out;
 }
 
-} // namespace bootstrap::pyenv
+}  // namespace bootstrap::pyenv

@@ -10,14 +10,12 @@ namespace {
 std::string hex_to_bytes(std::string_view hex) {
     auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
     std::string out;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2)
-        out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
     return out;
 }
 
 std::string base64url_nopad(std::string_view bytes) {
-    static constexpr std::string_view k_alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     std::string out;
     size_t i = 0;
     for (; i + 2 < bytes.size(); i += 3) {

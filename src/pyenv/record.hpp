@@ -12,8 +12,8 @@
 namespace bootstrap::pyenv {
 
 struct RecordRow {
-    std::string path;                  // relative to site-packages ("../../../bin/x" for scripts)
-    std::string hash;                  // "sha256=..."; "" for RECORD itself and unhashed files
+    std::string path;                   // relative to site-packages ("../../../bin/x" for scripts)
+    std::string hash;                   // "sha256=..."; "" for RECORD itself and unhashed files
     std::optional<std::uint64_t> size;  // absent when the row gives none
 };
 

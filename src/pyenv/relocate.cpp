@@ -16,9 +16,7 @@ namespace {
 
 constexpr size_t k_max_script_bytes = 1 << 20;
 
-bool is_path_end(char c) {
-    return c == '/' || c == '\'' || c == '"' || c == '\n' || c == ' ' || c == '\t' || c == ':';
-}
+bool is_path_end(char c) { return c == '/' || c == '\'' || c == '"' || c == '\n' || c == ' ' || c == '\t' || c == ':'; }
 
 fs::path canonical_or_same(const fs::path& p) {
     std::error_code ec;
@@ -56,8 +54,7 @@ Result<fs::path> detect_venv_origin(const fs::path& venv) {
     for (const auto& l : core::split(*text, '\n')) {
         std::smatch m;
         // std::regex recurses per character; no path is longer than PATH_MAX (4096).
-        if (l.size() <= 4096 && std::regex_match(l, m, line) && m[1].str().front() == '/')
-            return fs::path(m[1].str());
+        if (l.size() <= 4096 && std::regex_match(l, m, line) && m[1].str().front() == '/') return fs::path(m[1].str());
     }
     return fail(ErrorCode::not_found, fmt::format("cannot tell where {} was made: no VIRTUAL_ENV= line in {}",
                                                   venv.string(), (venv / "bin" / "activate").string()));
@@ -71,8 +68,8 @@ Result<RelocateReport> relocate_venv(const fs::path& venv, fs::path old_prefix, 
     report.old_prefix = old_prefix;
     std::string from = old_prefix.lexically_normal().string();
     while (from.size() > 1 && from.back() == '/') from.pop_back();
-    std::string to = new_prefix.empty() ? canonical_or_same(fs::absolute(venv)).string()
-                                        : new_prefix.lexically_normal().string();
+    std::string to =
+        new_prefix.empty() ? canonical_or_same(fs::absolute(venv)).string() : new_prefix.lexically_normal().string();
     while (to.size() > 1 && to.back() == '/') to.pop_back();
     if (from == to) return report;
     std::error_code ec;

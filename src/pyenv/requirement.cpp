@@ -13,8 +13,8 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
 }
 
 /// The PEP 508 grammar, left to right:
@@ -41,8 +41,7 @@ public:
             if (auto ok = parse_marker(req); !ok) return tl::unexpected(ok.error());
         }
         skip_space();
-        if (m_pos < m_s.size())
-            return error(fmt::format("unexpected '{}'", core::clip(m_s.substr(m_pos))));
+        if (m_pos < m_s.size()) return error(fmt::format("unexpected '{}'", core::clip(m_s.substr(m_pos))));
         return req;
     }
 
@@ -69,11 +68,11 @@ private:
         std::string_view word = m_s.substr(start, m_pos - start);
         if (word.empty()) return error(fmt::format("expected {}", what));
         if (!is_valid_name(word))
-            return tl::unexpected(SyntaxError{
-                fmt::format("'{}' is not a valid {} (letters, digits, '-', '_', '.'; starting "
-                            "and ending with a letter or digit)",
-                            core::clip(word), what.substr(what.find(' ') + 1)),
-                start});
+            return tl::unexpected(
+                SyntaxError{fmt::format("'{}' is not a valid {} (letters, digits, '-', '_', '.'; starting "
+                                        "and ending with a letter or digit)",
+                                        core::clip(word), what.substr(what.find(' ') + 1)),
+                            start});
         return word;
     }
 
@@ -107,8 +106,7 @@ private:
                 ++m_pos;
                 return {};
             }
-            return error(m_pos < m_s.size() ? "expected ',' or ']' in the extras"
-                                            : "expected ']' to close the extras");
+            return error(m_pos < m_s.size() ? "expected ',' or ']' in the extras" : "expected ']' to close the extras");
         }
     }
 
@@ -169,10 +167,8 @@ private:
 Result<Requirement> Requirement::parse(std::string_view text) {
     auto req = RequirementParser(text).parse();
     if (!req)
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid requirement '{}': {} at column {}", core::clip(text),
-                                req.error().what,
-                                req.error().offset + 1));
+        return fail(ErrorCode::invalid_recipe, fmt::format("invalid requirement '{}': {} at column {}",
+                                                           core::clip(text), req.error().what, req.error().offset + 1));
     return *req;
 }
 

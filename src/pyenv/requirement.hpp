@@ -13,11 +13,11 @@
 namespace bootstrap::pyenv {
 
 struct Requirement {
-    std::string name;             // as written
-    std::string normalized_name;  // PEP 503
+    std::string name;                 // as written
+    std::string normalized_name;      // PEP 503
     std::vector<std::string> extras;  // normalised
     SpecifierSet specifier;
-    std::string url;              // for "name @ url", else ""
+    std::string url;  // for "name @ url", else ""
     std::optional<Marker> marker;
 
     /// Parse; the error message quotes the text and says what is wrong at which column.

@@ -12,14 +12,11 @@ namespace bootstrap::pyenv {
 namespace {
 
 // Longest first, so "===" is not read as "==" followed by "=1.0".
-constexpr std::array<std::string_view, 8> k_operators{
-    "===", "~=", "==", "!=", "<=", ">=", "<", ">"};
+constexpr std::array<std::string_view, 8> k_operators{"===", "~=", "==", "!=", "<=", ">=", "<", ">"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-bool is_wildcard(std::string_view version) {
-    return version.size() >= 2 && version.substr(version.size() - 2) == ".*";
-}
+bool is_wildcard(std::string_view version) { return version.size() >= 2 && version.substr(version.size() - 2) == ".*"; }
 
 /// PEP 440 prefix matching as packaging does it: a version becomes
 /// [epoch, release..., pre, post, dev], its release zero-padded to `release_len`; the candidate
@@ -27,8 +24,7 @@ bool is_wildcard(std::string_view version) {
 std::vector<std::string> prefix_components(const Version& v, size_t release_len) {
     std::vector<std::string> out;
     out.push_back(std::to_string(v.epoch()));
-    for (size_t i = 0; i < release_len; ++i)
-        out.push_back(std::to_string(i < v.release().size() ? v.release()[i] : 0));
+    for (size_t i = 0; i < release_len; ++i) out.push_back(std::to_string(i < v.release().size() ? v.release()[i] : 0));
     // The suffixes (pre, post, dev) are compared textually, in canonical spelling. The public
     // form's text after the release gives them; split it at the segment boundaries.
     std::string text = v.public_version().str();
@@ -62,8 +58,7 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
         }
     }
     if (op.empty())
-        return tl::unexpected(
-            SyntaxError{"expected a comparison operator (==, !=, <=, >=, <, >, ~=, ===)", 0});
+        return tl::unexpected(SyntaxError{"expected a comparison operator (==, !=, <=, >=, <, >, ~=, ===)", 0});
     pos = op.size();
     while (pos < item.size() && is_space(item[pos])) ++pos;
     size_t version_start = pos;
@@ -73,18 +68,14 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     while (pos < item.size() && in_version(item[pos])) ++pos;
     std::string_view version = item.substr(version_start, pos - version_start);
     if (version.empty())
-        return tl::unexpected(
-            SyntaxError{fmt::format("expected a version after '{}'", op), version_start});
+        return tl::unexpected(SyntaxError{fmt::format("expected a version after '{}'", op), version_start});
     if (pos < item.size()) {
         size_t junk = pos;
         while (junk < item.size() && is_space(item[junk])) ++junk;
-        return tl::unexpected(
-            SyntaxError{fmt::format("unexpected '{}' after the version", item.substr(junk)), junk});
+        return tl::unexpected(SyntaxError{fmt::format("unexpected '{}' after the version", item.substr(junk)), junk});
     }
 
-    auto bad = [&](std::string why) {
-        return tl::unexpected(SyntaxError{std::move(why), version_start});
-    };
+    auto bad = [&](std::string why) { return tl::unexpected(SyntaxError{std::move(why), version_start}); };
     if (op == "===") return Specifier{std::string(op), std::string(version)};  // arbitrary text
 
     bool wildcard = is_wildcard(version);
@@ -106,11 +97,9 @@ Result<Specifier> Specifier::parse(std::string_view text) {
     std::string_view item = core::trim(text);
     auto spec = parse_item(item);
     if (!spec)
-        return fail(
-            ErrorCode::invalid_recipe,
-            fmt::format("invalid specifier '{}': {} at column {}", core::clip(text),
-                        spec.error().what,
-                        spec.error().offset + 1 + static_cast<size_t>(item.data() - text.data())));
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("invalid specifier '{}': {} at column {}", core::clip(text), spec.error().what,
+                                spec.error().offset + 1 + static_cast<size_t>(item.data() - text.data())));
     return *spec;
 }
 
@@ -118,18 +107,15 @@ bool Specifier::contains(const Version& v) const {
     if (op == "===") return core::to_lower(v.str()) == core::to_lower(core::trim(version));
 
     bool wildcard = is_wildcard(version);
-    auto spec = Version::parse(wildcard ? std::string_view(version).substr(0, version.size() - 2)
-                                        : std::string_view(version));
+    auto spec =
+        Version::parse(wildcard ? std::string_view(version).substr(0, version.size() - 2) : std::string_view(version));
     if (!spec) return false;
 
     if (op == "==" || op == "!=") {
         bool equal = false;
-        if (wildcard)
-            equal = prefix_match(v.public_version(), *spec);
-        else if (spec->local().empty())
-            equal = v.public_version() == *spec;  // ==1.0 takes 1.0+x
-        else
-            equal = v == *spec;
+        if (wildcard) equal = prefix_match(v.public_version(), *spec);
+        else if (spec->local().empty()) equal = v.public_version() == *spec;  // ==1.0 takes 1.0+x
+        else equal = v == *spec;
         return op == "==" ? equal : !equal;
     }
     if (op == "~=") {
@@ -138,27 +124,22 @@ bool Specifier::contains(const Version& v) const {
         auto release = prefix.release();
         release.pop_back();
         std::string prefix_text = fmt::format("{}!", prefix.epoch());
-        for (size_t i = 0; i < release.size(); ++i)
-            prefix_text += (i ? "." : "") + std::to_string(release[i]);
+        for (size_t i = 0; i < release.size(); ++i) prefix_text += (i ? "." : "") + std::to_string(release[i]);
         auto prefix_version = Version::parse(prefix_text);
-        return v.public_version() >= *spec && prefix_version &&
-               prefix_match(v.public_version(), *prefix_version);
+        return v.public_version() >= *spec && prefix_version && prefix_match(v.public_version(), *prefix_version);
     }
     if (op == "<=") return v.public_version() <= *spec;
     if (op == ">=") return v.public_version() >= *spec;
     if (op == "<") {
         if (!(v < *spec)) return false;
         // "<1.7" must not admit 1.7's own pre-releases (1.7.dev0, 1.7rc1) unless it names one.
-        if (!spec->is_prerelease() && v.is_prerelease() && v.base_version() == spec->base_version())
-            return false;
+        if (!spec->is_prerelease() && v.is_prerelease() && v.base_version() == spec->base_version()) return false;
         return true;
     }
     if (op == ">") {
         if (!(v > *spec)) return false;
         // ">1.7" must not admit 1.7.post1 (unless it names a post-release) nor 1.7+local.
-        if (!spec->is_postrelease() && v.is_postrelease() &&
-            v.base_version() == spec->base_version())
-            return false;
+        if (!spec->is_postrelease() && v.is_postrelease() && v.base_version() == spec->base_version()) return false;
         if (!v.local().empty() && v.base_version() == spec->base_version()) return false;
         return true;
     }
@@ -182,11 +163,9 @@ tl::expected<SpecifierSet, SyntaxError> SpecifierSet::parse_detailed(std::string
         size_t end = comma == std::string_view::npos ? text.size() : comma;
         std::string_view raw = text.substr(start, end - start);
         std::string_view item = core::trim(raw);
-        size_t item_offset =
-            item.empty() ? end : start + static_cast<size_t>(item.data() - raw.data());
+        size_t item_offset = item.empty() ? end : start + static_cast<size_t>(item.data() - raw.data());
         if (item.empty())
-            return tl::unexpected(
-                SyntaxError{"expected a version specifier such as '>=1.0'", item_offset});
+            return tl::unexpected(SyntaxError{"expected a version specifier such as '>=1.0'", item_offset});
         auto spec = parse_item(item);
         if (!spec) {
             SyntaxError error = spec.error();
@@ -203,19 +182,16 @@ tl::expected<SpecifierSet, SyntaxError> SpecifierSet::parse_detailed(std::string
 Result<SpecifierSet> SpecifierSet::parse(std::string_view text) {
     auto set = parse_detailed(text);
     if (!set)
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid specifier '{}': {} at column {}", core::clip(text),
-                                set.error().what, set.error().offset + 1));
+        return fail(ErrorCode::invalid_recipe, fmt::format("invalid specifier '{}': {} at column {}", core::clip(text),
+                                                           set.error().what, set.error().offset + 1));
     return *set;
 }
 
 bool SpecifierSet::contains(const Version& v, bool prereleases) const {
     if (v.is_prerelease() && !prereleases &&
-        std::none_of(m_specs.begin(), m_specs.end(),
-                     [](const Specifier& s) { return s.names_prerelease(); }))
+        std::none_of(m_specs.begin(), m_specs.end(), [](const Specifier& s) { return s.names_prerelease(); }))
         return false;
-    return std::all_of(m_specs.begin(), m_specs.end(),
-                       [&](const Specifier& s) { return s.contains(v); });
+    return std::all_of(m_specs.begin(), m_specs.end(), [&](const Specifier& s) { return s.contains(v); });
 }
 
 std::string SpecifierSet::str() const {

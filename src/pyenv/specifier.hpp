@@ -28,8 +28,7 @@ public:
     /// Parse a comma separated list ("" is the empty set, which matches everything).
     [[nodiscard]] static Result<SpecifierSet> parse(std::string_view text);
     /// As parse, but the failure carries a byte offset into `text` (for Requirement::parse).
-    [[nodiscard]] static tl::expected<SpecifierSet, SyntaxError> parse_detailed(
-        std::string_view text);
+    [[nodiscard]] static tl::expected<SpecifierSet, SyntaxError> parse_detailed(std::string_view text);
 
     /// PEP 440 semantics; pre-releases match only when `prereleases` is true or a specifier
     /// itself names a pre-release.

@@ -18,8 +18,7 @@ bool matches(const std::string& pattern, const std::string& name) {
     return ::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0;
 }
 
-void glob_into(const fs::path& dir, const std::vector<std::string>& parts, size_t i,
-               std::vector<fs::path>& out) {
+void glob_into(const fs::path& dir, const std::vector<std::string>& parts, size_t i, std::vector<fs::path>& out) {
     std::error_code ec;
     if (i == parts.size()) return;
     if (parts[i] == "**") {
@@ -48,8 +47,7 @@ void glob_into(const fs::path& dir, const std::vector<std::string>& parts, size_
 }
 
 /// `ldconfig -p` lines: "\tlibcublasLt.so.13 (libc6,x86-64) => /usr/lib/.../libcublasLt.so.13".
-fs::path from_ldconfig(const std::string& name_pattern, const exec::EnvMap& env,
-                       std::vector<std::string>& searched) {
+fs::path from_ldconfig(const std::string& name_pattern, const exec::EnvMap& env, std::vector<std::string>& searched) {
     for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
         std::error_code ec;
         if (!fs::exists(ldconfig, ec)) continue;
@@ -75,11 +73,10 @@ fs::path from_ldconfig(const std::string& name_pattern, const exec::EnvMap& env,
     return {};
 }
 
-fs::path system_library(const std::string& name_pattern, const exec::EnvMap& env,
-                        std::vector<std::string>& searched) {
+fs::path system_library(const std::string& name_pattern, const exec::EnvMap& env, std::vector<std::string>& searched) {
     if (auto file = from_ldconfig(name_pattern, env, searched); !file.empty()) return file;
-    for (const char* dir : {"/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
-                            "/usr/lib", "/lib/x86_64-linux-gnu"}) {
+    for (const char* dir :
+         {"/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"}) {
         searched.emplace_back(dir);
         if (auto found = glob_files(dir, name_pattern); !found.empty()) return found.front();
     }
@@ -123,8 +120,7 @@ LoadedLibrary find_loaded_library(const std::vector<fs::path>& sites, const std:
             return out;
         }
     }
-    if (auto file = system_library(fs::path(library).filename().string(), env, out.searched);
-        !file.empty()) {
+    if (auto file = system_library(fs::path(library).filename().string(), env, out.searched); !file.empty()) {
         out.file = std::move(file);
         out.where = "the system";
     }

@@ -14,8 +14,8 @@ namespace bootstrap::pyenv {
 namespace fs = std::filesystem;
 
 struct LoadedLibrary {
-    fs::path file;       // empty when nothing matched
-    std::string where;   // "the venv", "the system" or "the path given"
+    fs::path file;      // empty when nothing matched
+    std::string where;  // "the venv", "the system" or "the path given"
     /// What was looked at, in order ("<site>/nvidia/**/libcublasLt.so.13", "ldconfig -p",
     /// "/usr/lib/x86_64-linux-gnu"), for a message when nothing matched.
     std::vector<std::string> searched;
@@ -26,8 +26,8 @@ struct LoadedLibrary {
 /// matches); otherwise `library` is a glob under each site-packages ("**" spans directories,
 /// the sorted first match wins), then its file name is looked up on the system (`ldconfig -p`
 /// run with `env`, then the standard library directories; a glob file name matches there too).
-[[nodiscard]] LoadedLibrary find_loaded_library(const std::vector<fs::path>& sites,
-                                                const std::string& library, const exec::EnvMap& env);
+[[nodiscard]] LoadedLibrary find_loaded_library(const std::vector<fs::path>& sites, const std::string& library,
+                                                const exec::EnvMap& env);
 
 /// Regular files under `root` matching `pattern` (slash-separated fnmatch components; "**"
 /// spans any number of directories, symlinked directories are not followed), sorted.

@@ -26,9 +26,7 @@ public:
     size_t pos() const { return m_pos; }
     void set_pos(size_t pos) { m_pos = pos; }
     bool at_end() const { return m_pos >= m_s.size(); }
-    char peek(size_t ahead = 0) const {
-        return m_pos + ahead < m_s.size() ? m_s[m_pos + ahead] : '\0';
-    }
+    char peek(size_t ahead = 0) const { return m_pos + ahead < m_s.size() ? m_s[m_pos + ahead] : '\0'; }
     bool accept(char c) {
         if (peek() != c) return false;
         ++m_pos;
@@ -54,10 +52,8 @@ public:
         long value = 0;
         while (is_digit(peek())) {
             int d = m_s[m_pos++] - '0';
-            if (value > (std::numeric_limits<long>::max() - d) / 10)
-                overflow = true;
-            else
-                value = value * 10 + d;
+            if (value > (std::numeric_limits<long>::max() - d) / 10) overflow = true;
+            else value = value * 10 + d;
         }
         out = value;
         return true;
@@ -74,14 +70,8 @@ struct Label {
 };
 
 // Longest spelling first, so "alpha" is not read as "a" followed by junk.
-constexpr std::array<Label, 8> k_pre_labels{{{"alpha", 'a'},
-                                             {"a", 'a'},
-                                             {"beta", 'b'},
-                                             {"b", 'b'},
-                                             {"preview", 'c'},
-                                             {"pre", 'c'},
-                                             {"rc", 'c'},
-                                             {"c", 'c'}}};
+constexpr std::array<Label, 8> k_pre_labels{
+    {{"alpha", 'a'}, {"a", 'a'}, {"beta", 'b'}, {"b", 'b'}, {"preview", 'c'}, {"pre", 'c'}, {"rc", 'c'}, {"c", 'c'}}};
 
 /// Local label: "[a-z0-9]+([-_.][a-z0-9]+)*", lower-cased, separators become '.', numeric
 /// segments lose leading zeros (packaging stores them as ints).
@@ -122,12 +112,9 @@ std::strong_ordering compare_local(std::string_view a, std::string_view b) {
         std::string_view sa = a.substr(0, ea), sb = b.substr(0, eb);
         bool na = all_digits(sa), nb = all_digits(sb);
         std::strong_ordering c = std::strong_ordering::equal;
-        if (na && nb)
-            c = compare_numeric_strings(sa, sb);
-        else if (na != nb)
-            c = na <=> nb;  // alpha (false) < numeric (true)
-        else
-            c = sa.compare(sb) <=> 0;
+        if (na && nb) c = compare_numeric_strings(sa, sb);
+        else if (na != nb) c = na <=> nb;  // alpha (false) < numeric (true)
+        else c = sa.compare(sb) <=> 0;
         if (c != 0) return c;
         a.remove_prefix(std::min(ea + 1, a.size()));
         b.remove_prefix(std::min(eb + 1, b.size()));
@@ -140,9 +127,8 @@ std::strong_ordering compare_local(std::string_view a, std::string_view b) {
 Result<Version> Version::parse(std::string_view text) {
     std::string_view s = core::trim(text);
     auto invalid = [&](size_t pos, std::string_view why) {
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("invalid version '{}': {} at column {}", core::clip(text), why,
-                                pos + 1 + static_cast<size_t>(s.data() - text.data())));
+        return fail(ErrorCode::invalid_recipe, fmt::format("invalid version '{}': {} at column {}", core::clip(text),
+                                                           why, pos + 1 + static_cast<size_t>(s.data() - text.data())));
     };
     if (s.empty()) return fail(ErrorCode::invalid_recipe, "invalid version '': it is empty");
 
@@ -155,8 +141,7 @@ Result<Version> Version::parse(std::string_view text) {
     if (!in.number(first, overflow)) return invalid(in.pos(), "expected a release number");
     if (in.accept('!')) {
         v.m_epoch = first;
-        if (!in.number(first, overflow))
-            return invalid(in.pos(), "expected a release number after the epoch");
+        if (!in.number(first, overflow)) return invalid(in.pos(), "expected a release number after the epoch");
     }
     v.m_release.push_back(first);
     while (in.peek() == '.' && is_digit(in.peek(1))) {

@@ -25,19 +25,17 @@ public:
 
     [[nodiscard]] const std::vector<long>& release() const { return m_release; }
     [[nodiscard]] long epoch() const { return m_epoch; }
-    [[nodiscard]] bool is_prerelease() const;   // has a pre or dev segment
+    [[nodiscard]] bool is_prerelease() const;  // has a pre or dev segment
     [[nodiscard]] bool is_postrelease() const { return m_post.has_value(); }
     [[nodiscard]] bool is_devrelease() const { return m_dev.has_value(); }
     [[nodiscard]] const std::string& local() const { return m_local; }  // normalised, "" if none
-    [[nodiscard]] Version public_version() const;  // without the local label
-    [[nodiscard]] Version base_version() const;    // epoch + release only
+    [[nodiscard]] Version public_version() const;                       // without the local label
+    [[nodiscard]] Version base_version() const;                         // epoch + release only
     /// Canonical string (PEP 440 normal form).
     [[nodiscard]] std::string str() const;
 
     friend std::strong_ordering operator<=>(const Version& a, const Version& b);
-    friend bool operator==(const Version& a, const Version& b) {
-        return (a <=> b) == std::strong_ordering::equal;
-    }
+    friend bool operator==(const Version& a, const Version& b) { return (a <=> b) == std::strong_ordering::equal; }
 
 private:
     long m_epoch = 0;

@@ -15,12 +15,12 @@
 namespace bootstrap::pyenv {
 
 struct WheelName {
-    std::string file_name;        // as given
-    std::string name;             // distribution part as written ("Pygments", "charset_normalizer")
-    std::string normalized_name;  // PEP 503 ("pygments", "charset-normalizer")
-    std::string version;          // as written
-    Version parsed_version;       // PEP 440
-    std::string build_tag;        // "" when none; starts with a digit
+    std::string file_name;                 // as given
+    std::string name;                      // distribution part as written ("Pygments", "charset_normalizer")
+    std::string normalized_name;           // PEP 503 ("pygments", "charset-normalizer")
+    std::string version;                   // as written
+    Version parsed_version;                // PEP 440
+    std::string build_tag;                 // "" when none; starts with a digit
     std::vector<std::string> python_tags;  // the compressed parts split at '.', as written
     std::vector<std::string> abi_tags;
     std::vector<std::string> platform_tags;
@@ -37,7 +37,6 @@ struct WheelName {
 
 /// True when the wheel is a file of that release: the same PEP 503 name and an equal PEP 440
 /// version ("1.0" equals "1.0.0"; a version that does not parse must be spelled the same).
-[[nodiscard]] bool is_release_of(const WheelName& wheel, std::string_view name,
-                                 std::string_view version);
+[[nodiscard]] bool is_release_of(const WheelName& wheel, std::string_view name, std::string_view version);
 
 }  // namespace bootstrap::pyenv

@@ -21,8 +21,8 @@ namespace bootstrap::recipe {
 
 namespace {
 
-using detail::Problem;
 using detail::contains;
+using detail::Problem;
 using detail::Reader;
 using NodeType = toml::node_type;
 
@@ -40,8 +40,7 @@ void read_vars(Reader& rd, const toml::node& n, Recipe& out) {
     }
     // toml++ keeps tables sorted by key; a variable may use only those written before it.
     std::stable_sort(out.vars.begin(), out.vars.end(), [](const auto& a, const auto& b) {
-        return std::pair(a.second.loc.line, a.second.loc.column) <
-               std::pair(b.second.loc.line, b.second.loc.column);
+        return std::pair(a.second.loc.line, a.second.loc.column) < std::pair(b.second.loc.line, b.second.loc.column);
     });
 }
 
@@ -68,10 +67,8 @@ void read_venv(Reader& rd, const toml::node& n, Recipe& out) {
     }
     if (const auto* n = t->get("installer")) {
         if (auto installer = rd.string(*n, "venv.installer")) {
-            if (*installer == "uv")
-                out.venv.installer = InstallerKind::uv;
-            else if (*installer == "pip")
-                out.venv.installer = InstallerKind::pip;
+            if (*installer == "uv") out.venv.installer = InstallerKind::uv;
+            else if (*installer == "pip") out.venv.installer = InstallerKind::pip;
             else
                 rd.report(rd.loc(*n), fmt::format("'venv.installer' must be \"uv\" or \"pip\", "
                                                   "not \"{}\"",
@@ -108,12 +105,9 @@ std::optional<uint64_t> read_size(Reader& rd, const toml::node& n, std::string_v
 
 void read_network(Reader& rd, const toml::table& t, NetworkSection& out) {
     rd.unknown_keys(t, {"timeout", "retries", "attempts", "max_download"}, " in [network]");
-    if (const auto* n = t.get("timeout"))
-        out.timeout = rd.integer(*n, "network.timeout", 1).value_or(out.timeout);
-    if (const auto* n = t.get("retries"))
-        out.retries = rd.integer(*n, "network.retries", 0).value_or(out.retries);
-    if (const auto* n = t.get("attempts"))
-        out.attempts = rd.integer(*n, "network.attempts", 1).value_or(out.attempts);
+    if (const auto* n = t.get("timeout")) out.timeout = rd.integer(*n, "network.timeout", 1).value_or(out.timeout);
+    if (const auto* n = t.get("retries")) out.retries = rd.integer(*n, "network.retries", 0).value_or(out.retries);
+    if (const auto* n = t.get("attempts")) out.attempts = rd.integer(*n, "network.attempts", 1).value_or(out.attempts);
     if (const auto* n = t.get("max_download"))
         out.max_download = read_size(rd, *n, "network.max_download").value_or(out.max_download);
 }
@@ -139,13 +133,12 @@ void read_device(Reader& rd, const toml::table& t, Recipe& out) {
                 continue;
             }
             std::string near = core::closest_match(probe.value, k_probes);
-            rd.report(probe.loc, near.empty()
-                                     ? fmt::format("unknown device probe '{}' (expected one of "
-                                                   "torch, driver, nvml, nvidia-smi)",
-                                                   probe.value)
-                                     : fmt::format("unknown device probe '{}' (did you mean "
-                                                   "'{}'?)",
-                                                   probe.value, near));
+            rd.report(probe.loc, near.empty() ? fmt::format("unknown device probe '{}' (expected one of "
+                                                            "torch, driver, nvml, nvidia-smi)",
+                                                            probe.value)
+                                              : fmt::format("unknown device probe '{}' (did you mean "
+                                                            "'{}'?)",
+                                                            probe.value, near));
         }
     }
     if (const auto* n = t.get("fallback_arch")) {
@@ -173,11 +166,10 @@ bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, 
     } else {
         out.schema = rd.integer(*schema, "schema", 1).value_or(1);
     }
-    auto suggested = rd.unknown_keys(
-        root,
-        {"schema", "name", "summary", "vars", "venv", "network", "env", "device", "step", "lint",
-         "fault", "flag_aliases", "perf"},
-        " at top level");
+    auto suggested = rd.unknown_keys(root,
+                                     {"schema", "name", "summary", "vars", "venv", "network", "env", "device", "step",
+                                      "lint", "fault", "flag_aliases", "perf"},
+                                     " at top level");
     if (const auto* n = root.get("name")) {
         out.name = rd.string(*n, "name").value_or("");
         if (n->is_string() && out.name.empty()) rd.report(rd.loc(*n), "'name' must not be empty");
@@ -186,10 +178,8 @@ bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, 
     }
     if (const auto* n = root.get("summary")) out.summary = rd.string(*n, "summary").value_or("");
     if (const auto* n = root.get("vars")) read_vars(rd, *n, out);
-    if (root.contains("venv"))
-        read_venv(rd, *root.get("venv"), out);
-    else if (!contains(suggested, "venv"))
-        rd.report(rd.file_start(), "missing required table [venv]");
+    if (root.contains("venv")) read_venv(rd, *root.get("venv"), out);
+    else if (!contains(suggested, "venv")) rd.report(rd.file_start(), "missing required table [venv]");
     if (const auto* t = rd.section(root, "network")) read_network(rd, *t, out.network);
     if (const auto* t = rd.section(root, "env")) read_env(rd, *t, out);
     if (const auto* t = rd.section(root, "device")) read_device(rd, *t, out);
@@ -211,8 +201,7 @@ Result<Recipe> parse_named(std::string_view text, const std::string& name, const
     try {
         root = toml::parse(text, std::string_view(name));
     } catch (const toml::parse_error& e) {
-        SourceLoc where{name, static_cast<int>(e.source().begin.line),
-                        static_cast<int>(e.source().begin.column)};
+        SourceLoc where{name, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)};
         return tl::unexpected(detail::make_recipe_error({{where, std::string(e.description())}}));
     }
     Reader rd(name);
@@ -232,8 +221,7 @@ Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& k
     if (status.type() == std::filesystem::file_type::not_found)
         return fail(ErrorCode::usage, fmt::format("{}: no such recipe file", file.string()));
     if (std::filesystem::is_directory(status))
-        return fail(ErrorCode::usage,
-                    fmt::format("{}: is a directory, not a recipe file", file.string()));
+        return fail(ErrorCode::usage, fmt::format("{}: is a directory, not a recipe file", file.string()));
     // A file over the limit is not even read (a regular one: a pipe has no size).
     if (auto size = std::filesystem::file_size(file, ec); !ec && size > detail::k_max_recipe_bytes)
         return tl::unexpected(detail::make_recipe_error({detail::too_large(size, file.string())}));

@@ -40,8 +40,7 @@ Result<Placeholder> parse_body(std::string_view body, size_t offset) {
         p.default_value = std::string(body.substr(colon + 2));
     }
     size_t dot = ref.find('.');
-    if (dot == std::string_view::npos || !is_ident(ref.substr(0, dot)) ||
-        !is_name(ref.substr(dot + 1)))
+    if (dot == std::string_view::npos || !is_ident(ref.substr(0, dot)) || !is_name(ref.substr(dot + 1)))
         return fail(ErrorCode::invalid_recipe,
                     "'{" + std::string(body) +
                         "}' is not a valid placeholder (expected '{namespace.name}'; write '{{' "
@@ -58,9 +57,7 @@ Result<std::vector<Segment>> scan(std::string_view text) {
         char c = text[i];
         bool doubled = i + 1 < text.size() && text[i + 1] == c;
         if (c == '}') {
-            if (!doubled)
-                return fail(ErrorCode::invalid_recipe,
-                            "unmatched '}' (write '}}' for a literal '}')");
+            if (!doubled) return fail(ErrorCode::invalid_recipe, "unmatched '}' (write '}}' for a literal '}')");
             literal += '}';
             ++i;
             continue;
@@ -77,9 +74,8 @@ Result<std::vector<Segment>> scan(std::string_view text) {
         size_t end = text.find_first_of("{}", i + 1);
         if (end == std::string_view::npos || text[end] == '{') {
             std::string_view open = text.substr(i, end == std::string_view::npos ? end : end - i);
-            return fail(ErrorCode::invalid_recipe, "unterminated placeholder '" +
-                                                       std::string(open) +
-                                                       "' (write '{{' for a literal '{')");
+            return fail(ErrorCode::invalid_recipe,
+                        "unterminated placeholder '" + std::string(open) + "' (write '{{' for a literal '{')");
         }
         BS_TRY(Placeholder p, parse_body(text.substr(i + 1, end - i - 1), i));
         if (!literal.empty()) out.push_back({std::exchange(literal, {}), std::nullopt});
@@ -101,10 +97,9 @@ Result<std::vector<Placeholder>> find_placeholders(std::string_view text) {
 }
 
 const std::vector<std::string>& known_placeholders() {
-    static const std::vector<std::string> k_known{"venv.path", "venv.python", "python.version",
-                                                  "python.ext_suffix", "python.site_packages", "host.cpus",
-                                                  "device.arch", "device.torch_arch_list",
-                                                  "device.nvte_archs", "device.cmake_archs"};
+    static const std::vector<std::string> k_known{
+        "venv.path", "venv.python", "python.version",         "python.ext_suffix", "python.site_packages",
+        "host.cpus", "device.arch", "device.torch_arch_list", "device.nvte_archs", "device.cmake_archs"};
     return k_known;
 }
 

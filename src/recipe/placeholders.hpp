@@ -17,10 +17,10 @@
 namespace bootstrap::recipe {
 
 struct Placeholder {
-    std::string ns;        // "env", "vars", ...
-    std::string name;      // "MEGATRON_DIR", "path", ...
+    std::string ns;                            // "env", "vars", ...
+    std::string name;                          // "MEGATRON_DIR", "path", ...
     std::optional<std::string> default_value;  // env only, from ":-"
-    size_t offset = 0;     // position of '{' in the text
+    size_t offset = 0;                         // position of '{' in the text
 };
 
 /// Split out the placeholders of a text; an unterminated '{' or an empty name is an error.

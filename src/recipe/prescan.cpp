@@ -11,8 +11,8 @@ namespace {
 bool is_bare_key_char(char c) {
     // TOML 1.0's A-Za-z0-9_-, plus any non-ASCII byte: being lenient here only means counting
     // a key toml++ will reject anyway.
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || static_cast<unsigned char>(c) >= 0x80;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           static_cast<unsigned char>(c) >= 0x80;
 }
 
 /// A single pass over the text. Every member function returns false to stop the scan: either a
@@ -63,12 +63,9 @@ private:
     void skip_blank(bool lines) {
         while (!eof()) {
             char c = m_s[m_i];
-            if (c == ' ' || c == '\t' || (lines && (c == '\n' || c == '\r')))
-                ++m_i;
-            else if (lines && c == '#')
-                skip_comment();
-            else
-                break;
+            if (c == ' ' || c == '\t' || (lines && (c == '\n' || c == '\r'))) ++m_i;
+            else if (lines && c == '#') skip_comment();
+            else break;
         }
     }
 
@@ -130,8 +127,8 @@ private:
             }
             ++parts;
             if (parts > k_max_nesting)
-                return found(at, fmt::format("{} of more than {} parts (the limit is {})", what,
-                                             k_max_nesting, k_max_nesting));
+                return found(
+                    at, fmt::format("{} of more than {} parts (the limit is {})", what, k_max_nesting, k_max_nesting));
             skip_blank(false);
             if (peek() != '.') break;
             ++m_i;
@@ -187,58 +184,56 @@ private:
             if (eof()) return false;
             const char c = m_s[m_i];
             switch (state) {
-            case State::value:
-                if (c == '[' || c == '{') {
-                    if (value_depth + 1 > k_max_nesting) return too_deep(m_i);
-                    ++m_i;
-                    open.push_back({c == '[' ? ']' : '}', value_depth + 1});
-                    value_depth = open.back().depth;
-                    state = c == '[' ? State::value : State::table_key;
-                } else if (c == ']' && !open.empty() && open.back().close == ']') {
-                    ++m_i;  // `[]`, or the end after a trailing comma
-                    open.pop_back();
-                    state = State::after_value;
-                } else if (c == '"' || c == '\'') {
-                    if (!skip_string(true)) return false;
-                    state = State::after_value;
-                } else {
-                    // A number, boolean or date-time ("1979-05-27 07:32:00" has a space): up to
-                    // a character none of them holds.
-                    const size_t start = m_i;
-                    while (!eof() &&
-                           std::string_view(",]}#\r\n").find(m_s[m_i]) == std::string_view::npos)
+                case State::value:
+                    if (c == '[' || c == '{') {
+                        if (value_depth + 1 > k_max_nesting) return too_deep(m_i);
                         ++m_i;
-                    if (m_i == start) return false;
-                    state = State::after_value;
-                }
-                break;
-            case State::after_value:
-                if (c == ',') {
+                        open.push_back({c == '[' ? ']' : '}', value_depth + 1});
+                        value_depth = open.back().depth;
+                        state = c == '[' ? State::value : State::table_key;
+                    } else if (c == ']' && !open.empty() && open.back().close == ']') {
+                        ++m_i;  // `[]`, or the end after a trailing comma
+                        open.pop_back();
+                        state = State::after_value;
+                    } else if (c == '"' || c == '\'') {
+                        if (!skip_string(true)) return false;
+                        state = State::after_value;
+                    } else {
+                        // A number, boolean or date-time ("1979-05-27 07:32:00" has a space): up to
+                        // a character none of them holds.
+                        const size_t start = m_i;
+                        while (!eof() && std::string_view(",]}#\r\n").find(m_s[m_i]) == std::string_view::npos) ++m_i;
+                        if (m_i == start) return false;
+                        state = State::after_value;
+                    }
+                    break;
+                case State::after_value:
+                    if (c == ',') {
+                        ++m_i;
+                        state = open.back().close == ']' ? State::value : State::table_key;
+                        value_depth = open.back().depth;
+                    } else if (c == open.back().close) {
+                        ++m_i;
+                        open.pop_back();
+                    } else {
+                        return false;
+                    }
+                    break;
+                case State::table_key: {
+                    if (c == '}') {
+                        ++m_i;  // `{}`
+                        open.pop_back();
+                        state = State::after_value;
+                        break;
+                    }
+                    int parts = 0;
+                    if (!key(open.back().depth - 1, "dotted key", m_i, parts)) return false;
+                    if (peek() != '=') return false;
                     ++m_i;
-                    state = open.back().close == ']' ? State::value : State::table_key;
-                    value_depth = open.back().depth;
-                } else if (c == open.back().close) {
-                    ++m_i;
-                    open.pop_back();
-                } else {
-                    return false;
-                }
-                break;
-            case State::table_key: {
-                if (c == '}') {
-                    ++m_i;  // `{}`
-                    open.pop_back();
-                    state = State::after_value;
+                    value_depth = open.back().depth - 1 + parts;
+                    state = State::value;
                     break;
                 }
-                int parts = 0;
-                if (!key(open.back().depth - 1, "dotted key", m_i, parts)) return false;
-                if (peek() != '=') return false;
-                ++m_i;
-                value_depth = open.back().depth - 1 + parts;
-                state = State::value;
-                break;
-            }
             }
         }
     }
@@ -266,9 +261,10 @@ std::pair<int, int> line_column(std::string_view text, size_t offset) {
 }  // namespace
 
 Problem too_large(uintmax_t bytes, const std::string& file) {
-    return {{file, 1, 1}, fmt::format("recipe is {} bytes; bootstrap reads recipes of at most {} "
-                                      "MiB ({} bytes)",
-                                      bytes, k_max_recipe_bytes >> 20, k_max_recipe_bytes)};
+    return {{file, 1, 1},
+            fmt::format("recipe is {} bytes; bootstrap reads recipes of at most {} "
+                        "MiB ({} bytes)",
+                        bytes, k_max_recipe_bytes >> 20, k_max_recipe_bytes)};
 }
 
 std::optional<Problem> prescan_toml(std::string_view text, const std::string& file) {

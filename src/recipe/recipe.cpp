@@ -17,8 +17,8 @@ std::string SourceLoc::str() const {
 
 const char* to_string(InstallerKind kind) {
     switch (kind) {
-    case InstallerKind::uv: return "uv";
-    case InstallerKind::pip: return "pip";
+        case InstallerKind::uv: return "uv";
+        case InstallerKind::pip: return "pip";
     }
     return "?";
 }
@@ -27,11 +27,10 @@ namespace detail {
 
 bool is_python_version(std::string_view v) {
     auto parts = core::split(v, '.');
-    return (parts.size() == 2 || parts.size() == 3) &&
-           std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
-               return !p.empty() && std::all_of(p.begin(), p.end(), [](char c) {
-                   return std::isdigit(static_cast<unsigned char>(c));
-               });
+    return (parts.size() == 2 || parts.size() == 3) && std::all_of(parts.begin(), parts.end(),
+                                                                   [](const std::string& p) {
+        return !p.empty() &&
+               std::all_of(p.begin(), p.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
            });
 }
 

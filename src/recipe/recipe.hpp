@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,11 +86,11 @@ struct Step {
     std::vector<std::string> allow_conflicts;  // distributions whose pins this step overrides
 
     // every kind
-    std::map<std::string, Text> env;    // set
+    std::map<std::string, Text> env;  // set
     std::vector<std::string> env_unset;
-    std::optional<double> timeout;      // seconds, whole step attempt
-    std::optional<int> attempts;        // whole-step attempts (default: [network] attempts for
-                                        // install/sync, 1 otherwise)
+    std::optional<double> timeout;  // seconds, whole step attempt
+    std::optional<int> attempts;    // whole-step attempts (default: [network] attempts for
+                                    // install/sync, 1 otherwise)
     bool optional = false;
     std::vector<VerifyClause> verify;
 
@@ -120,9 +120,9 @@ struct VenvSection {
 };
 
 struct NetworkSection {
-    int timeout = 30;     // per-read seconds -> UV_HTTP_TIMEOUT / pip --timeout
-    int retries = 3;      // -> UV_HTTP_RETRIES / pip --retries
-    int attempts = 1;     // whole-step attempts for install/sync steps
+    int timeout = 30;  // per-read seconds -> UV_HTTP_TIMEOUT / pip --timeout
+    int retries = 3;   // -> UV_HTTP_RETRIES / pip --retries
+    int attempts = 1;  // whole-step attempts for install/sync steps
     /// Bytes a build step's archive download may bring when the server declares no size (and
     /// the most it may declare): "2GiB", "500MB" or a number of bytes.
     uint64_t max_download = 4ull << 30;
@@ -143,7 +143,7 @@ struct LintRule {
     std::optional<Text> unless_import;
     std::vector<Text> forbid;
     std::vector<Text> require;
-    std::optional<Text> allowed_flag;    // allowed = { flag = "--x", values = [...] }
+    std::optional<Text> allowed_flag;  // allowed = { flag = "--x", values = [...] }
     std::vector<Text> allowed_values;
     std::vector<Text> forbid_env;
     std::string explain;
@@ -176,8 +176,8 @@ struct PerfBaseline {
 };
 
 struct Recipe {
-    std::filesystem::path file;         // absolute path of the recipe
-    std::string source_digest;          // sha256 of the file's bytes
+    std::filesystem::path file;  // absolute path of the recipe
+    std::string source_digest;   // sha256 of the file's bytes
     int schema = 1;
     std::string name;
     std::string summary;
@@ -192,12 +192,12 @@ struct Recipe {
     /// [env] key = [ ... ]: inherited variables that are inputs of every step's key (and passed
     /// to every step), on top of what each kind counts (core/env_policy.hpp).
     std::set<std::string> env_key;
-    std::vector<std::string> device_probes;       // [device] (used by later issues)
+    std::vector<std::string> device_probes;  // [device] (used by later issues)
     std::optional<std::string> device_fallback_arch;
-    bool device_ptx = false;                      // [device] ptx: the highest arch gets +PTX
+    bool device_ptx = false;  // [device] ptx: the highest arch gets +PTX
     std::vector<Step> steps;
-    std::vector<LintRule> lint_rules;    // [[lint]]
-    std::vector<FaultEntry> faults;      // [[fault]]
+    std::vector<LintRule> lint_rules;  // [[lint]]
+    std::vector<FaultEntry> faults;    // [[fault]]
     /// [flag_aliases]: canonical flag -> its other spellings across Megatron branches.
     std::map<std::string, std::vector<std::string>> flag_aliases;
     std::optional<PerfBaseline> perf_baseline;  // [perf] baseline
@@ -218,7 +218,6 @@ struct Recipe {
 [[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds);
 
 /// Same, from text (the name is used in messages). Used for embedded recipes and tests.
-[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name,
-                                          const KindTable& kinds);
+[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name, const KindTable& kinds);
 
 }  // namespace bootstrap::recipe

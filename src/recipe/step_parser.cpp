@@ -27,8 +27,7 @@ const std::vector<std::string> k_future_verify{"command"};
 // ---- verify clauses -------------------------------------------------------------------------
 
 /// `{ cuda_arch = "9.0", module = "name" }` or `{ cuda_arch = "9.0", path = "lib/x.so" }`.
-void read_cuda_arch_clause(ValueReader& rd, const Value& t, const std::string& name,
-                           VerifyClause clause, Step& step) {
+void read_cuda_arch_clause(ValueReader& rd, const Value& t, const std::string& name, VerifyClause clause, Step& step) {
     if (const Value* version = t.get("version"))
         rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
     auto suggested = rd.unknown_keys(t, {"cuda_arch", "module", "path", "version"}, " in verify clause");
@@ -36,8 +35,9 @@ void read_cuda_arch_clause(ValueReader& rd, const Value& t, const std::string& n
     const Value* path = t.get("path");
     if (!module && !path) {
         if (contains(suggested, "module") || contains(suggested, "path")) return;
-        rd.report(clause.loc, "a 'cuda_arch' verify clause needs 'module' or 'path' (the library "
-                              "to inspect)");
+        rd.report(clause.loc,
+                  "a 'cuda_arch' verify clause needs 'module' or 'path' (the library "
+                  "to inspect)");
         return;
     }
     if (module && path) {
@@ -56,15 +56,15 @@ void read_cuda_arch_clause(ValueReader& rd, const Value& t, const std::string& n
 
 /// `{ elf_symbol = "name", library = "nvidia/**/libX.so.13" }`: the library that will load
 /// (steps resolve it as `doctor --symbol` does) must define the symbol.
-void read_elf_symbol_clause(ValueReader& rd, const Value& t, const std::string& name, VerifyClause clause,
-                            Step& step) {
+void read_elf_symbol_clause(ValueReader& rd, const Value& t, const std::string& name, VerifyClause clause, Step& step) {
     auto suggested = rd.unknown_keys(t, {"elf_symbol", "library"}, " in verify clause");
     const Value* library = t.get("library");
     if (!library) {
         if (!contains(suggested, "library"))
-            rd.report(clause.loc, "an 'elf_symbol' verify clause needs 'library' (a glob under "
-                                  "site-packages such as \"nvidia/**/libcublasLt.so.13\", or an "
-                                  "absolute path)");
+            rd.report(clause.loc,
+                      "an 'elf_symbol' verify clause needs 'library' (a glob under "
+                      "site-packages such as \"nvidia/**/libcublasLt.so.13\", or an "
+                      "absolute path)");
         return;
     }
     auto symbol = rd.text(*t.get("elf_symbol"), name + ".elf_symbol");
@@ -137,34 +137,28 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
         return;
     }
     if (const Value* attr = t.get("attr")) {
-        if (file)
-            rd.report(attr->loc, "'attr' is valid only with 'import' in a verify clause");
-        else
-            clause.attr = rd.text(*attr, name + ".attr");
+        if (file) rd.report(attr->loc, "'attr' is valid only with 'import' in a verify clause");
+        else clause.attr = rd.text(*attr, name + ".attr");
     }
     if (const Value* version = t.get("version")) {
-        if (file)
-            rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
-        else
-            clause.version = read_version_specifier(rd, *version, name);
+        if (file) rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
+        else clause.version = read_version_specifier(rd, *version, name);
     }
     if (const Value* equals = t.get("equals")) {  // str(module.attr) must be exactly this
         if (file || !t.get("attr"))
-            rd.report(equals->loc, "'equals' needs 'import' and 'attr' in a verify clause (the value "
-                                   "str(module.attr) must have)");
-        else
-            clause.equals = rd.text(*equals, name + ".equals");
+            rd.report(equals->loc,
+                      "'equals' needs 'import' and 'attr' in a verify clause (the value "
+                      "str(module.attr) must have)");
+        else clause.equals = rd.text(*equals, name + ".equals");
     }
     if (const Value* preload = t.get("preload")) {  // modules the probe imports first
-        if (file)
-            rd.report(preload->loc, "'preload' is valid only with 'import' in a verify clause");
+        if (file) rd.report(preload->loc, "'preload' is valid only with 'import' in a verify clause");
         else
             for (auto& m : rd.nonempty_texts(*preload, name + ".preload")) {
                 if (core::trim(m.value).empty() || m.value.find_first_of(" \t\n,") != std::string::npos)
-                    rd.report(m.loc, fmt::format("'{}.preload' names modules such as \"torch\", not '{}'",
-                                                 name, m.value));
-                else
-                    clause.preload.push_back(std::move(m));
+                    rd.report(m.loc,
+                              fmt::format("'{}.preload' names modules such as \"torch\", not '{}'", name, m.value));
+                else clause.preload.push_back(std::move(m));
             }
     }
     if (!import && !file) return;
@@ -179,8 +173,7 @@ void read_verify(ValueReader& rd, const Value& n, Step& step) {
     if (!rd.expect(n, ValueType::array, "verify", "an array of tables")) return;
     for (size_t i = 0; i < n.array.size(); ++i) {
         std::string name = fmt::format("verify[{}]", i);
-        if (rd.expect(n.array[i], ValueType::table, name, "a table"))
-            read_verify_clause(rd, n.array[i], name, step);
+        if (rd.expect(n.array[i], ValueType::table, name, "a table")) read_verify_clause(rd, n.array[i], name, step);
     }
 }
 
@@ -220,12 +213,11 @@ void read_step_id(ValueReader& rd, const Value& t, Step& step, std::string& labe
     label = fmt::format("step '{}'", *id);
     auto [first, fresh] = ids.emplace(*id, n->loc);
     if (!fresh)
-        rd.report(n->loc, fmt::format("duplicate step id '{}' (first defined at {})", *id,
-                                      first->second.str()));
+        rd.report(n->loc, fmt::format("duplicate step id '{}' (first defined at {})", *id, first->second.str()));
 }
 
-const KindSyntax* read_step_kind(ValueReader& rd, const Value& t, const Step& step,
-                                 const std::string& label, const KindTable& kinds) {
+const KindSyntax* read_step_kind(ValueReader& rd, const Value& t, const Step& step, const std::string& label,
+                                 const KindTable& kinds) {
     const Value* n = t.get("kind");
     if (!n) {
         rd.report(step.loc, fmt::format("{} is missing required key 'kind'", label));
@@ -244,11 +236,9 @@ const KindSyntax* read_step_kind(ValueReader& rd, const Value& t, const Step& st
     std::vector<std::string> names;
     for (const auto& kind : kinds) names.emplace_back(kind.name);
     std::string near = core::closest_match(*name, names);
-    rd.report(n->loc,
-              near.empty()
-                  ? fmt::format("unknown step kind '{}' (expected one of {})", *name,
-                                core::join(names, ", "))
-                  : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
+    rd.report(n->loc, near.empty()
+                          ? fmt::format("unknown step kind '{}' (expected one of {})", *name, core::join(names, ", "))
+                          : fmt::format("unknown step kind '{}' (did you mean '{}'?)", *name, near));
     return nullptr;
 }
 
@@ -277,9 +267,8 @@ std::vector<std::string> all_keys(const KindTable& kinds) {
 }
 
 /// Report the keys of `t` that the kind did not ask for; returns the suggestions made.
-std::vector<std::string> report_unasked_keys(ValueReader& rd, const Value& t, const StepReader& srd,
-                                             const Step& step, const std::string& label,
-                                             const KindTable& kinds) {
+std::vector<std::string> report_unasked_keys(ValueReader& rd, const Value& t, const StepReader& srd, const Step& step,
+                                             const std::string& label, const KindTable& kinds) {
     std::vector<std::string> suggested;  // a typo of a required key already says it is missing
     const auto& known = srd.asked();
     std::vector<std::string> every;
@@ -287,8 +276,8 @@ std::vector<std::string> report_unasked_keys(ValueReader& rd, const Value& t, co
         if (contains(known, entry.key)) continue;
         if (every.empty()) every = all_keys(kinds);
         if (contains(every, entry.key)) {
-            rd.report(entry.key_loc, fmt::format("key '{}' is not valid for a step of kind '{}'",
-                                                 entry.key, step.kind));
+            rd.report(entry.key_loc,
+                      fmt::format("key '{}' is not valid for a step of kind '{}'", entry.key, step.kind));
             continue;
         }
         const auto& candidates = core::closest_match(entry.key, known).empty() ? every : known;
@@ -297,8 +286,8 @@ std::vector<std::string> report_unasked_keys(ValueReader& rd, const Value& t, co
     return suggested;
 }
 
-std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index,
-                              std::map<std::string, SourceLoc>& ids, const KindTable& kinds) {
+std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index, std::map<std::string, SourceLoc>& ids,
+                              const KindTable& kinds) {
     Step step;
     step.loc = t.loc;
     std::string label = fmt::format("step #{}", index + 1);

@@ -7,8 +7,7 @@
 namespace bootstrap::recipe {
 
 const Value* StepReader::get(std::string_view key) {
-    if (std::find(m_asked.begin(), m_asked.end(), key) == m_asked.end())
-        m_asked.emplace_back(key);
+    if (std::find(m_asked.begin(), m_asked.end(), key) == m_asked.end()) m_asked.emplace_back(key);
     return m_table.get(key);
 }
 
@@ -55,8 +54,7 @@ const Value* StepReader::table(std::string_view key, const char* what) {
 }
 
 void StepReader::require(std::string_view key) {
-    need(get(key) != nullptr, key,
-         fmt::format("{} (kind {}) is missing required key '{}'", m_label, m_step.kind, key));
+    need(get(key) != nullptr, key, fmt::format("{} (kind {}) is missing required key '{}'", m_label, m_step.kind, key));
 }
 
 void StepReader::need(bool ok, std::string_view key, std::string message) {

@@ -49,9 +49,7 @@ public:
     /// Unless `ok`: report `message` at the step, unless a typo of `key` was already reported.
     void need(bool ok, std::string_view key, std::string message);
     /// A problem at `where`.
-    void report(SourceLoc where, std::string message) {
-        m_values.report(std::move(where), std::move(message));
-    }
+    void report(SourceLoc where, std::string message) { m_values.report(std::move(where), std::move(message)); }
 
     /// For nested values (a table's keys): the same problem list and placeholder collection.
     [[nodiscard]] ValueReader& values() { return m_values; }

@@ -25,16 +25,16 @@ using NodeType = toml::node_type;
 
 inline const char* type_name(NodeType type) {
     switch (type) {
-    case NodeType::table: return "a table";
-    case NodeType::array: return "an array";
-    case NodeType::string: return "a string";
-    case NodeType::integer: return "an integer";
-    case NodeType::floating_point: return "a float";
-    case NodeType::boolean: return "a boolean";
-    case NodeType::date: return "a date";
-    case NodeType::time: return "a time";
-    case NodeType::date_time: return "a date-time";
-    case NodeType::none: break;
+        case NodeType::table: return "a table";
+        case NodeType::array: return "an array";
+        case NodeType::string: return "a string";
+        case NodeType::integer: return "an integer";
+        case NodeType::floating_point: return "a float";
+        case NodeType::boolean: return "a boolean";
+        case NodeType::date: return "a date";
+        case NodeType::time: return "a time";
+        case NodeType::date_time: return "a date-time";
+        case NodeType::none: break;
     }
     return "nothing";
 }
@@ -63,34 +63,40 @@ public:
         Value v;
         v.loc = loc(n);
         switch (n.type()) {
-        case NodeType::string: v.type = ValueType::string; v.string = n.as_string()->get(); break;
-        case NodeType::integer: v.type = ValueType::integer; v.integer = n.as_integer()->get(); break;
-        case NodeType::floating_point:
-            v.type = ValueType::floating_point;
-            v.floating_point = n.as_floating_point()->get();
-            break;
-        case NodeType::boolean: v.type = ValueType::boolean; v.boolean = n.as_boolean()->get(); break;
-        case NodeType::date: v.type = ValueType::date; break;
-        case NodeType::time: v.type = ValueType::time; break;
-        case NodeType::date_time: v.type = ValueType::date_time; break;
-        case NodeType::array:
-            v.type = ValueType::array;
-            for (const auto& item : *n.as_array()) v.array.push_back(value(item));
-            break;
-        case NodeType::table:
-        case NodeType::none:
-            v.type = ValueType::table;
-            if (const auto* t = n.as_table())
-                for (auto&& [key, item] : *t)
-                    v.table.push_back({std::string(key.str()), loc(key), value(item)});
-            break;
+            case NodeType::string:
+                v.type = ValueType::string;
+                v.string = n.as_string()->get();
+                break;
+            case NodeType::integer:
+                v.type = ValueType::integer;
+                v.integer = n.as_integer()->get();
+                break;
+            case NodeType::floating_point:
+                v.type = ValueType::floating_point;
+                v.floating_point = n.as_floating_point()->get();
+                break;
+            case NodeType::boolean:
+                v.type = ValueType::boolean;
+                v.boolean = n.as_boolean()->get();
+                break;
+            case NodeType::date: v.type = ValueType::date; break;
+            case NodeType::time: v.type = ValueType::time; break;
+            case NodeType::date_time: v.type = ValueType::date_time; break;
+            case NodeType::array:
+                v.type = ValueType::array;
+                for (const auto& item : *n.as_array()) v.array.push_back(value(item));
+                break;
+            case NodeType::table:
+            case NodeType::none:
+                v.type = ValueType::table;
+                if (const auto* t = n.as_table())
+                    for (auto&& [key, item] : *t) v.table.push_back({std::string(key.str()), loc(key), value(item)});
+                break;
         }
         return v;
     }
 
-    void report(SourceLoc where, std::string message) {
-        m_problems.push_back({std::move(where), std::move(message)});
-    }
+    void report(SourceLoc where, std::string message) { m_problems.push_back({std::move(where), std::move(message)}); }
     std::vector<Problem>& problems() { return m_problems; }
     /// Typed reads of value trees, reporting into the same problem list.
     ValueReader& values() { return m_values; }
@@ -106,12 +112,8 @@ public:
     std::optional<std::string> string(const toml::node& n, std::string_view name) {
         return values().string(value(n), name);
     }
-    std::optional<Text> text(const toml::node& n, std::string_view name) {
-        return values().text(value(n), name);
-    }
-    std::optional<bool> boolean(const toml::node& n, std::string_view name) {
-        return values().boolean(value(n), name);
-    }
+    std::optional<Text> text(const toml::node& n, std::string_view name) { return values().text(value(n), name); }
+    std::optional<bool> boolean(const toml::node& n, std::string_view name) { return values().boolean(value(n), name); }
     /// An integer >= `min` that fits an int.
     std::optional<int> integer(const toml::node& n, std::string_view name, int64_t min) {
         return values().integer(value(n), name, min);
@@ -142,18 +144,15 @@ public:
 
     /// Report a key that is not in `known`, with the nearest known key as a suggestion;
     /// returns the suggestion ("" when none).
-    std::string unknown_key(const toml::key& key, const std::vector<std::string>& known,
-                            std::string_view where) {
+    std::string unknown_key(const toml::key& key, const std::vector<std::string>& known, std::string_view where) {
         std::string near = core::closest_match(key.str(), known);
-        report(loc(key),
-               fmt::format("unknown key '{}'{}{}", key.str(), where,
-                           near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+        report(loc(key), fmt::format("unknown key '{}'{}{}", key.str(), where,
+                                     near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
         return near;
     }
 
     /// Report every key of `table` not in `known`; returns the suggestions made.
-    std::vector<std::string> unknown_keys(const toml::table& table,
-                                          const std::vector<std::string>& known,
+    std::vector<std::string> unknown_keys(const toml::table& table, const std::vector<std::string>& known,
                                           std::string_view where) {
         std::vector<std::string> suggested;
         for (auto&& [key, value] : table)

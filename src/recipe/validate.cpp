@@ -39,18 +39,15 @@ public:
             return;
         }
         if (p.ns == "env") {
-            if (!is_env_name(p.name))
-                report(loc, fmt::format("invalid environment variable name in '{}'", shown));
+            if (!is_env_name(p.name)) report(loc, fmt::format("invalid environment variable name in '{}'", shown));
         } else if (p.ns == "vars") {
             if (!m_vars.contains(p.name)) {
                 std::vector<std::string> names;
                 for (const auto& [name, late] : m_vars) names.push_back(name);
                 std::string near = core::closest_match(p.name, names);
-                report(loc,
-                       near.empty()
-                           ? fmt::format("unknown variable '{}' (not defined in [vars])", shown)
-                           : fmt::format("unknown variable '{}' (did you mean '{{vars.{}}}'?)",
-                                         shown, near));
+                report(loc, near.empty()
+                                ? fmt::format("unknown variable '{}' (not defined in [vars])", shown)
+                                : fmt::format("unknown variable '{}' (did you mean '{{vars.{}}}'?)", shown, near));
             }
         } else {
             const auto& known = known_placeholders();
@@ -71,9 +68,7 @@ public:
         return {};
     }
 
-    void report(const SourceLoc& loc, std::string message) {
-        m_problems.push_back({loc, std::move(message)});
-    }
+    void report(const SourceLoc& loc, std::string message) { m_problems.push_back({loc, std::move(message)}); }
 
 private:
     void report_unknown(const Placeholder& p, const SourceLoc& loc) {
@@ -91,8 +86,7 @@ private:
         }
         std::string near = core::closest_match(p.ns + "." + p.name, candidates);
         if (!near.empty()) {
-            report(loc, fmt::format("unknown placeholder '{}' (did you mean '{{{}}}'?)",
-                                    to_string(p), near));
+            report(loc, fmt::format("unknown placeholder '{}' (did you mean '{{{}}}'?)", to_string(p), near));
             return;
         }
         std::string list = "{env.NAME}, {vars.NAME}";
@@ -117,10 +111,9 @@ void check_vars(const Recipe& recipe, PlaceholderChecker& checker) {
                 continue;
             }
             if (later != index.end() && later->second > i) {
-                checker.report(text.loc,
-                               fmt::format("'{}' refers to a variable defined later in [vars] "
-                                           "(a variable may use only those defined before it)",
-                                           to_string(p)));
+                checker.report(text.loc, fmt::format("'{}' refers to a variable defined later in [vars] "
+                                                     "(a variable may use only those defined before it)",
+                                                     to_string(p)));
                 continue;
             }
             checker.check(p, text.loc);
@@ -147,9 +140,8 @@ void check_venv_path(const Text& path, PlaceholderChecker& checker) {
 
 bool is_env_name(std::string_view name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 void check_placeholders(const Recipe& recipe, std::vector<Problem>& problems) {
@@ -160,8 +152,9 @@ void check_placeholders(const Recipe& recipe, std::vector<Problem>& problems) {
     // system (C strings end there): refused wherever it is written.
     auto check_nul = [&](const Text& text) {
         if (text.value.find('\0') != std::string::npos)
-            problems.push_back({text.loc, "the value contains a NUL byte (\\u0000), which no path, argument or "
-                                          "environment variable can hold"});
+            problems.push_back({text.loc,
+                                "the value contains a NUL byte (\\u0000), which no path, argument or "
+                                "environment variable can hold"});
     };
     auto check_text = [&](const Text& text) {
         check_nul(text);

@@ -31,9 +31,7 @@ struct Value {
     std::vector<TableEntry> table;  // in the order toml++ iterates a table (sorted by key)
 
     [[nodiscard]] bool is(ValueType t) const { return type == t; }
-    [[nodiscard]] bool is_number() const {
-        return type == ValueType::integer || type == ValueType::floating_point;
-    }
+    [[nodiscard]] bool is_number() const { return type == ValueType::integer || type == ValueType::floating_point; }
     /// The value under `key` of a table (null when absent or when this is not a table).
     [[nodiscard]] const Value* get(std::string_view key) const;
 };

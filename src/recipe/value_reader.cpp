@@ -80,8 +80,7 @@ std::vector<Text> ValueReader::text_values(const Value& v, std::string_view name
     if (single && v.is(ValueType::string)) return {*text_value(v, name)};
     std::vector<Text> out;
     if (!v.is(ValueType::array)) {
-        expect(v, ValueType::array, name,
-               single ? "a string or an array of strings" : "an array of strings");
+        expect(v, ValueType::array, name, single ? "a string or an array of strings" : "an array of strings");
         return out;
     }
     for (size_t i = 0; i < v.array.size(); ++i)
@@ -96,8 +95,7 @@ std::vector<Text> ValueReader::texts(const Value& v, std::string_view name, bool
 }
 
 std::vector<Text> ValueReader::nonempty_texts(const Value& v, std::string_view name) {
-    if (v.is(ValueType::array) && v.array.empty())
-        report(v.loc, fmt::format("'{}' must not be empty", name));
+    if (v.is(ValueType::array) && v.array.empty()) report(v.loc, fmt::format("'{}' must not be empty", name));
     return texts(v, name);
 }
 
@@ -122,10 +120,8 @@ std::map<std::string, Text> ValueReader::env_table(const Value& v, std::string_v
     if (!expect(v, ValueType::table, name, "a table of strings")) return out;
     for (const auto& entry : v.table) {
         if (!detail::is_env_name(entry.key))
-            report(entry.key_loc,
-                   fmt::format("'{}' is not a valid environment variable name", entry.key));
-        if (auto t = text(entry.value, fmt::format("{}.{}", name, entry.key)))
-            out.emplace(entry.key, *t);
+            report(entry.key_loc, fmt::format("'{}' is not a valid environment variable name", entry.key));
+        if (auto t = text(entry.value, fmt::format("{}.{}", name, entry.key))) out.emplace(entry.key, *t);
     }
     return out;
 }
@@ -133,14 +129,12 @@ std::map<std::string, Text> ValueReader::env_table(const Value& v, std::string_v
 std::string ValueReader::unknown_key(const TableEntry& entry, const std::vector<std::string>& known,
                                      std::string_view where) {
     std::string near = core::closest_match(entry.key, known);
-    report(entry.key_loc,
-           fmt::format("unknown key '{}'{}{}", entry.key, where,
-                       near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+    report(entry.key_loc, fmt::format("unknown key '{}'{}{}", entry.key, where,
+                                      near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
     return near;
 }
 
-std::vector<std::string> ValueReader::unknown_keys(const Value& v,
-                                                   const std::vector<std::string>& known,
+std::vector<std::string> ValueReader::unknown_keys(const Value& v, const std::vector<std::string>& known,
                                                    std::string_view where) {
     std::vector<std::string> suggested;
     for (const auto& entry : v.table)

@@ -4,8 +4,8 @@
 // nothing, so parsing goes on. `name` is the key's dotted path as messages show it
 // ("source.rev", "verify[0].import").
 
-#include <map>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,8 +37,7 @@ public:
                                                         double max = std::numeric_limits<double>::max(),
                                                         std::string_view max_shown = {});
     /// An array of strings; with `single`, one string also stands for a one-element array.
-    [[nodiscard]] std::vector<Text> texts(const Value& v, std::string_view name,
-                                          bool single = false);
+    [[nodiscard]] std::vector<Text> texts(const Value& v, std::string_view name, bool single = false);
     /// An array of strings that must not be empty.
     [[nodiscard]] std::vector<Text> nonempty_texts(const Value& v, std::string_view name);
     /// An array of plain strings (names: no placeholders).
@@ -50,8 +49,7 @@ public:
 
     /// Report `entry`'s key, which is not in `known`, with the nearest known key as a
     /// suggestion; returns the suggestion ("" when none).
-    std::string unknown_key(const TableEntry& entry, const std::vector<std::string>& known,
-                            std::string_view where);
+    std::string unknown_key(const TableEntry& entry, const std::vector<std::string>& known, std::string_view where);
     /// Report every key of table `v` not in `known`; returns the suggestions made.
     std::vector<std::string> unknown_keys(const Value& v, const std::vector<std::string>& known,
                                           std::string_view where);

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_fields.hpp"
 #include "core/env_policy.hpp"
 #include "core/fs.hpp"
+#include "core/json_fields.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "device/preflight.hpp"
@@ -60,8 +60,8 @@ std::optional<std::string> read_torch_cache(const fs::path& cache, const std::st
     auto facts = core::read_json(
         *text,
         [&](const core::JsonFields& j) -> Result<std::string> {
-            if (j.integer("version") != k_torch_cache_version || j.str("torch") != torch ||
-                j.str("record") != record || j.str("facts").empty())
+            if (j.integer("version") != k_torch_cache_version || j.str("torch") != torch || j.str("record") != record ||
+                j.str("facts").empty())
                 return fail(ErrorCode::not_found, "stale");
             return j.str("facts");
         },
@@ -70,10 +70,8 @@ std::optional<std::string> read_torch_cache(const fs::path& cache, const std::st
     return *facts;
 }
 
-std::string torch_cache_json(const std::string& torch, const std::string& record,
-                             const std::string& facts) {
-    nlohmann::json j{{"version", k_torch_cache_version}, {"torch", torch}, {"record", record},
-                     {"facts", facts}};
+std::string torch_cache_json(const std::string& torch, const std::string& record, const std::string& facts) {
+    nlohmann::json j{{"version", k_torch_cache_version}, {"torch", torch}, {"record", record}, {"facts", facts}};
     return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -92,9 +90,8 @@ Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
                 cache, torch_cache_json(b.torch_version, b.torch_record_stamp, facts));
             return facts;
         }
-    return fail(ErrorCode::step_failed,
-                fmt::format("step '{}': cannot import torch in {} to key the build ({})", step.id, ctx.venv.string(),
-                            core::last_lines(result.output, 1)));
+    return fail(ErrorCode::step_failed, fmt::format("step '{}': cannot import torch in {} to key the build ({})",
+                                                    step.id, ctx.venv.string(), core::last_lines(result.output, 1)));
 }
 
 /// The newest GLIBCXX_x.y.z that the compiler's libstdc++ defines: the oldest libstdc++ a
@@ -111,8 +108,7 @@ std::string libstdcxx_level(const ResolvedStep& step, StepContext& ctx, const st
         auto level = core::after_prefix(s.version, "GLIBCXX_");
         if (!level || !s.defined) continue;
         std::vector<int> parts;
-        for (const auto& p : core::split(*level, '.'))
-            parts.push_back(core::parse_leading_int<int>(p).value_or(0));
+        for (const auto& p : core::split(*level, '.')) parts.push_back(core::parse_leading_int<int>(p).value_or(0));
         if (parts > best) {
             best = parts;
             best_name = s.version;
@@ -177,7 +173,8 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     }
     in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
     in.no_build_isolation = b.request.no_build_isolation;
-    for (const auto& [k, v] : b.request.config_settings) in.config_settings.push_back(k + "=" + core::shown_value(k, v));
+    for (const auto& [k, v] : b.request.config_settings)
+        in.config_settings.push_back(k + "=" + core::shown_value(k, v));
     return in;
 }
 
@@ -231,9 +228,8 @@ Status preflight(const ResolvedStep& step, StepContext& ctx) {
 
 /// Build into the cache (we hold the key's lock): a private copy of the source, the installer's
 /// build command, then publish. The copy is removed whatever happens.
-Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx,
-                                           const BuildCache& cache, const BuildKey& key,
-                                           const Deadline& deadline) {
+Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx, const BuildCache& cache,
+                                           const BuildKey& key, const Deadline& deadline) {
     const auto& b = *step.build();
     BS_CHECK(preflight(step, ctx));
     BS_TRY(auto fetched, fetch_source(step, ctx, deadline));
@@ -276,8 +272,8 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
     // The step's timeout bounds the source's download or git fetch too, not only the children.
     Deadline deadline;
     if (step.timeout > 0)
-        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(step.timeout));
+        deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(step.timeout));
     BS_TRY(auto key, current_build_key(step, ctx));
     log_line(ctx, fmt::format("build cache key {}:\n{}", key.digest, key.explain));
     BuildCache cache(b.home / "builds");
@@ -286,11 +282,11 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
     if (!entry) {
         double wait_limit = step.timeout > 0 ? step.timeout : 6 * 3600.0;
         BS_TRY(auto lock, cache.lock(key.digest, wait_limit, [&](long pid) {
-                   std::string msg = fmt::format("another bootstrap (pid {}) is building key {}; waiting for it",
-                                                 pid, short_key);
-                   log_line(ctx, msg);
-                   if (ctx.on_output) ctx.on_output(msg + "\n");
-               }));
+            std::string msg =
+                fmt::format("another bootstrap (pid {}) is building key {}; waiting for it", pid, short_key);
+            log_line(ctx, msg);
+            if (ctx.on_output) ctx.on_output(msg + "\n");
+        }));
         for (const auto& left : cache.remove_leftovers(key.digest))
             log_line(ctx, "removed " + left.string() + ", left by a builder that died");
         entry = cache.find(key.digest);  // the builder we waited for published it

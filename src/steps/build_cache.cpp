@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "core/env_policy.hpp"
 #include "core/clock.hpp"
+#include "core/env_policy.hpp"
 #include "core/fs.hpp"
 #include "core/key.hpp"
 #include "core/sha256.hpp"
@@ -133,10 +133,10 @@ Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::
     fs::remove_all(final_dir, ec);  // a damaged entry (find() refused it); we hold the key's lock
     fs::rename(staging_dir, final_dir, ec);
     if (ec)
-        return discard(Error{ErrorCode::io,
-                             fmt::format("cannot publish build {} to {}: {}", staging_dir.string(), final_dir.string(),
-                                         ec.message()),
-                             ""});
+        return discard(Error{
+            ErrorCode::io,
+            fmt::format("cannot publish build {} to {}: {}", staging_dir.string(), final_dir.string(), ec.message()),
+            ""});
     e.dir = final_dir;
     e.wheel = final_dir / wheels[0].filename();
     return e;

@@ -20,19 +20,19 @@ namespace fs = std::filesystem;
 
 /// The inputs of a build-cache key, as text (what `plan --explain` shows).
 struct BuildInputs {
-    std::string source;        // "git URL@REV", "sha256 HEX" (archive), "tree HEX" (directory)
+    std::string source;  // "git URL@REV", "sha256 HEX" (archive), "tree HEX" (directory)
     std::string subdirectory;
-    std::string python;        // "cpython 3.11.7"
-    std::string ext_suffix;    // ".cpython-311-x86_64-linux-gnu.so"
-    std::string platform;      // "linux-x86_64 glibc 2.36"
-    std::string torch;         // "2.11.0+cu130 cuda 13.0 cxx11_abi 1", or "not installed"
+    std::string python;                     // "cpython 3.11.7"
+    std::string ext_suffix;                 // ".cpython-311-x86_64-linux-gnu.so"
+    std::string platform;                   // "linux-x86_64 glibc 2.36"
+    std::string torch;                      // "2.11.0+cu130 cuda 13.0 cxx11_abi 1", or "not installed"
     std::vector<std::string> abi_packages;  // "torch 2.11.0+cu130", ...
-    std::string nvcc;          // "13.0", or "none"
-    std::string compiler;      // first line of `c++ --version`
-    std::string libstdcxx;     // the newest GLIBCXX_ version the compiler's libstdc++ defines
-    std::string arch_list;     // the arches `{device.*}` stood for ("" when the step uses none)
-    std::vector<std::string> env;  // NAME=value the build sees that can change its output
-    std::string frontend;      // "uv build" / "pip wheel"
+    std::string nvcc;                       // "13.0", or "none"
+    std::string compiler;                   // first line of `c++ --version`
+    std::string libstdcxx;                  // the newest GLIBCXX_ version the compiler's libstdc++ defines
+    std::string arch_list;                  // the arches `{device.*}` stood for ("" when the step uses none)
+    std::vector<std::string> env;           // NAME=value the build sees that can change its output
+    std::string frontend;                   // "uv build" / "pip wheel"
     bool no_build_isolation = false;
     std::vector<std::string> config_settings;  // "key=value"
 };
@@ -81,8 +81,8 @@ public:
 
     /// Publish a staging directory holding exactly one wheel: write `inputs.txt` and
     /// `entry.txt`, then rename it to `<root>/<key>`. Remove it on any failure.
-    [[nodiscard]] Result<Entry> publish(const std::string& key, const fs::path& staging_dir,
-                                        const std::string& inputs, double build_seconds) const;
+    [[nodiscard]] Result<Entry> publish(const std::string& key, const fs::path& staging_dir, const std::string& inputs,
+                                        double build_seconds) const;
 
     [[nodiscard]] const fs::path& root() const { return m_root; }
 

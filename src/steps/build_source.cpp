@@ -85,15 +85,14 @@ std::string git_program(const ResolvedStep& step) {
 }
 
 constexpr uint64_t k_low_speed_limit = 1024;  // bytes/s
-constexpr double k_git_backoff_base = 0.5;     // seconds before the 2nd fetch; doubles each time
+constexpr double k_git_backoff_base = 0.5;    // seconds before the 2nd fetch; doubles each time
 
 /// The low-speed window: 60 s, unless BOOTSTRAP_LOW_SPEED_TIME (seconds; for tests) says less.
 std::chrono::milliseconds low_speed_time(const ResolvedStep& step) {
     auto it = step.child_env.find("BOOTSTRAP_LOW_SPEED_TIME");
     if (it != step.child_env.end()) {
         auto v = core::parse_double(it->second);
-        if (v && *v > 0 && *v < 3600)
-            return std::chrono::milliseconds(static_cast<long>(*v * 1000));
+        if (v && *v > 0 && *v < 3600) return std::chrono::milliseconds(static_cast<long>(*v * 1000));
     }
     return std::chrono::seconds(60);
 }
@@ -113,11 +112,10 @@ struct Fetch {
     /// "step 'x': WHAT did not finish within the step's timeout of N s[, WHY]".
     tl::unexpected<Error> out_of_time(const std::string& what, std::string detail = {},
                                       const std::string& why = {}) const {
-        return fail(
-            ErrorCode::timeout,
-            fmt::format("step '{}': {} did not finish within the step's timeout of {:g} s{}",
-                        step.id, what, step.timeout, why.empty() ? "" : ", " + why),
-            std::move(detail));
+        return fail(ErrorCode::timeout,
+                    fmt::format("step '{}': {} did not finish within the step's timeout of {:g} s{}", step.id, what,
+                                step.timeout, why.empty() ? "" : ", " + why),
+                    std::move(detail));
     }
 };
 
@@ -130,27 +128,23 @@ exec::ProcessSpec git_spec(const Fetch& f, std::vector<std::string> args) {
     spec.cwd = "/";
     spec.capture = true;
     if (f.deadline)  // what is left of the step's time, not all of it again
-        spec.timeout =
-            std::chrono::milliseconds(static_cast<long>(std::max(f.left(), 0.001) * 1000));
+        spec.timeout = std::chrono::milliseconds(static_cast<long>(std::max(f.left(), 0.001) * 1000));
     return spec;
 }
 
 /// Run git; only an interrupt, or running out of the step's time, is an error here (callers
 /// judge the exit status).
-Result<exec::ProcessResult> run_git(const Fetch& f, const exec::ProcessSpec& spec,
-                                    const std::string& what) {
+Result<exec::ProcessResult> run_git(const Fetch& f, const exec::ProcessSpec& spec, const std::string& what) {
     if (f.left() <= 0) return f.out_of_time(what);
     log_line(f.ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
     BS_TRY(auto result, f.ctx.run(spec));
-    if (result.interrupted)
-        return tl::unexpected(child_failure(f.step, spec, result, f.ctx.log_path));
+    if (result.interrupted) return tl::unexpected(child_failure(f.step, spec, result, f.ctx.log_path));
     if (result.timed_out && f.deadline && f.left() <= 0.5)
         return f.out_of_time(what, child_failure(f.step, spec, result, f.ctx.log_path).detail);
     return result;
 }
 
-Result<exec::ProcessResult> run_git(const Fetch& f, std::vector<std::string> args,
-                                    const std::string& what) {
+Result<exec::ProcessResult> run_git(const Fetch& f, std::vector<std::string> args, const std::string& what) {
     return run_git(f, git_spec(f, std::move(args)), what);
 }
 
@@ -171,9 +165,8 @@ Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
     const auto& b = *f.step.build();
     const std::string what = fmt::format("the git fetch of {} from {}", b.rev, b.location_shown());
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(low_speed_time(f.step)).count();
-    const std::vector<std::string> slow{
-        "-c", fmt::format("http.lowSpeedLimit={}", k_low_speed_limit), "-c",
-        fmt::format("http.lowSpeedTime={}", std::max<long>(1, seconds))};
+    const std::vector<std::string> slow{"-c", fmt::format("http.lowSpeedLimit={}", k_low_speed_limit), "-c",
+                                        fmt::format("http.lowSpeedTime={}", std::max<long>(1, seconds))};
     auto fetch = [&](std::vector<std::string> args) {
         args.insert(args.begin(), slow.begin(), slow.end());
         args.insert(args.begin(), {"-C", repo.string()});
@@ -181,38 +174,33 @@ Status git_fetch_commit(const Fetch& f, const fs::path& repo) {
     };
     std::string last;
     for (int attempt = 1; attempt <= b.download_attempts; ++attempt) {
-        BS_TRY(auto shallow,
-               fetch({"fetch", "--quiet", "--depth", "1", "--no-tags", "--", b.location, b.rev}));
+        BS_TRY(auto shallow, fetch({"fetch", "--quiet", "--depth", "1", "--no-tags", "--", b.location, b.rev}));
         if (shallow.ok()) return {};
-        BS_TRY(auto full, fetch({"fetch", "--quiet", "--no-tags", "--", b.location,
-                                 "+refs/heads/*:refs/remotes/origin/*"}));
+        BS_TRY(auto full,
+               fetch({"fetch", "--quiet", "--no-tags", "--", b.location, "+refs/heads/*:refs/remotes/origin/*"}));
         if (full.ok()) return {};
         last = core::last_lines(full.output, 3);
         if (attempt < b.download_attempts) {
             double wait = core::retry_delay(k_git_backoff_base, attempt).seconds;
             if (wait >= f.left()) return f.out_of_time(what, last);
-            log_line(f.ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt,
-                                        b.download_attempts));
+            log_line(f.ctx, fmt::format("git fetch failed (attempt {}/{}); retrying", attempt, b.download_attempts));
             if (!core::sleep_interruptible(wait))
-                return fail(ErrorCode::interrupted,
-                            fmt::format("step '{}' interrupted", f.step.id));
+                return fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", f.step.id));
         }
     }
     return fail(ErrorCode::network,
-                fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", f.step.id,
-                            b.rev, b.location_shown(), b.download_attempts),
+                fmt::format("step '{}': cannot fetch commit {} from {} ({} attempts)", f.step.id, b.rev,
+                            b.location_shown(), b.download_attempts),
                 last + (f.ctx.log_path.empty() ? "" : "\nlog: " + f.ctx.log_path.string()));
 }
 
 /// Wait for `lock_file` (another build may be fetching the same source), no longer than the
 /// step's time allows.
-Result<core::FileLock> lock_source(const Fetch& f, const fs::path& lock_file,
-                                   const std::string& what) {
+Result<core::FileLock> lock_source(const Fetch& f, const fs::path& lock_file, const std::string& what) {
     double limit = f.deadline ? f.left() : 3600.0;
     if (limit <= 0) return f.out_of_time("waiting for " + what);
     auto lock = core::FileLock::acquire(lock_file, limit, what, [&](long pid) {
-        log_line(f.ctx, fmt::format("another bootstrap (pid {}) is fetching {}; waiting for it",
-                                    pid, what));
+        log_line(f.ctx, fmt::format("another bootstrap (pid {}) is fetching {}; waiting for it", pid, what));
     });
     if (!lock && lock.error().code == ErrorCode::lock_timeout && f.deadline && f.left() <= 0)
         return f.out_of_time("waiting for " + what, lock.error().message);
@@ -225,14 +213,12 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
     fs::path final_dir = root / fmt::format("{}-{}", core::sha256_hex(b.location).substr(0, 16), b.rev.substr(0, 16));
     if (fs::exists(final_dir / ".git")) return FetchedSource{final_dir, false, ""};
     BS_CHECK(core::create_directories(root));
-    BS_TRY(auto lock,
-           lock_source(f, b.home / "sources" / "locks" / (final_dir.filename().string() + ".lock"),
-                       "the checkout of " + b.location_shown() + " at " + b.rev.substr(0, 12)));
-    if (fs::exists(final_dir / ".git"))
-        return FetchedSource{final_dir, false, ""};  // the one we waited for
+    BS_TRY(auto lock, lock_source(f, b.home / "sources" / "locks" / (final_dir.filename().string() + ".lock"),
+                                  "the checkout of " + b.location_shown() + " at " + b.rev.substr(0, 12)));
+    if (fs::exists(final_dir / ".git")) return FetchedSource{final_dir, false, ""};  // the one we waited for
     const std::string tmp_prefix = fmt::format(".tmp-{}-", final_dir.filename().string());
-    for (const auto& left : core::remove_dead_leftovers(
-             root, [&](std::string_view name) { return core::pid_after(name, tmp_prefix); }))
+    for (const auto& left :
+         core::remove_dead_leftovers(root, [&](std::string_view name) { return core::pid_after(name, tmp_prefix); }))
         log_line(f.ctx, "removed " + left.string() + ", left by a fetch that died");
     fs::path tmp = root / fmt::format("{}{}", tmp_prefix, ::getpid());
     std::error_code ec;
@@ -241,20 +227,16 @@ Result<FetchedSource> fetch_git(const Fetch& f) {
     auto fetched = [&]() -> Status {
         BS_CHECK(git_ok(f, {"init", "--quiet", "--", tmp.string()}, "git init failed"));
         BS_CHECK(git_fetch_commit(f, tmp));
-        BS_CHECK(git_ok(f,
-                        {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout",
-                         "--quiet", "--detach", b.rev},
-                        fmt::format("commit {} is not in {}", b.rev, b.location_shown())));
+        BS_CHECK(
+            git_ok(f, {"-C", tmp.string(), "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", b.rev},
+                   fmt::format("commit {} is not in {}", b.rev, b.location_shown())));
         BS_TRY(auto head, run_git(f, {"-C", tmp.string(), "rev-parse", "HEAD"}, "git rev-parse"));
         std::string got(core::trim(head.output));
         if (got != b.rev)
-            return fail(ErrorCode::step_failed,
-                        fmt::format("step '{}': {} checked out {} instead of commit {}", f.step.id,
-                                    b.location_shown(), got, b.rev));
+            return fail(ErrorCode::step_failed, fmt::format("step '{}': {} checked out {} instead of commit {}",
+                                                            f.step.id, b.location_shown(), got, b.rev));
         if (b.submodules)
-            BS_CHECK(git_ok(f,
-                            {"-C", tmp.string(), "submodule", "update", "--init", "--recursive",
-                             "--depth", "1"},
+            BS_CHECK(git_ok(f, {"-C", tmp.string(), "submodule", "update", "--init", "--recursive", "--depth", "1"},
                             "cannot fetch the submodules"));
         return {};
     }();
@@ -298,23 +280,20 @@ Result<FetchedSource> fetch_archive(const Fetch& f) {
     const std::string name = request.dest.filename().string();
     request.deadline = f.deadline;
     request.on_retry = [&](const net::DownloadRetry& e) {
-        log_line(f.ctx,
-                 fmt::format("download attempt {} failed ({}); retrying in {:.1f} s{}", e.attempt,
-                             e.problem, e.wait_seconds, e.note.empty() ? "" : " (" + e.note + ")"));
+        log_line(f.ctx, fmt::format("download attempt {} failed ({}); retrying in {:.1f} s{}", e.attempt, e.problem,
+                                    e.wait_seconds, e.note.empty() ? "" : " (" + e.note + ")"));
     };
     log_line(f.ctx, fmt::format("download {} -> {}", request.url, request.dest.string()));
     // Builds of other keys may need the same archive at the same time: one downloads, the
     // others wait and find it there.
-    BS_TRY(auto lock,
-           lock_source(f, request.dest.string() + ".lock", "the download of " + request.url));
+    BS_TRY(auto lock, lock_source(f, request.dest.string() + ".lock", "the download of " + request.url));
     auto got = net::download(request);
     if (!got) {
         Error err = got.error();
         if (err.code == ErrorCode::timeout) {
             // net's "download of URL ran out of time after 2 attempts: why (what is kept)".
             std::string head = "download of " + request.url + " ran out of time ";
-            std::string why = core::starts_with(err.message, head) ? err.message.substr(head.size())
-                                                                   : err.message;
+            std::string why = core::starts_with(err.message, head) ? err.message.substr(head.size()) : err.message;
             return f.out_of_time("the download of " + request.url, err.detail, why);
         }
         err.message = fmt::format("step '{}': {}", step.id, err.message);
@@ -324,8 +303,7 @@ Result<FetchedSource> fetch_archive(const Fetch& f) {
         return tl::unexpected(err);
     }
     if (got->discarded > 0)
-        log_line(f.ctx, fmt::format("discarded {} of a stale partial download",
-                                    core::format_size(got->discarded)));
+        log_line(f.ctx, fmt::format("discarded {} of a stale partial download", core::format_size(got->discarded)));
     std::string note;
     if (!got->already_there)
         note = fmt::format("downloaded {} ({} bytes{})", name, got->bytes,
@@ -341,11 +319,10 @@ Status copy_tree(const fs::path& from, const fs::path& to) {
     for (const auto& entry : fs::directory_iterator(from, ec)) {
         fs::path rel = entry.path().lexically_relative(from);
         if (entry.is_directory(ec) && !entry.is_symlink() && skipped_dir(rel, false)) continue;
-        fs::copy(entry.path(), to / rel.filename(),
-                 fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+        fs::copy(entry.path(), to / rel.filename(), fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
         if (ec)
-            return fail(ErrorCode::io, fmt::format("cannot copy {} into {}: {}", entry.path().string(), to.string(),
-                                                   ec.message()));
+            return fail(ErrorCode::io,
+                        fmt::format("cannot copy {} into {}: {}", entry.path().string(), to.string(), ec.message()));
         if (core::interrupt_signal() != 0) return fail(ErrorCode::interrupted, "interrupted while copying the source");
     }
     if (ec) return fail(ErrorCode::io, fmt::format("cannot read {}: {}", from.string(), ec.message()));
@@ -393,7 +370,8 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
     if (auto cached = read_tree_cache(cache_file, stamp)) return *cached;
     core::Sha256 tree;
     for (const auto& f : files) {
-        if (core::interrupt_signal() != 0) return fail(ErrorCode::interrupted, "interrupted while hashing " + dir.string());
+        if (core::interrupt_signal() != 0)
+            return fail(ErrorCode::interrupted, "interrupted while hashing " + dir.string());
         fs::path p = dir / f.rel;
         std::string content;
         if (S_ISLNK(f.st.st_mode)) {
@@ -410,8 +388,7 @@ Result<std::string> tree_digest(const fs::path& dir, const fs::path& cache_dir) 
     return digest;
 }
 
-Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx,
-                                   const Deadline& deadline) {
+Result<FetchedSource> fetch_source(const ResolvedStep& step, StepContext& ctx, const Deadline& deadline) {
     const auto& b = *step.build();
     Fetch f{step, ctx, deadline};
     switch (b.source_kind) {

@@ -54,10 +54,8 @@ std::string installer_cause(std::string_view output) {
         // pip's "error: subprocess-exited-with-error" is an id, not a sentence: its "× ..." says it.
         if (line.starts_with("error: ") && has_space(core::trim(after(line, "error: "))))
             headline = core::trim(after(line, "error: "));
-        else if (trimmed.starts_with("× "))
-            headline = core::trim(after(trimmed, "× "));
-        else
-            continue;
+        else if (trimmed.starts_with("× ")) headline = core::trim(after(trimmed, "× "));
+        else continue;
         while (!headline.empty() && headline.back() == ':') headline.remove_suffix(1);
 
         std::vector<std::string> causes;
@@ -65,8 +63,7 @@ std::string installer_cause(std::string_view output) {
             std::string_view next = core::trim(lines[j]);
             if (auto cause = cause_text(next)) {
                 causes.emplace_back(*cause);
-            } else if (!next.empty() && !causes.empty() && lines[j].starts_with(" ") &&
-                       !is_glyph_line(next)) {
+            } else if (!next.empty() && !causes.empty() && lines[j].starts_with(" ") && !is_glyph_line(next)) {
                 causes.back() += " " + std::string(next);  // a wrapped cause goes on
             } else {
                 break;

@@ -45,8 +45,7 @@ exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, s
     spec.argv = std::move(argv);
     spec.cwd = step.cwd;
     spec.env = step.child_env;
-    if (step.timeout > 0)
-        spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
+    if (step.timeout > 0) spec.timeout = std::chrono::milliseconds(static_cast<long>(step.timeout * 1000));
     spec.log_path = ctx.log_path;
     spec.on_output = ctx.on_output;
     return spec;
@@ -56,8 +55,7 @@ namespace {
 
 /// What the child printed: the step log from `offset` (earlier attempts and children come
 /// before it), or the captured output when there is no log.
-std::string child_output(const StepContext& ctx, const exec::ProcessResult& result,
-                         std::uintmax_t offset) {
+std::string child_output(const StepContext& ctx, const exec::ProcessResult& result, std::uintmax_t offset) {
     if (ctx.log_path.empty()) return result.output;
     auto text = core::read_file(ctx.log_path);
     if (!text || text->size() < offset) return {};
@@ -83,8 +81,7 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
         ctx.failure = classify_installer_output(output);
         std::string cause = core::redact_text(installer_cause(output));
         if (!cause.empty())
-            err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id,
-                                      step.kind, cause,
+            err.message = fmt::format("step '{}' ({}) failed: {} ({} {})", step.id, step.kind, cause,
                                       fs::path(spec.argv[0]).filename().string(), result.describe());
     }
     return tl::unexpected(err);
@@ -93,13 +90,11 @@ Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::st
 namespace {
 
 /// child_failure with `shown` in place of the probe's argv on the `command:` line.
-Error probe_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
-                    const std::string& shown, const exec::ProcessResult& result,
-                    const fs::path& log_path) {
+Error probe_failure(const ResolvedStep& step, const exec::ProcessSpec& spec, const std::string& shown,
+                    const exec::ProcessResult& result, const fs::path& log_path) {
     auto err = child_failure(step, spec, result, log_path);
     // The argv line may span lines (the script is quoted whole): cut up to the cwd line.
-    if (size_t cwd = err.detail.find("\ncwd: ");
-        core::starts_with(err.detail, "command: ") && cwd != std::string::npos)
+    if (size_t cwd = err.detail.find("\ncwd: "); core::starts_with(err.detail, "command: ") && cwd != std::string::npos)
         err.detail = "command: " + shown + err.detail.substr(cwd);
     return err;
 }
@@ -117,11 +112,10 @@ print("bootstrap-verify-origin: " + spec.origin)
 
 /// The file a cuda_arch clause inspects: the module's origin (asked of the venv's python in its
 /// own interpreter) or the clause's path.
-Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
-                              const ResolvedVerify& clause) {
+Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
     if (!clause.library_is_module) return fs::path(clause.library);
-    auto spec = child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c",
-                                     k_find_spec_probe, clause.library});
+    auto spec =
+        child_spec(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c", k_find_spec_probe, clause.library});
     spec.capture = true;
     spec.cwd = "/";
     if (step.timeout <= 0) spec.timeout = std::chrono::minutes(2);
@@ -133,13 +127,11 @@ Result<fs::path> cuda_library(const ResolvedStep& step, StepContext& ctx,
     }
     if (result.interrupted || (!result.ok() && why.empty()))
         return tl::unexpected(probe_failure(
-            step, spec,
-            fmt::format("{} -c <find-spec probe>: locate module {}", spec.argv[0], clause.library),
-            result, ctx.log_path));
+            step, spec, fmt::format("{} -c <find-spec probe>: locate module {}", spec.argv[0], clause.library), result,
+            ctx.log_path));
     if (!result.ok() || origin.empty())
-        return fail(ErrorCode::step_failed,
-                    fmt::format("step '{}': verify failed: {}", step.id,
-                                why.empty() ? "cannot locate module " + clause.library : why));
+        return fail(ErrorCode::step_failed, fmt::format("step '{}': verify failed: {}", step.id,
+                                                        why.empty() ? "cannot locate module " + clause.library : why));
     return fs::path(origin);
 }
 
@@ -150,9 +142,8 @@ Status verify_cuda_arch(const ResolvedStep& step, StepContext& ctx, const Resolv
         return fail(ErrorCode::step_failed,
                     fmt::format("step '{}': verify failed: {}", step.id, contents.error().message),
                     contents.error().detail);
-    std::string what = clause.library_is_module
-                           ? fmt::format("module {} ({})", clause.library, file.string())
-                           : file.string();
+    std::string what =
+        clause.library_is_module ? fmt::format("module {} ({})", clause.library, file.string()) : file.string();
     auto ok = inspect::check_cuda_arch(contents->entries, clause.target, what);
     if (!ok)
         return fail(ok.error().code == ErrorCode::usage ? ErrorCode::usage : ErrorCode::step_failed,
@@ -175,8 +166,8 @@ Status verify_elf_symbol(const ResolvedStep& step, StepContext& ctx, const Resol
     if (loaded.file.empty())
         return fail(ErrorCode::step_failed,
                     fs::path(clause.library).is_absolute()
-                        ? fmt::format("step '{}': verify failed: {}: {} is not a file", step.id,
-                                      clause.describe(), clause.library)
+                        ? fmt::format("step '{}': verify failed: {}: {} is not a file", step.id, clause.describe(),
+                                      clause.library)
                         : fmt::format("step '{}': verify failed: {}: no library matches {} in the "
                                       "venv or the system",
                                       step.id, clause.describe(), clause.library),
@@ -184,15 +175,15 @@ Status verify_elf_symbol(const ResolvedStep& step, StepContext& ctx, const Resol
     const std::string checked = fmt::format("{} (from {})", loaded.file.string(), loaded.where);
     auto symbols = inspect::read_dynamic_symbols(loaded.file);
     if (!symbols)
-        return fail(ErrorCode::step_failed,
-                    fmt::format("step '{}': verify failed: {}: {}", step.id, clause.describe(),
-                                symbols.error().message),
-                    "checked: " + checked);
+        return fail(
+            ErrorCode::step_failed,
+            fmt::format("step '{}': verify failed: {}: {}", step.id, clause.describe(), symbols.error().message),
+            "checked: " + checked);
     const auto* found = inspect::find_defined(*symbols, clause.target);
     if (found == nullptr)
         return fail(ErrorCode::step_failed,
-                    fmt::format("step '{}': verify failed: {} does not define {} (checked {})",
-                                step.id, loaded.file.string(), clause.target, loaded.where),
+                    fmt::format("step '{}': verify failed: {} does not define {} (checked {})", step.id,
+                                loaded.file.string(), clause.target, loaded.where),
                     fmt::format("checked: {}\nthe library that loads is the venv's match for {} "
                                 "first, then the system's; a process importing a module that "
                                 "needs {} fails with 'undefined symbol'",
@@ -207,15 +198,13 @@ Status verify_elf_symbol(const ResolvedStep& step, StepContext& ctx, const Resol
 Status verify_version(const ResolvedStep& step, StepContext& ctx, const ResolvedVerify& clause) {
     auto specifiers = pyenv::SpecifierSet::parse(clause.version);
     if (!specifiers)  // the plan checks a literal specifier; this one came from a placeholder
-        return fail(ErrorCode::invalid_recipe,
-                    fmt::format("step '{}': verify clause '{}': {}", step.id, clause.describe(),
-                                specifiers.error().message));
+        return fail(ErrorCode::invalid_recipe, fmt::format("step '{}': verify clause '{}': {}", step.id,
+                                                           clause.describe(), specifiers.error().message));
     BS_TRY(auto facts, pyenv::venv_facts(ctx.venv, step.child_env));
     BS_TRY(auto installed, pyenv::scan_venv_packages(facts));
     auto dist = pyenv::check_module_version(clause.target, *specifiers, installed);
     if (!dist)
-        return fail(dist.error().code,
-                    fmt::format("step '{}': verify failed: {}", step.id, dist.error().message));
+        return fail(dist.error().code, fmt::format("step '{}': verify failed: {}", step.id, dist.error().message));
     log_line(ctx, fmt::format("verify: {} ok ({} {})", clause.describe(), dist->name, dist->version));
     return {};
 }
@@ -237,9 +226,7 @@ std::vector<fs::path> probe_search_dirs(const fs::path& venv, const exec::EnvMap
 
 }  // namespace
 
-void log_line(const StepContext& ctx, const std::string& line) {
-    core::append_log_line(ctx.log_path, line);
-}
+void log_line(const StepContext& ctx, const std::string& line) { core::append_log_line(ctx.log_path, line); }
 
 std::string ResolvedVerify::describe() const {
     if (kind == recipe::VerifyClause::Kind::file) return "file " + target;
@@ -247,13 +234,12 @@ std::string ResolvedVerify::describe() const {
         return "cuda_arch " + target + " in " + (library_is_module ? "module " : "") + library;
     if (kind == recipe::VerifyClause::Kind::elf_symbol) return "elf_symbol " + target + " in " + library;
     return "import " + target + (attr.empty() ? "" : "." + attr) + (equals ? " == '" + *equals + "'" : "") +
-           (path_entry.empty() ? "" : " (from " + path_entry + ")") +
-           (version.empty() ? "" : " version " + version) +
+           (path_entry.empty() ? "" : " (from " + path_entry + ")") + (version.empty() ? "" : " version " + version) +
            (preload.empty() ? "" : " after " + core::join(preload, ","));
 }
 
-Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
-                    const exec::ProcessResult& result, const fs::path& log_path) {
+Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec, const exec::ProcessResult& result,
+                    const fs::path& log_path) {
     ErrorCode code = result.interrupted ? ErrorCode::interrupted
                      : result.timed_out ? ErrorCode::timeout
                                         : ErrorCode::step_failed;
@@ -270,8 +256,7 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec,
     if (!log_path.empty()) detail += fmt::format("log: {}", log_path.string());
     return Error{code,
                  fmt::format("step '{}' ({}) failed: {} {}", step.id, step.kind,
-                             spec.argv.empty() ? "" : fs::path(spec.argv[0]).filename().string(),
-                             result.describe()),
+                             spec.argv.empty() ? "" : fs::path(spec.argv[0]).filename().string(), result.describe()),
                  detail};
 }
 
@@ -279,8 +264,7 @@ Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx) {
     const Kind& kind = kind_of(step.kind);
     if (step.spec.index() != kind.spec)
         return fail(ErrorCode::internal,
-                    fmt::format("step '{}': its resolved form is not a {} step's", step.id,
-                                step.kind));
+                    fmt::format("step '{}': its resolved form is not a {} step's", step.id, step.kind));
     return kind.execute(step, ctx);
 }
 
@@ -292,8 +276,7 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
             std::error_code ec;
             if (!fs::exists(clause.target, ec))
                 return fail(ErrorCode::step_failed,
-                            fmt::format("step '{}': verify failed: {} does not exist", step.id,
-                                        clause.target));
+                            fmt::format("step '{}': verify failed: {} does not exist", step.id, clause.target));
             log_line(ctx, "verify: " + clause.describe() + " ok");
             continue;
         }
@@ -309,15 +292,12 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         exec::EnvMap env = step.child_env;
         if (!clause.path_entry.empty()) {  // a pybind11 module lives in its output dir
             auto it = env.find("PYTHONPATH");
-            env["PYTHONPATH"] = clause.path_entry + (it == env.end() || it->second.empty()
-                                                         ? std::string()
-                                                         : ":" + it->second);
+            env["PYTHONPATH"] =
+                clause.path_entry + (it == env.end() || it->second.empty() ? std::string() : ":" + it->second);
         }
-        auto preload = pyenv::probe_preload(clause.target, probe_search_dirs(ctx.venv, env),
-                                            clause.preload);
+        auto preload = pyenv::probe_preload(clause.target, probe_search_dirs(ctx.venv, env), clause.preload);
         // cwd "/" (never import from a project directory by accident), the step's limits and log.
-        auto spec =
-            pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules, clause.equals);
+        auto spec = pyenv::import_probe_spec(python, clause.target, clause.attr, env, preload.modules, clause.equals);
         const auto stepwise = child_spec(step, ctx, {});
         spec.timeout = stepwise.timeout;
         spec.log_path = stepwise.log_path;
@@ -326,14 +306,13 @@ Status verify(const ResolvedStep& step, StepContext& ctx) {
         log_line(ctx, "verify: " + clause.describe() +
                           (preload.reason.empty() || preload.modules.empty()
                                ? ""
-                               : fmt::format(" (importing {} first: {})",
-                                             core::join(preload.modules, ", "), preload.reason)));
+                               : fmt::format(" (importing {} first: {})", core::join(preload.modules, ", "),
+                                             preload.reason)));
         BS_TRY(auto result, ctx.run(spec));
         // An error shows what the probe did, not its Python source.
-        const std::string shown = pyenv::describe_probe(python, clause.target, clause.attr,
-                                                        preload.modules, clause.equals);
-        if (result.interrupted)
-            return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
+        const std::string shown =
+            pyenv::describe_probe(python, clause.target, clause.attr, preload.modules, clause.equals);
+        if (result.interrupted) return tl::unexpected(probe_failure(step, spec, shown, result, ctx.log_path));
         if (!result.ok()) {
             // The probe's own summary lines name the real exception (and its root cause).
             auto failure = pyenv::parse_import_probe(result.output);

@@ -42,8 +42,7 @@ public:
 
     /// Expand a recipe value; a value known only after an earlier step marks `step` incomplete.
     [[nodiscard]] virtual Result<std::string> text(const recipe::Text& t, ResolvedStep& step) = 0;
-    [[nodiscard]] Result<std::vector<std::string>> texts(const std::vector<recipe::Text>& ts,
-                                                         ResolvedStep& step);
+    [[nodiscard]] Result<std::vector<std::string>> texts(const std::vector<recipe::Text>& ts, ResolvedStep& step);
     /// A local path from the recipe: `~` expanded, relative ones taken from the recipe's dir.
     [[nodiscard]] virtual std::string local_path(const std::string& raw) const = 0;
     /// `run --locked`: what the install step `s` installs; nullopt without --locked. An error
@@ -60,17 +59,17 @@ public:
     fs::path venv;
     fs::path venv_python;
     std::shared_ptr<const pyenv::Installer> installer;
-    pyenv::NetworkOptions net;      // what the child gets
-    pyenv::NetworkOptions key_net;  // the same command built with these is what the key sees
-    const exec::EnvMap* base_env = nullptr;  // pass-through env with [env] applied
-    const exec::EnvMap* env = nullptr;       // the caller's complete environment
-    const pyenv::InterpreterFacts* python = nullptr;  // null until the venv exists
-    fs::path home;                                    // $BOOTSTRAP_HOME
-    bool dry_run = false;                             // `plan`: show a missing program by name
-    bool recreate = false;                            // --recreate
-    bool locked_run = false;                          // --locked
-    bool check_local_inputs = true;                   // check_local_input checks (engine::PlanOptions)
-    bool this_machine = true;                         // the run is here: check its interpreters
+    pyenv::NetworkOptions net;                           // what the child gets
+    pyenv::NetworkOptions key_net;                       // the same command built with these is what the key sees
+    const exec::EnvMap* base_env = nullptr;              // pass-through env with [env] applied
+    const exec::EnvMap* env = nullptr;                   // the caller's complete environment
+    const pyenv::InterpreterFacts* python = nullptr;     // null until the venv exists
+    fs::path home;                                       // $BOOTSTRAP_HOME
+    bool dry_run = false;                                // `plan`: show a missing program by name
+    bool recreate = false;                               // --recreate
+    bool locked_run = false;                             // --locked
+    bool check_local_inputs = true;                      // check_local_input checks (engine::PlanOptions)
+    bool this_machine = true;                            // the run is here: check its interpreters
     const std::vector<ResolvedStep>* earlier = nullptr;  // the steps planned before this one
 };
 
@@ -116,16 +115,16 @@ struct Kind {
     /// The arches the step's `{device.*}` values stood for (may be null).
     void (*arches_used)(ResolvedStep& step, const device::ArchChoice& archs) = nullptr;
 
-    bool runs_installer = false;     // its children are uv/pip: the installer's version and the
-                                     // inherited settings that change what it installs
-                                     // (uv_input/pip_input) are in the key; the installer's
-                                     // cause line heads a failure
-    bool network_attempts = false;   // default attempts: [network] attempts
-    bool needs_venv = false;         // works in a venv that must exist (or be made) first
-    bool venv_environment = false;   // children see the venv as `launch` sets it up
-    bool makes_venv = false;         // running it changes the interpreter: re-plan after
-    bool build_env = false;          // it compiles: the inherited variables a build reads
-                                     // (core::EnvUse::build_input) are in the key
+    bool runs_installer = false;    // its children are uv/pip: the installer's version and the
+                                    // inherited settings that change what it installs
+                                    // (uv_input/pip_input) are in the key; the installer's
+                                    // cause line heads a failure
+    bool network_attempts = false;  // default attempts: [network] attempts
+    bool needs_venv = false;        // works in a venv that must exist (or be made) first
+    bool venv_environment = false;  // children see the venv as `launch` sets it up
+    bool makes_venv = false;        // running it changes the interpreter: re-plan after
+    bool build_env = false;         // it compiles: the inherited variables a build reads
+                                    // (core::EnvUse::build_input) are in the key
 };
 
 /// The registered kind named `name`, or nullptr.
@@ -137,7 +136,6 @@ struct Kind {
 
 /// Every registered kind, in the order messages list them.
 [[nodiscard]] const std::vector<const Kind*>& kinds();
-
 
 /// A program as a file for keys: its real path, size and mtime ("PROG (not found)").
 [[nodiscard]] std::string program_identity(const std::string& program);

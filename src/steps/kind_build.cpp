@@ -44,8 +44,8 @@ bool contains(const std::vector<std::string>& list, std::string_view word) {
 std::optional<BuildSource> read_source(recipe::ValueReader& rd, const Value& t) {
     BuildSource src;
     src.loc = t.loc;
-    auto suggested = rd.unknown_keys(t, {"git", "rev", "submodules", "url", "sha256", "path", "subdirectory"},
-                                     " in 'source'");
+    auto suggested =
+        rd.unknown_keys(t, {"git", "rev", "submodules", "url", "sha256", "path", "subdirectory"}, " in 'source'");
     const Value* git = t.get("git");
     const Value* url = t.get("url");
     const Value* path = t.get("path");
@@ -116,13 +116,13 @@ void read_config_settings(recipe::ValueReader& rd, const Value& t, BuildFields& 
 
 std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     auto f = std::make_shared<BuildFields>();
-    if (const Value* t = rd.table("source", "a table: { git = URL, rev = COMMIT }, { url = URL, "
-                                            "sha256 = HEX } or { path = DIR }"))
+    if (const Value* t = rd.table("source",
+                                  "a table: { git = URL, rev = COMMIT }, { url = URL, "
+                                  "sha256 = HEX } or { path = DIR }"))
         if (auto src = read_source(rd.values(), *t)) f->source = std::move(*src);
     rd.require("source");
     f->no_build_isolation = rd.flag("no_build_isolation");
-    if (const Value* t = rd.table("config_settings", "a table of strings"))
-        read_config_settings(rd.values(), *t, *f);
+    if (const Value* t = rd.table("config_settings", "a table of strings")) read_config_settings(rd.values(), *t, *f);
     if (auto abi = rd.strings("abi_packages")) f->abi_packages = std::move(*abi);
     return f;
 }
@@ -144,9 +144,8 @@ Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec
         BS_TRY(b.sha256, ctx.text(*src.sha256, out));
         b.sha256 = core::to_lower(b.sha256);
         if (out.complete && !core::is_sha256_hex(b.sha256))
-            return fail(ErrorCode::invalid_recipe,
-                        fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
-                                    src.sha256->loc.str(), b.sha256));
+            return fail(ErrorCode::invalid_recipe, fmt::format("{}: 'source.sha256' must be 64 hex digits, not '{}'",
+                                                               src.sha256->loc.str(), b.sha256));
     }
     if (src.subdirectory) {
         BS_TRY(b.subdirectory, ctx.text(*src.subdirectory, out));
@@ -171,11 +170,10 @@ Status expand_source(const recipe::Step& step, const BuildSource& src, BuildSpec
         }
         case BuildSource::Kind::git:
             if (auto why = recipe::git_url_problem(b.location); out.complete && !why.empty())
-                return fail(ErrorCode::invalid_recipe,
-                            fmt::format("{}: 'source.git' cannot be '{}': {}",
-                                        src.location.loc.str(), b.location_shown(), why));
-            b.source_identity = fmt::format("git {}@{}{}", b.location_shown(), b.rev,
-                                            b.submodules ? " +submodules" : "");
+                return fail(ErrorCode::invalid_recipe, fmt::format("{}: 'source.git' cannot be '{}': {}",
+                                                                   src.location.loc.str(), b.location_shown(), why));
+            b.source_identity =
+                fmt::format("git {}@{}{}", b.location_shown(), b.rev, b.submodules ? " +submodules" : "");
             // A repository on this machine (a path, or file://): git reads it as it is.
             if (b.location.rfind("file://", 0) == 0)
                 add_local_input(out, b.location.substr(7), true, "git repository", src.location.loc, true);
@@ -202,8 +200,7 @@ Status read_abi_packages(const BuildFields& s, BuildSpec& b, const PlanContext& 
     }
     for (const auto& n : abi) {
         auto it = installed.find(n);
-        b.abi_versions.push_back(
-            n + " " + (it == installed.end() ? "not installed" : it->second.version));
+        b.abi_versions.push_back(n + " " + (it == installed.end() ? "not installed" : it->second.version));
         if (n == "torch" && it != installed.end()) {
             const auto& st = it->second.record_stamp;
             b.torch_version = it->second.version;
@@ -244,8 +241,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     }
     // What `plan` shows; the real paths are known when the step runs.
     pyenv::BuildRequest shown = b.request;
-    shown.project = b.subdirectory.empty() ? "<copy of the source>"
-                                           : "<copy of the source>/" + b.subdirectory;
+    shown.project = b.subdirectory.empty() ? "<copy of the source>" : "<copy of the source>/" + b.subdirectory;
     shown.out_dir = "<build cache staging dir>";
     ex.command = ctx.installer->build_wheel(ctx.venv, shown, ctx.net);
     ex.key_command = ctx.installer->build_wheel(ctx.venv, shown, ctx.key_net);
@@ -275,9 +271,8 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&
 /// Once the child's environment is known: the indexes the wheel's install resolves from.
 void environment_known(ResolvedStep& step, const PlanContext& ctx) {
     auto& b = std::get<BuildSpec>(step.spec);
-    for (auto& url : pyenv::effective_indexes(ctx.installer->name(), pyenv::InstallRequest{},
-                                              step.child_env, ctx.venv)
-                         .all())
+    for (auto& url :
+         pyenv::effective_indexes(ctx.installer->name(), pyenv::InstallRequest{}, step.child_env, ctx.venv).all())
         b.index_urls.push_back(core::redact_url(url));
 }
 
@@ -287,9 +282,7 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
 }
 
 /// A build whose values use `{device.*}` is checked against those arches before it runs.
-void arches_used(ResolvedStep& step, const device::ArchChoice& archs) {
-    std::get<BuildSpec>(step.spec).archs = archs;
-}
+void arches_used(ResolvedStep& step, const device::ArchChoice& archs) { std::get<BuildSpec>(step.spec).archs = archs; }
 
 }  // namespace
 

@@ -135,9 +135,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
 /// Once the child's environment is known: the indexes the installer will ask (redacted).
 void environment_known(ResolvedStep& step, const PlanContext& ctx) {
     auto& spec = std::get<InstallSpec>(step.spec);
-    for (auto& url : pyenv::effective_indexes(ctx.installer->name(), spec.request, step.child_env,
-                                              ctx.venv)
-                         .all())
+    for (auto& url : pyenv::effective_indexes(ctx.installer->name(), spec.request, step.child_env, ctx.venv).all())
         spec.index_urls.push_back(core::redact_url(url));
 }
 

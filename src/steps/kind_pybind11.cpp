@@ -20,8 +20,8 @@ namespace {
 struct Pybind11Fields : recipe::KindFields {
     recipe::Text source;
     recipe::Text module;
-    std::optional<recipe::Text> output_dir;        // default: the source's directory
-    std::optional<recipe::Text> cxx;               // default: "c++"
+    std::optional<recipe::Text> output_dir;  // default: the source's directory
+    std::optional<recipe::Text> cxx;         // default: "c++"
     std::vector<recipe::Text> extra_args;
     std::optional<recipe::Text> pybind11_include;  // default: `python -m pybind11 --includes`
 };
@@ -80,8 +80,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     out.argv.insert(out.argv.end(), {source, "-o", spec.output});
     auto digest = core::sha256_file(source);
     spec.source_digest = digest ? *digest : "missing";
-    out.verify.push_back(
-        {recipe::VerifyClause::Kind::import_module, module, {}, {}, false, output_dir});
+    out.verify.push_back({recipe::VerifyClause::Kind::import_module, module, {}, {}, false, output_dir});
     out.spec = std::move(spec);
     return {};
 }
@@ -105,8 +104,7 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
         BS_TRY(auto result, ctx.run(child));
         if (!result.ok()) {
             auto err = child_failure(step, child, result, ctx.log_path);
-            err.message +=
-                " (is pybind11 installed in the venv? or set the step's pybind11_include)";
+            err.message += " (is pybind11 installed in the venv? or set the step's pybind11_include)";
             return tl::unexpected(err);
         }
         std::vector<std::string> flags;
@@ -114,12 +112,11 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
             std::string w(core::trim(word));
             if (!w.empty()) flags.push_back(w);
         }
-        argv.insert(argv.begin() + static_cast<long>(std::min(spec.includes_at, argv.size())),
-                    flags.begin(), flags.end());
+        argv.insert(argv.begin() + static_cast<long>(std::min(spec.includes_at, argv.size())), flags.begin(),
+                    flags.end());
     }
     fs::path output = spec.output;
-    fs::path tmp = output.parent_path() /
-                   fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
+    fs::path tmp = output.parent_path() / fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
     argv.back() = tmp.string();
     std::error_code ec;
     fs::create_directories(output.parent_path(), ec);
@@ -127,18 +124,15 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     if (built) {
         fs::rename(tmp, output, ec);
         if (ec)
-            built = fail(ErrorCode::io, fmt::format("step '{}': cannot rename {} to {}: {}",
-                                                    step.id, tmp.string(), output.string(),
-                                                    ec.message()));
+            built = fail(ErrorCode::io, fmt::format("step '{}': cannot rename {} to {}: {}", step.id, tmp.string(),
+                                                    output.string(), ec.message()));
     }
     if (!built) fs::remove(tmp, ec);
     if (!built) return tl::unexpected(built.error());
     return Outcome::ran;
 }
 
-std::vector<std::string> promised_files(const ResolvedStep& step) {
-    return {std::get<Pybind11Spec>(step.spec).output};
-}
+std::vector<std::string> promised_files(const ResolvedStep& step) { return {std::get<Pybind11Spec>(step.spec).output}; }
 
 }  // namespace
 

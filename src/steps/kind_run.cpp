@@ -64,8 +64,7 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
         auto child = child_spec(step, ctx, spec.unless);
         log_line(ctx, "$ " + core::redact_text(core::format_argv(child.argv)) + "   # unless");
         BS_TRY(auto result, ctx.run(child));
-        if (result.interrupted)
-            return tl::unexpected(child_failure(step, child, result, ctx.log_path));
+        if (result.interrupted) return tl::unexpected(child_failure(step, child, result, ctx.log_path));
         if (result.ok()) {
             ctx.note = "unless: command succeeded";
             return Outcome::skipped_unless;

@@ -69,13 +69,14 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     ex.command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.net);
     ex.key_command = pyenv::uv_sync(*uv, ctx.local_path(project), ctx.venv, args, ctx.key_net);
     const bool inexact = std::find(args.begin(), args.end(), "--inexact") != args.end();
-    const bool after_install = std::any_of(ctx.earlier->begin(), ctx.earlier->end(),
-                                           [](const ResolvedStep& st) { return st.install(); });
+    const bool after_install =
+        std::any_of(ctx.earlier->begin(), ctx.earlier->end(), [](const ResolvedStep& st) { return st.install(); });
     if (after_install && !inexact)
-        ctx.add_note(fmt::format("step '{}': `uv sync` is exact and removes packages installed "
-                                 "by earlier install steps; add \"--inexact\" to its args "
-                                 "(README pitfall P7)",
-                                 s.id));
+        ctx.add_note(
+            fmt::format("step '{}': `uv sync` is exact and removes packages installed "
+                        "by earlier install steps; add \"--inexact\" to its args "
+                        "(README pitfall P7)",
+                        s.id));
     return {};
 }
 
@@ -86,8 +87,8 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     const fs::path project = std::get<SyncSpec>(step.spec).lock.parent_path();
     std::error_code ec;
     if (!fs::is_directory(project, ec))
-        return fail(ErrorCode::not_found,
-                    fmt::format("step '{}' (sync): the project directory {} does not exist", step.id, project.string()));
+        return fail(ErrorCode::not_found, fmt::format("step '{}' (sync): the project directory {} does not exist",
+                                                      step.id, project.string()));
     BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;
 }

@@ -21,9 +21,7 @@ namespace {
 /// An existing directory that is not a venv (no pyvenv.cfg) and holds someone's files: turning
 /// it into a venv would mix the two, so only --recreate may (it replaces them).
 /// No keys of its own: the venv comes from [venv].
-std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader&) {
-    return std::make_shared<recipe::KindFields>();
-}
+std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader&) { return std::make_shared<recipe::KindFields>(); }
 
 /// --recreate replaces the venv's contents: never those of `/`, the home directory, the
 /// recipe's or the current directory, or an ancestor of one of them.
@@ -52,8 +50,7 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
     for (; !ec && it != fs::directory_iterator(); it.increment(ec))
         if (it->path().filename() != ".bootstrap") names.push_back(it->path().filename().string());
     if (ec)
-        return fail(ErrorCode::io, fmt::format("{}: cannot list {}: {}", s.loc.str(),
-                                               ctx.venv.string(), ec.message()));
+        return fail(ErrorCode::io, fmt::format("{}: cannot list {}: {}", s.loc.str(), ctx.venv.string(), ec.message()));
     std::sort(names.begin(), names.end());
     if (names.empty()) return {};
     // Only a venv bootstrap was making (its state dir is there: a first run that failed midway)
@@ -62,17 +59,16 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
     if (!ctx.recreate || !ours) {
         const size_t shown = std::min<size_t>(names.size(), 3);
         std::vector<std::string> some(names.begin(), names.begin() + static_cast<long>(shown));
-        return fail(ErrorCode::usage,
-                    fmt::format("{}: {} exists and is not a venv (no pyvenv.cfg), but it is not "
-                                "empty: it holds {}{}",
-                                s.loc.str(), ctx.venv.string(), core::join(some, ", "),
-                                names.size() > shown
-                                    ? fmt::format(" and {} more", names.size() - shown)
-                                    : std::string()),
-                    ours ? "choose another venv path, or re-run with --recreate to replace the "
-                           "directory's contents with a venv (they are deleted)"
-                         : "choose another venv path (a new or empty directory); bootstrap never deletes a "
-                           "directory that is not a venv it made");
+        return fail(
+            ErrorCode::usage,
+            fmt::format("{}: {} exists and is not a venv (no pyvenv.cfg), but it is not "
+                        "empty: it holds {}{}",
+                        s.loc.str(), ctx.venv.string(), core::join(some, ", "),
+                        names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : std::string()),
+            ours ? "choose another venv path, or re-run with --recreate to replace the "
+                   "directory's contents with a venv (they are deleted)"
+                 : "choose another venv path (a new or empty directory); bootstrap never deletes a "
+                   "directory that is not a venv it made");
     }
     BS_CHECK(replaceable(s, ctx));
     std::get<VenvSpec>(out.spec).recreate = true;
@@ -87,7 +83,7 @@ Result<std::string> interpreter_path(const recipe::VenvSection& venv, PlanContex
     if (!ctx.this_machine) return path;  // the interpreter of the machine that runs it
     std::error_code ec;
     auto status = fs::status(path, ec);
-    const char* problem = !fs::exists(status)           ? "does not exist"
+    const char* problem = !fs::exists(status)            ? "does not exist"
                           : fs::is_directory(status)     ? "is a directory, not an interpreter"
                           : ::access(path.c_str(), X_OK) ? "is not executable"
                                                          : nullptr;
@@ -109,8 +105,8 @@ Result<std::string> interpreter_version(const std::string& python, const exec::E
     spec.timeout = std::chrono::seconds(30);
     BS_TRY(auto ran, exec::run_process(spec));
     if (!ran.ok())
-        return fail(ErrorCode::process, fmt::format("cannot ask {} its version: {}: {}", python,
-                                                    ran.describe(), core::trim(ran.output)));
+        return fail(ErrorCode::process,
+                    fmt::format("cannot ask {} its version: {}: {}", python, ran.describe(), core::trim(ran.output)));
     return std::string(core::trim(ran.output));
 }
 
@@ -138,15 +134,17 @@ void note_possible_download(const std::string& version, ResolvedStep& out, PlanC
     if (!out.note.empty()) out.note += "; ";
     auto downloads = ctx.base_env->find("UV_PYTHON_DOWNLOADS");
     if (downloads != ctx.base_env->end() && (downloads->second == "never" || downloads->second == "manual"))
-        out.note += fmt::format("no {} on PATH and UV_PYTHON_DOWNLOADS={}: uv needs a managed "
-                                "CPython {} installed already (or set [venv] python to an "
-                                "interpreter's path)",
-                                program, downloads->second, version);
+        out.note += fmt::format(
+            "no {} on PATH and UV_PYTHON_DOWNLOADS={}: uv needs a managed "
+            "CPython {} installed already (or set [venv] python to an "
+            "interpreter's path)",
+            program, downloads->second, version);
     else
-        out.note += fmt::format("no {} on PATH: uv uses a managed CPython {} it already has, or "
-                                "downloads one from GitHub (set [venv] python to an interpreter's "
-                                "path, or UV_PYTHON_DOWNLOADS=never to forbid the download)",
-                                program, version);
+        out.note += fmt::format(
+            "no {} on PATH: uv uses a managed CPython {} it already has, or "
+            "downloads one from GitHub (set [venv] python to an interpreter's "
+            "path, or UV_PYTHON_DOWNLOADS=never to forbid the download)",
+            program, version);
 }
 
 /// A `pythonX.Y` on PATH that does not run (a pyenv shim for a version the shell has not
@@ -200,8 +198,8 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
             out.note = fmt::format("venv exists (Python {}): kept", have);
         } else if (!ctx.recreate) {
             return fail(ErrorCode::usage,
-                        fmt::format("{}: the venv {} has Python {}, but the recipe asks for {}",
-                                    s.loc.str(), ctx.venv.string(), have, want),
+                        fmt::format("{}: the venv {} has Python {}, but the recipe asks for {}", s.loc.str(),
+                                    ctx.venv.string(), have, want),
                         "re-run with --recreate to replace it (its packages are removed; "
                         "bootstrap's journal and logs are kept)");
         } else {
@@ -228,8 +226,7 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     if (step.kept) return Outcome::kept;
     if (std::get<VenvSpec>(step.spec).recreate)
         BS_CHECK(recreate_venv(ctx.venv, [&] { return run_child(step, ctx, step.argv); }));
-    else
-        BS_CHECK(run_child(step, ctx, step.argv));
+    else BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;
 }
 

@@ -63,8 +63,7 @@ Result<recipe::Recipe> parse_recipe(std::string_view text, const std::string& na
     return recipe::parse_recipe(text, name, recipe_kinds());
 }
 
-Result<std::vector<std::string>> PlanContext::texts(const std::vector<recipe::Text>& ts,
-                                                    ResolvedStep& step) {
+Result<std::vector<std::string>> PlanContext::texts(const std::vector<recipe::Text>& ts, ResolvedStep& step) {
     std::vector<std::string> values;
     for (const auto& t : ts) {
         BS_TRY(auto v, text(t, step));
@@ -100,14 +99,12 @@ Status check_local_input(const recipe::Step& s, const recipe::Text& field, const
     const auto status = fs::status(path, ec);
     if (directory ? fs::is_directory(status) : fs::is_regular_file(status)) return {};
     const bool created_earlier =
-        ctx.earlier != nullptr && std::any_of(ctx.earlier->begin(), ctx.earlier->end(),
-                                              [](const ResolvedStep& e) { return e.run() != nullptr; });
+        ctx.earlier != nullptr &&
+        std::any_of(ctx.earlier->begin(), ctx.earlier->end(), [](const ResolvedStep& e) { return e.run() != nullptr; });
     const std::string problem = fs::exists(status)
                                     ? fmt::format("{} {} is not a {}", what, path, directory ? "directory" : "file")
                                     : fmt::format("{} {} does not exist", what, path);
-    auto add_note = [&](const std::string& text) {
-        out.note += (out.note.empty() ? "" : "; ") + text;
-    };
+    auto add_note = [&](const std::string& text) { out.note += (out.note.empty() ? "" : "; ") + text; };
     if (created_earlier && !fs::exists(status)) {
         add_note(problem + " yet (an earlier run step may create it)");
         return {};
@@ -117,10 +114,9 @@ Status check_local_input(const recipe::Step& s, const recipe::Text& field, const
         return {};
     }
     const bool placeholders = field.value.find('{') != std::string::npos;
-    return fail(ErrorCode::invalid_recipe,
-                fmt::format("{}: step '{}': {}", field.loc.str(), s.id, problem),
-                placeholders ? fmt::format("the recipe says {} = \"{}\": set what it names to an existing {}",
-                                           what, field.value, directory ? "directory" : "file")
+    return fail(ErrorCode::invalid_recipe, fmt::format("{}: step '{}': {}", field.loc.str(), s.id, problem),
+                placeholders ? fmt::format("the recipe says {} = \"{}\": set what it names to an existing {}", what,
+                                           field.value, directory ? "directory" : "file")
                              : std::string());
 }
 

@@ -27,21 +27,21 @@ namespace fs = std::filesystem;
 struct BuildSource {
     enum class Kind { path, git, url };
     Kind kind = Kind::path;
-    recipe::Text location;                 // the directory, the git URL or the archive URL
-    std::optional<recipe::Text> rev;       // git: a full commit id (40 or 64 hex digits)
-    std::optional<recipe::Text> sha256;    // url: required, 64 hex digits
+    recipe::Text location;                     // the directory, the git URL or the archive URL
+    std::optional<recipe::Text> rev;           // git: a full commit id (40 or 64 hex digits)
+    std::optional<recipe::Text> sha256;        // url: required, 64 hex digits
     std::optional<recipe::Text> subdirectory;  // the project inside the source tree
-    bool submodules = false;       // git: also fetch submodules at their recorded commits
+    bool submodules = false;                   // git: also fetch submodules at their recorded commits
     recipe::SourceLoc loc;
 };
 
 struct ResolvedVerify {
     recipe::VerifyClause::Kind kind;
-    std::string target;  // module or file path; cuda_arch: the arch ("9.0")
-    std::string attr;    // import only, may be empty
-    std::string library; // cuda_arch: a module name, or an absolute path; elf_symbol: a glob
+    std::string target;   // module or file path; cuda_arch: the arch ("9.0")
+    std::string attr;     // import only, may be empty
+    std::string library;  // cuda_arch: a module name, or an absolute path; elf_symbol: a glob
     bool library_is_module = false;
-    std::string path_entry; // import: a directory put first on sys.path (pybind11's output dir)
+    std::string path_entry;  // import: a directory put first on sys.path (pybind11's output dir)
     /// import: a PEP 440 specifier (canonical, "<3,>=2.1") that the distribution providing the
     /// module must satisfy; "" = any version.
     std::string version = {};
@@ -57,13 +57,13 @@ struct ResolvedVerify {
 /// A `build` step after expansion; steps/build.hpp says what runs.
 struct BuildSpec {
     BuildSource::Kind source_kind = BuildSource::Kind::path;
-    std::string location;       // path: absolute directory; git / url: the URL (may hold credentials)
+    std::string location;  // path: absolute directory; git / url: the URL (may hold credentials)
     /// `location` as it may be shown, logged, written or hashed: credentials `***`
     /// (core::redact_text). Only the fetch itself uses `location`.
     [[nodiscard]] std::string location_shown() const;
-    std::string rev;            // git: the full commit id
-    std::string sha256;         // url: the archive's sha256
-    std::string subdirectory;   // the project inside the source tree ("" = its root)
+    std::string rev;           // git: the full commit id
+    std::string sha256;        // url: the archive's sha256
+    std::string subdirectory;  // the project inside the source tree ("" = its root)
     bool submodules = false;
     /// `run --locked`: every locked package's pin, given to the wheel's install as overrides so
     /// its dependencies resolve to the lock (not to a pin the lock overrode on purpose).
@@ -74,15 +74,15 @@ struct BuildSpec {
     /// Plan-time identity of the source, part of the step key: "git URL@REV", "sha256 HEX" or
     /// "tree HEX" (a digest of the directory's files; see steps::tree_digest).
     std::string source_identity;
-    pyenv::BuildRequest request;  // project / out_dir are filled in when the step runs
-    std::vector<std::string> abi_versions;   // "torch 2.11.0+cu130" / "torch not installed"
-    std::string torch_version;               // "" when torch is not an installed ABI package
-    std::string torch_record_stamp;          // stat of torch's RECORD: a reinstall changes it
-    fs::path home;                           // $BOOTSTRAP_HOME: sources/ and builds/ live here
+    pyenv::BuildRequest request;            // project / out_dir are filled in when the step runs
+    std::vector<std::string> abi_versions;  // "torch 2.11.0+cu130" / "torch not installed"
+    std::string torch_version;              // "" when torch is not an installed ABI package
+    std::string torch_record_stamp;         // stat of torch's RECORD: a reinstall changes it
+    fs::path home;                          // $BOOTSTRAP_HOME: sources/ and builds/ live here
     std::shared_ptr<const pyenv::Installer> installer;
     pyenv::NetworkOptions net;
-    int download_attempts = 4;               // [network] retries + 1, for archives and git
-    uint64_t max_download = 4ull << 30;      // [network] max_download, for archives
+    int download_attempts = 4;           // [network] retries + 1, for archives and git
+    uint64_t max_download = 4ull << 30;  // [network] max_download, for archives
     // The venv's interpreter, as the plan knew it (part of the build-cache key).
     std::string python_version;
     std::string python_implementation;
@@ -109,11 +109,11 @@ struct VenvSpec {
 struct LockedBatch {
     std::optional<std::string> index_url;  // credentials put back; nullopt with no_index
     std::vector<std::string> extra_index_urls;
-    bool no_index = false;                 // only wheel files
-    std::string indexes_shown;             // redacted, for the plan and the key
-    fs::path file;                         // its requirements file, written before it runs
-    std::string text;                      // pinned lines with --hash
-    std::vector<std::string> argv;         // the installer command (the install kind makes it)
+    bool no_index = false;          // only wheel files
+    std::string indexes_shown;      // redacted, for the plan and the key
+    fs::path file;                  // its requirements file, written before it runs
+    std::string text;               // pinned lines with --hash
+    std::vector<std::string> argv;  // the installer command (the install kind makes it)
 };
 
 /// An `install` step after expansion.
@@ -178,8 +178,7 @@ struct OtherSpec {
 
 /// One alternative per built-in step kind (steps/kind.hpp), and OtherSpec for the rest (a new
 /// kind needs no edit here); the order does not matter.
-using KindSpec = std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec,
-                              BuildSpec, OtherSpec>;
+using KindSpec = std::variant<CheckSpec, VenvSpec, InstallSpec, SyncSpec, RunSpec, Pybind11Spec, BuildSpec, OtherSpec>;
 
 /// The position of `T` in KindSpec (Kind::spec checks a step's payload against its kind).
 template <class T, class... Ts>
@@ -196,7 +195,7 @@ inline constexpr size_t k_spec_index = spec_index_in<T>(static_cast<const KindSp
 /// tree or local git repository, a pybind11 source, find-links): what an image's build
 /// context must carry (engine/containerfile.hpp).
 struct LocalInput {
-    std::string path;         // as the step will use it (absolute, or as the recipe resolves it)
+    std::string path;  // as the step will use it (absolute, or as the recipe resolves it)
     bool directory = true;
     bool repository = false;  // a local git repository: its .git is part of it
     std::string what;         // "project", "source directory", ...
@@ -206,17 +205,17 @@ struct LocalInput {
 struct ResolvedStep {
     const recipe::Step* source = nullptr;  // the recipe step (for ids, locations, flags)
     std::string id;
-    std::string kind;                      // the kind's name ("install"): steps::kind_of(kind)
-    size_t index = 0;                      // 0-based position in the recipe
+    std::string kind;  // the kind's name ("install"): steps::kind_of(kind)
+    size_t index = 0;  // 0-based position in the recipe
 
-    std::vector<std::string> argv;         // empty for check
+    std::vector<std::string> argv;  // empty for check
     fs::path cwd;
-    exec::EnvMap env_set;                  // everything set on top of the pass-through env
+    exec::EnvMap env_set;  // everything set on top of the pass-through env
     std::vector<std::string> env_unset;
-    exec::EnvMap child_env;                // the complete environment the child gets
-    KindSpec spec;                         // what only this kind has
+    exec::EnvMap child_env;  // the complete environment the child gets
+    KindSpec spec;           // what only this kind has
     std::vector<ResolvedVerify> verify;
-    double timeout = 0;                    // seconds, 0 = none
+    double timeout = 0;  // seconds, 0 = none
     int attempts = 1;
     bool optional = false;
     /// The plan found the step's work done without running it (a venv with the right
@@ -226,8 +225,8 @@ struct ResolvedStep {
     /// ..."): the locked run skips it. "" otherwise.
     std::string not_locked;
 
-    bool complete = true;   // false when some value is only known after an earlier step
-    std::string note;       // shown in the plan: "venv exists (Python 3.11.7): kept", ...
+    bool complete = true;                  // false when some value is only known after an earlier step
+    std::string note;                      // shown in the plan: "venv exists (Python 3.11.7): kept", ...
     std::vector<LocalInput> local_inputs;  // what the step reads from this machine
     std::string key;
     std::string key_explain;

@@ -65,8 +65,7 @@ bool is_same_or_ancestor(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::path& recipe_dir,
-                         const fs::path& cwd) {
+Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::path& recipe_dir, const fs::path& cwd) {
     const fs::path target = resolved(venv);
     auto refuse = [&](const std::string& why) -> Status {
         return fail(ErrorCode::usage,
@@ -97,7 +96,8 @@ Result<bool> restore_unfinished_recreate(const fs::path& venv) {
     std::error_code ec;
     if (!fs::is_directory(aside, ec)) return false;
     for (const auto& p : venv_entries(venv)) BS_CHECK(remove_tree(p, "a venv whose recreation did not finish"));
-    for (const auto& entry : fs::directory_iterator(aside, ec)) BS_CHECK(move(entry.path(), venv / entry.path().filename()));
+    for (const auto& entry : fs::directory_iterator(aside, ec))
+        BS_CHECK(move(entry.path(), venv / entry.path().filename()));
     BS_CHECK(remove_tree(aside, "the emptied aside directory"));
     // Leftovers of an interrupted discard.
     for (const auto& entry : fs::directory_iterator(venv / ".bootstrap", ec))
@@ -118,9 +118,10 @@ Status recreate_venv(const fs::path& venv, const std::function<Status()>& create
         auto restored_old = restore_unfinished_recreate(venv);
         if (!restored_old) {
             auto err = created.error();
-            err.detail += fmt::format("\nthe old venv could not be put back: {} (it is kept in {}; the next run "
-                                      "tries again)",
-                                      restored_old.error().message, aside.string());
+            err.detail += fmt::format(
+                "\nthe old venv could not be put back: {} (it is kept in {}; the next run "
+                "tries again)",
+                restored_old.error().message, aside.string());
             return tl::unexpected(err);
         }
         return created;

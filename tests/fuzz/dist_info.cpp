@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view k_separator = "\n-----RECORD-----\n";
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace bootstrap;

@@ -10,8 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace bootstrap;
     static const std::filesystem::path file = fuzz::scratch_dir() / "libfuzzed.so";
     fuzz::write_bytes(file, fuzz::as_text(data, size));
-    if (auto contents = inspect::read_cuda_contents(file))
-        (void)inspect::summarize(contents->entries);
+    if (auto contents = inspect::read_cuda_contents(file)) (void)inspect::summarize(contents->entries);
     if (auto symbols = inspect::read_dynamic_symbols(file)) {
         for (const auto& s : *symbols) (void)inspect::find_defined(*symbols, s.name);
     }

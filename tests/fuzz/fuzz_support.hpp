@@ -43,8 +43,7 @@ inline void write_bytes(const std::filesystem::path& path, std::string_view byte
     // on close (auto_da_alloc), which made a file-based target 7x slower.
     std::remove(path.c_str());
     std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() ||
-        std::fclose(f) != 0) {
+    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
         std::perror(path.c_str());
         std::abort();
     }
@@ -52,9 +51,8 @@ inline void write_bytes(const std::filesystem::path& path, std::string_view byte
 
 /// Abort with a message when an invariant of the code under test does not hold.
 [[noreturn]] inline void invariant_failed(const char* what, std::string_view detail) {
-    std::fprintf(stderr, "fuzz invariant failed: %s: '%.*s'\n", what,
-                 static_cast<int>(detail.size()), detail.data());
+    std::fprintf(stderr, "fuzz invariant failed: %s: '%.*s'\n", what, static_cast<int>(detail.size()), detail.data());
     std::abort();
 }
 
-} // namespace bootstrap::fuzz
+}  // namespace bootstrap::fuzz

@@ -19,8 +19,7 @@ void check_version(std::string_view text) {
     std::string canonical = v->str();
     auto again = Version::parse(canonical);
     if (!again) bootstrap::fuzz::invariant_failed("Version::str() does not parse", canonical);
-    if (!(*again == *v))
-        bootstrap::fuzz::invariant_failed("Version::str() changes the version", canonical);
+    if (!(*again == *v)) bootstrap::fuzz::invariant_failed("Version::str() changes the version", canonical);
     (void)v->public_version().str();
     (void)v->base_version().str();
     (void)v->is_prerelease();
@@ -39,7 +38,7 @@ void check_specifiers(std::string_view text, const Version* version) {
     }
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string_view input = bootstrap::fuzz::as_text(data, size);

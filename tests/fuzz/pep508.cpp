@@ -23,7 +23,7 @@ const bootstrap::pyenv::MarkerEnv& marker_env() {
     return env;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace bootstrap;

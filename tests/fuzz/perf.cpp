@@ -10,7 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)doctor::parse_throughput(log);
     doctor::PerfOptions options;
     options.gpu = "NVIDIA H200";
-    if (auto report = doctor::analyze_perf(log, "fuzz.log", options))
-        (void)doctor::format_perf(*report, "fuzz.log");
+    if (auto report = doctor::analyze_perf(log, "fuzz.log", options)) (void)doctor::format_perf(*report, "fuzz.log");
     return 0;
 }

@@ -2,9 +2,9 @@
 // (toml++, schema checks, each kind's keys, placeholders, [[fault]] regexes, [[lint]] rules).
 // Every input must give a Recipe or an error value, never a crash.
 
+#include "recipe/recipe.hpp"
 #include "fuzz_support.hpp"
 #include "recipe/placeholders.hpp"
-#include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

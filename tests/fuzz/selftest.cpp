@@ -16,7 +16,7 @@ uint64_t fnv1a(const uint8_t* data, size_t size) {
     return h;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const uint64_t planted = [] {

@@ -24,18 +24,17 @@ inline constexpr int k_skip_exit_code = 77;
 [[noreturn]] inline void skip_test_case(const std::string& why) {
     std::cout.flush();
     std::cerr.flush();
-    std::cout << "SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": " << why
-              << std::endl;
+    std::cout << "SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": " << why << std::endl;
     std::fflush(nullptr);
     std::_Exit(k_skip_exit_code);
 }
 
-} // namespace bootstrap::test
+}  // namespace bootstrap::test
 
 /// Skip the running test case; the argument streams like Catch's INFO/WARN ("why: " << x).
-#define BS_SKIP(reason)                                                                            \
-    do {                                                                                           \
-        std::ostringstream bs_skip_reason_;                                                        \
-        bs_skip_reason_ << reason;                                                                 \
-        ::bootstrap::test::skip_test_case(bs_skip_reason_.str());                                  \
+#define BS_SKIP(reason)                                           \
+    do {                                                          \
+        std::ostringstream bs_skip_reason_;                       \
+        bs_skip_reason_ << reason;                                \
+        ::bootstrap::test::skip_test_case(bs_skip_reason_.str()); \
     } while (false)

@@ -153,44 +153,42 @@ TEST_CASE("unsafe entries are refused and leave nothing behind") {
         {"dot-dot", "add(t, 'pkg/ok', b'1')\n    add(t, '../evil', b'x')", "../evil"},
         {"nested dot-dot", "add(t, 'pkg/../../evil', b'x')", "pkg/../../evil"},
         {"absolute", "add(t, '/tmp/bs-archive-evil', b'x')", "/tmp/bs-archive-evil"},
-        {"absolute symlink then a file through it",
-         "add(t, 'etc', type=S, link='/etc')\n    add(t, 'etc/evil', b'x')", "etc"},
+        {"absolute symlink then a file through it", "add(t, 'etc', type=S, link='/etc')\n    add(t, 'etc/evil', b'x')",
+         "etc"},
         {"escaping symlink", "add(t, 'pkg/up', type=S, link='../../evil')", "pkg/up"},
-        {"dot-dot after a name in a symlink", "add(t, 'pkg/s', type=S, link='a/../../x')",
-         "pkg/s"},
+        {"dot-dot after a name in a symlink", "add(t, 'pkg/s', type=S, link='a/../../x')", "pkg/s"},
         {"write through an inner symlink",
          "add(t, 'pkg/sub/', type=D)\n    add(t, 'pkg/d', type=S, link='sub')\n"
          "    add(t, 'pkg/d/x', b'x')",
          "pkg/d/x"},
         {"hardlink outside", "add(t, 'pkg/h', type=L, link='../evil')", "pkg/h"},
         {"absolute hardlink", "add(t, 'pkg/h', type=L, link='/etc/passwd')", "pkg/h"},
-        {"hardlink to a symlink",
-         "add(t, 'a/b/s', type=S, link='../../x')\n    add(t, 'h', type=L, link='a/b/s')", "h"},
+        {"hardlink to a symlink", "add(t, 'a/b/s', type=S, link='../../x')\n    add(t, 'h', type=L, link='a/b/s')",
+         "h"},
         {"hardlink through a symlink",
          "add(t, 'pkg/sub/f', b'x')\n    add(t, 'pkg/d', type=S, link='sub')\n"
          "    add(t, 'pkg/h', type=L, link='pkg/d/f')",
          "pkg/h"},
-        {"a file replacing a symlink",
-         "add(t, 'pkg/s', type=S, link='f')\n    add(t, 'pkg/s', b'x')", "pkg/s"},
+        {"a file replacing a symlink", "add(t, 'pkg/s', type=S, link='f')\n    add(t, 'pkg/s', b'x')", "pkg/s"},
         {"fifo", "add(t, 'pkg/fifo', type=F)", "pkg/fifo"},
         {"device", "add(t, 'pkg/tty', type=C)", "pkg/tty"},
-        {"symlink leaving the stripped top", "add(t, 'pkg/f', b'x')\n"
-                                             "    add(t, 'pkg/l', type=S, link='../pkg/f')",
+        {"symlink leaving the stripped top",
+         "add(t, 'pkg/f', b'x')\n"
+         "    add(t, 'pkg/l', type=S, link='../pkg/f')",
          "pkg"},
     };
     for (const auto& c : cases) {
         SECTION(c.what) {
             core::TempDir dir("bs-archive");
-            auto file = make_archive(dir, "bad.tar.gz",
-                                     fmt::format("with tar() as t:\n    {}\n", c.body));
+            auto file = make_archive(dir, "bad.tar.gz", fmt::format("with tar() as t:\n    {}\n", c.body));
             auto parent = dir.path() / "out";
             auto dest = parent / "dest";
             auto r = archive::extract(file, dest);
             REQUIRE_FALSE(r);
             CHECK(r.error().code == ErrorCode::io);
             INFO(r.error().message);
-            CHECK(r.error().message.find(fmt::format("refusing unsafe entry '{}' in {}: ",
-                                                     c.entry, file.string())) == 0);
+            CHECK(r.error().message.find(fmt::format("refusing unsafe entry '{}' in {}: ", c.entry, file.string())) ==
+                  0);
             CHECK_FALSE(fs::exists(dest));
             CHECK_FALSE(fs::exists(parent / "evil"));
             CHECK_FALSE(fs::exists(dir.path() / "evil"));
@@ -229,8 +227,7 @@ with tar() as t:
     auto junk = archive::extract(dir.path() / "junk.tar.gz", dir.path() / "junk");
     REQUIRE_FALSE(junk);
     CHECK(junk.error().code == ErrorCode::io);
-    CHECK(junk.error().message.find("cannot extract " + (dir.path() / "junk.tar.gz").string() +
-                                    ": ") == 0);
+    CHECK(junk.error().message.find("cannot extract " + (dir.path() / "junk.tar.gz").string() + ": ") == 0);
     CHECK_FALSE(fs::exists(dir.path() / "junk"));
 
     auto whole = read(file);
@@ -262,7 +259,11 @@ with tar() as t:
 }
 
 TEST_CASE("non-ASCII member names survive the C locale") {
-    const std::string name = "\xc3\xbc" "n" "\xc3\xaf" "code.txt";  // "\u00fcn\u00efcode.txt"
+    const std::string name =
+        "\xc3\xbc"
+        "n"
+        "\xc3\xaf"
+        "code.txt";  // "\u00fcn\u00efcode.txt"
     core::TempDir dir("bs-archive");
     auto tgz = make_archive(dir, "u.tar.gz", R"(
 with tar() as t:
@@ -345,8 +346,7 @@ with tar() as t:
     add(t, 'pkg/random.bin', os.urandom(3 << 20))
 )");
     archive::ExtractOptions options;
-    options.ratio_floor =
-        6 << 20;  // the zeros alone stay below it; the random data lowers the ratio
+    options.ratio_floor = 6 << 20;  // the zeros alone stay below it; the random data lowers the ratio
     auto r = archive::extract(file, dir.path() / "out", options);
     REQUIRE(r);
     CHECK(r->bytes == (7u << 20));
@@ -373,11 +373,13 @@ TEST_CASE("formats other than tar and zip are refused by name, and the codecs so
     }
     for (const char* mode : {"w:gz", "w:bz2", "w:xz"}) {
         DYNAMIC_SECTION("a tar " << mode) {
-            auto file = make_archive(dir, std::string("t-") + (mode + 2), fmt::format(R"(
+            auto file = make_archive(dir, std::string("t-") + (mode + 2),
+                                     fmt::format(R"(
 with tar('{}') as t:
     add(t, 'top/', type=D, mode=0o755)
     add(t, 'top/f.txt', b'hello')
-)", mode));
+)",
+                                                 mode));
             auto r = archive::extract(file, dir.path() / "out");
             REQUIRE(r);
             CHECK(read(dir.path() / "out" / "f.txt") == "hello");

@@ -25,7 +25,8 @@ std::vector<Member> sample(const fs::path& src) {
     m.push_back({"tree/big.bin", Member::Type::file, src / "big.bin", {}, {}, 0644});
     m.push_back({"tree/bin/tool", Member::Type::file, src / "tool", {}, {}, 0755});
     m.push_back({"tree/bin/tool2", Member::Type::symlink, {}, {}, "tool", 0777});
-    m.push_back({std::string("tree/") + std::string(150, 'n'), Member::Type::file, {}, std::string("long name"), {}, 0600});
+    m.push_back(
+        {std::string("tree/") + std::string(150, 'n'), Member::Type::file, {}, std::string("long name"), {}, 0600});
     return m;
 }
 

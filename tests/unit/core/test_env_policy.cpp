@@ -42,15 +42,26 @@ TEST_CASE("env policy: pass-through, volatile, secret, build uses") {
 
 TEST_CASE("env_exact_names gives the sorted exact names of a use") {
     const std::vector<std::string> recorded = {
-        "APEX_CPP_EXT",  "APEX_CUDA_EXT",   "APEX_PARALLEL_BUILD", "CC",
-        "CFLAGS",        "CMAKE_CUDA_ARCHITECTURES", "CUDA_HOME", "CUDA_PATH",
-        "CXX",           "CXXFLAGS",        "LDFLAGS",             "MAX_JOBS",
-        "NVCC_THREADS",  "NVTE_CUDA_ARCHS", "NVTE_FRAMEWORK",      "TORCH_CUDA_ARCH_LIST",
+        "APEX_CPP_EXT",
+        "APEX_CUDA_EXT",
+        "APEX_PARALLEL_BUILD",
+        "CC",
+        "CFLAGS",
+        "CMAKE_CUDA_ARCHITECTURES",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CXX",
+        "CXXFLAGS",
+        "LDFLAGS",
+        "MAX_JOBS",
+        "NVCC_THREADS",
+        "NVTE_CUDA_ARCHS",
+        "NVTE_FRAMEWORK",
+        "TORCH_CUDA_ARCH_LIST",
     };
     CHECK(core::env_exact_names(EnvUse::build_recorded) == recorded);
     CHECK(core::env_exact_names(EnvUse::build_parallelism) ==
-          std::vector<std::string>{"APEX_PARALLEL_BUILD", "CMAKE_BUILD_PARALLEL_LEVEL",
-                                   "MAX_JOBS", "NVCC_THREADS"});
+          std::vector<std::string>{"APEX_PARALLEL_BUILD", "CMAKE_BUILD_PARALLEL_LEVEL", "MAX_JOBS", "NVCC_THREADS"});
 }
 
 TEST_CASE("step-key inputs: what changes what an installer installs or a build builds, nothing ambient") {

@@ -37,8 +37,7 @@ TEST_CASE("read_file names the missing path") {
 }
 
 TEST_CASE("sha256 of a known string") {
-    CHECK(sha256_hex("abc") ==
-          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 namespace {
@@ -85,8 +84,7 @@ TEST_CASE("remove_dead_leftovers removes a dead writer's temporaries, never a li
     auto live_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", live);
     auto own_file = dir.path() / fmt::format("journal.json.tmp-{}-AbCdEf", ::getpid());
     auto plain = dir.path() / "journal.json";
-    for (const auto& p : {dead_file, live_file, own_file, plain})
-        REQUIRE(write_file_atomic(p, "x"));
+    for (const auto& p : {dead_file, live_file, own_file, plain}) REQUIRE(write_file_atomic(p, "x"));
     REQUIRE(write_file_atomic(dead_dir / "sub" / "f", "x"));
 
     auto removed = remove_dead_leftovers(dir.path(), temp_name_pid);
@@ -162,8 +160,7 @@ TEST_CASE("read_regular_file refuses FIFOs, devices, directories and large files
     fs::create_symlink("/dev/zero", zero);
     r = read_regular_file(zero, 1024);
     REQUIRE_FALSE(r);
-    CHECK(r.error().message ==
-          "cannot read " + zero.string() + ": not a regular file (a character device)");
+    CHECK(r.error().message == "cannot read " + zero.string() + ": not a regular file (a character device)");
 
     r = read_regular_file(dir.path(), 1024);
     REQUIRE_FALSE(r);
@@ -254,7 +251,7 @@ TEST_CASE("append_log_line appends whole lines, creating the directory") {
     append_log_line(log, "first");
     append_log_line(log, "second line");
     CHECK(read_file(log).value() == "first\nsecond line\n");
-    append_log_line({}, "nowhere");  // no log: nothing happens
+    append_log_line({}, "nowhere");                       // no log: nothing happens
     append_log_line(dir.path() / "logs", "a directory");  // unwritable: best effort, no throw
     CHECK(read_file(log).value() == "first\nsecond line\n");
 }

@@ -44,11 +44,9 @@ TEST_CASE("read_json: checked getters, fallbacks, and errors naming the file and
     CHECK(ok->tags == std::vector<std::string>{"a", "b"});
 
     CHECK(error_of(R"({"name": 3})") == "thing.json: not a valid thing: name: expected a string");
-    CHECK(error_of(R"({"inner": {"size": "7"}})") ==
-          "thing.json: not a valid thing: inner.size: expected an integer");
+    CHECK(error_of(R"({"inner": {"size": "7"}})") == "thing.json: not a valid thing: inner.size: expected an integer");
     CHECK(error_of(R"({"inner": []})") == "thing.json: not a valid thing: inner: expected an object");
-    CHECK(error_of(R"({"tags": ["a", 1]})") ==
-          "thing.json: not a valid thing: tags: expected a list of strings");
+    CHECK(error_of(R"({"tags": ["a", 1]})") == "thing.json: not a valid thing: tags: expected a list of strings");
     CHECK(error_of(R"({"inner": {"size": 18446744073709551615}})") ==
           "thing.json: not a valid thing: inner.size: integer out of range");
     CHECK(error_of("[1]") == "thing.json: not a valid thing: expected a JSON object");
@@ -60,8 +58,8 @@ TEST_CASE("read_json: checked getters, fallbacks, and errors naming the file and
 }
 
 TEST_CASE("JsonFields: counts, numbers, maps, objects and null") {
-    auto j = nlohmann::json::parse(
-        R"({"n": 2.5, "c": 3, "neg": -1, "m": {"a": "x"}, "o": {"p": {"q": 1}}, "z": null})");
+    auto j =
+        nlohmann::json::parse(R"({"n": 2.5, "c": 3, "neg": -1, "m": {"a": "x"}, "o": {"p": {"q": 1}}, "z": null})");
     JsonFields f(j, "top");
     CHECK(f.number("n") == 2.5);
     CHECK(f.number("c") == 3);

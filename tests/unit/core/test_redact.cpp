@@ -15,8 +15,9 @@ TEST_CASE("redact_url hides passwords and bare tokens, nothing else", "[redact]"
 }
 
 TEST_CASE("redact_text finds every URL with credentials in free text", "[redact]") {
-    const std::string argv = "uv pip install --index-url http://u:PASS@127.0.0.1:9/simple "
-                             "--extra-index-url https://TOKEN@h2/x pkg";
+    const std::string argv =
+        "uv pip install --index-url http://u:PASS@127.0.0.1:9/simple "
+        "--extra-index-url https://TOKEN@h2/x pkg";
     auto out = core::redact_text(argv);
     CHECK(out.find("PASS") == std::string::npos);
     CHECK(out.find("TOKEN") == std::string::npos);
@@ -27,8 +28,8 @@ TEST_CASE("redact_text finds every URL with credentials in free text", "[redact]
 }
 
 TEST_CASE("secret-looking names are shown as ***", "[redact]") {
-    for (const char* name : {"HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GOOGLE_CREDENTIALS",
-                             "my_token"})
+    for (const char* name :
+         {"HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GOOGLE_CREDENTIALS", "my_token"})
         CHECK(core::is_secret_name(name));
     for (const char* name : {"PATH", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "KEYBOARD"})
         CHECK_FALSE(core::is_secret_name(name));

@@ -9,7 +9,8 @@
 using namespace bootstrap;
 
 TEST_CASE("plain text drops escapes and control characters, a carriage return ends a line") {
-    CHECK(core::plain_text("\x1b[1m\x1b[31merror\x1b[39m\x1b[0m:\tx\r\ny\rz\x07\x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\") ==
+    CHECK(core::plain_text(
+              "\x1b[1m\x1b[31merror\x1b[39m\x1b[0m:\tx\r\ny\rz\x07\x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\") ==
           "error: x\ny\nzlink");
     CHECK(core::plain_text("ok\x1b[3") == "ok");  // an unfinished sequence at the end
 }

@@ -12,17 +12,13 @@ namespace bootstrap::test {
 
 ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : m_name(std::move(name)) {
     if (const char* old = std::getenv(m_name.c_str())) m_old = old;
-    if (value)
-        ::setenv(m_name.c_str(), value->c_str(), 1);
-    else
-        ::unsetenv(m_name.c_str());
+    if (value) ::setenv(m_name.c_str(), value->c_str(), 1);
+    else ::unsetenv(m_name.c_str());
 }
 
 ScopedEnv::~ScopedEnv() {
-    if (m_old)
-        ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-        ::unsetenv(m_name.c_str());
+    if (m_old) ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else ::unsetenv(m_name.c_str());
 }
 
 void write_script(const fs::path& path, const std::string& body) {
@@ -75,13 +71,12 @@ FakeVenv make_fake_venv() {
         out.why = "the new venv has no lib/python*/site-packages";
         return out;
     }
-    fs::copy(fs::path(BS_TEST_FIXTURES) / "fake_torch" / "torch", site / "torch",
-             fs::copy_options::recursive);
+    fs::copy(fs::path(BS_TEST_FIXTURES) / "fake_torch" / "torch", site / "torch", fs::copy_options::recursive);
     out.venv = venv;
     return out;
 }
 
-} // namespace
+}  // namespace
 
 const std::optional<fs::path>& fake_torch_venv(std::string* why) {
     static FakeVenv venv = make_fake_venv();
@@ -89,4 +84,4 @@ const std::optional<fs::path>& fake_torch_venv(std::string* why) {
     return venv.venv;
 }
 
-} // namespace bootstrap::test
+}  // namespace bootstrap::test

@@ -16,13 +16,13 @@ namespace fs = std::filesystem;
 
 /// Sets (or, with nullopt, unsets) one process environment variable; restores it on scope exit.
 class ScopedEnv {
-  public:
+public:
     ScopedEnv(std::string name, std::optional<std::string> value);
     ~ScopedEnv();
     ScopedEnv(const ScopedEnv&) = delete;
     ScopedEnv& operator=(const ScopedEnv&) = delete;
 
-  private:
+private:
     std::string m_name;
     std::optional<std::string> m_old;
 };
@@ -38,4 +38,4 @@ const std::optional<fs::path>& fake_torch_venv(std::string* why = nullptr);
 /// A minimal child environment: PATH=/usr/bin:/bin plus `extra`.
 exec::EnvMap child_env(const exec::EnvMap& extra = {});
 
-} // namespace bootstrap::test
+}  // namespace bootstrap::test

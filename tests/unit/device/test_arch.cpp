@@ -22,7 +22,7 @@ Arch arch(std::string_view text) {
     return *parsed;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("parse_arch accepts the forms users and tools write", "[device][arch]") {
     struct Row {
@@ -46,8 +46,7 @@ TEST_CASE("parse_arch accepts the forms users and tools write", "[device][arch]"
         CHECK(a->dotted() == row.dotted);
         CHECK(a->digits() == row.digits);
     }
-    for (const char* bad :
-         {"", "9", "9.", ".0", "9.10", "nine", "9.0+PTX", "sm_9.0", "0.0", "9,0"}) {
+    for (const char* bad : {"", "9", "9.", ".0", "9.10", "nine", "9.0+PTX", "sm_9.0", "0.0", "9,0"}) {
         INFO(bad);
         auto a = parse_arch(bad);
         REQUIRE_FALSE(a);
@@ -229,13 +228,13 @@ TEST_CASE("compatibility: SASS same major and minor <=, PTX <=, 'a' only exact",
              {"9.0", "9.0", true, true},
              {"8.0", "8.6", true, true},
              {"8.6", "8.0", false, false},
-             {"8.9", "9.0", false, true}, // the seed's sm_89 build on an H200: PTX only
+             {"8.9", "9.0", false, true},  // the seed's sm_89 build on an H200: PTX only
              {"9.0", "8.9", false, false},
-             {"9.0", "10.0", false, true}, // SASS never crosses a major
+             {"9.0", "10.0", false, true},  // SASS never crosses a major
              {"12.0", "9.0", false, false},
              {"9.0a", "9.0", true, true},
-             {"9.0a", "9.1", false, false}, // arch-specific: exactly that arch
-             {"10.0f", "10.3", true, true}, // family: within the major
+             {"9.0a", "9.1", false, false},  // arch-specific: exactly that arch
+             {"10.0f", "10.3", true, true},  // family: within the major
              {"10.0f", "12.0", false, false},
          }) {
         INFO(row.code << " on " << row.device);
@@ -247,9 +246,9 @@ TEST_CASE("compatibility: SASS same major and minor <=, PTX <=, 'a' only exact",
 TEST_CASE("torch's compiled arch list must cover the device", "[device][arch]") {
     const std::vector<std::string> cu130{"sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120"};
     CHECK(check_torch_covers(cu130, arch("9.0")));
-    CHECK(check_torch_covers(cu130, arch("8.9")));                   // sm_86 SASS runs on 8.9
-    CHECK(check_torch_covers(cu130, arch("12.1")));                  // sm_120
-    CHECK(check_torch_covers({"sm_80", "compute_80"}, arch("9.0"))); // PTX forward
+    CHECK(check_torch_covers(cu130, arch("8.9")));                    // sm_86 SASS runs on 8.9
+    CHECK(check_torch_covers(cu130, arch("12.1")));                   // sm_120
+    CHECK(check_torch_covers({"sm_80", "compute_80"}, arch("9.0")));  // PTX forward
 
     auto missing = check_torch_covers({"sm_80", "sm_86"}, arch("9.0"));
     REQUIRE_FALSE(missing);
@@ -286,8 +285,7 @@ TEST_CASE("nvcc release and the torch.version.cuda check", "[device][arch]") {
     auto mismatch = check_nvcc_matches_torch("12.8", "13.0");
     REQUIRE_FALSE(mismatch);
     CHECK(mismatch.error().code == ErrorCode::usage);
-    CHECK_THAT(mismatch.error().message,
-               Catch::Contains("nvcc is CUDA 12.8 but torch was built with CUDA 13.0"));
+    CHECK_THAT(mismatch.error().message, Catch::Contains("nvcc is CUDA 12.8 but torch was built with CUDA 13.0"));
     auto cpu = check_nvcc_matches_torch("13.0", "");
     REQUIRE_FALSE(cpu);
     CHECK_THAT(cpu.error().message, Catch::Contains("CPU-only"));

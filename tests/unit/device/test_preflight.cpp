@@ -42,7 +42,7 @@ void fake_cuda_home(const TempDir& dir, const std::string& release) {
                      "  *) exit 1 ;;\nesac\n");
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("pre-build checks with a stand-in torch and nvcc", "[device][preflight]") {
     std::string why;
@@ -62,13 +62,11 @@ TEST_CASE("pre-build checks with a stand-in torch and nvcc", "[device][preflight
             INFO(name << ": " << c.message);
             CHECK(c.outcome == Outcome::ok);
         }
-        CHECK_THAT(checks["torch arch list"].message,
-                   Catch::Contains("-gencode=arch=compute_90,code=sm_90"));
+        CHECK_THAT(checks["torch arch list"].message, Catch::Contains("-gencode=arch=compute_90,code=sm_90"));
     }
     SECTION("nvcc of another release, torch without kernels, an arch nvcc lacks") {
         fake_cuda_home(cuda, "12.8");
-        auto env = child_env(
-            {{"CUDA_HOME", cuda.path().string()}, {"FAKE_TORCH_ARCH_FLAGS", "sm_80 sm_86"}});
+        auto env = child_env({{"CUDA_HOME", cuda.path().string()}, {"FAKE_TORCH_ARCH_FLAGS", "sm_80 sm_86"}});
         auto torch = probe_torch(python, env);
         REQUIRE(torch.available);
         auto checks = by_name(build_checks(&torch, given("10.0"), python, env));
@@ -79,7 +77,7 @@ TEST_CASE("pre-build checks with a stand-in torch and nvcc", "[device][preflight
         CHECK_THAT(checks["nvcc version"].message, Catch::Contains("CUDA 13.0"));
         CHECK(checks["nvcc arches"].outcome == Outcome::failed);
         CHECK_THAT(checks["nvcc arches"].message, Catch::Contains("cannot compile for 10.0"));
-        CHECK(checks["torch arch list"].outcome == Outcome::ok); // torch 2.9+ knows 10.0
+        CHECK(checks["torch arch list"].outcome == Outcome::ok);  // torch 2.9+ knows 10.0
     }
     SECTION("no torch, no nvcc: skipped with the reason") {
         ProbeAnswer none;

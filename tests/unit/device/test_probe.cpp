@@ -33,9 +33,8 @@ std::vector<std::string> caps(const ProbeAnswer& a) {
 struct FakeSmi {
     TempDir dir{"bs-fake-smi"};
     explicit FakeSmi(const std::string& body) {
-        write_script(dir.path() / "bin" / "nvidia-smi", "#!/bin/sh\necho \"$@\" > \"" +
-                                                            (dir.path() / "argv").string() +
-                                                            "\"\n" + body);
+        write_script(dir.path() / "bin" / "nvidia-smi",
+                     "#!/bin/sh\necho \"$@\" > \"" + (dir.path() / "argv").string() + "\"\n" + body);
     }
     bootstrap::exec::EnvMap env() const {
         return child_env({{"PATH", (dir.path() / "bin").string() + ":/usr/bin:/bin"}});
@@ -43,12 +42,12 @@ struct FakeSmi {
 };
 
 const char* k_h200_smi = "printf 'NVIDIA H200, 9.0, 580.65.06\\nNVIDIA H200, 9.0, 580.65.06\\n'\n";
-const char* k_wrong_smi = "echo 'NVIDIA H200, 8.9, 580.65.06'\n"; // the seed's P1
+const char* k_wrong_smi = "echo 'NVIDIA H200, 8.9, 580.65.06'\n";  // the seed's P1
 const char* k_old_smi =
     "echo 'Field \"compute_cap\" is not a valid field to query.'\necho\n"
     "echo \"Please run 'nvidia-smi --help-query-gpu' for more info.\"\nexit 2\n";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("driver probe against a stand-in libcuda.so.1", "[device][probe]") {
     ScopedEnv no_error("FAKE_CUDA_INIT_ERROR", std::nullopt);
@@ -82,7 +81,7 @@ TEST_CASE("driver probe against a stand-in libcuda.so.1", "[device][probe]") {
         CHECK(a.gpus.empty());
         CHECK_THAT(a.unavailable_reason, Catch::Contains("cuInit failed"));
         CHECK_THAT(a.unavailable_reason, Catch::Contains("CUresult 100 (CUDA_ERROR_NO_DEVICE)"));
-        CHECK(a.cuda_version == "13.0"); // cuDriverGetVersion works without init
+        CHECK(a.cuda_version == "13.0");  // cuDriverGetVersion works without init
     }
     SECTION("an unnamed CUresult is still shown by number") {
         ScopedEnv error("FAKE_CUDA_INIT_ERROR", "222");
@@ -145,8 +144,7 @@ TEST_CASE("nvidia-smi probe against stand-in scripts", "[device][probe]") {
         CHECK(a.driver_version == "580.65.06");
         auto argv = read_file(smi.dir.path() / "argv");
         REQUIRE(argv);
-        CHECK(bootstrap::core::trim(*argv) ==
-              "--query-gpu=name,compute_cap,driver_version --format=csv,noheader");
+        CHECK(bootstrap::core::trim(*argv) == "--query-gpu=name,compute_cap,driver_version --format=csv,noheader");
     }
     SECTION("\"not a valid field\" with exit 2 is unknown, not a failure") {
         FakeSmi smi(k_old_smi);
@@ -195,8 +193,7 @@ TEST_CASE("torch probe against a stand-in torch in a real venv", "[device][probe
         REQUIRE(a.available);
         CHECK(a.torch_version == "2.11.0+cu130");
         CHECK(a.cuda_version == "13.0");
-        CHECK(bootstrap::core::join(a.torch_arch_flags, " ") ==
-              "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120");
+        CHECK(bootstrap::core::join(a.torch_arch_flags, " ") == "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120");
         CHECK(a.gpus.empty());
         CHECK_THAT(bootstrap::core::join(a.notes, "|"), Catch::Contains("is_available() is False"));
     }
@@ -207,8 +204,7 @@ TEST_CASE("torch probe against a stand-in torch in a real venv", "[device][probe
         CHECK(a.gpus[1].name == "Fake GPU sm_89");
     }
     SECTION("a CPU torch without _cuda_getArchFlags") {
-        auto a = probe_torch(
-            python, child_env({{"FAKE_TORCH_CUDA", ""}, {"FAKE_TORCH_NO_ARCH_FLAGS", "1"}}));
+        auto a = probe_torch(python, child_env({{"FAKE_TORCH_CUDA", ""}, {"FAKE_TORCH_NO_ARCH_FLAGS", "1"}}));
         REQUIRE(a.available);
         CHECK(a.cuda_version.empty());
         CHECK(a.torch_arch_flags.empty());
@@ -217,11 +213,11 @@ TEST_CASE("torch probe against a stand-in torch in a real venv", "[device][probe
         CHECK_THAT(notes, Catch::Contains("CPU-only"));
     }
     SECTION("torch does not import") {
-        auto a = probe_torch(python, child_env({{"FAKE_TORCH_IMPORT_ERROR", "libcudart.so.13: "
-                                                                            "cannot open"}}));
+        auto a = probe_torch(python, child_env({{"FAKE_TORCH_IMPORT_ERROR",
+                                                 "libcudart.so.13: "
+                                                 "cannot open"}}));
         CHECK_FALSE(a.available);
-        CHECK_THAT(a.unavailable_reason,
-                   Catch::Contains("cannot import torch: ImportError: libcudart.so.13"));
+        CHECK_THAT(a.unavailable_reason, Catch::Contains("cannot import torch: ImportError: libcudart.so.13"));
     }
     SECTION("no interpreter") {
         auto a = probe_torch("/nonexistent/bin/python", child_env());
@@ -234,37 +230,38 @@ TEST_CASE("torch probe: what torch prints besides the answer is kept apart", "[d
     std::string why;
     const auto& venv = fake_torch_venv(&why);
     if (!venv) BS_SKIP(why);
-    auto a = probe_torch(*venv / "bin" / "python",
-                         child_env({{"FAKE_TORCH_WARN", "1"}, {"FAKE_TORCH_DEVICES", "9.0"}}));
+    auto a =
+        probe_torch(*venv / "bin" / "python", child_env({{"FAKE_TORCH_WARN", "1"}, {"FAKE_TORCH_DEVICES", "9.0"}}));
     INFO(a.unavailable_reason);
     REQUIRE(a.available);
     CHECK(caps(a) == std::vector<std::string>{"9.0"});
     CHECK(a.torch_version == "2.11.0+cu130");
     REQUIRE(a.warnings.size() == 2);
     CHECK_THAT(a.warnings[0], Catch::StartsWith("[W1201") && Catch::Contains("cudaGetDeviceCount"));
-    CHECK(a.warnings[1] == "FutureWarning: The pynvml package is deprecated. Please install "
-                           "nvidia-ml-py instead.");
+    CHECK(a.warnings[1] ==
+          "FutureWarning: The pynvml package is deprecated. Please install "
+          "nvidia-ml-py instead.");
     auto notes = bootstrap::core::join(a.notes, "|");
     CHECK_THAT(notes, Catch::Contains("torch printed 2 warnings while probed"));
     CHECK_THAT(notes, Catch::Contains("BOOTSTRAP_LOG=info"));
 }
 
 TEST_CASE("parse_torch_probe: warning lines and foreign lines are warnings", "[device][probe]") {
-    auto a = parse_torch_probe("/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed\n"
-                               "  return torch._C._cuda_getDeviceCount() > 0\n"
-                               "torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
-                               "gpu=0|8|9|not a key of the script\n"
-                               "warning=FutureWarning: pynvml is deprecated\n"
-                               "warning=FutureWarning: pynvml is deprecated\n"
-                               "device=0|9|0|NVIDIA H200\n");
+    auto a = parse_torch_probe(
+        "/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed\n"
+        "  return torch._C._cuda_getDeviceCount() > 0\n"
+        "torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
+        "gpu=0|8|9|not a key of the script\n"
+        "warning=FutureWarning: pynvml is deprecated\n"
+        "warning=FutureWarning: pynvml is deprecated\n"
+        "device=0|9|0|NVIDIA H200\n");
     REQUIRE(a.available);
     CHECK(caps(a) == std::vector<std::string>{"9.0"});
     CHECK(a.torch_arch_flags == std::vector<std::string>{"sm_90"});
-    CHECK(a.warnings == std::vector<std::string>{
-                            "/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed",
-                            "return torch._C._cuda_getDeviceCount() > 0",
-                            "gpu=0|8|9|not a key of the script",
-                            "FutureWarning: pynvml is deprecated"});
+    CHECK(a.warnings == std::vector<std::string>{"/x/torch/cuda/__init__.py:129: UserWarning: CUDA init failed",
+                                                 "return torch._C._cuda_getDeviceCount() > 0",
+                                                 "gpu=0|8|9|not a key of the script",
+                                                 "FutureWarning: pynvml is deprecated"});
     CHECK_THAT(bootstrap::core::join(a.notes, "|"),
                Catch::Contains("torch printed 4 warnings while probed, kept out of this answer "
                                "(first: /x/torch/cuda/__init__.py:129: UserWarning"));
@@ -274,8 +271,9 @@ TEST_CASE("parse_torch_probe: warning lines and foreign lines are warnings", "[d
 }
 
 TEST_CASE("parse_torch_probe keeps names with separators", "[device][probe]") {
-    auto a = parse_torch_probe("torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
-                               "device_count=1\ndevice=0|9|0|NVIDIA H200 | NVL=x\n");
+    auto a = parse_torch_probe(
+        "torch_version=2.11.0\ncuda_version=13.0\narch_flags=sm_90\n"
+        "device_count=1\ndevice=0|9|0|NVIDIA H200 | NVL=x\n");
     REQUIRE(a.available);
     REQUIRE(a.gpus.size() == 1);
     CHECK(a.gpus[0].name == "NVIDIA H200 | NVL=x");
@@ -296,8 +294,9 @@ TEST_CASE("disagreements show both values", "[device][probe]") {
     auto torch = answer("torch", false, {});
     auto warnings = disagreements({driver, smi, nvml, torch}, 0);
     REQUIRE(warnings.size() == 1);
-    CHECK(warnings[0] == "probes disagree: nvidia-smi reports 1 GPU: GPU 0 NVIDIA H200 8.9; "
-                         "driver (used) reports 1 GPU: GPU 0 NVIDIA H200 9.0");
+    CHECK(warnings[0] ==
+          "probes disagree: nvidia-smi reports 1 GPU: GPU 0 NVIDIA H200 8.9; "
+          "driver (used) reports 1 GPU: GPU 0 NVIDIA H200 9.0");
     // A torch that sees no GPU while the driver does is worth a warning too.
     auto blind = answer("torch", true, {});
     auto blind_warnings = disagreements({driver, blind}, 0);
@@ -322,7 +321,7 @@ TEST_CASE("detect: order decides, every other probe cross-checks", "[device][pro
     SECTION("driver first: nvidia-smi's 8.9 is a warning with both values") {
         auto report = detect({"driver", "nvidia-smi"}, {}, env);
         REQUIRE(report);
-        REQUIRE(report->answers.size() == 4); // the rest run as cross-checks
+        REQUIRE(report->answers.size() == 4);  // the rest run as cross-checks
         CHECK(report->answers[0].probe == "driver");
         CHECK(report->answers[1].probe == "nvidia-smi");
         REQUIRE(report->chosen_answer());
@@ -345,13 +344,13 @@ TEST_CASE("detect: order decides, every other probe cross-checks", "[device][pro
         REQUIRE(report->chosen_answer());
         CHECK(report->chosen_answer()->probe == "nvidia-smi");
         CHECK(report->archs()[0].dotted() == "8.9");
-        CHECK(report->warnings.size() == 2); // driver and nvml both say 9.0
+        CHECK(report->warnings.size() == 2);  // driver and nvml both say 9.0
     }
     SECTION("a probe missing from the order never counts") {
         ScopedEnv no_device("FAKE_CUDA_INIT_ERROR", "100");
         auto report = detect({"driver"}, {}, env);
         REQUIRE(report);
-        CHECK_FALSE(report->chosen); // nvml and nvidia-smi see GPUs, but were not asked
+        CHECK_FALSE(report->chosen);  // nvml and nvidia-smi see GPUs, but were not asked
         CHECK(report->archs().empty());
     }
     SECTION("the default order starts with torch, then the driver") {
@@ -390,8 +389,7 @@ TEST_CASE("detect: torch in a venv, with the order's precedence", "[device][prob
     CHECK(report->chosen_answer()->torch_version == "2.11.0+cu130");
 }
 
-TEST_CASE("detect: a TorchProbe answers for torch, told what the driver and NVML see",
-          "[device][probe]") {
+TEST_CASE("detect: a TorchProbe answers for torch, told what the driver and NVML see", "[device][probe]") {
     ScopedEnv cuda_devices("FAKE_CUDA_DEVICES", "9.0");
     ScopedEnv cuda_ok("FAKE_CUDA_INIT_ERROR", std::nullopt);
     ScopedEnv nvml_devices("FAKE_NVML_DEVICES", "9.0");
@@ -402,8 +400,8 @@ TEST_CASE("detect: a TorchProbe answers for torch, told what the driver and NVML
     env["BOOTSTRAP_LIBNVML"] = BS_FAKE_LIBNVML;
     std::vector<std::string> views;
     std::vector<std::string> pythons;
-    TorchProbe hook = [&](const std::filesystem::path& python, const bootstrap::exec::EnvMap&,
-                          const std::string& view) {
+    TorchProbe hook =
+        [&](const std::filesystem::path& python, const bootstrap::exec::EnvMap&, const std::string& view) {
         pythons.push_back(python.string());
         views.push_back(view);
         ProbeAnswer a;
@@ -444,8 +442,7 @@ TEST_CASE("detect: a TorchProbe answers for torch, told what the driver and NVML
     CHECK_THAT(no_venv->find("torch")->unavailable_reason, Catch::Contains("no venv"));
 }
 
-TEST_CASE("torch_view: the native answers and torch's environment, secrets digested",
-          "[device][probe]") {
+TEST_CASE("torch_view: the native answers and torch's environment, secrets digested", "[device][probe]") {
     ProbeAnswer driver;
     driver.probe = "driver";
     driver.available = true;
@@ -456,14 +453,15 @@ TEST_CASE("torch_view: the native answers and torch's environment, secrets diges
     nvml.unavailable_reason = "cannot load libnvidia-ml.so.1";
     ProbeAnswer smi = driver;
     smi.probe = "nvidia-smi";
-    auto view = torch_view({driver, nvml, smi},
-                           {{"CUDA_VISIBLE_DEVICES", "1"}, {"PYTHONPATH", "/src"},
-                            {"TORCH_HUB_TOKEN", "hunter2"}, {"HOME", "/root"}});
-    CHECK(view == "driver: cuda 13.0 driver \n"
-                  "driver: gpu 0 9.0 NVIDIA H200\n"
-                  "nvml: unavailable: cannot load libnvidia-ml.so.1\n"
-                  "env CUDA_VISIBLE_DEVICES=1\n"
-                  "env PYTHONPATH=/src\n"
-                  "env TORCH_HUB_TOKEN=sha256:" +
-                      bootstrap::core::sha256_hex("hunter2") + "\n");
+    auto view = torch_view(
+        {driver, nvml, smi},
+        {{"CUDA_VISIBLE_DEVICES", "1"}, {"PYTHONPATH", "/src"}, {"TORCH_HUB_TOKEN", "hunter2"}, {"HOME", "/root"}});
+    CHECK(view ==
+          "driver: cuda 13.0 driver \n"
+          "driver: gpu 0 9.0 NVIDIA H200\n"
+          "nvml: unavailable: cannot load libnvidia-ml.so.1\n"
+          "env CUDA_VISIBLE_DEVICES=1\n"
+          "env PYTHONPATH=/src\n"
+          "env TORCH_HUB_TOKEN=sha256:" +
+              bootstrap::core::sha256_hex("hunter2") + "\n");
 }

@@ -22,15 +22,16 @@ TEST_CASE("find_nvcc: CUDA_HOME, then PATH", "[device][toolchain]") {
     write_script(home.path() / "bin" / "nvcc", "#!/bin/sh\nexit 0\n");
     TempDir other("bs-cuda-path");
     write_script(other.path() / "nvcc", "#!/bin/sh\nexit 0\n");
-    CHECK(find_nvcc(child_env({{"CUDA_HOME", home.path().string()},
-                               {"PATH", other.path().string()}})) == home.path() / "bin" / "nvcc");
+    CHECK(find_nvcc(child_env({{"CUDA_HOME", home.path().string()}, {"PATH", other.path().string()}})) ==
+          home.path() / "bin" / "nvcc");
     CHECK(find_nvcc(child_env({{"PATH", other.path().string()}})) == other.path() / "nvcc");
 }
 
 TEST_CASE("a stand-in nvcc of another CUDA release fails the torch check", "[device][toolchain]") {
     TempDir dir("bs-fake-nvcc");
-    write_script(dir.path() / "nvcc", "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
-                                      "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
+    write_script(dir.path() / "nvcc",
+                 "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+                 "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
     auto release = nvcc_release(dir.path() / "nvcc", child_env());
     REQUIRE(release);
     CHECK(*release == "12.8");
@@ -62,7 +63,7 @@ TEST_CASE("the real nvcc: release and --list-gpu-arch", "[device][toolchain][nvc
     auto kepler = parse_torch_arch_list("3.5");
     REQUIRE(kepler);
     auto rejected = check_archs_supported_by_nvcc(*kepler, *archs);
-    REQUIRE_FALSE(rejected); // no CUDA 12+ nvcc compiles for Kepler
+    REQUIRE_FALSE(rejected);  // no CUDA 12+ nvcc compiles for Kepler
     CHECK_THAT(rejected.error().message, Catch::Contains("9.0"));
 }
 
@@ -86,8 +87,7 @@ TEST_CASE("torch's extension builder judges an arch list", "[device][toolchain]"
                Catch::Contains("rejects TORCH_CUDA_ARCH_LIST '8.9,9.0': ValueError: Unknown CUDA "
                                "arch (8.9,9.0)"));
 
-    auto no_torch =
-        torch_arch_flags_for(python, "9.0", child_env({{"FAKE_TORCH_IMPORT_ERROR", "boom"}}));
+    auto no_torch = torch_arch_flags_for(python, "9.0", child_env({{"FAKE_TORCH_IMPORT_ERROR", "boom"}}));
     REQUIRE_FALSE(no_torch);
     CHECK(no_torch.error().code == ErrorCode::process);
     CHECK_THAT(no_torch.error().message, Catch::Contains("ImportError: boom"));
@@ -96,8 +96,7 @@ TEST_CASE("torch's extension builder judges an arch list", "[device][toolchain]"
     auto warned = torch_arch_flags_for(python, "9.0+PTX", child_env({{"FAKE_TORCH_WARN", "1"}}));
     REQUIRE(warned);
     CHECK(*warned == *flags);
-    auto warned_rejected =
-        torch_arch_flags_for(python, "8.9,9.0", child_env({{"FAKE_TORCH_WARN", "1"}}));
+    auto warned_rejected = torch_arch_flags_for(python, "8.9,9.0", child_env({{"FAKE_TORCH_WARN", "1"}}));
     REQUIRE_FALSE(warned_rejected);
     CHECK_THAT(warned_rejected.error().message,
                Catch::EndsWith("ValueError: Unknown CUDA arch (8.9,9.0) or GPU not supported"));

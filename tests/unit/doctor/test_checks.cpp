@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "doctor/checks.hpp"
-#include "pyenv/relocate.hpp"
 #include "pyenv/import_probe.hpp"
+#include "pyenv/relocate.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
@@ -24,35 +24,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write(const fs::path &p, const std::string &text, mode_t mode = 0644) {
+void write(const fs::path& p, const std::string& text, mode_t mode = 0644) {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
     ::chmod(p.c_str(), mode);
 }
 
 /// A venv made at `made_at` whose files now lie in `dir` (a copy).
-void fake_venv(const fs::path &dir, const std::string &made_at) {
+void fake_venv(const fs::path& dir, const std::string& made_at) {
     write(dir / "pyvenv.cfg", "home = /usr/bin\nversion_info = 3.11.7\n");
-    write(dir / "bin" / "activate",
-          "# comment\nVIRTUAL_ENV='" + made_at + "'\nexport VIRTUAL_ENV\n");
+    write(dir / "bin" / "activate", "# comment\nVIRTUAL_ENV='" + made_at + "'\nexport VIRTUAL_ENV\n");
     write(dir / "bin" / "activate.fish", "set -gx VIRTUAL_ENV '" + made_at + "'\n");
     write(dir / "bin" / "demo-core",
-          "#!" + made_at +
-              "/bin/python\nimport sys\nfrom demo_core import main\nsys.exit(main())\n",
-          0755);
+          "#!" + made_at + "/bin/python\nimport sys\nfrom demo_core import main\nsys.exit(main())\n", 0755);
     // A sibling venv with a longer name must not be rewritten.
     write(dir / "bin" / "other", "#!" + made_at + "2/bin/python\n", 0750);
     write(dir / "lib" / "python3.11" / "site-packages" / ".keep", "");
 }
 
-const Finding *find_rule(const std::vector<Finding> &fs, const std::string &rule) {
-    for (const auto &f : fs)
-        if (f.rule == rule)
-            return &f;
+const Finding* find_rule(const std::vector<Finding>& fs, const std::string& rule) {
+    for (const auto& f : fs)
+        if (f.rule == rule) return &f;
     return nullptr;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a copied venv is found stale and relocate rewrites it", "[doctor][venv]") {
     core::TempDir tmp("doctor");
@@ -66,19 +62,19 @@ TEST_CASE("a copied venv is found stale and relocate rewrites it", "[doctor][ven
     DoctorOptions options;
     options.venv = venv;
     auto findings = check_venv_integrity(options);
-    const auto *stale = find_rule(findings, "venv");
+    const auto* stale = find_rule(findings, "venv");
     REQUIRE(stale != nullptr);
     CHECK(stale->severity == Severity::error);
     CHECK(stale->message.find("/old/place/venv") != std::string::npos);
     CHECK(stale->fix.find("bootstrap relocate --venv") != std::string::npos);
     bool names_script = false;
-    for (const auto &e : stale->evidence)
+    for (const auto& e : stale->evidence)
         names_script = names_script || e.find("bin/demo-core: #!/old/place/venv/bin/python") == 0;
     CHECK(names_script);
 
     auto report = relocate_venv(venv, {});
     REQUIRE(report);
-    CHECK(report->rewritten.size() == 3); // activate, activate.fish, demo-core
+    CHECK(report->rewritten.size() == 3);  // activate, activate.fish, demo-core
     auto script = core::read_file(venv / "bin" / "demo-core");
     REQUIRE(script);
     CHECK(script->rfind("#!" + venv.string() + "/bin/python\n", 0) == 0);
@@ -89,7 +85,7 @@ TEST_CASE("a copied venv is found stale and relocate rewrites it", "[doctor][ven
     CHECK(*detect_venv_origin(venv) == venv);
     CHECK(find_rule(check_venv_integrity(options), "venv") == nullptr);
     // Nothing half-written is left behind.
-    for (const auto &e : fs::directory_iterator(venv / "bin"))
+    for (const auto& e : fs::directory_iterator(venv / "bin"))
         CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
     // A second relocate has nothing to do.
     auto again = relocate_venv(venv, {});
@@ -143,8 +139,8 @@ TEST_CASE("the import probe's output names the missing module", "[doctor][import
     CHECK(chained.missing_module == "regex");
     CHECK(chained.summary.find("; root cause: ") != std::string::npos);
 
-    auto attr = pyenv::parse_import_probe(
-        "bootstrap-verify: module nvidia_cublas (/x/__init__.py) has no attribute 'X'\n");
+    auto attr =
+        pyenv::parse_import_probe("bootstrap-verify: module nvidia_cublas (/x/__init__.py) has no attribute 'X'\n");
     CHECK(attr.missing_attribute);
     CHECK(attr.missing_module.empty());
 }
@@ -166,22 +162,21 @@ TEST_CASE("PyPI's apex, missing pip and forbidden variables", "[doctor][packages
     DoctorOptions options;
     options.venv = venv;
     options.recipe = &*recipe;
-    options.environment = {{"MCORE_DPA_USE_SDPA", "1"},
-                           {"PATH", "/nonexistent"},
-                           {"UV_PROJECT_ENVIRONMENT", "/elsewhere"}};
+    options.environment = {
+        {"MCORE_DPA_USE_SDPA", "1"}, {"PATH", "/nonexistent"}, {"UV_PROJECT_ENVIRONMENT", "/elsewhere"}};
     auto findings = check_packages(options);
-    const auto *apex = find_rule(findings, "apex");
+    const auto* apex = find_rule(findings, "apex");
     REQUIRE(apex != nullptr);
     CHECK(apex->severity == Severity::error);
     CHECK(apex->message.find("PyPI's unrelated") != std::string::npos);
-    const auto *pip = find_rule(findings, "pip");
+    const auto* pip = find_rule(findings, "pip");
     REQUIRE(pip != nullptr);
     CHECK(pip->evidence.at(0).find("step 'apex' runs `-m pip`") == 0);
-    const auto *env = find_rule(findings, "env");
+    const auto* env = find_rule(findings, "env");
     REQUIRE(env != nullptr);
     CHECK(env->message.find("MCORE_DPA_USE_SDPA") != std::string::npos);
     size_t uv_warnings = 0;
-    for (const auto &f : findings)
+    for (const auto& f : findings)
         if (f.rule == "env" && f.severity == Severity::warning &&
             f.message.rfind("UV_PROJECT_ENVIRONMENT is set", 0) == 0)
             ++uv_warnings;
@@ -208,7 +203,7 @@ TEST_CASE("a dist-info without METADATA is a broken install, with the fix", "[do
     options.venv = venv;
     CheckSummary summary;
     auto findings = check_packages(options, &summary);
-    const auto *broken = find_rule(findings, "broken-install");
+    const auto* broken = find_rule(findings, "broken-install");
     REQUIRE(broken != nullptr);
     CHECK(broken->severity == Severity::error);
     CHECK(broken->message == "broken install of wandb 0.22.0: METADATA missing");

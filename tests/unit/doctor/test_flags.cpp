@@ -24,13 +24,14 @@ using Values = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("args: flags, values, comments, --flag=value, negative numbers") {
-    auto c = parse_args("# a comment\n"
-                        "--multi-latent-attention\n"
-                        "--q-lora-rank 768   # trailing comment\n"
-                        "--cuda-graph-scope moe_router moe_preprocess\n"
-                        "--lr=2.5e-4 --seed -1\n"
-                        "# --delay-wgrad-compute\n",
-                        "a.args");
+    auto c = parse_args(
+        "# a comment\n"
+        "--multi-latent-attention\n"
+        "--q-lora-rank 768   # trailing comment\n"
+        "--cuda-graph-scope moe_router moe_preprocess\n"
+        "--lr=2.5e-4 --seed -1\n"
+        "# --delay-wgrad-compute\n",
+        "a.args");
     CHECK(c.format == ConfigFormat::args);
     REQUIRE(c.flags.size() == 5);
     CHECK(c.flags[0].name == "--multi-latent-attention");
@@ -47,20 +48,20 @@ TEST_CASE("args: flags, values, comments, --flag=value, negative numbers") {
 }
 
 TEST_CASE("shell script: continuations, quotes, arrays, env assignments") {
-    auto c =
-        parse_args("#!/bin/bash\n"                                                          // 1
-                   "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"                                 // 2
-                   "MODEL_ARGS=(\n"                                                         // 3
-                   "    --num-layers 24\n"                                                  // 4
-                   "    --tokenizer-model \"/data/tok model.json\"\n"                       // 5
-                   ")\n"                                                                    // 6
-                   "MCORE_DPA_USE_SDPA=1 torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"  // 7
-                   "    ${MODEL_ARGS[@]} \\\n"                                              // 8
-                   "    --data-path '$DATA' \\\n"                                           // 9
-                   "    --delay-wgrad-compute \\\n"                                         // 10
-                   "    --log-interval 1 2>&1 | tee log.txt\n"                              // 11
-                   "echo \"--not-a-flag\"   # quoted words after echo are values of nothing\n",
-                   "train.sh");
+    auto c = parse_args(
+        "#!/bin/bash\n"                                                          // 1
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"                                 // 2
+        "MODEL_ARGS=(\n"                                                         // 3
+        "    --num-layers 24\n"                                                  // 4
+        "    --tokenizer-model \"/data/tok model.json\"\n"                       // 5
+        ")\n"                                                                    // 6
+        "MCORE_DPA_USE_SDPA=1 torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"  // 7
+        "    ${MODEL_ARGS[@]} \\\n"                                              // 8
+        "    --data-path '$DATA' \\\n"                                           // 9
+        "    --delay-wgrad-compute \\\n"                                         // 10
+        "    --log-interval 1 2>&1 | tee log.txt\n"                              // 11
+        "echo \"--not-a-flag\"   # quoted words after echo are values of nothing\n",
+        "train.sh");
     REQUIRE(find(c, "--num-layers"));
     CHECK(find(c, "--num-layers")->where.line == 4);
     CHECK(find(c, "--tokenizer-model")->values == Values{"/data/tok model.json"});
@@ -77,13 +78,14 @@ TEST_CASE("shell script: continuations, quotes, arrays, env assignments") {
 }
 
 TEST_CASE("flat YAML: --flag keys and plain keys, booleans, lists, null") {
-    auto c = parse_yaml("--enable-mhc-connections: true\n"          // 1
-                        "cuda_graph_scope: moe_router\n"            // 2
-                        "gradient_accumulation_fusion: false\n"     // 3
-                        "overlap_moe_expert_parallel_comm: null\n"  // 4
-                        "cuda-graph-modules: [attn, moe_router]\n"  // 5
-                        "tokenizer_type: \"true\"\n",               // 6
-                        "flat.yaml");
+    auto c = parse_yaml(
+        "--enable-mhc-connections: true\n"          // 1
+        "cuda_graph_scope: moe_router\n"            // 2
+        "gradient_accumulation_fusion: false\n"     // 3
+        "overlap_moe_expert_parallel_comm: null\n"  // 4
+        "cuda-graph-modules: [attn, moe_router]\n"  // 5
+        "tokenizer_type: \"true\"\n",               // 6
+        "flat.yaml");
     REQUIRE(c);
     CHECK(c->format == ConfigFormat::yaml_flat);
     REQUIRE(c->flags.size() == 5);
@@ -101,18 +103,19 @@ TEST_CASE("flat YAML: --flag keys and plain keys, booleans, lists, null") {
 }
 
 TEST_CASE("Megatron --yaml-cfg: nested sections flatten to their own key names") {
-    auto c = parse_yaml("# WARNING: Yaml configs is currently an experimental feature\n"  // 1
-                        "language_model:\n"                                               // 2
-                        "  num_layers: 24\n"                                              // 3
-                        "  enable_hyper_connections: True\n"                              // 4
-                        "  num_residual_streams: 4\n"                                     // 5
-                        "model_parallel:\n"                                               // 6
-                        "  tensor_model_parallel_size: 1\n"                               // 7
-                        "  gradient_accumulation_fusion: False\n"                         // 8
-                        "  delay_wgrad_compute: True\n"                                   // 9
-                        "transformer_impl: transformer_engine\n"                          // 10
-                        "micro_batch_size: 2\n",                                          // 11
-                        "gpt.yaml");
+    auto c = parse_yaml(
+        "# WARNING: Yaml configs is currently an experimental feature\n"  // 1
+        "language_model:\n"                                               // 2
+        "  num_layers: 24\n"                                              // 3
+        "  enable_hyper_connections: True\n"                              // 4
+        "  num_residual_streams: 4\n"                                     // 5
+        "model_parallel:\n"                                               // 6
+        "  tensor_model_parallel_size: 1\n"                               // 7
+        "  gradient_accumulation_fusion: False\n"                         // 8
+        "  delay_wgrad_compute: True\n"                                   // 9
+        "transformer_impl: transformer_engine\n"                          // 10
+        "micro_batch_size: 2\n",                                          // 11
+        "gpt.yaml");
     REQUIRE(c);
     CHECK(c->format == ConfigFormat::yaml_nested);
     REQUIRE(find(*c, "--num-layers"));
@@ -120,16 +123,16 @@ TEST_CASE("Megatron --yaml-cfg: nested sections flatten to their own key names")
     CHECK(find(*c, "--num-layers")->where.line == 3);
     CHECK(find(*c, "--enable-hyper-connections")->where.line == 4);
     CHECK(find(*c, "--no-gradient-accumulation-fusion")->where.line == 8);
-    CHECK(find(*c, "--delay-wgrad-compute")->where.str() ==
-          "gpt.yaml:9: delay_wgrad_compute: True");
+    CHECK(find(*c, "--delay-wgrad-compute")->where.str() == "gpt.yaml:9: delay_wgrad_compute: True");
     CHECK(find(*c, "--transformer-impl")->values == Values{"transformer_engine"});
     CHECK(find(*c, "--micro-batch-size")->where.line == 11);
 }
 
 TEST_CASE("parse_config picks the layout by extension, a scalar .yaml is an args list") {
-    auto scalar = parse_config("# start.sh style\n--enable-hyper-connections\n"
-                               "--cuda-graph-scope attn\n",
-                               "a400m.yaml");
+    auto scalar = parse_config(
+        "# start.sh style\n--enable-hyper-connections\n"
+        "--cuda-graph-scope attn\n",
+        "a400m.yaml");
     REQUIRE(scalar);
     CHECK(scalar->format == ConfigFormat::args);
     REQUIRE(find(*scalar, "--cuda-graph-scope"));

@@ -31,15 +31,14 @@ void write(const fs::path& p, const std::string& text, mode_t mode = 0644) {
 TEST_CASE("an activate script with a 100,000-character line", "[doctor][venv]") {
     core::TempDir tmp("doctor-hostile");
     fs::path venv = tmp.path() / "v";
-    write(venv / "bin" / "activate", "VIRTUAL_ENV='/" + std::string(100'000, 'a') +
-                                         "'\nVIRTUAL_ENV='/made/here'\nexport VIRTUAL_ENV\n");
+    write(venv / "bin" / "activate",
+          "VIRTUAL_ENV='/" + std::string(100'000, 'a') + "'\nVIRTUAL_ENV='/made/here'\nexport VIRTUAL_ENV\n");
     auto origin = detect_venv_origin(venv);
     REQUIRE(origin);
     CHECK(*origin == "/made/here");
 }
 
-TEST_CASE("torch's version.py and nvcc's output with 100,000-character runs",
-          "[doctor][packages]") {
+TEST_CASE("torch's version.py and nvcc's output with 100,000-character runs", "[doctor][packages]") {
     core::TempDir tmp("doctor-hostile");
     fs::path venv = tmp.path() / "v";
     write(venv / "lib" / "python3.11" / "site-packages" / "torch" / "version.py",

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "steps/recipe_kinds.hpp"
 #include "doctor/knowledge.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
@@ -45,9 +45,10 @@ TEST_CASE("seed 3.3: the cublasLt undefined symbol (TE 2.14 on torch's pinned cu
 }
 
 TEST_CASE("seed 3.4: AutoTokenizer not defined is the specific entry, not the generic one") {
-    auto m = only_match("building tokenizer ...\n"
-                        "  File \"huggingface_tokenizer.py\", line 91:\n"
-                        "ValueError: ... Exception: name 'AutoTokenizer' is not defined\n");
+    auto m = only_match(
+        "building tokenizer ...\n"
+        "  File \"huggingface_tokenizer.py\", line 91:\n"
+        "ValueError: ... Exception: name 'AutoTokenizer' is not defined\n");
     CHECK(m.fault->id == "autotokenizer-not-defined");
     CHECK(m.line == 3);
     CHECK(m.fault->step == "transformers");
@@ -81,29 +82,31 @@ TEST_CASE("seed 5.1: mat1 and mat2 shapes (mHC with the fine-grained schedule fl
 }
 
 TEST_CASE("seed 5.2: cudaErrorCapturedEvent (CUDA-graph scope)") {
-    auto m =
-        only_match("capturing cuda graph for layer 0\n"
-                   "  File \"token_dispatcher.py\", line 88, in _maybe_dtoh_and_synchronize\n"
-                   "torch.AcceleratorError: CUDA error: operation not permitted when stream is "
-                   "capturing (cudaErrorCapturedEvent)\n");
+    auto m = only_match(
+        "capturing cuda graph for layer 0\n"
+        "  File \"token_dispatcher.py\", line 88, in _maybe_dtoh_and_synchronize\n"
+        "torch.AcceleratorError: CUDA error: operation not permitted when stream is "
+        "capturing (cudaErrorCapturedEvent)\n");
     CHECK(m.fault->id == "cuda-graph-captured-event");
     CHECK(m.line == 3);
     CHECK(m.fault->fix.find("moe_router") != std::string::npos);
 }
 
 TEST_CASE("seed 3.2: uv's timeout message, old and new forms") {
-    auto fancy = only_match("Downloading nvidia-cudnn-cu13 (600.1MiB)\n"
-                            "  x Failed to download `nvidia-cudnn-cu13==9.13.0.50`\n"
-                            "  |-> Failed to extract archive: nvidia_cudnn_cu13-9.13.0.50.whl\n"
-                            "  `-> Failed to download distribution due to network timeout. Try "
-                            "increasing\n"
-                            "      UV_HTTP_TIMEOUT (current value: 30s).\n");
+    auto fancy = only_match(
+        "Downloading nvidia-cudnn-cu13 (600.1MiB)\n"
+        "  x Failed to download `nvidia-cudnn-cu13==9.13.0.50`\n"
+        "  |-> Failed to extract archive: nvidia_cudnn_cu13-9.13.0.50.whl\n"
+        "  `-> Failed to download distribution due to network timeout. Try "
+        "increasing\n"
+        "      UV_HTTP_TIMEOUT (current value: 30s).\n");
     CHECK(fancy.fault->id == "uv-network-timeout");
     CHECK(fancy.line == 4);
     CHECK(fancy.count == 2);
-    auto old = only_match("error: Failed to download distributions\n"
-                          "  Caused by: Failed to fetch wheel: torch==2.2.0\n"
-                          "  Caused by: operation timed out\n");
+    auto old = only_match(
+        "error: Failed to download distributions\n"
+        "  Caused by: Failed to fetch wheel: torch==2.2.0\n"
+        "  Caused by: operation timed out\n");
     CHECK(old.fault->id == "uv-network-timeout");
     CHECK(old.line == 3);
 }
@@ -125,14 +128,16 @@ TEST_CASE("no Python 3.12 on an air-gapped node: uv's managed download fails, or
     CHECK(dns.fault->fix.find("set [venv] python to its path") != std::string::npos);
     CHECK(dns.fault->fix.find("UV_PYTHON_INSTALL_MIRROR") != std::string::npos);
     // UV_PYTHON_DOWNLOADS=never: nothing is downloaded and nothing is found.
-    auto never = only_match("error: No interpreter found for Python 3.12 in managed "
-                            "installations or search path\n");
+    auto never = only_match(
+        "error: No interpreter found for Python 3.12 in managed "
+        "installations or search path\n");
     CHECK(never.fault->id == "uv-python-unavailable");
 }
 
 TEST_CASE("P15: Unknown CUDA arch") {
-    auto m = only_match("running build_ext\n"
-                        "ValueError: Unknown CUDA arch (8.9,9.0) or GPU not supported\n");
+    auto m = only_match(
+        "running build_ext\n"
+        "ValueError: Unknown CUDA arch (8.9,9.0) or GPU not supported\n");
     CHECK(m.fault->id == "unknown-cuda-arch");
     CHECK(m.line == 2);
 }
@@ -147,23 +152,24 @@ TEST_CASE("arch auto-detection without a GPU: IndexError only under _get_cuda_ar
     CHECK(m.fault->id == "arch-autodetect-no-gpu");
     CHECK(m.line == 4);
     // The same exception elsewhere means nothing to us.
-    CHECK(match_log("  File \"train.py\", line 3, in main\nIndexError: list index out of range\n")
-              .empty());
+    CHECK(match_log("  File \"train.py\", line 3, in main\nIndexError: list index out of range\n").empty());
 }
 
 TEST_CASE("P1: nvidia-smi's not a valid field") {
-    auto m = only_match("$ nvidia-smi --query-gpu=compute_cap --format=csv\n"
-                        "Field \"compute_cap\" is not a valid field to query.\n");
+    auto m = only_match(
+        "$ nvidia-smi --query-gpu=compute_cap --format=csv\n"
+        "Field \"compute_cap\" is not a valid field to query.\n");
     CHECK(m.fault->id == "nvidia-smi-invalid-field");
     CHECK(m.line == 2);
 }
 
 TEST_CASE("several faults in one log come back in line order, each once") {
-    std::string log = "ok\n"
-                      "Field \"compute_cap\" is not a valid field to query.\n"
-                      "RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)\n"
-                      "RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)\n"
-                      "/v/bin/python: No module named pip\r\n";
+    std::string log =
+        "ok\n"
+        "Field \"compute_cap\" is not a valid field to query.\n"
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)\n"
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)\n"
+        "/v/bin/python: No module named pip\r\n";
     auto matches = match_log(log);
     REQUIRE(matches.size() == 3);
     CHECK(matches[0].fault->id == "nvidia-smi-invalid-field");
@@ -198,15 +204,16 @@ match = "cudaErrorCapturedEvent"
 explain = "ours"
 fix = "ours too"
 )",
-                                  "r.toml");
+                                 "r.toml");
     REQUIRE(r);
     auto kb = knowledge_for(*r);
     CHECK(kb.size() == builtin_faults().size() + 1);
     CHECK(kb[0].id == "nemo");
     CHECK(kb[0].source == "r.toml:6:1");
-    auto matches = match_log("  Building nemo_run @ git+https://github.com/NVIDIA/NeMo-Run\n"
-                             "x (cudaErrorCapturedEvent)\n",
-                             kb);
+    auto matches = match_log(
+        "  Building nemo_run @ git+https://github.com/NVIDIA/NeMo-Run\n"
+        "x (cudaErrorCapturedEvent)\n",
+        kb);
     REQUIRE(matches.size() == 2);
     CHECK(matches[0].fault->id == "nemo");
     CHECK(matches[1].fault->explain == "ours");
@@ -216,25 +223,25 @@ fix = "ours too"
 }
 
 TEST_CASE("the shipped recipe's faults match their texts") {
-    auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" /
-                "h200-te214.toml";
+    auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" / "h200-te214.toml";
     auto r = steps::load_recipe(file);
     REQUIRE(r);
     auto kb = knowledge_for(*r);
-    auto matches = match_log("start.sh: /old/venv/bin/python: bad interpreter: No such file or "
-                             "directory\n",
-                             kb);
+    auto matches = match_log(
+        "start.sh: /old/venv/bin/python: bad interpreter: No such file or "
+        "directory\n",
+        kb);
     REQUIRE(matches.size() == 1);
     CHECK(matches[0].fault->id == "copied-venv-shebang");
     CHECK(matches[0].fault->step == "venv");
 }
 
 TEST_CASE("format_matches shows the line, why, fix and step") {
-    auto matches = match_log("a\nRuntimeError: undefined symbol: cublasLtGroupedMatrixLayoutInit_"
-                             "internal, version libcublasLt.so.13\n");
+    auto matches = match_log(
+        "a\nRuntimeError: undefined symbol: cublasLtGroupedMatrixLayoutInit_"
+        "internal, version libcublasLt.so.13\n");
     auto text = format_matches(matches, "/logs/te.log");
-    CHECK(text.find(
-              "known fault 'cublaslt-undefined-symbol' at /logs/te.log:2\n  | RuntimeError") == 0);
+    CHECK(text.find("known fault 'cublaslt-undefined-symbol' at /logs/te.log:2\n  | RuntimeError") == 0);
     CHECK(text.find("\n  why: ") != std::string::npos);
     CHECK(text.find("\n  fix: ") != std::string::npos);
     CHECK(text.find("\n  step: cublas\n") != std::string::npos);
@@ -270,8 +277,7 @@ TEST_CASE("a recipe pattern is bounded and matched without capture groups") {
     huge.pattern = std::string(recipe::k_max_fault_pattern + 1, 'a');
     auto too_long = make_fault(huge);
     REQUIRE_FALSE(too_long);
-    CHECK(too_long.error().message ==
-          "known fault 'huge': regular expression of 1001 characters (at most 1000)");
+    CHECK(too_long.error().message == "known fault 'huge': regular expression of 1001 characters (at most 1000)");
 
     KnownFault backref;
     backref.id = "backref";

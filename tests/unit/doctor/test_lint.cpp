@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/lint.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::doctor;
@@ -32,29 +32,28 @@ const recipe::Recipe& h200() {
 
 /// Fixed import facts.
 class FakeProbe final : public ImportProbe {
-  public:
+public:
     explicit FakeProbe(ImportFact::State state) : m_state(state) {}
     ImportFact can_import(const std::string& module) override {
         asked.push_back(module);
-        return {m_state, m_state == ImportFact::State::fails
-                             ? "ModuleNotFoundError: No module named '" + module + "'"
-                             : ""};
+        return {m_state,
+                m_state == ImportFact::State::fails ? "ModuleNotFoundError: No module named '" + module + "'" : ""};
     }
     std::vector<std::string> asked;
 
-  private:
+private:
     ImportFact::State m_state;
 };
 
 /// A baseline that passes every rule when apex imports: the seed's section 8.
-const std::string k_good = "--transformer-impl transformer_engine\n"  // 1
-                           "--enable-hyper-connections\n"             // 2
-                           "--num-residual-streams 4\n"               // 3
-                           "--cuda-graph-impl transformer_engine\n"   // 4
-                           "--cuda-graph-scope moe_router\n";         // 5
+const std::string k_good =
+    "--transformer-impl transformer_engine\n"  // 1
+    "--enable-hyper-connections\n"             // 2
+    "--num-residual-streams 4\n"               // 3
+    "--cuda-graph-impl transformer_engine\n"   // 4
+    "--cuda-graph-scope moe_router\n";         // 5
 
-std::vector<Finding> lint(const std::string& text,
-                          ImportFact::State apex = ImportFact::State::imports,
+std::vector<Finding> lint(const std::string& text, ImportFact::State apex = ImportFact::State::imports,
                           exec::EnvMap env = {}, const std::string& name = "cfg.args") {
     auto config = parse_config(text, name);
     REQUIRE(config);
@@ -95,16 +94,16 @@ TEST_CASE("mHC with each forbidden fine-grained schedule flag is an error at its
 }
 
 TEST_CASE("the forbidden flags are fine without mHC") {
-    auto findings = lint("--transformer-impl transformer_engine\n--delay-wgrad-compute\n"
-                         "--overlap-moe-expert-parallel-comm\n--cuda-graph-scope attn\n");
+    auto findings = lint(
+        "--transformer-impl transformer_engine\n--delay-wgrad-compute\n"
+        "--overlap-moe-expert-parallel-comm\n--cuda-graph-scope attn\n");
     CHECK(errors(findings).empty());
 }
 
 TEST_CASE("main's spelling of mHC triggers the same rule (alias)") {
     auto findings = errors(lint("--enable-mhc-connections\n--delay-wgrad-compute\n"));
     REQUIRE(findings.size() == 1);
-    CHECK(findings[0].message ==
-          "--delay-wgrad-compute is not allowed with --enable-mhc-connections");
+    CHECK(findings[0].message == "--delay-wgrad-compute is not allowed with --enable-mhc-connections");
 }
 
 TEST_CASE("with mHC every graph scope but moe_router is an error") {
@@ -121,42 +120,38 @@ TEST_CASE("with mHC every graph scope but moe_router is an error") {
     }
     CHECK(errors(lint("--enable-hyper-connections\n--cuda-graph-scope moe_router\n")).empty());
     // The newer flag name and a second value are caught too.
-    auto modules =
-        errors(lint("--enable-hyper-connections\n--cuda-graph-modules moe_router attn\n"));
+    auto modules = errors(lint("--enable-hyper-connections\n--cuda-graph-modules moe_router attn\n"));
     REQUIRE(modules.size() == 1);
     CHECK(modules[0].message.rfind("--cuda-graph-modules attn is not allowed", 0) == 0);
 }
 
 TEST_CASE("with mHC and TE CUDA graphs the default (full-layer) scope is an error") {
-    auto findings =
-        errors(lint("--enable-hyper-connections\n--cuda-graph-impl transformer_engine\n"));
+    auto findings = errors(lint("--enable-hyper-connections\n--cuda-graph-impl transformer_engine\n"));
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].rule == "mhc-cuda-graph-scope-explicit");
     CHECK(findings[0].message ==
           "--cuda-graph-scope=moe_router (or --cuda-graph-modules) is required with "
           "--enable-hyper-connections and --cuda-graph-impl=transformer_engine");
-    CHECK(findings[0].evidence ==
-          std::vector<std::string>{"cfg.args:1: --enable-hyper-connections",
-                                   "cfg.args:2: --cuda-graph-impl transformer_engine"});
+    CHECK(findings[0].evidence == std::vector<std::string>{"cfg.args:1: --enable-hyper-connections",
+                                                           "cfg.args:2: --cuda-graph-impl transformer_engine"});
 }
 
-TEST_CASE("without apex's fused_weight_gradient_mlp_cuda --no-gradient-accumulation-fusion is "
-          "required") {
+TEST_CASE(
+    "without apex's fused_weight_gradient_mlp_cuda --no-gradient-accumulation-fusion is "
+    "required") {
     auto findings = errors(lint(k_good, ImportFact::State::fails));
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].rule == "no-apex-no-grad-accum-fusion");
-    CHECK(findings[0].message == "--no-gradient-accumulation-fusion is required with `import "
-                                 "fused_weight_gradient_mlp_cuda` failing");
+    CHECK(findings[0].message ==
+          "--no-gradient-accumulation-fusion is required with `import "
+          "fused_weight_gradient_mlp_cuda` failing");
     REQUIRE(findings[0].evidence.size() == 1);
     CHECK(findings[0].evidence[0] ==
           "python -c 'import fused_weight_gradient_mlp_cuda': ModuleNotFoundError: No module "
           "named 'fused_weight_gradient_mlp_cuda'");
-    CHECK(errors(lint(k_good + "--no-gradient-accumulation-fusion\n", ImportFact::State::fails))
-              .empty());
+    CHECK(errors(lint(k_good + "--no-gradient-accumulation-fusion\n", ImportFact::State::fails)).empty());
     // The YAML spelling of the same flag.
-    CHECK(errors(lint("gradient_accumulation_fusion: false\n", ImportFact::State::fails, {},
-                      "cfg.yaml"))
-              .empty());
+    CHECK(errors(lint("gradient_accumulation_fusion: false\n", ImportFact::State::fails, {}, "cfg.yaml")).empty());
 }
 
 TEST_CASE("an unknown import fact is an info finding, never an error") {
@@ -191,8 +186,7 @@ TEST_CASE("the import fact comes from the venv's own python (real probe, fake in
     VenvImportProbe probe(venv.path());
     auto missing = probe.can_import("fused_weight_gradient_mlp_cuda");
     CHECK(missing.state == ImportFact::State::fails);
-    CHECK(missing.detail ==
-          "ModuleNotFoundError: No module named 'fused_weight_gradient_mlp_cuda'");
+    CHECK(missing.detail == "ModuleNotFoundError: No module named 'fused_weight_gradient_mlp_cuda'");
     CHECK(probe.can_import("torch").state == ImportFact::State::imports);  // and cwd was "/"
 
     auto config = parse_config(k_good, "cfg.args");
@@ -207,13 +201,15 @@ TEST_CASE("the import fact comes from the venv's own python (real probe, fake in
 }
 
 TEST_CASE("MCORE_DPA_USE_SDPA with the TE path is an error, from the script or the environment") {
-    auto script = errors(lint("MCORE_DPA_USE_SDPA=1 torchrun pretrain_gpt.py \\\n"
-                              "  --transformer-impl transformer_engine\n",
-                              ImportFact::State::imports, {}, "train.sh"));
+    auto script =
+        errors(lint("MCORE_DPA_USE_SDPA=1 torchrun pretrain_gpt.py \\\n"
+                    "  --transformer-impl transformer_engine\n",
+                    ImportFact::State::imports, {}, "train.sh"));
     REQUIRE(script.size() == 1);
     CHECK(script[0].rule == "te-no-sdpa-env");
-    CHECK(script[0].message == "MCORE_DPA_USE_SDPA must not be set with "
-                               "--transformer-impl=transformer_engine");
+    CHECK(script[0].message ==
+          "MCORE_DPA_USE_SDPA must not be set with "
+          "--transformer-impl=transformer_engine");
     CHECK(script[0].evidence[0] == "train.sh:1: MCORE_DPA_USE_SDPA=1 torchrun pretrain_gpt.py \\");
 
     auto env = errors(lint(k_good, ImportFact::State::imports, {{"MCORE_DPA_USE_SDPA", "1"}}));
@@ -221,18 +217,18 @@ TEST_CASE("MCORE_DPA_USE_SDPA with the TE path is an error, from the script or t
     CHECK(env[0].evidence[0] == "environment: MCORE_DPA_USE_SDPA=1");
 
     // The local path may use it.
-    CHECK(errors(lint("--transformer-impl local\n", ImportFact::State::imports,
-                      {{"MCORE_DPA_USE_SDPA", "1"}}))
-              .empty());
+    CHECK(
+        errors(lint("--transformer-impl local\n", ImportFact::State::imports, {{"MCORE_DPA_USE_SDPA", "1"}})).empty());
 }
 
 TEST_CASE("Megatron's nested --yaml-cfg layout is checked with file:line evidence") {
-    auto findings = errors(lint("language_model:\n"
-                                "  enable_hyper_connections: true\n"
-                                "  cuda_graph_scope: attn\n"
-                                "model_parallel:\n"
-                                "  delay_wgrad_compute: true\n",
-                                ImportFact::State::imports, {}, "gpt.yaml"));
+    auto findings =
+        errors(lint("language_model:\n"
+                    "  enable_hyper_connections: true\n"
+                    "  cuda_graph_scope: attn\n"
+                    "model_parallel:\n"
+                    "  delay_wgrad_compute: true\n",
+                    ImportFact::State::imports, {}, "gpt.yaml"));
     REQUIRE(findings.size() == 2);
     CHECK(findings[0].rule == "mhc-no-fine-grained-schedule");
     CHECK(findings[0].evidence[0] == "gpt.yaml:5: delay_wgrad_compute: true");
@@ -267,7 +263,7 @@ severity = "warning"
 explain = "e"
 fix = "f"
 )",
-                                  "r.toml");
+                                 "r.toml");
     REQUIRE(r);
     FakeProbe probe(ImportFact::State::imports);
     auto check = [&](const std::string& text) {
@@ -275,12 +271,12 @@ fix = "f"
         REQUIRE(c);
         return lint_config(*c, *r, probe, {});
     };
-    auto wrong = check("--transformer-impl local\n--transformer-impl transformer_engine\n"
-                       "--attn-backend fused\n");
+    auto wrong = check(
+        "--transformer-impl local\n--transformer-impl transformer_engine\n"
+        "--attn-backend fused\n");
     REQUIRE(wrong.size() == 1);
     CHECK(wrong[0].severity == Severity::warning);
-    CHECK(wrong[0].message ==
-          "--attn-backend must be flash with --transformer-impl=transformer_engine, not fused");
+    CHECK(wrong[0].message == "--attn-backend must be flash with --transformer-impl=transformer_engine, not fused");
     CHECK(wrong[0].evidence[0] == "c.args:3: --attn-backend fused");
     CHECK(check("--transformer-impl transformer_engine\n--transformer-impl local\n").empty());
     CHECK(check("--transformer-impl transformer_engine\n--attention-backend flash\n").empty());
@@ -299,9 +295,7 @@ TEST_CASE("a module name of any length is checked without std::regex") {
     CHECK(bad.state == ImportFact::State::unknown);
     CHECK(bad.detail.size() < 300);
     CHECK(bad.detail.find("is not a module name") != std::string::npos);
-    CHECK_FALSE(nowhere.can_import("a..b").detail.find("is not a module name") ==
-                std::string::npos);
-    CHECK_FALSE(nowhere.can_import("a.").detail.find("is not a module name") ==
-                std::string::npos);
+    CHECK_FALSE(nowhere.can_import("a..b").detail.find("is not a module name") == std::string::npos);
+    CHECK_FALSE(nowhere.can_import("a.").detail.find("is not a module name") == std::string::npos);
     CHECK(nowhere.can_import("_a1.b_2").detail.rfind("no interpreter at ", 0) == 0);
 }

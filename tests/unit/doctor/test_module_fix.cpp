@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char *k_recipe =
+const char* k_recipe =
     "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
     "[[step]]\nid = \"torch\"\nkind = \"install\"\npackages = [\"torch\"]\n"
     "[[step]]\nid = \"apex\"\nkind = \"run\"\nargv = [\"true\"]\n"
@@ -32,7 +32,7 @@ const char *k_recipe =
 
 // The reference recipe's TransformerEngine steps: te-core installs the package (its
 // transformer_engine/pytorch/ included), te-torch builds the extension that package imports.
-const char *k_te_recipe =
+const char* k_te_recipe =
     "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n"
     "[[step]]\nid = \"te-core\"\nkind = \"install\"\npackages = [\"transformer_engine\"]\n"
     "verify = [{ import = \"transformer_engine.common\" }]\n"
@@ -40,17 +40,14 @@ const char *k_te_recipe =
     "verify = [{ import = \"transformer_engine.pytorch\" }]\n";
 
 /// site-packages of `venv` with one distribution whose RECORD lists `files`.
-std::map<std::string, pyenv::Distribution> one_dist(const fs::path &venv, const std::string &name,
-                                                    const std::string &version,
-                                                    const std::vector<std::string> &files) {
+std::map<std::string, pyenv::Distribution> one_dist(const fs::path& venv, const std::string& name,
+                                                    const std::string& version, const std::vector<std::string>& files) {
     auto site = venv / "lib" / "python3.11" / "site-packages";
     auto info = site / fmt::format("{}-{}.dist-info", name, version);
     fs::create_directories(info);
-    std::ofstream(info / "METADATA") << fmt::format(
-        "Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version);
+    std::ofstream(info / "METADATA") << fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version);
     std::ofstream record(info / "RECORD");
-    for (const auto &f : files)
-        record << f << ",,\n";
+    for (const auto& f : files) record << f << ",,\n";
     record << info.filename().string() << "/METADATA,,\n";
     record.close();
     auto dists = pyenv::scan_site_packages(site);
@@ -86,8 +83,7 @@ TEST_CASE("module_fix re-runs the step that provides a module", "[doctor][import
     // A distribution that provides it (by its RECORD), owned by a step per the journal: a
     // module no step verifies is fixed by re-running that owner.
     auto dists = one_dist(options.venv, "apex", "0.1",
-                          {"amp_C.cpython-311-x86_64-linux-gnu.so",
-                           "apex_C.cpython-311-x86_64-linux-gnu.so"});
+                          {"amp_C.cpython-311-x86_64-linux-gnu.so", "apex_C.cpython-311-x86_64-linux-gnu.so"});
     options.owners["apex"] = "torch";
     CHECK(detail::module_fix(options, "apex_C", dists) ==
           "re-run step 'torch' (bootstrap run r.toml --venv " + venv +
@@ -99,13 +95,13 @@ TEST_CASE("module_fix re-runs the step that provides a module", "[doctor][import
     options.owners.clear();
     options.recipe = nullptr;
     CHECK(detail::module_fix(options, "amp_C", dists) ==
-          fmt::format("uv pip install --python {} --reinstall apex",
-                      (options.venv / "bin" / "python").string()));
+          fmt::format("uv pip install --python {} --reinstall apex", (options.venv / "bin" / "python").string()));
 }
 
-TEST_CASE("transformer_engine.pytorch is fixed by the step that verifies it, not by the owner "
-          "of transformer_engine",
-          "[doctor][imports]") {
+TEST_CASE(
+    "transformer_engine.pytorch is fixed by the step that verifies it, not by the owner "
+    "of transformer_engine",
+    "[doctor][imports]") {
     core::TempDir dir("modfix");
     auto recipe = steps::parse_recipe(k_te_recipe, "/srv/h200 te.toml");
     REQUIRE(recipe);
@@ -113,14 +109,12 @@ TEST_CASE("transformer_engine.pytorch is fixed by the step that verifies it, not
     options.venv = dir.path() / "my venv";
     options.recipe = &*recipe;
     auto dists = one_dist(options.venv, "transformer_engine", "2.14.1",
-                          {"transformer_engine/__init__.py",
-                           "transformer_engine/common/__init__.py",
+                          {"transformer_engine/__init__.py", "transformer_engine/common/__init__.py",
                            "transformer_engine/pytorch/__init__.py"});
     options.owners["transformer-engine"] = "te-core";
     const std::string venv = "'" + options.venv.string() + "'";
     CHECK(detail::module_fix(options, "transformer_engine.pytorch", dists) ==
-          "re-run step 'te-torch' (bootstrap run '/srv/h200 te.toml' --venv " + venv +
-              " --only te-torch --force)");
+          "re-run step 'te-torch' (bootstrap run '/srv/h200 te.toml' --venv " + venv + " --only te-torch --force)");
     // transformer_engine itself (a default check) is the package's: te-core.
     CHECK(detail::module_fix(options, "transformer_engine", dists) ==
           "re-run step 'te-core' (bootstrap run '/srv/h200 te.toml' --venv " + venv +
@@ -128,26 +122,24 @@ TEST_CASE("transformer_engine.pytorch is fixed by the step that verifies it, not
               "transformer_engine 2.14.1");
 }
 
-TEST_CASE("fix commands name the venv, the recorded recipe and the owner's indexes, without "
-          "credentials",
-          "[doctor][fixes]") {
+TEST_CASE(
+    "fix commands name the venv, the recorded recipe and the owner's indexes, without "
+    "credentials",
+    "[doctor][fixes]") {
     DoctorOptions options;
     options.venv = "/opt/venv";
-    CHECK(detail::run_command(options, "--only cublas") ==
-          "bootstrap run RECIPE --venv /opt/venv --only cublas");
+    CHECK(detail::run_command(options, "--only cublas") == "bootstrap run RECIPE --venv /opt/venv --only cublas");
     // An image: the recipe its run read, still there unchanged (the CLI checks its digest).
     options.recorded_recipe = "/etc/bootstrap/recipe.toml";
     CHECK(detail::run_command(options, "--recreate") ==
           "bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv --recreate");
-    CHECK(detail::run_command(options, "") ==
-          "bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv");
+    CHECK(detail::run_command(options, "") == "bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv");
 
     CHECK(detail::install_command(options, "nvidia-cublas", "nvidia-cublas==13.1.0.3") ==
           "uv pip install --python /opt/venv/bin/python nvidia-cublas==13.1.0.3");
     options.owners["nvidia-cublas"] = "cublas";
     options.step_indexes["cublas"] = {"https://***@repo.example/simple", "https://pypi.nvidia.com"};
-    CHECK(detail::install_command(options, "nvidia-cublas", "nvidia-cublas>=13.4",
-                                  detail::InstallMode::upgrade) ==
+    CHECK(detail::install_command(options, "nvidia-cublas", "nvidia-cublas>=13.4", detail::InstallMode::upgrade) ==
           "uv pip install --python /opt/venv/bin/python --index-url https://repo.example/simple "
           "--extra-index-url https://pypi.nvidia.com --upgrade 'nvidia-cublas>=13.4'");
 
@@ -163,13 +155,11 @@ TEST_CASE("fix commands name the venv, the recorded recipe and the owner's index
           "--extra-index-url https://pypi.nvidia.com --force-reinstall nvidia-cublas");
 }
 
-TEST_CASE("without a recipe the venv's recorded overrides are the declared ones",
-          "[doctor][deps]") {
+TEST_CASE("without a recipe the venv's recorded overrides are the declared ones", "[doctor][deps]") {
     DoctorOptions options;
     options.venv = "/opt/venv";
     CHECK(declared_overrides(options).empty());
-    options.recorded_overrides =
-        std::vector<DeclaredOverride>{{"cublas", "torch", "nvidia-cublas"}};
+    options.recorded_overrides = std::vector<DeclaredOverride>{{"cublas", "torch", "nvidia-cublas"}};
     auto recorded = declared_overrides(options);
     REQUIRE(recorded.size() == 1);
     CHECK(recorded[0].step == "cublas");

@@ -13,11 +13,12 @@ namespace {
 
 /// An upstream Megatron training_log() line (--log-throughput).
 std::string iteration_line(int it, double tflops) {
-    return fmt::format(" [2025-05-21 10:{:02d}:00] iteration {:>8d}/  500000 | consumed samples: "
-                       "{:>12d} | elapsed time per iteration (ms): 5123.4 | throughput per GPU "
-                       "(TFLOP/s/GPU): {:.1f} | learning rate: 3.000000E-04 | global batch size: "
-                       "  256 | lm loss: 7.123456E+00 | loss scale: 1.0 | grad norm: 1.234 |\n",
-                       it % 60, it, it * 256, tflops);
+    return fmt::format(
+        " [2025-05-21 10:{:02d}:00] iteration {:>8d}/  500000 | consumed samples: "
+        "{:>12d} | elapsed time per iteration (ms): 5123.4 | throughput per GPU "
+        "(TFLOP/s/GPU): {:.1f} | learning rate: 3.000000E-04 | global batch size: "
+        "  256 | lm loss: 7.123456E+00 | loss scale: 1.0 | grad norm: 1.234 |\n",
+        it % 60, it, it * 256, tflops);
 }
 
 PerfOptions on(const std::string& gpu) {
@@ -29,8 +30,7 @@ PerfOptions on(const std::string& gpu) {
 }  // namespace
 
 TEST_CASE("throughput lines are found with their iteration and line") {
-    std::string log =
-        "using world size: 8\n" + iteration_line(10, 300.0) + "noise\n" + iteration_line(20, 402.5);
+    std::string log = "using world size: 8\n" + iteration_line(10, 300.0) + "noise\n" + iteration_line(20, 402.5);
     auto samples = parse_throughput(log);
     REQUIRE(samples.size() == 2);
     CHECK(samples[0].line == 2);
@@ -42,8 +42,8 @@ TEST_CASE("throughput lines are found with their iteration and line") {
 }
 
 TEST_CASE("MFU against the H200's 989.4, warm-up skipped, median") {
-    std::string log = iteration_line(10, 120.0) + iteration_line(20, 400.0) +
-                      iteration_line(30, 410.0) + iteration_line(40, 395.0);
+    std::string log =
+        iteration_line(10, 120.0) + iteration_line(20, 400.0) + iteration_line(30, 410.0) + iteration_line(40, 395.0);
     auto r = analyze_perf(log, "train.log", on("NVIDIA H200"));
     REQUIRE(r);
     CHECK(r->samples == 4);
@@ -138,15 +138,13 @@ TEST_CASE("baseline comparison: a drop beyond the tolerance, within it, above it
     auto within = analyze_perf(log, "x.log", o);
     REQUIRE(within);
     CHECK_FALSE(within->below_baseline);
-    CHECK(format_perf(*within, "x.log").find("3.4% below, within the 5.0% tolerance") !=
-          std::string::npos);
+    CHECK(format_perf(*within, "x.log").find("3.4% below, within the 5.0% tolerance") != std::string::npos);
 
     o.baseline->tflops = 200.0;
     auto above = analyze_perf(log, "x.log", o);
     REQUIRE(above);
     CHECK_FALSE(above->below_baseline);
-    CHECK(format_perf(*above, "x.log").find("40.0% above, better than the baseline") !=
-          std::string::npos);
+    CHECK(format_perf(*above, "x.log").find("40.0% above, better than the baseline") != std::string::npos);
 }
 
 TEST_CASE("a log without throughput lines is invalid input naming the flag to add") {
@@ -159,17 +157,17 @@ TEST_CASE("a log without throughput lines is invalid input naming the flag to ad
 TEST_CASE("hostile numbers in a log are skipped, never thrown") {
     // std::stod threw std::out_of_range on these, which aborted `bootstrap perf`.
     std::string huge(400, '1');
-    std::string log = "iteration 10/ 100 | throughput per GPU (TFLOP/s/GPU): " + huge + " |\n" +
-                      "iteration " + huge + "/ 100 | throughput per GPU (TFLOP/s/GPU): 400.0 | "
-                      "MFU: " + huge + "%\n";
+    std::string log = "iteration 10/ 100 | throughput per GPU (TFLOP/s/GPU): " + huge + " |\n" + "iteration " + huge +
+                      "/ 100 | throughput per GPU (TFLOP/s/GPU): 400.0 | "
+                      "MFU: " +
+                      huge + "%\n";
     auto samples = parse_throughput(log);
     REQUIRE(samples.size() == 1);
     CHECK(samples[0].line == 2);
     CHECK(samples[0].tflops == Approx(400.0));
     CHECK(samples[0].iteration == -1);
     CHECK_FALSE(samples[0].mfu);
-    auto r = analyze_perf("iteration 1/ 2 | throughput per GPU (TFLOP/s/GPU): " + huge + "\n",
-                          "train.log", on("H200"));
+    auto r = analyze_perf("iteration 1/ 2 | throughput per GPU (TFLOP/s/GPU): " + huge + "\n", "train.log", on("H200"));
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::usage);
 }
@@ -177,8 +175,7 @@ TEST_CASE("hostile numbers in a log are skipped, never thrown") {
 TEST_CASE("a GPU name of any length is looked up without a regex on all of it") {
     // `\bh100\b.*\bpcie\b` on a 1,000,000-character name overflowed the stack.
     CHECK_FALSE(peak_for_gpu("h100 " + std::string(1'000'000, 'x')));
-    auto r = analyze_perf(iteration_line(1, 300.0), "train.log",
-                          on("h100 " + std::string(100'000, 'x')));
+    auto r = analyze_perf(iteration_line(1, 300.0), "train.log", on("h100 " + std::string(100'000, 'x')));
     REQUIRE_FALSE(r);
     CHECK(r.error().message.size() < 400);
     CHECK(r.error().message.find("(100005 characters)") != std::string::npos);

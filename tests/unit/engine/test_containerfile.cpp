@@ -42,15 +42,17 @@ struct World {
         write(recipe_dir / "ext" / ".git" / "HEAD", "ref: refs/heads/main\n");
         write(abs_src / "setup.py", "print('abs')\n");
         write(bin, "#!/bin/sh\necho fake bootstrap\n");
-        write(recipe_file, "schema = 1\nname = \"img\"\n[venv]\npath = \"/tmp/never/venv\"\npython = \"3.11\"\n"
-                           "installer = \"pip\"\n[device]\nfallback_arch = \"8.0\"\n"
-                           "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
-                           "[[step]]\nid = \"deps\"\nkind = \"install\"\npackages = [\"six\"]\n"
-                           "index_url = \"https://alice:{env.BS_TEST_PYPI_TOKEN}@pypi.example.org/simple\"\n"
-                           "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
-                           "source = { path = \"ext\" }\n"
-                           "[[step]]\nid = \"abs\"\nkind = \"build\"\nabi_packages = []\n"
-                           "source = { path = \"" + abs_src.string() + "\" }\n");
+        write(recipe_file,
+              "schema = 1\nname = \"img\"\n[venv]\npath = \"/tmp/never/venv\"\npython = \"3.11\"\n"
+              "installer = \"pip\"\n[device]\nfallback_arch = \"8.0\"\n"
+              "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
+              "[[step]]\nid = \"deps\"\nkind = \"install\"\npackages = [\"six\"]\n"
+              "index_url = \"https://alice:{env.BS_TEST_PYPI_TOKEN}@pypi.example.org/simple\"\n"
+              "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
+              "source = { path = \"ext\" }\n"
+              "[[step]]\nid = \"abs\"\nkind = \"build\"\nabi_packages = []\n"
+              "source = { path = \"" +
+                  abs_src.string() + "\" }\n");
     }
     engine::ContainerfileOptions options() const {
         engine::ContainerfileOptions o;
@@ -112,7 +114,9 @@ TEST_CASE("the Dockerfile: one RUN with cache mounts, explicit arch, labels, doc
         "COPY [\"sources/1/helpers.cpp\", \"/src/my dir/helpers.cpp\"]\n"
         "LABEL org.opencontainers.image.title=\"h200\" \\\n"
         "      io.bootstrap.recipe.name=\"h200\" \\\n"
-        "      io.bootstrap.recipe.digest=\"sha256:" + std::string(64, 'a') + "\" \\\n"
+        "      io.bootstrap.recipe.digest=\"sha256:" +
+        std::string(64, 'a') +
+        "\" \\\n"
         "      io.bootstrap.arch=\"9.0\" \\\n"
         "      io.bootstrap.venv=\"/opt/venv\" \\\n"
         "      io.bootstrap.version=\"1.2.3\"\n"
@@ -230,7 +234,8 @@ TEST_CASE("secrets written in the recipe are refused at their line, naming --sec
         CHECK(r.error().message.find("image.toml:27:") != std::string::npos);
     }
     SECTION("a secret-named variable with a literal value") {
-        text.replace(text.find("[device]"), 8, "[env]\nsecret = [\"MY_WORD\"]\nset = { MY_WORD = \"hunter22\" }\n[device]");
+        text.replace(text.find("[device]"), 8,
+                     "[env]\nsecret = [\"MY_WORD\"]\nset = { MY_WORD = \"hunter22\" }\n[device]");
         write(w.recipe_file, text);
         auto r = engine::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
@@ -369,9 +374,11 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
           "[[step]]\nid = \"local\"\nkind = \"install\"\npackages = [\"a\"]\nfind_links = [\"wheels\"]\n"
           "index_url = \"{vars.mirror}\"\n"
           "[[step]]\nid = \"ext\"\nkind = \"build\"\nabi_packages = []\n"
-          "source = { git = \"" + repo.string() + "\", rev = \"" + std::string(40, 'a') + "\" }\n"
-          "[[step]]\nid = \"helpers\"\nkind = \"pybind11\"\nsource = \"{vars.checkout}/pkg/helpers.cpp\"\n"
-          "module = \"helpers\"\n");
+          "source = { git = \"" +
+              repo.string() + "\", rev = \"" + std::string(40, 'a') +
+              "\" }\n"
+              "[[step]]\nid = \"helpers\"\nkind = \"pybind11\"\nsource = \"{vars.checkout}/pkg/helpers.cpp\"\n"
+              "module = \"helpers\"\n");
     ::setenv("BS_TEST_CHECKOUT", checkout.c_str(), 1);
     ::unsetenv("BS_TEST_MIRROR");
     auto recipe = steps::load_recipe(recipe_file);
@@ -446,10 +453,12 @@ TEST_CASE("a url source's archive travels in the context, fetched into this mach
     write(archive, "not really a tarball, but bytes with a sha256");
     const std::string sha = *core::sha256_file(archive);
     const fs::path recipe_file = dir.path() / "r.toml";
-    write(recipe_file, "schema = 1\nname = \"dl\"\n[venv]\npath = \"/tmp/never\"\npython = \"3.11\"\ninstaller = \"pip\"\n"
-                       "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
-                       "[[step]]\nid = \"src\"\nkind = \"build\"\nabi_packages = []\n"
-                       "source = { url = \"file://" + archive.string() + "\", sha256 = \"" + sha + "\" }\n");
+    write(recipe_file,
+          "schema = 1\nname = \"dl\"\n[venv]\npath = \"/tmp/never\"\npython = \"3.11\"\ninstaller = \"pip\"\n"
+          "[[step]]\nid = \"venv\"\nkind = \"venv\"\n"
+          "[[step]]\nid = \"src\"\nkind = \"build\"\nabi_packages = []\n"
+          "source = { url = \"file://" +
+              archive.string() + "\", sha256 = \"" + sha + "\" }\n");
     ::setenv("BOOTSTRAP_HOME", (dir.path() / "home").c_str(), 1);
     auto recipe = steps::load_recipe(recipe_file);
     REQUIRE(recipe);

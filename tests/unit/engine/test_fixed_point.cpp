@@ -47,12 +47,13 @@ TEST_CASE("the end-of-run error names every unsatisfied step and the run that fi
     auto nvrtc = install_step("nvrtc", {});
     CHECK_FALSE(engine::fixed_point_error({}, "/r/recipe.toml"));
 
-    auto one = engine::fixed_point_error(
-        {{&cublas, "nvidia-cublas 13.1.0.3 does not satisfy nvidia-cublas>=13.4.1.1"}}, "/r/recipe.toml");
+    auto one = engine::fixed_point_error({{&cublas, "nvidia-cublas 13.1.0.3 does not satisfy nvidia-cublas>=13.4.1.1"}},
+                                         "/r/recipe.toml");
     REQUIRE(one);
     CHECK(one->code == ErrorCode::step_failed);
-    CHECK(one->message ==
-          "the venv no longer satisfies step 'cublas': nvidia-cublas 13.1.0.3 does not satisfy nvidia-cublas>=13.4.1.1");
+    CHECK(
+        one->message ==
+        "the venv no longer satisfies step 'cublas': nvidia-cublas 13.1.0.3 does not satisfy nvidia-cublas>=13.4.1.1");
     CHECK(one->detail.find("bootstrap run /r/recipe.toml --from cublas") != std::string::npos);
 
     auto two = engine::fixed_point_error({{&cublas, "a"}, {&nvrtc, "b"}}, "/r/recipe.toml");

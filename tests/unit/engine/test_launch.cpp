@@ -7,8 +7,7 @@ using namespace bootstrap;
 TEST_CASE("launch's environment: the caller's, less [env] unset, inside the venv") {
     recipe::Recipe r;
     r.env_unset = {"SECRET_THING"};
-    exec::EnvMap caller{{"PATH", "/usr/bin"}, {"SECRET_THING", "1"}, {"PYTHONHOME", "/x"},
-                        {"KEEP", "yes"}};
+    exec::EnvMap caller{{"PATH", "/usr/bin"}, {"SECRET_THING", "1"}, {"PYTHONHOME", "/x"}, {"KEEP", "yes"}};
     auto env = engine::launch_environment(r, "/v", caller);
     CHECK(env.at("PATH") == "/v/bin:/usr/bin");
     CHECK(env.at("VIRTUAL_ENV") == "/v");

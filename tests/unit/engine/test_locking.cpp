@@ -20,8 +20,7 @@ std::vector<manifest::IndexFile> page(const std::string& file, const std::string
     return *files;
 }
 
-manifest::Package installed(std::string name, std::string display, std::string version,
-                            std::string tags) {
+manifest::Package installed(std::string name, std::string display, std::string version, std::string tags) {
     manifest::Package p;
     p.name = std::move(name);
     p.display_name = std::move(display);
@@ -48,8 +47,7 @@ const char* const k_json = "application/vnd.pypi.simple.v1+json";
 }  // namespace
 
 TEST_CASE("project pages are asked for by PEP 503 name, with the trailing slash") {
-    CHECK(engine::project_page_url("https://pypi.org/simple", "Pygments") ==
-          "https://pypi.org/simple/pygments/");
+    CHECK(engine::project_page_url("https://pypi.org/simple", "Pygments") == "https://pypi.org/simple/pygments/");
     CHECK(engine::project_page_url("https://pypi.org/simple/", "charset_normalizer") ==
           "https://pypi.org/simple/charset-normalizer/");
 }
@@ -71,26 +69,21 @@ TEST_CASE("the installed wheel is found by name, PEP 440 version and tag set, no
 
         // WHEEL's Tag lines come in another order than the file name's compressed set.
         auto charset = page("charset-normalizer" + ext, type);
-        CHECK(matched(charset,
-                      installed("charset-normalizer", "charset-normalizer", "3.5.3",
-                                "cp311-cp311-manylinux_2_5_x86_64,cp311-cp311-manylinux1_x86_64,"
-                                "cp311-cp311-manylinux_2_28_x86_64")) ==
+        CHECK(matched(charset, installed("charset-normalizer", "charset-normalizer", "3.5.3",
+                                         "cp311-cp311-manylinux_2_5_x86_64,cp311-cp311-manylinux1_x86_64,"
+                                         "cp311-cp311-manylinux_2_28_x86_64")) ==
               "charset_normalizer-3.5.3-cp311-cp311-manylinux1_x86_64.manylinux_2_28_x86_64."
               "manylinux_2_5_x86_64.whl "
               "2a6f937e0b70133d1f826d0a253331b6fe1a4c874808cc12e16f2fb8177042f4");
-        CHECK(matched(charset,
-                      installed(
-                          "charset-normalizer", "charset_normalizer", "3.4.1",
-                          "cp311-cp311-manylinux2014_x86_64,cp311-cp311-manylinux_2_17_x86_64")) ==
+        CHECK(matched(charset, installed("charset-normalizer", "charset_normalizer", "3.4.1",
+                                         "cp311-cp311-manylinux2014_x86_64,cp311-cp311-manylinux_2_17_x86_64")) ==
               "charset_normalizer-3.4.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl "
               "fd4ec41f914fa74ad1b8304bbc634b3de73d2a0889bd32076342a573e0779e00");
         // A yanked file is still the one that was installed.
-        CHECK(
-            matched(charset,
-                    installed("charset-normalizer", "charset-normalizer", "3.4.8",
-                              "cp311-cp311-manylinux_2_17_x86_64,cp311-cp311-manylinux2014_x86_64,"
-                              "cp311-cp311-manylinux_2_28_x86_64"))
-                .starts_with("charset_normalizer-3.4.8-cp311-cp311-manylinux2014_x86_64."));
+        CHECK(matched(charset, installed("charset-normalizer", "charset-normalizer", "3.4.8",
+                                         "cp311-cp311-manylinux_2_17_x86_64,cp311-cp311-manylinux2014_x86_64,"
+                                         "cp311-cp311-manylinux_2_28_x86_64"))
+                  .starts_with("charset_normalizer-3.4.8-cp311-cp311-manylinux2014_x86_64."));
     }
 }
 
@@ -119,8 +112,7 @@ TEST_CASE("no match names the package, version, tags and page, and the closest w
           "charset_normalizer-3.4.1-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl, "
           "charset_normalizer-3.4.1-cp311-cp311-musllinux_1_2_aarch64.whl, "
           "charset_normalizer-3.4.1-cp311-cp311-musllinux_1_2_x86_64.whl");
-    CHECK(mismatch(charset, installed("charset-normalizer", "charset-normalizer", "3.5.3",
-                                      "cp312-cp312-win_amd64"))
+    CHECK(mismatch(charset, installed("charset-normalizer", "charset-normalizer", "3.5.3", "cp312-cp312-win_amd64"))
               .ends_with("; closest wheels of 3.5.3 there: "
                          "charset_normalizer-3.5.3-cp311-cp311-manylinux1_x86_64.manylinux_2_28_"
                          "x86_64.manylinux_2_5_x86_64.whl, "
@@ -170,18 +162,19 @@ TEST_CASE("wheels that differ only by build tag must be the same bytes") {
     auto pkg = installed("demo", "demo", "1.0", "py3-none-any");
     CHECK(matched(files, pkg) == "demo-1.0-1-py3-none-any.whl " + a);
     files[1].sha256 = b;
-    CHECK(mismatch(files, pkg) == "demo 1.0: several different wheels with tags {py3-none-any} on "
-                                  "https://pypi.org/simple/x/: "
-                                  "demo-1.0-1-py3-none-any.whl, demo-1.0-2-py3-none-any.whl");
+    CHECK(mismatch(files, pkg) ==
+          "demo 1.0: several different wheels with tags {py3-none-any} on "
+          "https://pypi.org/simple/x/: "
+          "demo-1.0-1-py3-none-any.whl, demo-1.0-2-py3-none-any.whl");
 }
 
 TEST_CASE("locked requirements pin with hashes, drift is named") {
     manifest::LockedPackage a{"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", "aa", {}};
     manifest::LockedPackage b{"local-pkg", "0.1", "local_pkg-0.1-py3-none-any.whl", "bb", {}};
-    auto text = manifest::locked_requirements(
-        {&a, &b}, {{"local-pkg", "/store/local_pkg-0.1-py3-none-any.whl"}});
-    CHECK(text == "demo-core==1.0.0 --hash=sha256:aa\n/store/local_pkg-0.1-py3-none-any.whl "
-                  "--hash=sha256:bb\n");
+    auto text = manifest::locked_requirements({&a, &b}, {{"local-pkg", "/store/local_pkg-0.1-py3-none-any.whl"}});
+    CHECK(text ==
+          "demo-core==1.0.0 --hash=sha256:aa\n/store/local_pkg-0.1-py3-none-any.whl "
+          "--hash=sha256:bb\n");
 
     manifest::Lockfile lock;
     lock.packages["demo-core"] = a;

@@ -4,11 +4,11 @@
 
 #include <sys/stat.h>
 
-#include "steps/kind.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/kind.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -97,8 +97,8 @@ TEST_CASE("step keys are stable, not chained, and ignore volatile variables") {
     CHECK(c->steps[1].key != a->steps[1].key);
 
     // Changing the venv step changes its own key, not those of later steps (no chain).
-    auto r2 = w.recipe(std::string(k_steps).replace(k_steps.find("kind = \"venv\""), 13,
-                                                    "kind = \"venv\"\nenv = { X = \"1\" }"));
+    auto r2 = w.recipe(
+        std::string(k_steps).replace(k_steps.find("kind = \"venv\""), 13, "kind = \"venv\"\nenv = { X = \"1\" }"));
     auto d = engine::make_plan(r2, {}, w.facts());
     REQUIRE(d);
     CHECK(d->steps[0].key != a->steps[0].key);
@@ -160,7 +160,8 @@ packages = ["nvidia-cublas==13.1.0.3"]
         REQUIRE(at != nvrx.argv.end());
         CHECK(*(at + 1) == file.string());
         REQUIRE(nvrx.install() != nullptr);
-        CHECK(nvrx.install()->overrides == std::vector<std::pair<std::string, std::string>>{{"cublas", "nvidia-cublas"}});
+        CHECK(nvrx.install()->overrides ==
+              std::vector<std::pair<std::string, std::string>>{{"cublas", "nvidia-cublas"}});
         CHECK(nvrx.key_explain.find("overrides: [cublas: nvidia-cublas]\n") != std::string::npos);
         // Before the override, and a step naming the package itself: nothing to keep.
         for (size_t i : {1, 3, 5}) {
@@ -177,9 +178,9 @@ TEST_CASE("key explain lists every input in order") {
     REQUIRE(plan);
     std::string explain = plan->steps[1].key_explain;
     std::string uv = (w.bin / "uv").string();
-    for (const char* field : {"scheme: bootstrap-step-v4\n", "id: torch\n", "kind: install\n",
-                              "argv: [", "cwd: /\n", "env.set: [UV_NO_PROGRESS=1]\n",
-                              "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
+    for (const char* field :
+         {"scheme: bootstrap-step-v4\n", "id: torch\n", "kind: install\n", "argv: [", "cwd: /\n",
+          "env.set: [UV_NO_PROGRESS=1]\n", "env.unset: []\n", "env.inherited: []\n", "installer: uv ", "verify: []\n"})
         CHECK(explain.find(field) != std::string::npos);
     CHECK(explain.find("HOME=") == std::string::npos);
     CHECK(explain.find("previous") == std::string::npos);  // keys are not chained
@@ -220,8 +221,8 @@ TEST_CASE("pip backend: venv module and python -m pip with timeout and retries")
     auto r = w.recipe(k_steps, "pip");
     auto plan = engine::make_plan(r, {}, w.facts());
     REQUIRE(plan);
-    CHECK(plan->steps[0].argv == std::vector<std::string>{(w.bin / "python3.11").string(), "-m", "venv",
-                                                          (w.dir.path() / "venv").string()});
+    CHECK(plan->steps[0].argv ==
+          std::vector<std::string>{(w.bin / "python3.11").string(), "-m", "venv", (w.dir.path() / "venv").string()});
     const auto& argv = plan->steps[1].argv;
     REQUIRE(argv.size() >= 8);
     CHECK(argv[0] == (w.dir.path() / "venv/bin/python").string());
@@ -241,8 +242,7 @@ TEST_CASE("a venv path with a control character is refused with where it came fr
                                       std::to_string(w.dir.path().string().size() + 2) +
                                       "); choose a path without one");
 
-    std::string text =
-        "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
+    std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"v\\tx\"\npython = \"3.11\"\n" + k_steps;
     auto r = steps::parse_recipe(text, (w.dir.path() / "t.toml").string());
     REQUIRE(r);
     auto from_recipe = engine::make_plan(*r, {}, w.facts());
@@ -268,9 +268,8 @@ TEST_CASE("an existing directory that is not a venv is kept unless --recreate") 
     REQUIRE_FALSE(plan);
     CHECK(plan.error().code == ErrorCode::usage);
     CHECK_THAT(plan.error().message,
-               Catch::EndsWith(dir.string() +
-                               " exists and is not a venv (no pyvenv.cfg), but it is "
-                               "not empty: it holds data, train.py"));
+               Catch::EndsWith(dir.string() + " exists and is not a venv (no pyvenv.cfg), but it is "
+                                              "not empty: it holds data, train.py"));
     CHECK_THAT(plan.error().detail, Catch::Contains("--recreate"));
     CHECK(fs::exists(dir / "train.py"));  // planning changes nothing
 

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -40,8 +40,8 @@ struct World {
         return f;
     }
     recipe::Recipe recipe(const std::string& rest) const {
-        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" +
-                           (dir.path() / "venv").string() + "\"\npython = \"3.11\"\n" + rest;
+        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
+                           "\"\npython = \"3.11\"\n" + rest;
         auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return *r;
@@ -67,8 +67,9 @@ bool has_note(const engine::Plan& plan, const std::string& part) {
 TEST_CASE("a recipe without {device.*} probes nothing") {
     World w;
     FakeDevices devices("9.0");
-    auto r = w.recipe("[device]\nprobes = [\"driver\"]\n[[step]]\nid = \"a\"\nkind = \"run\"\n"
-                      "argv = [\"true\"]\n");
+    auto r = w.recipe(
+        "[device]\nprobes = [\"driver\"]\n[[step]]\nid = \"a\"\nkind = \"run\"\n"
+        "argv = [\"true\"]\n");
     auto plan = engine::make_plan(r, {}, w.facts());
     REQUIRE(plan);
     CHECK(plan->device_origin().empty());
@@ -102,8 +103,8 @@ TEST_CASE("an --arch probes nothing, quietly, and the arch is in the key") {
     CHECK(given->notices.empty());
     CHECK(given->device_origin() == "8.0 (--arch 8.0)");
     // The driver would have said 9.0 on an H200: nothing asked it.
-    CHECK(given->device_facts == std::map<std::string, std::string>{
-                                     {"cuda_archs", "8.0"}, {"cuda_archs_from", "--arch 8.0"}});
+    CHECK(given->device_facts ==
+          std::map<std::string, std::string>{{"cuda_archs", "8.0"}, {"cuda_archs_from", "--arch 8.0"}});
     auto detected = engine::make_plan(r, {}, w.facts());
     REQUIRE(detected);
     CHECK(detected->device_facts.at("gpus") == "Fake GPU sm_90 (9.0)");
@@ -154,9 +155,10 @@ TEST_CASE("a --no-device plan uses fallback_arch (with ptx), and needs one") {
 
 TEST_CASE("{device.*} in [vars] resolves in steps, the venv path alone probes nothing") {
     World w;
-    auto r = w.recipe("[vars]\nlist = \"{device.torch_arch_list}\"\n"
-                      "[device]\nfallback_arch = \"8.9\"\n"
-                      "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.list}\"]\n");
+    auto r = w.recipe(
+        "[vars]\nlist = \"{device.torch_arch_list}\"\n"
+        "[device]\nfallback_arch = \"8.9\"\n"
+        "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.list}\"]\n");
     engine::PlanOptions opts;
     opts.no_device = true;
     auto venv = engine::resolve_venv_path(r, opts, w.facts());
@@ -168,8 +170,9 @@ TEST_CASE("{device.*} in [vars] resolves in steps, the venv path alone probes no
 
 TEST_CASE("{python.site_packages} is the venv's purelib, known once the venv exists") {
     World w;
-    auto r = w.recipe("[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"e\"\nkind = \"run\"\n"
-                      "argv = [\"echo\", \"{python.site_packages}/include\"]\n");
+    auto r = w.recipe(
+        "[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"e\"\nkind = \"run\"\n"
+        "argv = [\"echo\", \"{python.site_packages}/include\"]\n");
     auto early = engine::make_plan(r, {}, w.facts());
     REQUIRE(early);
     CHECK_FALSE(early->steps[1].complete);
@@ -188,8 +191,9 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     REQUIRE(core::write_file_atomic(source, "int x;\n"));
     std::ofstream(w.bin / "c++") << "#!/bin/sh\n";
     fs::permissions(w.bin / "c++", fs::perms::owner_all);
-    auto r = w.recipe("[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"h\"\nkind = \"pybind11\"\nsource = \"" + source.string() +
-                      "\"\nmodule = \"helpers_cpp\"\nextra_args = [\"-DX\"]\n");
+    auto r =
+        w.recipe("[[step]]\nid = \"venv\"\nkind = \"venv\"\n\n[[step]]\nid = \"h\"\nkind = \"pybind11\"\nsource = \"" +
+                 source.string() + "\"\nmodule = \"helpers_cpp\"\nextra_args = [\"-DX\"]\n");
 
     // Before the venv exists the include dir and EXT_SUFFIX are unknown: no key yet.
     auto early = engine::make_plan(r, {}, w.facts());
@@ -204,9 +208,8 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
     REQUIRE(plan);
     const auto& s = plan->steps[1];
     std::string output = (source.parent_path() / "helpers_cpp.cpython-311-x86_64-linux-gnu.so").string();
-    CHECK(s.argv == std::vector<std::string>{(w.bin / "c++").string(), "-O3", "-shared", "-std=c++17",
-                                             "-fPIC", "-I/py/include/python3.11", "-DX",
-                                             source.string(), "-o", output});
+    CHECK(s.argv == std::vector<std::string>{(w.bin / "c++").string(), "-O3", "-shared", "-std=c++17", "-fPIC",
+                                             "-I/py/include/python3.11", "-DX", source.string(), "-o", output});
     REQUIRE(s.pybind11());
     CHECK(s.pybind11()->output == output);
     CHECK(s.pybind11()->includes_at == 6);
@@ -233,10 +236,11 @@ TEST_CASE("a pybind11 step compiles with the venv's headers and is keyed by sour
 TEST_CASE("a step the selection leaves out asks no device, also through [vars]") {
     World w;
     // No driver at all: a device value that is asked for cannot be answered.
-    auto r = w.recipe("[vars]\narch = \"{device.arch}\"\n[device]\nprobes = [\"driver\"]\n"
-                      "[[step]]\nid = \"a\"\nkind = \"run\"\nargv = [\"true\"]\n"
-                      "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.arch}\"]\n" +
-                      k_build_step);
+    auto r = w.recipe(
+        "[vars]\narch = \"{device.arch}\"\n[device]\nprobes = [\"driver\"]\n"
+        "[[step]]\nid = \"a\"\nkind = \"run\"\nargv = [\"true\"]\n"
+        "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"echo\", \"{vars.arch}\"]\n" +
+        k_build_step);
     const auto facts = w.facts((w.dir.path() / "no-libcuda.so").string());
     auto all = engine::make_plan(r, {}, facts);
     REQUIRE_FALSE(all);

@@ -35,8 +35,7 @@ struct KeysWorld {
         REQUIRE(r);
         recipe = std::move(*r);  // the plan points into the recipe's steps
         engine::Facts f;
-        f.env = {{"PATH", bin.string()}, {"HOME", "/root"},
-                 {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
+        f.env = {{"PATH", bin.string()}, {"HOME", "/root"}, {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
         f.cpus = 4;
         engine::PlanOptions opts;
         opts.dry_run = true;
@@ -119,29 +118,32 @@ unless = ["test", "-e", "/srv/ok"]
 TEST_CASE("sync keys: the project and extra args reach uv sync") {
     KeysWorld w;
     const auto proj = (w.dir.path() / "proj").string();
-    const std::string step = "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj +
-                             "\"\nargs = [\"--inexact\"]\n";
+    const std::string step =
+        "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj + "\"\nargs = [\"--inexact\"]\n";
     // A project directory that does not exist is found when the plan is made, at its line.
     auto missing = w.plan(step);
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == ErrorCode::invalid_recipe);
-    CHECK(missing.error().message == (w.dir.path() / "t.toml").string() + ":14:11: step 's': project " + proj +
-                                         " does not exist");
+    CHECK(missing.error().message ==
+          (w.dir.path() / "t.toml").string() + ":14:11: step 's': project " + proj + " does not exist");
     fs::create_directories(proj);
     auto plan = w.plan(step);
     if (!plan) FAIL(plan.error().message);
     CHECK(has(plan->steps[0].argv, {"--inexact"}));
     CHECK(std::find(plan->steps[0].argv.begin(), plan->steps[0].argv.end(), proj) != plan->steps[0].argv.end());
     // Optional: a note, and the step fails (for good) when it runs.
-    auto optional = w.plan("[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj +
-                           "-gone\"\noptional = true\n");
+    auto optional = w.plan("[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj + "-gone\"\noptional = true\n");
     if (!optional) FAIL(optional.error().message);
-    CHECK(optional->steps[0].note == "project " + proj + "-gone does not exist: this optional step will fail and be skipped");
+    CHECK(optional->steps[0].note ==
+          "project " + proj + "-gone does not exist: this optional step will fail and be skipped");
     // An earlier run step may create it: a note.
-    auto created = w.plan("[[step]]\nid = \"clone\"\nkind = \"run\"\nargv = [\"true\"]\n"
-                          "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" + proj + "-later\"\n");
+    auto created = w.plan(
+        "[[step]]\nid = \"clone\"\nkind = \"run\"\nargv = [\"true\"]\n"
+        "[[step]]\nid = \"s\"\nkind = \"sync\"\nproject = \"" +
+        proj + "-later\"\n");
     if (!created) FAIL(created.error().message);
-    CHECK(created->steps[1].note == "project " + proj + "-later does not exist yet (an earlier run step may create it)");
+    CHECK(created->steps[1].note ==
+          "project " + proj + "-later does not exist yet (an earlier run step may create it)");
 }
 
 TEST_CASE("pybind11 keys: source, module, output_dir, cxx, extra_args and pybind11_include") {
@@ -152,7 +154,8 @@ TEST_CASE("pybind11 keys: source, module, output_dir, cxx, extra_args and pybind
 [[step]]
 id = "h"
 kind = "pybind11"
-source = ")" + (w.dir.path() / "src" / "helpers.cpp").string() + R"("
+source = ")" + (w.dir.path() / "src" / "helpers.cpp").string() +
+                       R"("
 module = "helpers_cpp"
 output_dir = "/out"
 cxx = "g++-12"
@@ -191,12 +194,14 @@ config_settings = { "--build-option" = "--cpp_ext" }
 [[step]]
 id = "tar"
 kind = "build"
-source = { url = "https://x/a-1.0.tar.gz", sha256 = ")" + std::string(64, 'A') + R"(", subdirectory = "python" }
+source = { url = "https://x/a-1.0.tar.gz", sha256 = ")" +
+                       std::string(64, 'A') + R"(", subdirectory = "python" }
 abi_packages = []
 [[step]]
 id = "local"
 kind = "build"
-source = { path = ")" + (w.dir.path() / "src").string() + R"(" }
+source = { path = ")" + (w.dir.path() / "src").string() +
+                       R"(" }
 )");
     if (!plan) FAIL(plan.error().message);
     const auto* apex = plan->steps[0].build();
@@ -269,11 +274,13 @@ set = { UV_INDEX_URL = "https://site-mirror/simple" }
 [[step]]
 id = "local"
 kind = "build"
-source = { path = ")" + (w.dir.path() / "src").string() + R"(" }
+source = { path = ")" + (w.dir.path() / "src").string() +
+                       R"(" }
 [[step]]
 id = "s"
 kind = "sync"
-project = ")" + (w.dir.path() / "proj").string() + R"("
+project = ")" + (w.dir.path() / "proj").string() +
+                       R"("
 )");
     if (!plan) FAIL(plan.error().message);
     CHECK(plan->steps[0].index_urls() == std::vector<std::string>{"https://site-mirror/simple"});

@@ -2,8 +2,8 @@
 
 #include <fstream>
 
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fs.hpp"
@@ -46,8 +46,12 @@ env = { B = "2" }
     auto r = steps::parse_recipe(text, "t.toml");
     REQUIRE(r);
     engine::Facts f;
-    f.env = {{"PATH", (root / "bin").string() + ":/usr/bin:/bin"}, {"HOME", "/root"}, {"CUDA_VISIBLE_DEVICES", "1"},
-             {"NCCL_DEBUG", "INFO"}, {"UV_INDEX_STRATEGY", "first-index"}, {"TERM", "xterm"}};
+    f.env = {{"PATH", (root / "bin").string() + ":/usr/bin:/bin"},
+             {"HOME", "/root"},
+             {"CUDA_VISIBLE_DEVICES", "1"},
+             {"NCCL_DEBUG", "INFO"},
+             {"UV_INDEX_STRATEGY", "first-index"},
+             {"TERM", "xterm"}};
     f.cpus = 4;
     engine::PlanOptions options;
     options.dry_run = true;

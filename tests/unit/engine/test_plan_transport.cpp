@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <fstream>
 
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -30,9 +30,8 @@ struct World {
     }
     engine::Facts facts() const {
         engine::Facts f;
-        f.env = {{"PATH", bin.string()},
-                 {"HOME", dir.path().string()},
-                 {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
+        f.env = {
+            {"PATH", bin.string()}, {"HOME", dir.path().string()}, {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
         f.cpus = 4;
         f.python = pyenv::InterpreterFacts{};
         f.python->version = "3.11.7";
@@ -40,9 +39,8 @@ struct World {
         return f;
     }
     recipe::Recipe recipe(const std::string& network, const std::string& installer) const {
-        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" +
-                           (dir.path() / "venv").string() + "\"\npython = \"3.11\"\ninstaller = \"" +
-                           installer + "\"\n" + network + R"(
+        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
+                           "\"\npython = \"3.11\"\ninstaller = \"" + installer + "\"\n" + network + R"(
 [[step]]
 id = "venv"
 kind = "venv"

@@ -4,10 +4,10 @@
 
 #include <fstream>
 
-#include "steps/recipe_kinds.hpp"
 #include "core/fs.hpp"
 #include "engine/plan.hpp"
 #include "recipe/recipe.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -29,10 +29,10 @@ struct World {
         return f;
     }
     Result<engine::Plan> plan(const std::string& verify) const {
-        std::string text = "schema = 1\nname = \"t\"\n[vars]\nmin = \"2.1\"\n[venv]\npath = \"" +
-                           (dir.path() / "venv").string() +
-                           "\"\npython = \"3.11\"\n[[step]]\nid = \"venv\"\nkind = \"venv\"\n[[step]]\nid = \"c\"\nkind = \"check\"\nverify = [" +
-                           verify + "]\n";
+        std::string text =
+            "schema = 1\nname = \"t\"\n[vars]\nmin = \"2.1\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
+            "\"\npython = \"3.11\"\n[[step]]\nid = \"venv\"\nkind = \"venv\"\n[[step]]\nid = \"c\"\nkind = \"check\"\nverify = [" +
+            verify + "]\n";
         auto r = steps::parse_recipe(text, "t.toml");
         REQUIRE(r);
         return engine::make_plan(*r, {}, facts());
@@ -51,8 +51,9 @@ TEST_CASE("a verify clause's version is a PEP 440 specifier, reported where it w
           "'2.x' is not a valid version");
     auto no_op = w.plan(R"({ import = "torch", version = "2.1" })");
     REQUIRE_FALSE(no_op);
-    CHECK(no_op.error().message.starts_with("t.toml:14:41: invalid version specifier '2.1' in verify "
-                                            "clause 'import torch': expected a comparison operator"));
+    CHECK(
+        no_op.error().message.starts_with("t.toml:14:41: invalid version specifier '2.1' in verify "
+                                          "clause 'import torch': expected a comparison operator"));
 }
 
 TEST_CASE("a verify clause's version is in the step key, canonical and expanded") {
@@ -90,8 +91,8 @@ TEST_CASE("an elf_symbol clause keeps its library glob for run time and is in th
     CHECK(v.library == "nvidia/**/libcublasLt.so.13");
     CHECK(v.describe() == "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13");
     CHECK(absolute->steps[1].verify[0].library == "/opt/lib/libcublasLt.so.13");
-    CHECK(glob->steps[1].key_explain.find(
-              "verify: [elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13]") != std::string::npos);
+    CHECK(glob->steps[1].key_explain.find("verify: [elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13]") !=
+          std::string::npos);
     CHECK(glob->steps[1].key != other->steps[1].key);
     CHECK(glob->steps[1].key != absolute->steps[1].key);
 }
@@ -112,9 +113,11 @@ TEST_CASE("a verify clause's preload reaches the resolved clause and the step ke
 
 TEST_CASE("a verify clause's preload is checked where it was written") {
     auto parse = [](const std::string& verify) {
-        return steps::parse_recipe("schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n[[step]]\nid = "
-                                    "\"c\"\nkind = \"check\"\nverify = [" + verify + "]\n",
-                                    "t.toml");
+        return steps::parse_recipe(
+            "schema = 1\nname = \"t\"\n[venv]\npath = \"v\"\npython = \"3.11\"\n[[step]]\nid = "
+            "\"c\"\nkind = \"check\"\nverify = [" +
+                verify + "]\n",
+            "t.toml");
     };
     REQUIRE(parse(R"({ import = "x", preload = ["torch"] })"));
     auto on_file = parse(R"({ file = "/x", preload = ["torch"] })");

@@ -47,10 +47,8 @@ std::vector<std::string> names(const engine::InstallBatch& b) {
 
 TEST_CASE("rollback batches: index packages and wheel files in one command") {
     manifest::RollbackPlan plan;
-    plan.install = {install("demo-core", "1.0.0", Kind::index),
-                    install("mylocal", "1.0", Kind::original_file),
-                    install("regex", "2024.1.0", Kind::index, "uv", true),
-                    install("stored", "0.1", Kind::artifact),
+    plan.install = {install("demo-core", "1.0.0", Kind::index), install("mylocal", "1.0", Kind::original_file),
+                    install("regex", "2024.1.0", Kind::index, "uv", true), install("stored", "0.1", Kind::artifact),
                     install("wheelhouse", "2.0", Kind::find_links)};
     auto batches = engine::batch_installs(plan, by_installer);
     REQUIRE(batches.size() == 1);
@@ -60,9 +58,8 @@ TEST_CASE("rollback batches: index packages and wheel files in one command") {
     CHECK(b.from == "index " + k_pypi + " and local wheels");
     CHECK(names(b) == std::vector<std::string>{"demo-core", "regex", "mylocal", "stored", "wheelhouse"});
     CHECK(b.request.requirements ==
-          std::vector<std::string>{"demo-core==1.0.0", "regex==2024.1.0",
-                                   "/w/mylocal-1.0-py3-none-any.whl", "/w/stored-0.1-py3-none-any.whl",
-                                   "/w/wheelhouse-2.0-py3-none-any.whl"});
+          std::vector<std::string>{"demo-core==1.0.0", "regex==2024.1.0", "/w/mylocal-1.0-py3-none-any.whl",
+                                   "/w/stored-0.1-py3-none-any.whl", "/w/wheelhouse-2.0-py3-none-any.whl"});
     CHECK(b.request.index_url == k_pypi);
     CHECK(b.request.extra_index_urls.empty());
     CHECK(b.request.no_deps);
@@ -94,12 +91,9 @@ TEST_CASE("rollback batches: what cannot share a command, in the order they run"
     manifest::RollbackPlan plan;
     auto torch = install("torch", "2.9.0", Kind::index);
     torch.source.index_urls = {k_torch, k_pypi};
-    plan.install = {install("aaa-editable", "0.1", Kind::editable),
-                    install("bbb-url", "3.0", Kind::direct_url),
-                    install("click", "8.1.7", Kind::index, "pip", true),
-                    install("demo-core", "1.0.0", Kind::index),
-                    install("pipwheel", "1.0", Kind::original_file, "pip"),
-                    torch,
+    plan.install = {install("aaa-editable", "0.1", Kind::editable),         install("bbb-url", "3.0", Kind::direct_url),
+                    install("click", "8.1.7", Kind::index, "pip", true),    install("demo-core", "1.0.0", Kind::index),
+                    install("pipwheel", "1.0", Kind::original_file, "pip"), torch,
                     install("uvwheel", "1.0", Kind::original_file)};
     auto batches = engine::batch_installs(plan, by_installer);
     REQUIRE(batches.size() == 5);
@@ -117,8 +111,7 @@ TEST_CASE("rollback batches: what cannot share a command, in the order they run"
     CHECK(batches[2].request.index_url == k_pypi);
     CHECK(names(batches[3]) == std::vector<std::string>{"bbb-url"});
     CHECK(batches[3].resolves);
-    CHECK(batches[3].request.requirements ==
-          std::vector<std::string>{"bbb-url @ https://example.org/bbb-url.tar.gz"});
+    CHECK(batches[3].request.requirements == std::vector<std::string>{"bbb-url @ https://example.org/bbb-url.tar.gz"});
     CHECK_FALSE(batches[3].request.index_url);
     CHECK(names(batches[4]) == std::vector<std::string>{"aaa-editable"});
     CHECK_FALSE(batches[4].resolves);

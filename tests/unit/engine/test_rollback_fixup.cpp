@@ -26,11 +26,10 @@ fs::path restored_dist_info(const fs::path& site) {
     REQUIRE(core::write_file_atomic(di / "uv_cache.json", "{\"timestamp\":1}"));
     REQUIRE(core::write_file_atomic(di / "direct_url.json", k_store_url));
     REQUIRE(core::write_file_atomic(site / "foo" / "__init__.py", "X = 1\n"));
-    std::string record = row("foo-1.0.dist-info/INSTALLER", "uv\n") + "foo-1.0.dist-info/RECORD,,\n" +
-                         row("foo-1.0.dist-info/REQUESTED", "") +
-                         row("foo-1.0.dist-info/direct_url.json", k_store_url) +
-                         row("foo-1.0.dist-info/uv_cache.json", "{\"timestamp\":1}") +
-                         row("foo/__init__.py", "X = 1\n");
+    std::string record =
+        row("foo-1.0.dist-info/INSTALLER", "uv\n") + "foo-1.0.dist-info/RECORD,,\n" +
+        row("foo-1.0.dist-info/REQUESTED", "") + row("foo-1.0.dist-info/direct_url.json", k_store_url) +
+        row("foo-1.0.dist-info/uv_cache.json", "{\"timestamp\":1}") + row("foo/__init__.py", "X = 1\n");
     REQUIRE(core::write_file_atomic(di / "RECORD", record));
     return di;
 }
@@ -46,8 +45,7 @@ TEST_CASE("match_record restores REQUESTED and the origin URL, uv_cache.json doe
     target.origin.url = "file:///build/dist/foo-1.0-py3-none-any.whl";
     // The original: a dependency (no REQUESTED), installed from the build dir; uv's
     // uv_cache.json (the source wheel's ctime) is not part of the digest.
-    const std::string original = row("foo-1.0.dist-info/INSTALLER", "uv\n") +
-                                 "foo-1.0.dist-info/RECORD,,\n" +
+    const std::string original = row("foo-1.0.dist-info/INSTALLER", "uv\n") + "foo-1.0.dist-info/RECORD,,\n" +
                                  row("foo-1.0.dist-info/direct_url.json", k_built_url) +
                                  row("foo/__init__.py", "X = 1\n");
     target.record_sha256 = pyenv::record_text_digest(original);
@@ -105,8 +103,7 @@ TEST_CASE("match_record drops direct_url.json when the target was installed with
     // from an index or through --find-links, and had no direct_url.json.
     core::TempDir tmp("bs-fixup");
     auto di = restored_dist_info(tmp.path());
-    const std::string original = row("foo-1.0.dist-info/INSTALLER", "uv\n") +
-                                 "foo-1.0.dist-info/RECORD,,\n" +
+    const std::string original = row("foo-1.0.dist-info/INSTALLER", "uv\n") + "foo-1.0.dist-info/RECORD,,\n" +
                                  row("foo-1.0.dist-info/REQUESTED", "") +
                                  row("foo-1.0.dist-info/uv_cache.json", "{\"timestamp\":1}") +
                                  row("foo/__init__.py", "X = 1\n");
@@ -129,27 +126,27 @@ TEST_CASE("match_record drops direct_url.json when the target was installed with
 TEST_CASE("record_paths and disown_paths: an extra gives up the rows of shared files") {
     core::TempDir tmp("bs-fixup");
     const fs::path di = tmp.path() / "full-1.0.dist-info";
-    const std::string record = "full-1.0.dist-info/RECORD,,\n"
-                               "\"odd,name.py\",sha256=x,1\n"
-                               "../../../bin/shared-tool,sha256=b,2\n"
-                               "shared/./__init__.py,sha256=c,3\n"
-                               "shared/full_only.py,sha256=d,4\n";
+    const std::string record =
+        "full-1.0.dist-info/RECORD,,\n"
+        "\"odd,name.py\",sha256=x,1\n"
+        "../../../bin/shared-tool,sha256=b,2\n"
+        "shared/./__init__.py,sha256=c,3\n"
+        "shared/full_only.py,sha256=d,4\n";
     REQUIRE(core::write_file_atomic(di / "RECORD", record));
 
     auto paths = engine::record_paths(di);
     REQUIRE(paths);
-    CHECK(*paths == std::set<std::string>{"../../../bin/shared-tool", "full-1.0.dist-info/RECORD",
-                                          "odd,name.py", "shared/__init__.py",
-                                          "shared/full_only.py"});
+    CHECK(*paths == std::set<std::string>{"../../../bin/shared-tool", "full-1.0.dist-info/RECORD", "odd,name.py",
+                                          "shared/__init__.py", "shared/full_only.py"});
 
-    const std::set<std::string> owned{"shared/__init__.py", "../../../bin/shared-tool",
-                                      "lite/other.py"};
+    const std::set<std::string> owned{"shared/__init__.py", "../../../bin/shared-tool", "lite/other.py"};
     auto dropped = engine::disown_paths(di, owned);
     REQUIRE(dropped);
     CHECK(*dropped == 2);
-    CHECK(core::read_file(di / "RECORD").value() == "full-1.0.dist-info/RECORD,,\n"
-                                                    "\"odd,name.py\",sha256=x,1\n"
-                                                    "shared/full_only.py,sha256=d,4\n");
+    CHECK(core::read_file(di / "RECORD").value() ==
+          "full-1.0.dist-info/RECORD,,\n"
+          "\"odd,name.py\",sha256=x,1\n"
+          "shared/full_only.py,sha256=d,4\n");
     // Nothing shared: RECORD is left alone.
     CHECK(engine::disown_paths(di, {"lite/other.py"}).value() == 0);
     CHECK_FALSE(engine::record_paths(tmp.path() / "missing.dist-info"));

@@ -89,15 +89,12 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
     INFO((sealed ? "" : sealed.error().message));
     REQUIRE(sealed);
     CHECK(sealed->journal_steps == 1);
-    CHECK(sealed->removed == std::vector<std::string>{
-                                 "lib/python3.11/site-packages/fastext-1.0.0.dist-info/uv_cache.json",
-                                 ".bootstrap/logs",
-                                 ".bootstrap/packages.cache",
-                                 ".bootstrap/python.facts",
-                                 ".bootstrap/torch-probe.json",
-                                 ".bootstrap/lock"});
-    for (const char* gone : {"lock", "logs", "packages.cache", "python.facts", "torch-probe.json",
-                             "journal.json.tmp-999999999-abcdef"}) {
+    CHECK(sealed->removed ==
+          std::vector<std::string>{"lib/python3.11/site-packages/fastext-1.0.0.dist-info/uv_cache.json",
+                                   ".bootstrap/logs", ".bootstrap/packages.cache", ".bootstrap/python.facts",
+                                   ".bootstrap/torch-probe.json", ".bootstrap/lock"});
+    for (const char* gone :
+         {"lock", "logs", "packages.cache", "python.facts", "torch-probe.json", "journal.json.tmp-999999999-abcdef"}) {
         INFO(gone);
         CHECK_FALSE(fs::exists(v.state / gone));
     }

@@ -29,8 +29,9 @@ struct FakeVenv {
         fs::create_directories(site);
         fs::create_directories(venv / "bin");
         std::ofstream(venv / "pyvenv.cfg") << "version = 3.11.2\n";
-        set_answer("torch_version=2.11.0+cu130\\ncuda_version=13.0\\narch_flags=sm_90 "
-                   "compute_90\\ndevice=0|9|0|NVIDIA H200\\n");
+        set_answer(
+            "torch_version=2.11.0+cu130\\ncuda_version=13.0\\narch_flags=sm_90 "
+            "compute_90\\ndevice=0|9|0|NVIDIA H200\\n");
         install_torch("2.11.0", "torch/__init__.py,sha256=x,1\n");
         facts.purelib = site;
         facts.platlib = site;
@@ -38,8 +39,7 @@ struct FakeVenv {
     /// What the stand-in python prints (printf format) each time it runs.
     void set_answer(const std::string& printf_text) const {
         fs::path python = venv / "bin" / "python";
-        std::ofstream(python) << "#!/bin/sh\necho run >> '" << runs.string() << "'\nprintf '"
-                              << printf_text << "'\n";
+        std::ofstream(python) << "#!/bin/sh\necho run >> '" << runs.string() << "'\nprintf '" << printf_text << "'\n";
         ::chmod(python.c_str(), 0755);
     }
     /// (Re)install torch: a new dist-info with a RECORD written anew, as an installer does.
@@ -56,10 +56,9 @@ struct FakeVenv {
         auto text = core::read_file(runs);
         return text ? static_cast<int>(core::split(*text, '\n').size()) - 1 : 0;
     }
-    device::ProbeAnswer probe(const std::string& view = "driver: gpu 0 9.0 NVIDIA H200\n",
-                              bool write = true) const {
-        return engine::cached_probe_torch(venv, &facts, venv / "bin" / "python",
-                                          {{"PATH", "/usr/bin:/bin"}}, view, write);
+    device::ProbeAnswer probe(const std::string& view = "driver: gpu 0 9.0 NVIDIA H200\n", bool write = true) const {
+        return engine::cached_probe_torch(venv, &facts, venv / "bin" / "python", {{"PATH", "/usr/bin:/bin"}}, view,
+                                          write);
     }
 };
 
@@ -131,8 +130,7 @@ TEST_CASE("torch probe cache: what invalidates it") {
         CHECK(v.count() == 2);
         REQUIRE(v.probe().available);
         CHECK(v.count() == 2);
-        REQUIRE(core::write_file_atomic(engine::torch_probe_cache_path(v.venv),
-                                        R"({"version": 1, "key": 7})"));
+        REQUIRE(core::write_file_atomic(engine::torch_probe_cache_path(v.venv), R"({"version": 1, "key": 7})"));
         REQUIRE(v.probe().available);
         CHECK(v.count() == 3);
     }

@@ -56,24 +56,19 @@ TEST_CASE("is_pass_through allows the documented names and prefixes") {
 }
 
 TEST_CASE("is_pass_through rejects variables that redirect installers") {
-    for (const char* name :
-         {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
-          "LD_PRELOAD", "path", "LC_", "UV_", "PATHX", "XPATH", "SSH_AUTH_SOCK", "OLDPWD", ""}) {
+    for (const char* name : {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+                             "LD_PRELOAD", "path", "LC_", "UV_", "PATHX", "XPATH", "SSH_AUTH_SOCK", "OLDPWD", ""}) {
         INFO(name);
         CHECK_FALSE(is_pass_through(name));
     }
 }
 
 TEST_CASE("compose_environment: allowlisted base, minus unset, plus set") {
-    EnvMap base{{"PATH", "/usr/bin"},      {"HOME", "/home/u"},   {"VIRTUAL_ENV", "/venv"},
-                {"PYTHONPATH", "/x"},      {"LC_ALL", "C.UTF-8"}, {"UV_CACHE_DIR", "/c"},
-                {"SSH_AUTH_SOCK", "/sock"}};
+    EnvMap base{{"PATH", "/usr/bin"},  {"HOME", "/home/u"},    {"VIRTUAL_ENV", "/venv"},  {"PYTHONPATH", "/x"},
+                {"LC_ALL", "C.UTF-8"}, {"UV_CACHE_DIR", "/c"}, {"SSH_AUTH_SOCK", "/sock"}};
     SECTION("only the allowlist survives") {
         auto env = compose_environment(base, {}, {});
-        CHECK(env == EnvMap{{"PATH", "/usr/bin"},
-                            {"HOME", "/home/u"},
-                            {"LC_ALL", "C.UTF-8"},
-                            {"UV_CACHE_DIR", "/c"}});
+        CHECK(env == EnvMap{{"PATH", "/usr/bin"}, {"HOME", "/home/u"}, {"LC_ALL", "C.UTF-8"}, {"UV_CACHE_DIR", "/c"}});
     }
     SECTION("unset removes an allowlisted variable") {
         auto env = compose_environment(base, {}, {"UV_CACHE_DIR", "NOT_THERE"});

@@ -48,8 +48,7 @@ bool process_gone(pid_t pid) {
         std::string line;
         if (!stat || !std::getline(stat, line)) return true;
         auto paren = line.rfind(')');
-        if (paren != std::string::npos && paren + 2 < line.size() &&
-            (line[paren + 2] == 'Z' || line[paren + 2] == 'X'))
+        if (paren != std::string::npos && paren + 2 < line.size() && (line[paren + 2] == 'Z' || line[paren + 2] == 'X'))
             return true;
         if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(20ms);
@@ -123,7 +122,8 @@ TEST_CASE("output is not kept unless capture is set, and on_output sees every ch
 
 TEST_CASE("secret values a child was given are masked in its log, capture and live output") {
     TempDir dir("bs-exec");
-    auto spec = shell("echo \"t=$HF_TOKEN\"; printf 'split tok-'; sleep 0.2; printf '12345\\n'; echo $MIRROR; printf tok-1");
+    auto spec =
+        shell("echo \"t=$HF_TOKEN\"; printf 'split tok-'; sleep 0.2; printf '12345\\n'; echo $MIRROR; printf tok-1");
     spec.env["HF_TOKEN"] = "tok-12345";
     spec.env["MIRROR"] = "https://u:pw-6789@mirror/simple";
     spec.log_path = dir.path() / "step.log";
@@ -185,8 +185,9 @@ TEST_CASE("stdin is /dev/null") {
 TEST_CASE("the child runs in its own process group and inherits no stray fds") {
     int stray = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
     REQUIRE(stray >= 0);
-    auto result = run_ok(shell("read -r pid comm state ppid pgid rest < /proc/$$/stat; "
-                               "echo \"$pid $pgid\"; ls /proc/$$/fd"));
+    auto result =
+        run_ok(shell("read -r pid comm state ppid pgid rest < /proc/$$/stat; "
+                     "echo \"$pid $pgid\"; ls /proc/$$/fd"));
     ::close(stray);
     std::string pid = result.output.substr(0, result.output.find(' '));
     CHECK(result.output == pid + " " + pid + "\n0\n1\n2\n");
@@ -200,8 +201,7 @@ TEST_CASE("a registered descriptor reaches every child at 3, 4, ... and outlives
     REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
     std::vector<std::pair<long, bool>> seen;
     {
-        bootstrap::exec::InheritedFd first(
-            a[1], [&](long pid, bool started) { seen.emplace_back(pid, started); });
+        bootstrap::exec::InheritedFd first(a[1], [&](long pid, bool started) { seen.emplace_back(pid, started); });
         bootstrap::exec::InheritedFd second(b[1]);
         auto result = run_ok(shell("echo one >&3; echo two >&4; echo $$; ls /proc/$$/fd"));
         std::string pid = result.output.substr(0, result.output.find('\n'));
@@ -246,7 +246,7 @@ TEST_CASE("a timeout kills the child and its grandchildren") {
     CHECK(result.timed_out);
     CHECK_FALSE(result.ok());
     CHECK(result.signal == SIGTERM);
-    CHECK(result.seconds < 15.0); // ~0.3 s; generous for a loaded machine, well under sleep 30
+    CHECK(result.seconds < 15.0);  // ~0.3 s; generous for a loaded machine, well under sleep 30
     CHECK(result.describe() == "timed out after 0.3s (killed)");
     CHECK(process_gone(read_pid(pid_file)));
 }
@@ -259,7 +259,7 @@ TEST_CASE("a child ignoring SIGTERM gets SIGKILL after kill_grace") {
     CHECK(result.timed_out);
     CHECK(result.signal == SIGKILL);
     CHECK(result.seconds >= 0.45);
-    CHECK(result.seconds < 15.0); // ~0.5 s; without the SIGKILL it would be 30 s
+    CHECK(result.seconds < 15.0);  // ~0.5 s; without the SIGKILL it would be 30 s
 }
 
 TEST_CASE("an interrupt kills the child and is reported") {
@@ -280,7 +280,7 @@ TEST_CASE("an interrupt kills the child and is reported") {
     CHECK(result->interrupt_signal == SIGINT);
     CHECK_FALSE(result->timed_out);
     CHECK_FALSE(result->ok());
-    CHECK(result->seconds < 10.0); // ~0.2 s
+    CHECK(result->seconds < 10.0);  // ~0.2 s
     CHECK(result->describe() == "interrupted by SIGINT");
     CHECK(process_gone(read_pid(pid_file)));
 }
@@ -305,7 +305,7 @@ TEST_CASE("a background grandchild holding the pipe does not hang the run") {
     CHECK(result.exit_code == 4);
     CHECK_FALSE(result.timed_out);
     CHECK(result.output == "started\n");
-    CHECK(result.seconds < 15.0); // ~0.3 s (orphan_grace); waiting for the pipe would be 30 s
+    CHECK(result.seconds < 15.0);  // ~0.3 s (orphan_grace); waiting for the pipe would be 30 s
     CHECK(process_gone(read_pid(pid_file)));
 }
 
@@ -317,8 +317,7 @@ TEST_CASE("argv[0] is looked up on the child's PATH, not the parent's") {
         auto result = run_process(spec);
         REQUIRE_FALSE(result);
         CHECK(result.error().code == ErrorCode::not_found);
-        CHECK(result.error().message ==
-              "cannot run 'bs-no-such-program': not found on PATH (/usr/bin:/bin)");
+        CHECK(result.error().message == "cannot run 'bs-no-such-program': not found on PATH (/usr/bin:/bin)");
     }
     SECTION("the parent's PATH is not used") {
         ProcessSpec spec;

@@ -16,10 +16,7 @@ using bootstrap::inspect::read_needed_libraries;
 
 using bs_test::cc;
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("read_needed_libraries lists DT_NEEDED in order", "[elf_needed]") {
     TempDir dir("elfneeded");
@@ -29,8 +26,8 @@ TEST_CASE("read_needed_libraries lists DT_NEEDED in order", "[elf_needed]") {
     auto c10 = dir.path() / "libc10.so", ext = dir.path() / "ext.so";
     if (!cc({"-shared", "-fPIC", "-o", c10.string(), (dir.path() / "c10.c").string()}))
         BS_SKIP("no C compiler (cc) on PATH");
-    REQUIRE(cc({"-shared", "-fPIC", "-o", ext.string(), (dir.path() / "ext.c").string(),
-                "-L" + dir.path().string(), "-lc10", "-Wl,--no-as-needed"}));
+    REQUIRE(cc({"-shared", "-fPIC", "-o", ext.string(), (dir.path() / "ext.c").string(), "-L" + dir.path().string(),
+                "-lc10", "-Wl,--no-as-needed"}));
     auto needed = read_needed_libraries(ext);
     REQUIRE(needed);
     REQUIRE_FALSE(needed->empty());
@@ -38,15 +35,14 @@ TEST_CASE("read_needed_libraries lists DT_NEEDED in order", "[elf_needed]") {
     // The library itself needs no libc10.
     auto own = read_needed_libraries(c10);
     REQUIRE(own);
-    for (const auto &n : *own) CHECK(n != "libc10.so");
+    for (const auto& n : *own) CHECK(n != "libc10.so");
 }
 
 TEST_CASE("read_needed_libraries: an object without a dynamic section, a non-ELF file", "[elf_needed]") {
     TempDir dir("elfneeded");
     REQUIRE(bootstrap::core::write_file_atomic(dir.path() / "a.c", "int a(void) { return 1; }\n"));
     auto obj = dir.path() / "a.o";
-    if (!cc({"-c", "-o", obj.string(), (dir.path() / "a.c").string()}))
-        BS_SKIP("no C compiler (cc) on PATH");
+    if (!cc({"-c", "-o", obj.string(), (dir.path() / "a.c").string()})) BS_SKIP("no C compiler (cc) on PATH");
     auto none = read_needed_libraries(obj);
     REQUIRE(none);
     CHECK(none->empty());

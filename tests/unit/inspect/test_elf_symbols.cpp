@@ -16,8 +16,7 @@ using namespace bootstrap::inspect;
 namespace {
 
 /// Build a shared library from C source with the host compiler; empty path when there is none.
-std::filesystem::path build_so(const TempDir &dir, const std::string &source,
-                               const std::string &version_script) {
+std::filesystem::path build_so(const TempDir& dir, const std::string& source, const std::string& version_script) {
     auto src = dir.path() / "lib.c";
     auto map = dir.path() / "lib.map";
     auto out = dir.path() / "libdemo.so.13";
@@ -28,29 +27,27 @@ std::filesystem::path build_so(const TempDir &dir, const std::string &source,
     return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("read_dynamic_symbols lists defined symbols with their version", "[elf_symbols]") {
     TempDir dir("elfsym");
-    auto so =
-        build_so(dir,
-                 "extern int puts(const char*);\n"
-                 "int cublasLtGroupedMatrixLayoutInit_internal(void) { return puts(\"x\"); }\n"
-                 "int other_symbol(void) { return 2; }\n",
-                 "libdemo.so.13 { global: cublasLt*; other_symbol; local: *; };\n");
+    auto so = build_so(dir,
+                       "extern int puts(const char*);\n"
+                       "int cublasLtGroupedMatrixLayoutInit_internal(void) { return puts(\"x\"); }\n"
+                       "int other_symbol(void) { return 2; }\n",
+                       "libdemo.so.13 { global: cublasLt*; other_symbol; local: *; };\n");
     if (so.empty()) BS_SKIP("no C compiler (cc) on PATH");
     auto symbols = read_dynamic_symbols(so);
     REQUIRE(symbols);
-    const auto *found = find_defined(*symbols, "cublasLtGroupedMatrixLayoutInit_internal");
+    const auto* found = find_defined(*symbols, "cublasLtGroupedMatrixLayoutInit_internal");
     REQUIRE(found != nullptr);
     CHECK(found->version == "libdemo.so.13");
     CHECK(find_defined(*symbols, "other_symbol") != nullptr);
     CHECK(find_defined(*symbols, "missing_symbol") == nullptr);
     // puts is referenced, not defined: listed, but never "found".
     bool puts_listed = false;
-    for (const auto &s : *symbols)
-        if (s.name == "puts")
-            puts_listed = !s.defined;
+    for (const auto& s : *symbols)
+        if (s.name == "puts") puts_listed = !s.defined;
     CHECK(puts_listed);
     CHECK(find_defined(*symbols, "puts") == nullptr);
 }
@@ -73,8 +70,7 @@ TEST_CASE("read_dynamic_symbols rejects a truncated library", "[elf_symbols]") {
     REQUIRE(whole);
     TempDir dir("elfsym");
     auto cut = dir.path() / "libcut.so";
-    REQUIRE(bootstrap::core::write_file_atomic(
-        cut, std::string_view(*whole).substr(0, whole->size() / 3)));
+    REQUIRE(bootstrap::core::write_file_atomic(cut, std::string_view(*whole).substr(0, whole->size() / 3)));
     auto r = read_dynamic_symbols(cut);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::io);
@@ -91,5 +87,5 @@ TEST_CASE("read_dynamic_symbols ends on a version-definition chain that loops", 
     auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(seconds < 10.0);  // generous for a loaded machine; the walk is bounded by the data now
     if (r)
-        for (const auto &s : *r) CHECK(s.name.size() < 4096);
+        for (const auto& s : *r) CHECK(s.name.size() < 4096);
 }

@@ -66,8 +66,7 @@ fs::path find_nvcc() {
     }
     auto on_path = bootstrap::exec::find_program("nvcc", env.count("PATH") ? env["PATH"] : "");
     if (!on_path.empty()) return on_path;
-    return fs::exists("/usr/local/cuda/bin/nvcc") ? fs::path("/usr/local/cuda/bin/nvcc")
-                                                  : fs::path();
+    return fs::exists("/usr/local/cuda/bin/nvcc") ? fs::path("/usr/local/cuda/bin/nvcc") : fs::path();
 }
 
 // Three builds: what `--arch 9.0` asks for (sm_90 SASS, LZ4-compressed to pin that flag), an
@@ -76,21 +75,17 @@ fs::path find_nvcc() {
 // pays for one nvcc call.
 const std::map<std::string, std::vector<std::string>>& nvcc_builds() {
     static const std::map<std::string, std::vector<std::string>> k_builds{
-        {"sm90",
-         {"-gencode", "arch=compute_90,code=sm_90", "--compress-mode=speed", "-Xfatbin",
-          "-compress-all"}},
+        {"sm90", {"-gencode", "arch=compute_90,code=sm_90", "--compress-mode=speed", "-Xfatbin", "-compress-all"}},
         {"sm80", {"-gencode", "arch=compute_80,code=sm_80", "--compress-mode=none"}},
-        {"ptx90",
-         {"-gencode", "arch=compute_90,code=compute_90", "--compress-mode=size", "-Xfatbin",
-          "-compress-all"}},
+        {"ptx90", {"-gencode", "arch=compute_90,code=compute_90", "--compress-mode=size", "-Xfatbin", "-compress-all"}},
     };
     return k_builds;
 }
 
 struct NvccLib {
-    fs::path path;     // empty when skipped or failed
-    std::string skip;  // why: no nvcc
-    std::string error; // nvcc is there but failed: the test fails, it is not skipped
+    fs::path path;      // empty when skipped or failed
+    std::string skip;   // why: no nvcc
+    std::string error;  // nvcc is there but failed: the test fails, it is not skipped
 };
 
 NvccLib build_nvcc_lib(const std::string& name) {
@@ -102,16 +97,14 @@ NvccLib build_nvcc_lib(const std::string& name) {
     bootstrap::exec::ProcessSpec spec;
     spec.argv = {nvcc.string(), "-shared", "-Xcompiler", "-fPIC"};
     spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
-    spec.argv.insert(spec.argv.end(),
-                     {"-o", out.string(), std::string(BS_TEST_FIXTURES) + "/tiny_kernel.cu"});
+    spec.argv.insert(spec.argv.end(), {"-o", out.string(), std::string(BS_TEST_FIXTURES) + "/tiny_kernel.cu"});
     spec.env = bootstrap::exec::current_environment();
     spec.capture = true;
     auto r = bootstrap::exec::run_process(spec);
     if (!r || !r->ok())
         return {{},
                 {},
-                "nvcc failed: " + bootstrap::core::format_argv(spec.argv) + "\n" +
-                    (r ? r->output : r.error().message)};
+                "nvcc failed: " + bootstrap::core::format_argv(spec.argv) + "\n" + (r ? r->output : r.error().message)};
     return {out, {}, {}};
 }
 
@@ -133,14 +126,14 @@ std::vector<FatbinEntry> entries_of(const NvccLib& lib) {
     return contents->entries;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("parse_fatbin walks containers and entries", "[inspect][fatbin]") {
     auto bytes = container({entry(2, 90, 0x11, 40), entry(1, 90, 0x8011, 24)});
     auto second = container({entry(2, 80, 0x2011, 8), entry(2, 100, 0x1100011, 8)});
-    bytes.insert(bytes.end(), 8, 0); // padding between containers
+    bytes.insert(bytes.end(), 8, 0);  // padding between containers
     bytes.insert(bytes.end(), second.begin(), second.end());
-    bytes.insert(bytes.end(), 8, 0); // and at the end
+    bytes.insert(bytes.end(), 8, 0);  // and at the end
     auto parsed = parse(bytes);
     REQUIRE(parsed);
     REQUIRE(parsed->size() == 4);
@@ -216,7 +209,7 @@ TEST_CASE("check_cuda_arch tables", "[inspect][fatbin]") {
              {{sm(80)}, "9.0", false},
              {{sm(80)}, "8.6", true},
              {{sm(86)}, "8.0", false},
-             {{sm(89)}, "9.0", false}, // the seed's P15
+             {{sm(89)}, "9.0", false},  // the seed's P15
              {{ptx(89)}, "9.0", true},
              {{ptx(90)}, "8.9", false},
              {{ptx(90)}, "12.0", true},
@@ -255,8 +248,7 @@ TEST_CASE("read_cuda_contents on files without CUDA code", "[inspect][fatbin]") 
     CHECK_THAT(check.error().message, Catch::Contains("carries no CUDA code"));
 }
 
-TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA code'",
-          "[inspect][fatbin]") {
+TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA code'", "[inspect][fatbin]") {
     auto whole = bootstrap::core::read_file("/proc/self/exe");
     REQUIRE(whole);
     REQUIRE(read_cuda_contents("/proc/self/exe"));
@@ -269,10 +261,8 @@ TEST_CASE("read_cuda_contents: a truncated library is an error, not 'no CUDA cod
         auto r = read_cuda_contents(cut);
         REQUIRE_FALSE(r);
         CHECK(r.error().code == ErrorCode::io);
-        CHECK_THAT(r.error().message,
-                   Catch::StartsWith(cut.string() + " is truncated or corrupt: "));
-        CHECK_THAT(r.error().message,
-                   Catch::EndsWith(fmt::format("(the file has {} bytes)", keep)));
+        CHECK_THAT(r.error().message, Catch::StartsWith(cut.string() + " is truncated or corrupt: "));
+        CHECK_THAT(r.error().message, Catch::EndsWith(fmt::format("(the file has {} bytes)", keep)));
     }
 }
 
@@ -289,7 +279,7 @@ TEST_CASE("real nvcc output: sm_90 SASS for --arch 9.0", "[inspect][fatbin][nvcc
     CHECK(summarize(entries) == "sm_90 SASS");
     CHECK(check_cuda_arch(entries, "9.0", "libsm90.so"));
     CHECK_FALSE(check_cuda_arch(entries, "8.9", "libsm90.so"));
-    CHECK_FALSE(check_cuda_arch(entries, "10.0", "libsm90.so")); // SASS only, no PTX
+    CHECK_FALSE(check_cuda_arch(entries, "10.0", "libsm90.so"));  // SASS only, no PTX
 }
 
 TEST_CASE("real nvcc output: an sm_80-only build fails for 9.0", "[inspect][fatbin][nvcc]") {
@@ -303,8 +293,7 @@ TEST_CASE("real nvcc output: an sm_80-only build fails for 9.0", "[inspect][fatb
     auto check = check_cuda_arch(entries, "9.0", "libsm80.so");
     REQUIRE_FALSE(check);
     CHECK(check.error().code == ErrorCode::step_failed);
-    CHECK_THAT(check.error().message,
-               Catch::Contains("libsm80.so has no CUDA code for compute capability 9.0"));
+    CHECK_THAT(check.error().message, Catch::Contains("libsm80.so has no CUDA code for compute capability 9.0"));
     CHECK_THAT(check.error().message, Catch::Contains("it carries sm_80 SASS"));
     CHECK(check_cuda_arch(entries, "8.6", "libsm80.so"));
 }
@@ -322,6 +311,6 @@ TEST_CASE("real nvcc output: compressed compute_90 PTX", "[inspect][fatbin][nvcc
     CHECK(ptx[0].describe() == "compute_90 PTX (zstd-compressed)");
     CHECK(summarize(entries) == "compute_90 PTX");
     CHECK(check_cuda_arch(entries, "9.0", "libptx90.so"));
-    CHECK(check_cuda_arch(entries, "12.0", "libptx90.so")); // the driver JITs PTX forward
+    CHECK(check_cuda_arch(entries, "12.0", "libptx90.so"));  // the driver JITs PTX forward
     CHECK_FALSE(check_cuda_arch(entries, "8.9", "libptx90.so"));
 }

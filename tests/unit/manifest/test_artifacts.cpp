@@ -51,8 +51,7 @@ TEST_CASE("artifact store: add is content-addressed, idempotent and keeps the mt
     CHECK(*sha == core::sha256_hex("wheel bytes"));
     auto found = store.find(*sha);
     REQUIRE(found);
-    CHECK(*found == tmp.path() / "store" / "sha256" / sha->substr(0, 2) / *sha /
-                        "foo-1.0-py3-none-any.whl");
+    CHECK(*found == tmp.path() / "store" / "sha256" / sha->substr(0, 2) / *sha / "foo-1.0-py3-none-any.whl");
     struct stat st {};
     REQUIRE(::stat(found->c_str(), &st) == 0);
     CHECK(st.st_mtim.tv_sec == 1000000000);
@@ -75,8 +74,7 @@ TEST_CASE("artifact store: find and verify refuse missing, malformed and corrupt
     auto missing = store.verify(absent);
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == ErrorCode::not_found);
-    CHECK(missing.error().message ==
-          "artifact sha256:" + absent + " is not in the store " + store.root().string());
+    CHECK(missing.error().message == "artifact sha256:" + absent + " is not in the store " + store.root().string());
 
     auto wheel = write_wheel(tmp.path(), "bar-2.0-py3-none-any.whl", "original");
     auto sha = store.add(wheel);

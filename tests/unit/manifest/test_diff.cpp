@@ -11,16 +11,16 @@ namespace {
 
 Manifest base() {
     Manifest m;
-    m.python = {"3.11.7", "cpython", ".cpython-311-x86_64-linux-gnu.so",
-                "cpython-311-x86_64-linux-gnu", "linux-x86_64"};
+    m.python = {"3.11.7", "cpython", ".cpython-311-x86_64-linux-gnu.so", "cpython-311-x86_64-linux-gnu",
+                "linux-x86_64"};
     m.host = bs_test::fake_host();
-    for (auto p : {pkg("demo-core", "1.0.0"), pkg("foo", "1.0"), pkg("transformers", "4.57.1"),
-                   pkg("numpy", "2.0.0"), pkg("same", "1.0"), pkg("weird", "x-1")})
+    for (auto p : {pkg("demo-core", "1.0.0"), pkg("foo", "1.0"), pkg("transformers", "4.57.1"), pkg("numpy", "2.0.0"),
+                   pkg("same", "1.0"), pkg("weird", "x-1")})
         m.packages[p.name] = p;
     return m;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("diff classifies package changes") {
     Manifest before = base(), after = base();
@@ -29,13 +29,12 @@ TEST_CASE("diff classifies package changes") {
     after.packages["demo-core"].version = "2.0.0";
     after.packages["numpy"].version = "1.26.4";
     after.packages["transformers"].record_sha256 = "other";
-    after.packages["weird"].version = "x-2"; // not PEP 440: string order
+    after.packages["weird"].version = "x-2";  // not PEP 440: string order
 
     ManifestDiff d = diff(before, after);
     REQUIRE(d.packages.size() == 6);
     auto at = [&](size_t i) {
-        return std::tie(d.packages[i].kind, d.packages[i].name, d.packages[i].from,
-                        d.packages[i].to);
+        return std::tie(d.packages[i].kind, d.packages[i].name, d.packages[i].from, d.packages[i].to);
     };
     using T = std::tuple<Kind, std::string, std::string, std::string>;
     CHECK(T(at(0)) == T{Kind::upgraded, "demo-core", "1.0.0", "2.0.0"});
@@ -47,12 +46,13 @@ TEST_CASE("diff classifies package changes") {
     CHECK(d.facts.empty());
     CHECK(d.summary() == "1 added, 1 removed, 2 upgraded, 1 downgraded, 1 reinstalled");
 
-    CHECK(format_diff(d) == "^ demo-core 1.0.0 -> 2.0.0\n"
-                            "- foo 1.0\n"
-                            "v numpy 2.0.0 -> 1.26.4\n"
-                            "+ regex 2024.1.0\n"
-                            "~ transformers 4.57.1 (reinstalled: files differ)\n"
-                            "^ weird x-1 -> x-2\n");
+    CHECK(format_diff(d) ==
+          "^ demo-core 1.0.0 -> 2.0.0\n"
+          "- foo 1.0\n"
+          "v numpy 2.0.0 -> 1.26.4\n"
+          "+ regex 2024.1.0\n"
+          "~ transformers 4.57.1 (reinstalled: files differ)\n"
+          "^ weird x-1 -> x-2\n");
 }
 
 TEST_CASE("PEP 440 ordering, not string ordering, decides upgrades") {
@@ -90,12 +90,13 @@ TEST_CASE("diff reports interpreter, torch, host and build_env facts") {
     ManifestDiff d = diff(before, after);
     CHECK(d.packages.empty());
     CHECK(d.summary() == "6 facts changed");
-    CHECK(format_diff(d) == "host.nvcc: 13.0 -> (none)\n"
-                            "python.version: 3.11.7 -> 3.12.1\n"
-                            "torch.cuda: (none) -> 13.0\n"
-                            "torch.version: (none) -> 2.11.0\n"
-                            "build_env.MAX_JOBS: 4 -> 8\n"
-                            "build_env.TORCH_CUDA_ARCH_LIST: (none) -> 9.0\n");
+    CHECK(format_diff(d) ==
+          "host.nvcc: 13.0 -> (none)\n"
+          "python.version: 3.11.7 -> 3.12.1\n"
+          "torch.cuda: (none) -> 13.0\n"
+          "torch.version: (none) -> 2.11.0\n"
+          "build_env.MAX_JOBS: 4 -> 8\n"
+          "build_env.TORCH_CUDA_ARCH_LIST: (none) -> 9.0\n");
 }
 
 TEST_CASE("diff_json") {
@@ -103,26 +104,27 @@ TEST_CASE("diff_json") {
     after.packages["regex"] = pkg("regex", "2024.1.0");
     after.python.version = "3.12.1";
     std::string j = diff_json(diff(before, after));
-    CHECK(j == "{\n"
-               "  \"facts\": [\n"
-               "    {\n"
-               "      \"field\": \"python.version\",\n"
-               "      \"from\": \"3.11.7\",\n"
-               "      \"to\": \"3.12.1\"\n"
-               "    }\n"
-               "  ],\n"
-               "  \"packages\": [\n"
-               "    {\n"
-               "      \"from\": \"\",\n"
-               "      \"kind\": \"added\",\n"
-               "      \"name\": \"regex\",\n"
-               "      \"to\": \"2024.1.0\"\n"
-               "    }\n"
-               "  ],\n"
-               "  \"same\": false,\n"
-               "  \"schema\": 1,\n"
-               "  \"summary\": \"1 added, 1 fact changed\"\n"
-               "}\n");
+    CHECK(j ==
+          "{\n"
+          "  \"facts\": [\n"
+          "    {\n"
+          "      \"field\": \"python.version\",\n"
+          "      \"from\": \"3.11.7\",\n"
+          "      \"to\": \"3.12.1\"\n"
+          "    }\n"
+          "  ],\n"
+          "  \"packages\": [\n"
+          "    {\n"
+          "      \"from\": \"\",\n"
+          "      \"kind\": \"added\",\n"
+          "      \"name\": \"regex\",\n"
+          "      \"to\": \"2024.1.0\"\n"
+          "    }\n"
+          "  ],\n"
+          "  \"same\": false,\n"
+          "  \"schema\": 1,\n"
+          "  \"summary\": \"1 added, 1 fact changed\"\n"
+          "}\n");
 }
 
 TEST_CASE("across venvs, the portable digest decides, within one, the exact one") {
@@ -132,9 +134,8 @@ TEST_CASE("across venvs, the portable digest decides, within one, the exact one"
     // The same wheel in both: the console script's shebang (in RECORD) names each venv.
     a.packages["foo"].record_sha256 = "exact-a";
     b.packages["foo"].record_sha256 = "exact-b";
-    for (auto *m : {&a, &b})
-        for (auto &[name, p] : m->packages)
-            p.record_sha256_portable = "portable-" + name;
+    for (auto* m : {&a, &b})
+        for (auto& [name, p] : m->packages) p.record_sha256_portable = "portable-" + name;
     CHECK(diff(a, b).empty());
 
     // Within one venv the exact digest still counts.

@@ -46,8 +46,7 @@ TEST_CASE("fleet diff: the odd node is named with its value and the others' coun
     auto report = fleet_diff(nodes);
     REQUIRE(report.drift.size() == 1);
     CHECK(report.groups.size() == 2);
-    CHECK(format_fleet(report).find("n17: nvidia-cublas 13.1.0.3, the other 31 nodes 13.4.1.1\n") !=
-          std::string::npos);
+    CHECK(format_fleet(report).find("n17: nvidia-cublas 13.1.0.3, the other 31 nodes 13.4.1.1\n") != std::string::npos);
 }
 
 TEST_CASE("fleet diff: same version with other files, a missing package and a fact") {
@@ -79,8 +78,7 @@ TEST_CASE("fleet diff: an even split has no majority, and a broken install is sh
     const std::string text = format_fleet(fleet_diff(nodes));
     INFO(text);
     CHECK(text.find("torch differs: 2.11.0 on n1, n2; 2.10.0 on n3, n4\n") != std::string::npos);
-    CHECK(text.find("n1: regex 2024.1 (broken: METADATA missing), the other 3 nodes 2024.1\n") !=
-          std::string::npos);
+    CHECK(text.find("n1: regex 2024.1 (broken: METADATA missing), the other 3 nodes 2024.1\n") != std::string::npos);
 }
 
 TEST_CASE("load_fleet orders nodes naturally and names the files it refuses") {

@@ -15,20 +15,18 @@ namespace {
 Manifest with(std::initializer_list<Package> packages, std::string label = "") {
     Manifest m;
     m.label = std::move(label);
-    for (const auto& p : packages)
-        m.packages[p.name] = p;
+    for (const auto& p : packages) m.packages[p.name] = p;
     return m;
 }
 
 std::vector<std::string> names(const fs::path& dir) {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir))
-        out.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
     std::sort(out.begin(), out.end());
     return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("sanitize_label") {
     CHECK(sanitize_label("") == "snapshot");
@@ -67,8 +65,8 @@ TEST_CASE("append_history numbers entries and list_history reads them back") {
     CHECK((*listed)[1].label == "after-run");
     CHECK((*listed)[2].number == 4);
     CHECK(names(history_dir(venv)) == std::vector<std::string>{".0003.claim", "0001-snapshot.json",
-                                                               "0002-after-run.json", "0004-x.json",
-                                                               "abc-x.json", "notes.txt"});
+                                                               "0002-after-run.json", "0004-x.json", "abc-x.json",
+                                                               "notes.txt"});
     auto back = load_manifest(e2->file);
     REQUIRE(back.has_value());
     CHECK(back->packages.at("a").version == "2");
@@ -77,8 +75,7 @@ TEST_CASE("append_history numbers entries and list_history reads them back") {
 TEST_CASE("references: numbers, last, last~N and files") {
     TempDir tmp("bs-history");
     fs::path venv = tmp.path() / "venv";
-    for (const char* v : {"1", "2", "3"})
-        REQUIRE(append_history(venv, with({pkg("a", v)})));
+    for (const char* v : {"1", "2", "3"}) REQUIRE(append_history(venv, with({pkg("a", v)})));
 
     auto version_of = [&](const std::string& ref) {
         auto m = load_reference(venv, ref);
@@ -95,13 +92,13 @@ TEST_CASE("references: numbers, last, last~N and files") {
     auto missing = load_reference(venv, "7");
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().code == ErrorCode::usage);
-    CHECK(missing.error().message == "no history entry 7 in " + history_dir(venv).string() +
-                                         ": the history holds entries 1 to 3");
+    CHECK(missing.error().message ==
+          "no history entry 7 in " + history_dir(venv).string() + ": the history holds entries 1 to 3");
     auto too_far = load_reference(venv, "last~3");
     REQUIRE_FALSE(too_far.has_value());
     CHECK(too_far.error().code == ErrorCode::usage);
-    CHECK(too_far.error().message == "no history entry `last~3` in " + history_dir(venv).string() +
-                                         ": the history holds entries 1 to 3");
+    CHECK(too_far.error().message ==
+          "no history entry `last~3` in " + history_dir(venv).string() + ": the history holds entries 1 to 3");
     auto nofile = load_reference(venv, "nope.json");
     REQUIRE_FALSE(nofile.has_value());
     CHECK(nofile.error().code == ErrorCode::usage);
@@ -122,8 +119,8 @@ TEST_CASE("numbers past nine digits are listed, written and referenced without w
     REQUIRE(append_history(venv, with({pkg("a", "1")})));
     // An entry numbered 999,999,999: the old lister ignored the 10-digit names that came next,
     // so every later append rewrote entry 1,000,000,000.
-    REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / "999999999-after.json",
-                                               to_json(with({pkg("a", "2")}))));
+    REQUIRE(
+        bootstrap::core::write_file_atomic(history_dir(venv) / "999999999-after.json", to_json(with({pkg("a", "2")}))));
     auto e1 = append_history(venv, with({pkg("a", "3")}, "after"));
     REQUIRE(e1.has_value());
     CHECK(e1->number == 1'000'000'000);
@@ -144,8 +141,7 @@ TEST_CASE("numbers past nine digits are listed, written and referenced without w
     CHECK(huge.error().code == ErrorCode::usage);
     auto absent = load_reference(venv, "99999999999999999999999");
     REQUIRE_FALSE(absent);
-    CHECK(absent.error().message == "no history entry 99999999999999999999999 in " +
-                                        history_dir(venv).string() +
+    CHECK(absent.error().message == "no history entry 99999999999999999999999 in " + history_dir(venv).string() +
                                         ": the history holds entries 1 to 1000000001");
 }
 
@@ -156,12 +152,11 @@ TEST_CASE("the history refuses to number past its maximum") {
     REQUIRE(bootstrap::core::write_file_atomic(history_dir(venv) / top, to_json(with({}))));
     auto refused = append_history(venv, with({pkg("a", "1")}));
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().message ==
-          "cannot add to the history in " + history_dir(venv).string() + ": its newest entry " +
-              top + " is numbered at or past the highest number bootstrap writes (" +
-              std::to_string(k_max_history_number) + ")");
-    CHECK(refused.error().detail ==
-          "move the entries numbered that high out of the history directory");
+    CHECK(refused.error().message == "cannot add to the history in " + history_dir(venv).string() +
+                                         ": its newest entry " + top +
+                                         " is numbered at or past the highest number bootstrap writes (" +
+                                         std::to_string(k_max_history_number) + ")");
+    CHECK(refused.error().detail == "move the entries numbered that high out of the history directory");
 
     // A name too large for 64 bits is named, not skipped (skipping it is how numbers wrapped).
     fs::remove(history_dir(venv) / top);
@@ -193,7 +188,7 @@ TEST_CASE("describe_history summarises each entry against the one before") {
     CHECK(r[0].entry.label == "first");
     CHECK(r[0].package_count == 1);
     CHECK(r[0].changes.empty());
-    CHECK(r[0].time.size() == 20); // file mtime, "YYYY-MM-DDTHH:MM:SSZ"
+    CHECK(r[0].time.size() == 20);  // file mtime, "YYYY-MM-DDTHH:MM:SSZ"
     CHECK(r[1].time == "2025-01-02T03:04:05Z");
     CHECK(r[1].changes == "1 added, 1 upgraded");
     CHECK(r[1].package_count == 2);
@@ -204,5 +199,5 @@ TEST_CASE("describe_history summarises each entry against the one before") {
     CHECK(*r[1].run == RunInfo{"r1", "after", "2025-01-02T03:04:05Z", false});
     CHECK(r[1].recipe == "demo");
     CHECK_THAT(r[2].error, Catch::StartsWith(corrupt->file.string() + ": not a valid manifest: "));
-    CHECK(r[3].changes == "1 removed"); // against the last readable entry
+    CHECK(r[3].changes == "1 removed");  // against the last readable entry
 }

@@ -91,8 +91,7 @@ TEST_CASE("the content type picks the parser, without one the body decides") {
         CHECK(files[1].sha256.empty());
         CHECK_FALSE(files[1].yanked);
     }
-    for (std::string type :
-         {"text/html", "application/vnd.pypi.simple.v1+html; charset=UTF-8", ""}) {
+    for (std::string type : {"text/html", "application/vnd.pypi.simple.v1+html; charset=UTF-8", ""}) {
         INFO(type);
         auto files = parse(html, type, "http://h/simple/x/");
         REQUIRE(files.size() == 1);
@@ -138,8 +137,7 @@ TEST_CASE("HTML character references decode, unknown ones stay") {
     CHECK(manifest::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
     CHECK(manifest::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");
     CHECK(manifest::decode_html_entities("&#xE9;") == "\xC3\xA9");
-    CHECK(manifest::decode_html_entities("&nbsp; & &amp &#xZZ; &#0; &#xD800;") ==
-          "&nbsp; & &amp &#xZZ; &#0; &#xD800;");
+    CHECK(manifest::decode_html_entities("&nbsp; & &amp &#xZZ; &#0; &#xD800;") == "&nbsp; & &amp &#xZZ; &#0; &#xD800;");
 }
 
 TEST_CASE("links resolve against the page URL (RFC 3986)") {
@@ -148,14 +146,12 @@ TEST_CASE("links resolve against the page URL (RFC 3986)") {
     CHECK(manifest::resolve_url(base, "//cdn/x.whl") == "https://cdn/x.whl");
     CHECK(manifest::resolve_url(base, "/files/x.whl") == "https://h:8080/files/x.whl");
     CHECK(manifest::resolve_url(base, "x.whl") == "https://h:8080/a/simple/demo/x.whl");
-    CHECK(manifest::resolve_url(base, "../../../files/x.whl?v=2") ==
-          "https://h:8080/files/x.whl?v=2");
+    CHECK(manifest::resolve_url(base, "../../../files/x.whl?v=2") == "https://h:8080/files/x.whl?v=2");
     CHECK(manifest::resolve_url(base, "../../../../../x.whl") == "https://h:8080/x.whl");
     CHECK(manifest::resolve_url(base, "./sub/./x.whl") == "https://h:8080/a/simple/demo/sub/x.whl");
     CHECK(manifest::resolve_url(base, "..") == "https://h:8080/a/simple/");
     CHECK(manifest::resolve_url("https://h", "x.whl") == "https://h/x.whl");
-    CHECK(manifest::resolve_url("file:///srv/index/demo/", "../files/x.whl") ==
-          "file:///srv/index/files/x.whl");
+    CHECK(manifest::resolve_url("file:///srv/index/demo/", "../files/x.whl") == "file:///srv/index/files/x.whl");
 }
 
 TEST_CASE("a malformed page is an error naming its URL") {
@@ -163,19 +159,16 @@ TEST_CASE("a malformed page is an error naming its URL") {
     CHECK(error_of("{\"files\": [", k_json, url)
               .find("https://idx.example/simple/x/ is not a valid PEP 691 "
                     "project page: [json.exception.parse_error") == 0);
-    CHECK(error_of("[]", k_json, url) ==
-          url + " is not a valid PEP 691 project page: not a JSON object");
+    CHECK(error_of("[]", k_json, url) == url + " is not a valid PEP 691 project page: not a JSON object");
     CHECK(error_of(R"({"meta": {"api-version": "2.0"}, "files": []})", k_json, url) ==
           url + " is not a valid PEP 691 project page: api-version 2.0 (this bootstrap reads 1.x)");
     CHECK(error_of(R"({"meta": {"api-version": "1.0"}})", k_json, url) ==
           url + " is not a valid PEP 691 project page: no \"files\" array");
     CHECK(error_of(R"({"files": [{"filename": 3, "url": "x"}]})", k_json, url)
               .find(url + " is not a valid PEP 691 project page: [json.exception.type_error") == 0);
-    CHECK(error_of(R"({"files": [{"filename": "x.whl"}]})", k_json, url).find("'url' not found") !=
-          std::string::npos);
-    CHECK(error_of(
-              R"({"files": [{"filename": "x.whl", "url": "x.whl", "hashes": {"sha256": "abc"}}]})",
-              k_json, url) == url + " lists x.whl with a malformed sha256 'abc'");
+    CHECK(error_of(R"({"files": [{"filename": "x.whl"}]})", k_json, url).find("'url' not found") != std::string::npos);
+    CHECK(error_of(R"({"files": [{"filename": "x.whl", "url": "x.whl", "hashes": {"sha256": "abc"}}]})", k_json, url) ==
+          url + " lists x.whl with a malformed sha256 'abc'");
     CHECK(error_of(R"(<a href="x.whl#sha256=zz">)", "text/html", url) ==
           url + " lists x.whl with a malformed sha256 'zz'");
 }

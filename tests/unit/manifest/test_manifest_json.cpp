@@ -37,8 +37,8 @@ Manifest full_manifest() {
     Package broken = pkg("wandb", "0.22.0", "r4");
     broken.broken = "METADATA missing";
     m.packages["wandb"] = broken;
-    m.python = {"3.11.7", "cpython", ".cpython-311-x86_64-linux-gnu.so",
-                "cpython-311-x86_64-linux-gnu", "linux-x86_64"};
+    m.python = {"3.11.7", "cpython", ".cpython-311-x86_64-linux-gnu.so", "cpython-311-x86_64-linux-gnu",
+                "linux-x86_64"};
     m.torch = Torch{"2.5.1+cu124", "12.4", "1"};
     m.host = bs_test::fake_host();
     m.build_env = {{"TORCH_CUDA_ARCH_LIST", "8.0;9.0"}, {"MAX_JOBS", "4"}};
@@ -64,7 +64,7 @@ void require_same(const Manifest& a, const Manifest& b) {
     CHECK(a.run == b.run);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("manifest JSON round-trips every field") {
     Manifest m = full_manifest();
@@ -90,8 +90,7 @@ TEST_CASE("manifest JSON is deterministic") {
     // Same content, packages inserted in another order.
     Manifest b = full_manifest();
     b.packages.clear();
-    for (const char* n : {"vcs-thing", "wandb", "localwheel", "demo-core"})
-        b.packages[n] = a.packages[n];
+    for (const char* n : {"vcs-thing", "wandb", "localwheel", "demo-core"}) b.packages[n] = a.packages[n];
     CHECK(to_json(a) == to_json(b));
     std::string text = to_json(a);
     CHECK(text.back() == '\n');
@@ -127,11 +126,9 @@ TEST_CASE("a corrupt manifest is a clear error") {
                Catch::StartsWith("m.json: not a valid manifest: [json.exception.parse_error"));
     CHECK(message("[]") == "m.json: not a valid manifest: expected a JSON object");
     CHECK(message("{}") == "m.json: not a valid manifest: no \"schema\" field");
-    CHECK(message(R"({"schema": "1"})") ==
-          "m.json: not a valid manifest: \"schema\" is not an integer");
+    CHECK(message(R"({"schema": "1"})") == "m.json: not a valid manifest: \"schema\" is not an integer");
     CHECK(message(R"({"schema": 1})") == "m.json: not a valid manifest: no \"packages\" object");
-    CHECK(message(R"({"schema": 1, "packages": []})") ==
-          "m.json: not a valid manifest: packages: expected an object");
+    CHECK(message(R"({"schema": 1, "packages": []})") == "m.json: not a valid manifest: packages: expected an object");
     CHECK(message(R"({"schema": 1, "packages": {"foo": {"version": 3}}})") ==
           "m.json: not a valid manifest: packages.foo.version: expected a string");
     CHECK(message(R"({"schema": 1, "packages": {"foo": {}}})") ==
@@ -140,10 +137,8 @@ TEST_CASE("a corrupt manifest is a clear error") {
           "m.json: not a valid manifest: build_env.CC: expected a string");
     CHECK(message(R"({"schema": 1, "packages": {}, "host": "x"})") ==
           "m.json: not a valid manifest: host: expected an object");
-    CHECK(
-        message(
-            R"({"schema": 1, "packages": {"a": {"version": "1", "origin": {"index_urls": "x"}}}})") ==
-        "m.json: not a valid manifest: packages.a.origin.index_urls: expected a list of strings");
+    CHECK(message(R"({"schema": 1, "packages": {"a": {"version": "1", "origin": {"index_urls": "x"}}}})") ==
+          "m.json: not a valid manifest: packages.a.origin.index_urls: expected a list of strings");
 }
 
 TEST_CASE("save_manifest writes atomically and load_manifest reads it back") {
@@ -159,7 +154,7 @@ TEST_CASE("save_manifest writes atomically and load_manifest reads it back") {
         (void)e;
         ++files;
     }
-    CHECK(files == 1); // no temp file left behind
+    CHECK(files == 1);  // no temp file left behind
 
     auto missing = load_manifest(tmp.path() / "nope.json");
     REQUIRE_FALSE(missing.has_value());
@@ -191,8 +186,7 @@ TEST_CASE("a broken install is written as such, manifests without the field read
     // Only the broken package carries the key.
     CHECK(text.find("\"broken\"") == text.rfind("\"broken\""));
 
-    auto old = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1"}}})",
-                         "old.json");
+    auto old = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1"}}})", "old.json");
     REQUIRE(old.has_value());
     CHECK(old->packages.at("a").broken.empty());
 
@@ -202,14 +196,12 @@ TEST_CASE("a broken install is written as such, manifests without the field read
                               "b.json");
     REQUIRE(nameless.has_value());
     CHECK(nameless->packages.at("a").broken == "METADATA missing");
-    auto whole = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": ""}}})",
-                           "c.json");
+    auto whole = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": ""}}})", "c.json");
     REQUIRE_FALSE(whole.has_value());
     CHECK(whole.error().message == "c.json: not a valid manifest: packages.a: no version");
     auto typed = from_json(R"({"schema": 1, "venv": "/v", "packages": {"a": {"version": "1",
         "broken": true}}})",
                            "d.json");
     REQUIRE_FALSE(typed.has_value());
-    CHECK(typed.error().message ==
-          "d.json: not a valid manifest: packages.a.broken: expected a string");
+    CHECK(typed.error().message == "d.json: not a valid manifest: packages.a.broken: expected a string");
 }

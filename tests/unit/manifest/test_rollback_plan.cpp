@@ -14,8 +14,8 @@ namespace {
 
 const std::string k_index = "http://127.0.0.1:1/main/simple";
 
-manifest::Package pkg(const std::string& name, const std::string& version,
-                      const std::string& record = "r-" , const std::string& kind = "index") {
+manifest::Package pkg(const std::string& name, const std::string& version, const std::string& record = "r-",
+                      const std::string& kind = "index") {
     manifest::Package p;
     p.name = name;
     p.display_name = name;
@@ -42,11 +42,11 @@ fs::path write_file(const fs::path& path, const std::string& content) {
 }  // namespace
 
 TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
-    auto target = manifest_of({pkg("demo-core", "1.0.0"), pkg("demo-utils", "1.0.0"),
-                               pkg("regex", "2024.1.0"), pkg("same", "1.0")});
+    auto target = manifest_of(
+        {pkg("demo-core", "1.0.0"), pkg("demo-utils", "1.0.0"), pkg("regex", "2024.1.0"), pkg("same", "1.0")});
     auto changed_regex = pkg("regex", "2024.1.0", "other-record");
-    auto current = manifest_of({pkg("demo-core", "2.0.0"), changed_regex, pkg("same", "1.0"),
-                                pkg("wandb", "0.22.0"), pkg("click", "8.1.7")});
+    auto current = manifest_of(
+        {pkg("demo-core", "2.0.0"), changed_regex, pkg("same", "1.0"), pkg("wandb", "0.22.0"), pkg("click", "8.1.7")});
     manifest::RollbackSources sources;
     auto plan = manifest::plan_rollback(target, current, sources);
 
@@ -76,9 +76,14 @@ TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
     CHECK(plan.format() ==
           "  - click 8.1.7 (remove)\n"
           "  - wandb 0.22.0 (remove)\n"
-          "  ~ demo-core 1.0.0 (2.0.0 -> 1.0.0) from index " + k_index + "\n"
-          "  + demo-utils 1.0.0 (missing) from index " + k_index + "\n"
-          "  ~ regex 2024.1.0 (reinstall: RECORD differs) from index " + k_index + "\n");
+          "  ~ demo-core 1.0.0 (2.0.0 -> 1.0.0) from index " +
+              k_index +
+              "\n"
+              "  + demo-utils 1.0.0 (missing) from index " +
+              k_index +
+              "\n"
+              "  ~ regex 2024.1.0 (reinstall: RECORD differs) from index " +
+              k_index + "\n");
 }
 
 TEST_CASE("rollback plan: identical manifests plan nothing, equal PEP 440 spellings are kept") {
@@ -96,8 +101,7 @@ TEST_CASE("rollback plan: --index-url overrides recorded indexes and serves unkn
     sources.index_url = "http://override/simple";
     auto plan = manifest::plan_rollback(target, manifest::Manifest{}, sources);
     REQUIRE(plan.install.size() == 2);
-    for (const auto& i : plan.install)
-        CHECK(i.source.index_urls == std::vector<std::string>{"http://override/simple"});
+    for (const auto& i : plan.install) CHECK(i.source.index_urls == std::vector<std::string>{"http://override/simple"});
 }
 
 TEST_CASE("rollback plan: unknown origins are unreachable with the reason") {
@@ -109,15 +113,13 @@ TEST_CASE("rollback plan: unknown origins are unreachable with the reason") {
     CHECK(plan.install.empty());
     REQUIRE(plan.unreachable.size() == 2);
     CHECK(plan.unreachable[0].name == "lost");
-    CHECK(plan.unreachable[0].why ==
-          "it came from an index that was not recorded; give --index-url or --find-links");
+    CHECK(plan.unreachable[0].why == "it came from an index that was not recorded; give --index-url or --find-links");
     CHECK(plan.unreachable[1].name == "mystery");
     CHECK(plan.unreachable[1].version == "3.1");
     CHECK(plan.unreachable[1].why ==
           "its origin is unknown (no index or URL recorded); give --index-url or --find-links");
     CHECK(plan.summary() == "2 unreachable");
-    CHECK(plan.format().find("  ! mystery 3.1: cannot be restored: its origin is unknown") !=
-          std::string::npos);
+    CHECK(plan.format().find("  ! mystery 3.1: cannot be restored: its origin is unknown") != std::string::npos);
 }
 
 TEST_CASE("rollback plan: local wheels come from the original file, then the artifact store") {
@@ -159,17 +161,15 @@ TEST_CASE("rollback plan: local wheels come from the original file, then the art
         auto plan = manifest::plan_rollback(target, {}, sources);
         CHECK(plan.install.empty());
         REQUIRE(plan.unreachable.size() == 1);
-        CHECK(plan.unreachable[0].why ==
-              built.string() + " no longer exists; artifact sha256:" + sha.substr(0, 12) +
-                  " is not in the store " + store.root().string());
+        CHECK(plan.unreachable[0].why == built.string() + " no longer exists; artifact sha256:" + sha.substr(0, 12) +
+                                             " is not in the store " + store.root().string());
     }
     SECTION("no artifact recorded and the file is gone") {
         target.packages["mylocal"].origin.artifact_sha256.clear();
         fs::remove(built);
         auto plan = manifest::plan_rollback(target, {}, sources);
         REQUIRE(plan.unreachable.size() == 1);
-        CHECK(plan.unreachable[0].why ==
-              built.string() + " no longer exists; no copy was kept in the artifact store");
+        CHECK(plan.unreachable[0].why == built.string() + " no longer exists; no copy was kept in the artifact store");
     }
 }
 
@@ -179,8 +179,7 @@ TEST_CASE("rollback plan: --find-links wheels match name, version and recorded s
     auto core_whl = write_file(house / "demo_core-1.0.0-py3-none-any.whl", "core");
     write_file(house / "demo_core-2.0.0-py3-none-any.whl", "core2");
     write_file(house / "Other_Name-1.0-py3-none-any.whl", "other");
-    auto target = manifest_of({pkg("demo-core", "1.0", "r-", "unknown"),
-                               pkg("other-name", "1.0", "r-", "unknown"),
+    auto target = manifest_of({pkg("demo-core", "1.0", "r-", "unknown"), pkg("other-name", "1.0", "r-", "unknown"),
                                pkg("absent", "1.0", "r-", "unknown")});
     manifest::RollbackSources sources;
     sources.find_links = {house};
@@ -201,12 +200,11 @@ TEST_CASE("rollback plan: --find-links wheels match name, version and recorded s
         REQUIRE(p.unreachable.size() == 2);
         CHECK(p.unreachable[1].name == "demo-core");
         const auto real = core::sha256_hex("the real one").substr(0, 12);
-        CHECK(p.unreachable[1].why ==
-              "artifact sha256:" + real + " recorded but no artifact store given; " +
-                  core_whl.string() + " is not the recorded wheel (sha256 " +
-                  core::sha256_hex("core").substr(0, 12) + ", recorded " + real +
-                  "); its origin is unknown (no index or URL recorded); give --index-url or "
-                  "--find-links");
+        CHECK(p.unreachable[1].why == "artifact sha256:" + real + " recorded but no artifact store given; " +
+                                          core_whl.string() + " is not the recorded wheel (sha256 " +
+                                          core::sha256_hex("core").substr(0, 12) + ", recorded " + real +
+                                          "); its origin is unknown (no index or URL recorded); give --index-url or "
+                                          "--find-links");
     }
 }
 
@@ -239,16 +237,14 @@ TEST_CASE("wheel file names (pyenv's PEP 427 parser) and file URLs") {
     core::TempDir tmp;
     for (const char* name :
          {"Demo_Core-2.1.0rc1-py3-none-any.whl", "demo_core-2.1rc1-cp311-cp311-linux_x86_64.whl",
-          "demo_core-2.1.0-py3-none-any.whl", "demo_core-2.1.0rc1.tar.gz",
-          "demo_core-2.1.0rc1-any.whl"})
+          "demo_core-2.1.0-py3-none-any.whl", "demo_core-2.1.0rc1.tar.gz", "demo_core-2.1.0rc1-any.whl"})
         REQUIRE(core::write_file_atomic(tmp.path() / name, "x"));
     // The PEP 503 name and PEP 440 version decide; among equals the tag, then the file name.
     CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1") ==
           tmp.path() / "Demo_Core-2.1.0rc1-py3-none-any.whl");
     CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1", "cp311-cp311-linux_x86_64") ==
           tmp.path() / "demo_core-2.1rc1-cp311-cp311-linux_x86_64.whl");
-    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1") ==
-          tmp.path() / "demo_core-2.1.0-py3-none-any.whl");
+    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1") == tmp.path() / "demo_core-2.1.0-py3-none-any.whl");
     CHECK_FALSE(manifest::find_wheel({tmp.path()}, "demo-core", "2.2"));
 
     CHECK(manifest::file_url_path("file:///tmp/a%20b/x.whl") == fs::path("/tmp/a b/x.whl"));
@@ -262,8 +258,7 @@ TEST_CASE("package mismatches name every difference") {
     auto actual = manifest_of({pkg("a", "1.0", "fedcba9876543210"), pkg("c", "3.1"), pkg("d", "4.0")});
     CHECK(manifest::package_mismatches(target, actual) ==
           std::vector<std::string>{"a 1.0: RECORD differs (sha256 fedcba987654, expected 0123456789ab)",
-                                   "b 2.0: missing", "c: 3.1 installed, expected 3.0",
-                                   "d 4.0: not in the target"});
+                                   "b 2.0: missing", "c: 3.1 installed, expected 3.0", "d 4.0: not in the target"});
     CHECK(manifest::package_mismatches(target, target).empty());
 }
 

@@ -51,21 +51,20 @@ TEST_CASE("target_problems names every bad name, version, digest and URL") {
     m.packages["remote"] = url;
 
     auto problems = manifest::target_problems(m);
-    CHECK(problems ==
-          std::vector<std::string>{
-              "--index-url=http://evil: not a normalised PEP 503 project name",
-              "Not_Normal: not a normalised PEP 503 project name",
-              "click: display name 'clack' is not a spelling of click",
-              "demo-core: version '1.0.0; rm -rf /' is not a PEP 440 version",
-              "regex: record_sha256 'ABCDEF' is not a sha256 digest (64 lower-case hex digits)",
-              "remote: origin.url 'https://example.org/remote-3.0.tar.gz ; python_version < '3'' "
-              "contains blanks",
-              "remote: origin.index_urls entry '' is not a URL",
-              "remote: origin.index_urls entry 'http://index/simple\n' is not a URL",
-              "torch: origin.artifact_sha256 '" + std::string(64, 'G') +
-                  "' is not a sha256 digest (64 lower-case hex digits)",
-              "wandb: listed under another name 'wandb2'",
-          });
+    CHECK(problems == std::vector<std::string>{
+                          "--index-url=http://evil: not a normalised PEP 503 project name",
+                          "Not_Normal: not a normalised PEP 503 project name",
+                          "click: display name 'clack' is not a spelling of click",
+                          "demo-core: version '1.0.0; rm -rf /' is not a PEP 440 version",
+                          "regex: record_sha256 'ABCDEF' is not a sha256 digest (64 lower-case hex digits)",
+                          "remote: origin.url 'https://example.org/remote-3.0.tar.gz ; python_version < '3'' "
+                          "contains blanks",
+                          "remote: origin.index_urls entry '' is not a URL",
+                          "remote: origin.index_urls entry 'http://index/simple\n' is not a URL",
+                          "torch: origin.artifact_sha256 '" + std::string(64, 'G') +
+                              "' is not a sha256 digest (64 lower-case hex digits)",
+                          "wandb: listed under another name 'wandb2'",
+                      });
 }
 
 TEST_CASE("read_installed_package reads a dist-info as take_snapshot records it") {

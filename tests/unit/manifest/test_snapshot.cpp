@@ -65,10 +65,9 @@ fs::path make_fixture_venv(const fs::path& root) {
                                                "cuda: Optional[str] = '12.4'\n"
                                                "git_version = 'abc'\n"
                                                "hip: Optional[str] = None\n"));
-    REQUIRE(bootstrap::core::write_file_atomic(
-        site / "torch/share/cmake/Torch/TorchConfig.cmake",
-        "if(CMAKE_SYSTEM_NAME STREQUAL \"Linux\")\n"
-        "  set(TORCH_CXX_FLAGS \"-D_GLIBCXX_USE_CXX11_ABI=1\")\nendif()\n"));
+    REQUIRE(bootstrap::core::write_file_atomic(site / "torch/share/cmake/Torch/TorchConfig.cmake",
+                                               "if(CMAKE_SYSTEM_NAME STREQUAL \"Linux\")\n"
+                                               "  set(TORCH_CXX_FLAGS \"-D_GLIBCXX_USE_CXX11_ABI=1\")\nendif()\n"));
     return venv;
 }
 
@@ -88,7 +87,7 @@ SnapshotRequest fixture_request(const fs::path& venv) {
     return r;
 }
 
-} // namespace
+}  // namespace
 
 // After an intended format change, regenerate with BS_UPDATE_GOLDEN=1 and review the diff.
 TEST_CASE("snapshot of the fixture venv matches the golden manifest") {
@@ -97,12 +96,11 @@ TEST_CASE("snapshot of the fixture venv matches the golden manifest") {
     auto m = take_snapshot(fixture_request(venv));
     REQUIRE(m.has_value());
     CHECK(m->venv == fs::absolute(venv).lexically_normal().string());
-    m->venv = "/fixture/venv"; // the only machine-dependent value
+    m->venv = "/fixture/venv";  // the only machine-dependent value
     std::string text = to_json(*m);
 
     const fs::path golden = fs::path(BS_TEST_DATA) / "manifest" / "fixture_manifest.json";
-    if (std::getenv("BS_UPDATE_GOLDEN"))
-        REQUIRE(bootstrap::core::write_file_atomic(golden, text));
+    if (std::getenv("BS_UPDATE_GOLDEN")) REQUIRE(bootstrap::core::write_file_atomic(golden, text));
     auto expected = bootstrap::core::read_file(golden);
     REQUIRE(expected.has_value());
     CHECK(text == *expected);
@@ -140,17 +138,15 @@ TEST_CASE("snapshot reads each package from its dist-info") {
     CHECK(m->packages.at("legacy").origin.kind == bootstrap::manifest::OriginKind::unknown);
     CHECK(m->packages.at("legacy").record_sha256.empty());
     CHECK(m->packages.at("legacy").wheel_tag.empty());
-    for (const auto& [name, p] : m->packages)
-        CHECK(p.broken == (name == "wandb" ? "METADATA missing" : ""));
+    for (const auto& [name, p] : m->packages) CHECK(p.broken == (name == "wandb" ? "METADATA missing" : ""));
     const Package& wandb = m->packages.at("wandb");
     CHECK(wandb.version == "0.22.0");
     CHECK(wandb.record_sha256 == bootstrap::core::sha256_hex("wandb/__init__.py,sha256=abc,10\n"));
 
     REQUIRE(m->torch.has_value());
     CHECK(*m->torch == Torch{"2.5.1+cu124", "12.4", "1"});
-    CHECK(m->build_env ==
-          std::map<std::string, std::string>{
-              {"CC", "gcc-12"}, {"MAX_JOBS", "4"}, {"TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX"}});
+    CHECK(m->build_env == std::map<std::string, std::string>{
+                              {"CC", "gcc-12"}, {"MAX_JOBS", "4"}, {"TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX"}});
     CHECK(m->python.version == "3.11.7");
     CHECK(m->host == bs_test::fake_host());
     CHECK_FALSE(m->run.has_value());
@@ -160,8 +156,7 @@ TEST_CASE("snapshot reads each package from its dist-info") {
         REQUIRE(bootstrap::core::write_file_atomic(dist / "RECORD", "other,sha256=x,1\n"));
         auto m2 = take_snapshot(fixture_request(venv));
         REQUIRE(m2.has_value());
-        CHECK(m2->packages.at("demo-core").record_sha256 !=
-              m->packages.at("demo-core").record_sha256);
+        CHECK(m2->packages.at("demo-core").record_sha256 != m->packages.at("demo-core").record_sha256);
     }
 }
 
@@ -183,8 +178,7 @@ TEST_CASE("snapshot lists a hostile dist-info as broken instead of reading it") 
     auto m = take_snapshot(fixture_request(venv));
     // A whole dist-info whose WHEEL is a FIFO is an error naming it (it is not read).
     REQUIRE_FALSE(m);
-    CHECK(m.error().message ==
-          "cannot read " + (wheel_fifo / "WHEEL").string() + ": not a regular file (a FIFO)");
+    CHECK(m.error().message == "cannot read " + (wheel_fifo / "WHEEL").string() + ": not a regular file (a FIFO)");
     fs::remove_all(wheel_fifo);
 
     m = take_snapshot(fixture_request(venv));
@@ -221,13 +215,10 @@ TEST_CASE("parse_origin follows PEP 610") {
     CHECK(parse_origin("", "conda").kind == bootstrap::manifest::OriginKind::unknown);
     CHECK(parse_origin("", "").kind == bootstrap::manifest::OriginKind::unknown);
     CHECK(parse_origin("not json", "uv").kind == bootstrap::manifest::OriginKind::unknown);
-    Origin vcs = parse_origin(
-        R"({"url": "https://g/x", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})", "uv");
+    Origin vcs = parse_origin(R"({"url": "https://g/x", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})", "uv");
     CHECK(vcs == Origin{"vcs", "https://g/x", "git", "c0ffee", {}, "", "", ""});
-    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": false}})", "uv").kind ==
-          "local");
-    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind ==
-          "editable");
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": false}})", "uv").kind == "local");
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind == "editable");
     Origin archive = parse_origin(R"({"url": "https://h/x.whl", "archive_info": {}})", "uv");
     CHECK(archive.kind == bootstrap::manifest::OriginKind::url);
     CHECK(archive.archive_hash.empty());
@@ -252,8 +243,9 @@ TEST_CASE("host fact parsers") {
                                "5 22:23:56 UTC 2024\n") == "550.54.15");
     CHECK(parse_driver_version("") == "");
     using namespace std::string_literals;
-    std::string lib = "xxGLIBCXX_3.4\0GLIBCXX_3.4.9\0GLIBCXX_3.4.30\0GLIBCXX_3.4.29\0"
-                      "GLIBCXX_TUNABLES\0GLIBCXX_DEBUG_MESSAGE_LENGTH\0GLIBCXX_3.4.31x"s;
+    std::string lib =
+        "xxGLIBCXX_3.4\0GLIBCXX_3.4.9\0GLIBCXX_3.4.30\0GLIBCXX_3.4.29\0"
+        "GLIBCXX_TUNABLES\0GLIBCXX_DEBUG_MESSAGE_LENGTH\0GLIBCXX_3.4.31x"s;
     CHECK(highest_glibcxx(lib) == "3.4.30");
     CHECK(highest_glibcxx("nothing") == "");
 }
@@ -288,7 +280,7 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
     auto second = probe_host(env, cache);
     REQUIRE(second.has_value());
     CHECK(*second == *first);
-    CHECK(calls() == 2); // nothing spawned
+    CHECK(calls() == 2);  // nothing spawned
     const std::string cached = bootstrap::core::read_file(cache).value();
     CHECK(cached.find("\"version\": 1") != std::string::npos);
     CHECK(cached.find("\"gcc\": \"99.1.0\"") != std::string::npos);
@@ -318,8 +310,8 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
 
 TEST_CASE("build_env_names lists the build-relevant variables") {
     const auto& names = build_env_names();
-    for (const char* n : {"TORCH_CUDA_ARCH_LIST", "NVTE_CUDA_ARCHS", "CMAKE_CUDA_ARCHITECTURES",
-                          "MAX_JOBS", "CUDA_HOME", "CXXFLAGS", "NVTE_FRAMEWORK"})
+    for (const char* n : {"TORCH_CUDA_ARCH_LIST", "NVTE_CUDA_ARCHS", "CMAKE_CUDA_ARCHITECTURES", "MAX_JOBS",
+                          "CUDA_HOME", "CXXFLAGS", "NVTE_FRAMEWORK"})
         CHECK(std::find(names.begin(), names.end(), n) != names.end());
     CHECK(std::is_sorted(names.begin(), names.end()));
 }
@@ -355,8 +347,7 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     REQUIRE(text.has_value());
     CHECK(text->find("vcspkg") == std::string::npos);
     CHECK(text->find("remote-3.0.dist-info") != std::string::npos);
-    REQUIRE(
-        bootstrap::core::write_file_atomic(cache, "bootstrap-packages-cache-v2\nx\ty\n" + *text));
+    REQUIRE(bootstrap::core::write_file_atomic(cache, "bootstrap-packages-cache-v2\nx\ty\n" + *text));
     auto fourth = take_snapshot(fixture_request(venv));
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");

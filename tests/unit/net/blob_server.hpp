@@ -34,7 +34,6 @@ namespace bootstrap::test {
 
 namespace fs = std::filesystem;
 
-
 // How the loopback server answers one request.
 enum class Answer {
     normal,        // 200, or 206 for "Range: bytes=N-" (416 when N is past the end)
@@ -131,8 +130,7 @@ private:
         std::string status = "200 OK", extra, body;
         if (answer == Answer::wrong_range) {
             status = "206 Partial Content";
-            extra =
-                fmt::format("Content-Range: bytes 0-{}/{}\r\n", m_blob.size() - 1, m_blob.size());
+            extra = fmt::format("Content-Range: bytes 0-{}/{}\r\n", m_blob.size() - 1, m_blob.size());
             body = m_blob;
         } else if (answer == Answer::no_range) {
             status = "206 Partial Content";
@@ -150,17 +148,17 @@ private:
             extra = fmt::format("Content-Range: bytes */{}\r\n", m_blob.size());
         } else if (from) {
             status = "206 Partial Content";
-            extra = fmt::format("Content-Range: bytes {}-{}/{}\r\n", *from, m_blob.size() - 1,
-                                m_blob.size());
+            extra = fmt::format("Content-Range: bytes {}-{}/{}\r\n", *from, m_blob.size() - 1, m_blob.size());
             body = m_blob.substr(*from);
         } else {
             body = m_blob;
         }
         if (answer == Answer::wrong_bytes)
             for (auto& c : body) c = static_cast<char>(c ^ 0x5a);
-        std::string out = fmt::format("HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n"
-                                      "{}\r\n",
-                                      status, body.size(), extra);
+        std::string out = fmt::format(
+            "HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n"
+            "{}\r\n",
+            status, body.size(), extra);
         out += answer == Answer::truncated ? body.substr(0, body.size() / 2) : body;
         for (std::string_view rest = out; !rest.empty();) {
             ssize_t n = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
@@ -170,22 +168,20 @@ private:
         // Half-close, then wait for the client to close: closing with unread input would send
         // a RST that can discard the tail the client has not read yet.
         ::shutdown(fd, SHUT_WR);
-        while (::recv(fd, buf, sizeof buf, 0) > 0) {
-        }
+        while (::recv(fd, buf, sizeof buf, 0) > 0) {}
     }
 
     // endless / trickle: send until the client goes away (or the server stops).
     void stream(int fd, Answer answer) {
-        std::string head = answer == Answer::endless
-                               ? "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
-                               : fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n"
-                                             "Connection: close\r\n\r\n",
-                                             m_blob.size());
+        std::string head = answer == Answer::endless ? "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+                                                     : fmt::format(
+                                                           "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n"
+                                                           "Connection: close\r\n\r\n",
+                                                           m_blob.size());
         if (::send(fd, head.data(), head.size(), MSG_NOSIGNAL) <= 0) return;
         for (size_t at = 0; !m_stop;) {
-            std::string_view chunk = answer == Answer::endless
-                                         ? std::string_view(m_blob)
-                                         : std::string_view(m_blob).substr(at % m_blob.size(), 1);
+            std::string_view chunk = answer == Answer::endless ? std::string_view(m_blob)
+                                                               : std::string_view(m_blob).substr(at % m_blob.size(), 1);
             if (::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) <= 0) return;
             at += chunk.size();
             if (answer == Answer::trickle) {

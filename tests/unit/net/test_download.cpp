@@ -83,8 +83,7 @@ TEST_CASE("a checksum mismatch is an error, never retried, and leaves nothing") 
     auto r = net::download(req);
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(r.error().message.find(fmt::format("checksum mismatch for {}: expected {}, got ",
-                                             req.url, req.sha256)) == 0);
+    CHECK(r.error().message.find(fmt::format("checksum mismatch for {}: expected {}, got ", req.url, req.sha256)) == 0);
     std::string wrong = f.blob;
     for (auto& c : wrong) c = static_cast<char>(c ^ 0x5a);
     CHECK(r.error().message.find(core::sha256_hex(wrong)) != std::string::npos);
@@ -129,8 +128,7 @@ TEST_CASE("404 is reported after one request, naming the URL") {
     auto r = net::download(req);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::network);
-    CHECK(r.error().message ==
-          fmt::format("download of {} failed after 1 attempt: HTTP status 404", req.url));
+    CHECK(r.error().message == fmt::format("download of {} failed after 1 attempt: HTTP status 404", req.url));
     CHECK(f.server.requests().size() == 1);
     CHECK_FALSE(fs::exists(f.dest));
     CHECK_FALSE(fs::exists(f.part));  // nothing arrived, so no empty .part is left either
@@ -198,4 +196,3 @@ TEST_CASE("a malformed sha256 is refused before anything is fetched") {
     CHECK(r.error().code == ErrorCode::usage);
     CHECK(f.server.requests().empty());
 }
-

@@ -22,11 +22,10 @@ TEST_CASE("an endless body is cut off at max_bytes, never retried, and leaves no
     REQUIRE_FALSE(r);
     INFO(r.error().message);
     CHECK(r.error().code == ErrorCode::network);
-    CHECK(r.error().message ==
-          fmt::format("download of {} refused: no size was declared and more than the limit of "
-                      "293.0 KiB arrived; the partial file was removed",
-                      req.url));
-    CHECK(seconds_since(start) < 30); // at once; an endless body never ends by itself
+    CHECK(r.error().message == fmt::format("download of {} refused: no size was declared and more than the limit of "
+                                           "293.0 KiB arrived; the partial file was removed",
+                                           req.url));
+    CHECK(seconds_since(start) < 30);  // at once; an endless body never ends by itself
     CHECK(f.server.requests().size() == 1);
     CHECK_FALSE(fs::exists(f.part));
     CHECK_FALSE(fs::exists(f.dest));
@@ -40,10 +39,9 @@ TEST_CASE("a declared size over max_bytes is refused before anything is written"
     req.on_progress = [&](uint64_t done, uint64_t) { progressed = done; };
     auto r = net::download(req);
     REQUIRE_FALSE(r);
-    CHECK(r.error().message ==
-          fmt::format("download of {} refused: the server declares 195.3 KiB (200000 bytes), "
-                      "more than the limit of 97.7 KiB; the partial file was removed",
-                      req.url));
+    CHECK(r.error().message == fmt::format("download of {} refused: the server declares 195.3 KiB (200000 bytes), "
+                                           "more than the limit of 97.7 KiB; the partial file was removed",
+                                           req.url));
     CHECK(progressed == 0);
     CHECK(f.server.requests().size() == 1);
     CHECK_FALSE(fs::exists(f.part));
@@ -66,7 +64,7 @@ TEST_CASE("a trickle fails the low-speed check, retryably, and keeps what came f
                                                  "than 1 KiB/s for 0.6 s (",
                                                  req.url)) == 0);
         CHECK(took >= 1.1);
-        CHECK(took < 20); // ~1.3 s; the whole blob at 20 B/s would take hours
+        CHECK(took < 20);  // ~1.3 s; the whole blob at 20 B/s would take hours
         REQUIRE(f.server.requests().size() == 2);
         // The second attempt resumed after the first one's bytes: slow is not wrong.
         CHECK(BlobServer::header(f.server.requests()[1], "range"));
@@ -104,12 +102,12 @@ TEST_CASE("the deadline ends an attempt in flight and keeps the .part") {
                                              "deadline passed (",
                                              req.url)) == 0);
     CHECK(took >= 0.7);
-    CHECK(took < 15); // ~0.8 s; the trickle alone would take hours
+    CHECK(took < 15);  // ~0.8 s; the trickle alone would take hours
     CHECK(f.server.requests().size() == 1);
     REQUIRE(fs::exists(f.part));
     auto kept = fs::file_size(f.part);
-    CHECK(r.error().message.find(fmt::format("({} B kept in {} to resume)", kept,
-                                             f.part.string())) != std::string::npos);
+    CHECK(r.error().message.find(fmt::format("({} B kept in {} to resume)", kept, f.part.string())) !=
+          std::string::npos);
 
     auto again = net::download(f.request());
     REQUIRE(again);
@@ -126,12 +124,11 @@ TEST_CASE("a wait that would end past the deadline fails at once") {
     auto r = net::download(req);
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(seconds_since(start) < 2.5); // at once (~0.01 s), not at the deadline 5 s from now
+    CHECK(seconds_since(start) < 2.5);  // at once (~0.01 s), not at the deadline 5 s from now
     CHECK(r.error().code == ErrorCode::timeout);
-    CHECK(r.error().message ==
-          fmt::format("download of {} ran out of time after 1 attempt: HTTP status 503, and the "
-                      "wait of 10 s before another attempt would end past the deadline",
-                      req.url));  // nothing arrived, so nothing is said to be kept
+    CHECK(r.error().message == fmt::format("download of {} ran out of time after 1 attempt: HTTP status 503, and the "
+                                           "wait of 10 s before another attempt would end past the deadline",
+                                           req.url));  // nothing arrived, so nothing is said to be kept
 }
 
 TEST_CASE("Retry-After: 99999 is capped, and the cap is said") {
@@ -157,7 +154,7 @@ TEST_CASE("Retry-After: 99999 is capped, and the cap is said") {
         auto start = std::chrono::steady_clock::now();
         auto r = net::download(req);
         REQUIRE(r);
-        CHECK(seconds_since(start) < 30); // ~0.2 s; uncapped it would be 99999 s
+        CHECK(seconds_since(start) < 30);  // ~0.2 s; uncapped it would be 99999 s
         REQUIRE(retries.size() == 1);
         CHECK(retries[0].wait_seconds == 0.2);
         CHECK(retries[0].problem == "HTTP status 503");
@@ -171,10 +168,9 @@ TEST_CASE("Retry-After: 99999 is capped, and the cap is said") {
         req.retries = 1;
         auto r = net::download(req);
         REQUIRE_FALSE(r);
-        CHECK(r.error().message ==
-              fmt::format("download of {} failed after 2 attempts: HTTP status 503 (the server's "
-                          "Retry-After of 99999 s was capped at 0.1 s)",
-                          req.url));
+        CHECK(r.error().message == fmt::format("download of {} failed after 2 attempts: HTTP status 503 (the server's "
+                                               "Retry-After of 99999 s was capped at 0.1 s)",
+                                               req.url));
     }
 }
 

@@ -51,8 +51,7 @@ TEST_CASE("a body longer than max_bytes fails the request at once") {
     auto res = net::get(r);
     REQUIRE_FALSE(res);
     CHECK(res.error().code == bootstrap::ErrorCode::network);
-    CHECK(res.error().message ==
-          "GET " + r.url + " refused: the body is longer than the limit of 4 KiB");
+    CHECK(res.error().message == "GET " + r.url + " refused: the body is longer than the limit of 4 KiB");
     r.max_bytes = 5000;
     auto fits = net::get(r);
     REQUIRE(fits);

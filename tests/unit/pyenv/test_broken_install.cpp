@@ -93,8 +93,7 @@ TEST_CASE("a broken install whose RECORD is not a regular file loses its dist-in
     auto notes = bootstrap::pyenv::remove_broken_installs(facts);
     REQUIRE(notes);
     REQUIRE(notes->size() == 1);
-    CHECK(notes->front().find("(RECORD is not a regular file (a character device))") !=
-          std::string::npos);
+    CHECK(notes->front().find("(RECORD is not a regular file (a character device))") != std::string::npos);
     CHECK(notes->front().find("the 0 file(s)") != std::string::npos);
     CHECK_FALSE(fs::exists(site / "pkg-1.0.dist-info"));
     CHECK(fs::exists(site / "pkg" / "__init__.py"));

@@ -20,10 +20,13 @@ using bootstrap::pyenv::Requirement;
 namespace {
 
 struct FakeDist {
-    FakeDist(std::string n, std::string v, std::vector<std::string> reqs = {},
-             std::string inst = "uv\n", bool req = false)
-        : name(std::move(n)), version(std::move(v)), requires_dist(std::move(reqs)),
-          installer(std::move(inst)), requested(req) {}
+    FakeDist(std::string n, std::string v, std::vector<std::string> reqs = {}, std::string inst = "uv\n",
+             bool req = false)
+        : name(std::move(n)),
+          version(std::move(v)),
+          requires_dist(std::move(reqs)),
+          installer(std::move(inst)),
+          requested(req) {}
 
     std::string name;
     std::string version;
@@ -37,14 +40,13 @@ struct FakeDist {
 /// that mentions a Requires-Dist which must not be read.
 fs::path write_dist(const fs::path& site, const FakeDist& d) {
     fs::path dir = site / (d.name + "-" + d.version + ".dist-info");
-    std::string metadata = "Metadata-Version: 2.1\nName: " + d.name + "\nVersion: " + d.version +
-                           "\nSummary: a test package\n";
+    std::string metadata =
+        "Metadata-Version: 2.1\nName: " + d.name + "\nVersion: " + d.version + "\nSummary: a test package\n";
     for (const auto& r : d.requires_dist) metadata += "Requires-Dist: " + r + "\n";
     metadata += "\nLong description.\nRequires-Dist: not-a-header\n";
     REQUIRE(bootstrap::core::write_file_atomic(dir / "METADATA", metadata));
     REQUIRE(bootstrap::core::write_file_atomic(dir / "RECORD", d.record));
-    if (!d.installer.empty())
-        REQUIRE(bootstrap::core::write_file_atomic(dir / "INSTALLER", d.installer));
+    if (!d.installer.empty()) REQUIRE(bootstrap::core::write_file_atomic(dir / "INSTALLER", d.installer));
     if (d.requested) REQUIRE(bootstrap::core::write_file_atomic(dir / "REQUESTED", ""));
     return dir;
 }
@@ -142,11 +144,10 @@ TEST_CASE("scan_site_packages handles odd METADATA and duplicate dist-infos") {
     std::string metadata = "Metadata-Version: 2.1\r\n";
     for (int i = 0; i < 400; ++i) metadata += "Classifier: Programming Language :: Python\r\n";
     metadata += "name: crlf-pkg\r\nversion: 3.0\r\n\r\nbody\r\n";
-    REQUIRE(
-        bootstrap::core::write_file_atomic(site / "crlf_pkg-3.0.dist-info" / "METADATA", metadata));
+    REQUIRE(bootstrap::core::write_file_atomic(site / "crlf_pkg-3.0.dist-info" / "METADATA", metadata));
     // No Name/Version headers: fall back to the directory name.
-    REQUIRE(bootstrap::core::write_file_atomic(site / "nameless-2.5.dist-info" / "METADATA",
-                                               "Metadata-Version: 2.1\n\n"));
+    REQUIRE(
+        bootstrap::core::write_file_atomic(site / "nameless-2.5.dist-info" / "METADATA", "Metadata-Version: 2.1\n\n"));
     // An interrupted upgrade left two dist-infos: the newer one wins.
     write_dist(site, {"dup", "1.0"});
     write_dist(site, {"dup", "1.10"});
@@ -205,12 +206,12 @@ TEST_CASE("a hostile dist-info neither blocks nor exhausts a scan") {
     // The readers name the file and refuse it rather than read it.
     auto reqs = bootstrap::pyenv::read_requires_dist(all->at("zero-meta"));
     REQUIRE_FALSE(reqs);
-    CHECK(reqs.error().message == "cannot read " + (zero / "METADATA").string() +
-                                      ": METADATA is not a regular file (a character device)");
+    CHECK(reqs.error().message ==
+          "cannot read " + (zero / "METADATA").string() + ": METADATA is not a regular file (a character device)");
     auto digest = bootstrap::pyenv::record_digests(all->at("zero-record"));
     REQUIRE_FALSE(digest);
-    CHECK(digest.error().message == "cannot read " + (zero_record / "RECORD").string() +
-                                        ": not a regular file (a character device)");
+    CHECK(digest.error().message ==
+          "cannot read " + (zero_record / "RECORD").string() + ": not a regular file (a character device)");
 }
 
 TEST_CASE("a broken dist-info wins over a whole one of the same project") {
@@ -252,8 +253,7 @@ TEST_CASE("a 50 MB header line is read in linear time") {
     const auto start = std::chrono::steady_clock::now();
     auto installed = scan(tmp.path());
     auto reqs = bootstrap::pyenv::read_requires_dist(installed.at("long"));
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(installed.at("long").version == "1.5");
     REQUIRE(reqs);
     CHECK(reqs->size() == 1);
@@ -272,9 +272,7 @@ TEST_CASE("scan_site_packages reports a missing directory") {
 TEST_CASE("read_requires_dist parses the headers only") {
     TempDir tmp("bs-pyenv");
     write_dist(tmp.path(),
-               {"transformers",
-                "4.57.1",
-                {"regex!=2019.12.17", "numpy>=1.17", "torch>=2.2; extra == \"torch\""}});
+               {"transformers", "4.57.1", {"regex!=2019.12.17", "numpy>=1.17", "torch>=2.2; extra == \"torch\""}});
     auto installed = scan(tmp.path());
     auto reqs = bootstrap::pyenv::read_requires_dist(installed.at("transformers"));
     REQUIRE(reqs);
@@ -312,11 +310,9 @@ TEST_CASE("is_satisfied checks the requirement and what it pulls in") {
     fs::path site = tmp.path();
     write_dist(site, {"numpy", "1.26.4"});
     write_dist(site, {"pandas", "2.2.0", {"numpy>=2; python_version >= '3.9'"}});
-    write_dist(site, {"transformers",
-                      "4.57.1",
-                      {"numpy>=1.17", "regex!=2019.12.17", "tqdm>=4.27 ; extra == 'progress'"}});
     write_dist(site,
-               {"scipy", "1.14.0", {"numpy<2.3,>=1.23.5", "pywin32 ; sys_platform == 'win32'"}});
+               {"transformers", "4.57.1", {"numpy>=1.17", "regex!=2019.12.17", "tqdm>=4.27 ; extra == 'progress'"}});
+    write_dist(site, {"scipy", "1.14.0", {"numpy<2.3,>=1.23.5", "pywin32 ; sys_platform == 'win32'"}});
     auto installed = scan(site);
     MarkerEnv env = linux_env();
     auto check = [&](const std::string& text, bool prereleases = false) {
@@ -376,8 +372,7 @@ TEST_CASE("is_satisfied follows extras, normalised") {
     CHECK(bootstrap::pyenv::is_satisfied(req("accelerate"), installed, env, false, &why));
     CHECK(bootstrap::pyenv::is_satisfied(req("accelerate[rich]"), installed, env, false, &why));
     // rich's own extra is not requested by accelerate[rich], so pygments is not needed.
-    CHECK_FALSE(
-        bootstrap::pyenv::is_satisfied(req("accelerate[deep-speed]"), installed, env, false, &why));
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("accelerate[deep-speed]"), installed, env, false, &why));
     CHECK(why == "deepspeed is not installed (required by accelerate 1.0.0)");
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("rich[RICH]"), installed, env, false, &why));
     CHECK(why == "pygments is not installed (required by rich 13.0.0)");
@@ -429,21 +424,23 @@ TEST_CASE("is_satisfied: local versions, pre-releases, URLs") {
     CHECK(ok("nightly>=2.0", true));
     CHECK(ok("nightly>=2.12.0.dev0"));  // names a pre-release
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("nightly>=2.0"), installed, env, false, &why));
-    CHECK(why == "nightly 2.12.0.dev20250101+cu130 does not satisfy nightly>=2.0 (it is a "
-                 "pre-release, and pre-releases are not allowed)");
+    CHECK(why ==
+          "nightly 2.12.0.dev20250101+cu130 does not satisfy nightly>=2.0 (it is a "
+          "pre-release, and pre-releases are not allowed)");
     CHECK(ok("user"));  // a dependency's installed pre-release is accepted
 
     CHECK(ok("weird"));
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("weird>=1"), installed, env, false, &why));
-    CHECK(why == "weird not-a-version has a version that is not PEP 440, so it cannot satisfy "
-                 "weird>=1");
+    CHECK(why ==
+          "weird not-a-version has a version that is not PEP 440, so it cannot satisfy "
+          "weird>=1");
 
-    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch @ https://example.org/torch.whl"),
-                                               installed, env, false, &why));
-    CHECK(why == "torch @ https://example.org/torch.whl is a direct URL requirement, which "
-                 "cannot be checked against the installed torch 2.11.0+cu130");
-    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("absent @ https://example.org/a.whl"), installed,
-                                               env, false, &why));
+    CHECK_FALSE(
+        bootstrap::pyenv::is_satisfied(req("torch @ https://example.org/torch.whl"), installed, env, false, &why));
+    CHECK(why ==
+          "torch @ https://example.org/torch.whl is a direct URL requirement, which "
+          "cannot be checked against the installed torch 2.11.0+cu130");
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("absent @ https://example.org/a.whl"), installed, env, false, &why));
     CHECK(why == "absent is not installed");
 
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("bad-deps"), installed, env, false, &why));
@@ -459,14 +456,14 @@ TEST_CASE("is_satisfied accepts a pin the recipe overrides on purpose") {
     MarkerEnv env = linux_env();
     std::string why;
     CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), installed, env, false, &why));
-    CHECK(why == "nvidia-cublas 13.4.1.1 does not satisfy nvidia-cublas==13.1.0.3 (required by torch "
-                 "2.11.0+cu130)");
+    CHECK(why ==
+          "nvidia-cublas 13.4.1.1 does not satisfy nvidia-cublas==13.1.0.3 (required by torch "
+          "2.11.0+cu130)");
     std::set<std::pair<std::string, std::string>> allowed{{"torch", "nvidia-cublas"}};
     CHECK(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), installed, env, false, &why, allowed));
     // The override is about the version only: the dependency must still be there.
     fs::remove_all(site / "nvidia-cublas-13.4.1.1.dist-info");
-    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), scan(site), env, false, &why,
-                                               allowed));
+    CHECK_FALSE(bootstrap::pyenv::is_satisfied(req("torch==2.11.0+cu130"), scan(site), env, false, &why, allowed));
 }
 
 TEST_CASE("record digests leave out uv's uv_cache.json row only") {
@@ -496,9 +493,8 @@ TEST_CASE("portable record digests also leave out the venv's scripts, and nothin
           portable_record_text_digest(in_a));
     // Other files outside site-packages, a package's own bin/ directory and a different file
     // still count.
-    for (const std::string other :
-         {"../../../share/foo/data.txt,sha256=x,1\n", "foo/bin/tool,sha256=x,1\n",
-          "../../../bin/sub/tool,sha256=x,1\n", "foo/extra.py,sha256=x,1\n"})
+    for (const std::string other : {"../../../share/foo/data.txt,sha256=x,1\n", "foo/bin/tool,sha256=x,1\n",
+                                    "../../../bin/sub/tool,sha256=x,1\n", "foo/extra.py,sha256=x,1\n"})
         CHECK(portable_record_text_digest(in_a + other) != portable_record_text_digest(in_a));
     const std::string edited = "../../../bin/foo,sha256=AAA,211\nfoo/__init__.py,sha256=abd,6\n";
     CHECK(portable_record_text_digest(edited) != portable_record_text_digest(in_a));

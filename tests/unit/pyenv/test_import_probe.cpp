@@ -34,7 +34,8 @@ TEST_CASE("parse_import_probe takes an exception message of any length") {
     std::string message(40'000, 'x');
     auto f = parse_import_probe("bootstrap-verify: import bad failed: ImportError: " + message +
                                 "\nbootstrap-verify: root cause: ModuleNotFoundError: No module "
-                                "named '" + std::string(40'000, 'm') + ".sub'\n");
+                                "named '" +
+                                std::string(40'000, 'm') + ".sub'\n");
     CHECK(f.error == "ImportError: " + message);
     CHECK(f.missing_module == std::string(40'000, 'm'));
 }

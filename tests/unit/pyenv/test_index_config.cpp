@@ -83,9 +83,10 @@ extra-index-url = [
 
 TEST_CASE("pip: PIP_INDEX_URL, pip.conf [install] over [global], the venv's pip.conf", "[index_config]") {
     core::TempDir home;
-    write(home.path() / ".config" / "pip" / "pip.conf",
-          "[global]\nindex-url = https://global/simple\nextra-index-url =\n    https://e1/simple\n    https://e2/simple\n"
-          "[install]\nindex-url = https://install/simple\n");
+    write(
+        home.path() / ".config" / "pip" / "pip.conf",
+        "[global]\nindex-url = https://global/simple\nextra-index-url =\n    https://e1/simple\n    https://e2/simple\n"
+        "[install]\nindex-url = https://install/simple\n");
     exec::EnvMap env{{"HOME", home.path().string()}};
     auto set = pyenv::effective_indexes("pip", {}, env, home.path() / "venv");
     CHECK(set.from == "pip.conf");
@@ -104,8 +105,8 @@ TEST_CASE("a recorded, redacted index URL gets its credentials back from what th
     // Unknown: the URL without userinfo (netrc or a keyring may still have it), never "***".
     CHECK(pyenv::with_credentials("https://u:***@other/simple", known) == "https://other/simple");
     CHECK(pyenv::with_credentials("https://pypi.org/simple", known) == "https://pypi.org/simple");
-    exec::EnvMap env{{"UV_NO_CONFIG", "1"}, {"PIP_CONFIG_FILE", "/dev/null"},
-                     {"UV_INDEX_URL", "https://ci:T0k@mirror/simple"}};
+    exec::EnvMap env{
+        {"UV_NO_CONFIG", "1"}, {"PIP_CONFIG_FILE", "/dev/null"}, {"UV_INDEX_URL", "https://ci:T0k@mirror/simple"}};
     auto all = pyenv::known_index_urls(env, "/v", {"https://r:pw@recipe/simple"});
     CHECK(pyenv::with_credentials("https://ci:***@mirror/simple", all) == "https://ci:T0k@mirror/simple");
     CHECK(pyenv::with_credentials("https://r:***@recipe/simple", all) == "https://r:pw@recipe/simple");

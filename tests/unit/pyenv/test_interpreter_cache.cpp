@@ -17,10 +17,10 @@ fs::path fake_venv(const fs::path& root) {
     const fs::path venv = root / "venv";
     REQUIRE(core::write_file_atomic(venv / "pyvenv.cfg", "version_info = 3.11.2\n"));
     const fs::path python = venv / "bin" / "python";
-    REQUIRE(core::write_file_atomic(
-        python, "#!/bin/sh\necho run >> \"$(dirname \"$0\")/../runs\"\n"
-                "printf 'version=3.11.2\\nversion_short=3.11\\nimplementation=cpython\\n"
-                "purelib=/site\\nmarker.os_name=posix\\n'\n"));
+    REQUIRE(core::write_file_atomic(python,
+                                    "#!/bin/sh\necho run >> \"$(dirname \"$0\")/../runs\"\n"
+                                    "printf 'version=3.11.2\\nversion_short=3.11\\nimplementation=cpython\\n"
+                                    "purelib=/site\\nmarker.os_name=posix\\n'\n"));
     ::chmod(python.c_str(), 0755);
     return venv;
 }
@@ -57,9 +57,9 @@ TEST_CASE("python.facts is versioned JSON, an old-format file is a miss, rewritt
     CHECK(runs(venv) == 1);
 
     // What an older bootstrap wrote ("stamp=..." and the answer's lines), or a damaged file.
-    for (const std::string& old : {std::string("stamp=1:2:3/4:5:6\nversion=3.11.2\n"),
-                                  std::string("{\"version\": 1, \"stamp\": "),
-                                  std::string("{\"version\": 1, \"stamp\": 7, \"facts\": {}}")}) {
+    for (const std::string& old :
+         {std::string("stamp=1:2:3/4:5:6\nversion=3.11.2\n"), std::string("{\"version\": 1, \"stamp\": "),
+          std::string("{\"version\": 1, \"stamp\": 7, \"facts\": {}}")}) {
         REQUIRE(core::write_file_atomic(cache, old));
         const int before = runs(venv);
         auto again = pyenv::venv_facts(venv, env, true);

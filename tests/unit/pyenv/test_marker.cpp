@@ -94,11 +94,11 @@ TEST_CASE("Marker compares extras by normalised name") {
 }
 
 TEST_CASE("Marker::str is canonical") {
-    auto m = Marker::parse(
-        "python_version>='3.8'  and(os_name==\"nt\" or extra=='x')and os.name  not  in 'a'");
+    auto m = Marker::parse("python_version>='3.8'  and(os_name==\"nt\" or extra=='x')and os.name  not  in 'a'");
     REQUIRE(m);
-    CHECK(m->str() == "python_version >= \"3.8\" and (os_name == \"nt\" or extra == \"x\") and "
-                      "os_name not in \"a\"");
+    CHECK(m->str() ==
+          "python_version >= \"3.8\" and (os_name == \"nt\" or extra == \"x\") and "
+          "os_name not in \"a\"");
     auto q = Marker::parse("platform_version == 'say \"hi\"'");
     REQUIRE(q);
     CHECK(q->str() == "platform_version == 'say \"hi\"'");
@@ -113,8 +113,7 @@ TEST_CASE("Marker parse errors say what and where") {
         {"python_version >= ",
          "invalid marker 'python_version >= ': expected a marker variable or a quoted string "
          "at column 19"},
-        {"python_version >= \"3.8",
-         "invalid marker 'python_version >= \"3.8': unterminated string at column 19"},
+        {"python_version >= \"3.8", "invalid marker 'python_version >= \"3.8': unterminated string at column 19"},
         {"pyton_version == '3'",
          "invalid marker 'pyton_version == '3'': unknown marker variable 'pyton_version' at "
          "column 1"},
@@ -150,9 +149,7 @@ TEST_CASE("Marker bounds nesting and length") {
     // 100,000 nested parentheses, or 100,000 `and`s, overflowed the stack (parse, str,
     // evaluate and the tree's destructor all recursed). Both now stop at a bound, with a clipped
     // quote of the text.
-    auto paren = [](int n) {
-        return std::string(n, '(') + "os_name == 'posix'" + std::string(n, ')');
-    };
+    auto paren = [](int n) { return std::string(n, '(') + "os_name == 'posix'" + std::string(n, ')'); };
     auto deep = Marker::parse(paren(100'000));
     REQUIRE_FALSE(deep);
     CHECK(deep.error().message.find("marker of 200018 characters (the limit is 16384) at column "

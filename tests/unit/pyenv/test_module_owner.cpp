@@ -12,11 +12,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void write_dist(const fs::path& site, const std::string& name, const std::string& version,
-                const std::string& record, const std::string& top_level = "") {
+void write_dist(const fs::path& site, const std::string& name, const std::string& version, const std::string& record,
+                const std::string& top_level = "") {
     fs::path dir = site / (name + "-" + version + ".dist-info");
-    REQUIRE(core::write_file_atomic(dir / "METADATA", "Metadata-Version: 2.1\nName: " + name +
-                                                          "\nVersion: " + version + "\n\n"));
+    REQUIRE(core::write_file_atomic(dir / "METADATA",
+                                    "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n\n"));
     REQUIRE(core::write_file_atomic(dir / "RECORD", record));
     if (!top_level.empty()) REQUIRE(core::write_file_atomic(dir / "top_level.txt", top_level));
 }
@@ -65,9 +65,9 @@ TEST_CASE("the distribution providing a module comes from RECORD, then top_level
     CHECK(site.owners("torch.nn") == V{"torch"});  // no file of its own: its package's
     CHECK(site.owners("torch._C") == V{"torch"});
     CHECK(site.owners("functorch") == V{"torch"});
-    CHECK(site.owners("yaml") == V{"PyYAML"});   // the module is not named after its distribution
-    CHECK(site.owners("six") == V{"six"});        // a single-file module
-    CHECK(site.owners("tinyext") == V{"tinyext"}); // an extension module file
+    CHECK(site.owners("yaml") == V{"PyYAML"});              // the module is not named after its distribution
+    CHECK(site.owners("six") == V{"six"});                  // a single-file module
+    CHECK(site.owners("tinyext") == V{"tinyext"});          // an extension module file
     CHECK(site.owners("torchvision") == V{"torchvision"});  // "torch" is not a prefix of it
     CHECK(site.owners("nvidia.cudnn") == V{"nvidia-cudnn"});
     CHECK(site.owners("nvidia") == V{"nvidia-cublas", "nvidia-cudnn"});

@@ -21,10 +21,9 @@ using bs_test::cc;
 
 namespace {
 
-
 /// site/NAME.cpython-311-x86_64-linux-gnu.so, linked against site/torch/lib/libc10.so when
 /// `needs_c10` (not a loadable Python module: the rule only reads its DT_NEEDED).
-fs::path build_extension(const fs::path &site, const std::string &name, bool needs_c10) {
+fs::path build_extension(const fs::path& site, const std::string& name, bool needs_c10) {
     fs::create_directories(site / "torch" / "lib");
     REQUIRE(write_file_atomic(site / "c10.c", "int c10_answer(void) { return 42; }\n"));
     REQUIRE(write_file_atomic(site / "ext.c", needs_c10 ? "extern int c10_answer(void);\n"
@@ -93,8 +92,7 @@ TEST_CASE("module_search_dirs adds the directories of .pth files", "[import_prob
     auto site = dir.path() / "site", editable = dir.path() / "src";
     fs::create_directories(site);
     fs::create_directories(editable);
-    REQUIRE(write_file_atomic(site / "a.pth", "# comment\nimport os\n" + editable.string() +
-                                                 "\n/does/not/exist\n"));
+    REQUIRE(write_file_atomic(site / "a.pth", "# comment\nimport os\n" + editable.string() + "\n/does/not/exist\n"));
     CHECK(module_search_dirs(site) == std::vector<fs::path>{site, editable});
     CHECK(module_search_dirs({}).empty());
 }
@@ -128,23 +126,23 @@ TEST_CASE("run_probe_server isolates each import and shares the preload", "[impo
     TempDir dir("probeserver");
     auto site = dir.path();
     REQUIRE(write_file_atomic(site / "heavy.py", "import os\nPID = os.getpid()\nCOUNT = [0]\n"));
-    REQUIRE(write_file_atomic(site / "fine.py", "import heavy\nheavy.COUNT[0] += 1\nassert heavy.COUNT[0] == 1\nX = 1\n"));
+    REQUIRE(
+        write_file_atomic(site / "fine.py", "import heavy\nheavy.COUNT[0] += 1\nassert heavy.COUNT[0] == 1\nX = 1\n"));
     REQUIRE(write_file_atomic(site / "crash.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"));
     REQUIRE(write_file_atomic(site / "quits.py", "import sys\nsys.exit(5)\n"));
     REQUIRE(write_file_atomic(site / "hangs.py", "import time\ntime.sleep(60)\n"));
-    REQUIRE(write_file_atomic(site / "shared.py",
-                              "import heavy, os\nassert heavy.PID != os.getpid(), 'not preloaded'\n"));
+    REQUIRE(
+        write_file_atomic(site / "shared.py", "import heavy, os\nassert heavy.PID != os.getpid(), 'not preloaded'\n"));
     auto env = bootstrap::exec::current_environment();
     env["PYTHONPATH"] = site.string();
-    std::vector<ProbeRequest> requests{{"fine", "X"}, {"crash", ""}, {"quits", ""},
-                                       {"hangs", ""}, {"fine", "Y"}, {"shared", ""},
-                                       {"fine", ""},  {"bad\tname", ""}};
+    std::vector<ProbeRequest> requests{{"fine", "X"}, {"crash", ""},  {"quits", ""}, {"hangs", ""},
+                                       {"fine", "Y"}, {"shared", ""}, {"fine", ""},  {"bad\tname", ""}};
     auto started = std::chrono::steady_clock::now();
     auto served = run_probe_server(python, requests, env, {"heavy"}, 4, std::chrono::seconds(2));
     REQUIRE(served);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
     CHECK(served->preloaded == std::vector<std::string>{"heavy"});
-    const auto &r = served->results;
+    const auto& r = served->results;
     REQUIRE(r.size() == requests.size());
     INFO(r[0].output);
     CHECK(r[0].ok());  // each child starts from the server's state, not the last child's
@@ -167,8 +165,8 @@ TEST_CASE("run_probe_server starts again without a preload that kills it", "[imp
     REQUIRE(write_file_atomic(dir.path() / "fine.py", "X = 1\n"));
     auto env = bootstrap::exec::current_environment();
     env["PYTHONPATH"] = dir.path().string();
-    auto served = run_probe_server(python, {{"fine", ""}, {"deadly", ""}}, env, {"deadly"}, 2,
-                                   std::chrono::seconds(10));
+    auto served =
+        run_probe_server(python, {{"fine", ""}, {"deadly", ""}}, env, {"deadly"}, 2, std::chrono::seconds(10));
     REQUIRE(served);
     CHECK(served->preloaded.empty());
     CHECK(served->results[0].ok());
@@ -194,8 +192,7 @@ TEST_CASE("run_probe_server gives up on a preload that hangs", "[import_probe]")
     auto env = bootstrap::exec::current_environment();
     env["PYTHONPATH"] = dir.path().string();
     auto started = std::chrono::steady_clock::now();
-    auto served = run_probe_server(python, {{"fine", "X"}}, env, {"stuck"}, 2,
-                                   std::chrono::seconds(1));
+    auto served = run_probe_server(python, {{"fine", "X"}}, env, {"stuck"}, 2, std::chrono::seconds(1));
     REQUIRE(served);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(15));
     CHECK(served->preloaded.empty());

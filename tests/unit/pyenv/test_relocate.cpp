@@ -30,7 +30,6 @@ TEST_CASE("relocate_venv in a staging directory writes the final path, keeping m
 }
 
 TEST_CASE("prefix_positions matches whole paths only") {
-    CHECK(pyenv::prefix_positions("#!/a/venv/bin/python /a/venv2 '/a/venv'", "/a/venv") ==
-          std::vector<size_t>{2, 31});
+    CHECK(pyenv::prefix_positions("#!/a/venv/bin/python /a/venv2 '/a/venv'", "/a/venv") == std::vector<size_t>{2, 31});
     CHECK(pyenv::prefix_positions("anything", "").empty());
 }

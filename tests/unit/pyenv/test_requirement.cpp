@@ -97,11 +97,11 @@ TEST_CASE("Requirement parse errors quote the text and the column") {
         {"foo==", "invalid requirement 'foo==': expected a version after '==' at column 6"},
         {"", "invalid requirement '': expected a package name at column 1"},
         {">=1.0", "invalid requirement '>=1.0': expected a package name at column 1"},
-        {"-foo", "invalid requirement '-foo': '-foo' is not a valid package name (letters, digits, "
-                 "'-', '_', '.'; starting and ending with a letter or digit) at column 1"},
+        {"-foo",
+         "invalid requirement '-foo': '-foo' is not a valid package name (letters, digits, "
+         "'-', '_', '.'; starting and ending with a letter or digit) at column 1"},
         {"foo[bar", "invalid requirement 'foo[bar': expected ']' to close the extras at column 8"},
-        {"foo[bar baz]",
-         "invalid requirement 'foo[bar baz]': expected ',' or ']' in the extras at column 9"},
+        {"foo[bar baz]", "invalid requirement 'foo[bar baz]': expected ',' or ']' in the extras at column 9"},
         {"foo[,]", "invalid requirement 'foo[,]': expected an extra name at column 5"},
         {"foo (>=1.0",
          "invalid requirement 'foo (>=1.0': expected ')' to close the version specifier at "
@@ -109,24 +109,26 @@ TEST_CASE("Requirement parse errors quote the text and the column") {
         {"foo @ ", "invalid requirement 'foo @ ': expected a URL after '@' at column 7"},
         {"foo @ http://x/a.whl extra",
          "invalid requirement 'foo @ http://x/a.whl extra': unexpected 'extra' at column 22"},
-        {"foo >=1.0 ; ", "invalid requirement 'foo >=1.0 ; ': expected a marker after ';' at "
-                         "column 13"},
+        {"foo >=1.0 ; ",
+         "invalid requirement 'foo >=1.0 ; ': expected a marker after ';' at "
+         "column 13"},
         {"foo ; os_name = 'a'",
          "invalid requirement 'foo ; os_name = 'a'': expected a comparison operator (==, !=, <, "
          "<=, >, >=, ~=, ===, in, not in) at column 15"},
-        {"foo >= 1.0 bar",
-         "invalid requirement 'foo >= 1.0 bar': unexpected 'bar' after the version at column 12"},
+        {"foo >= 1.0 bar", "invalid requirement 'foo >= 1.0 bar': unexpected 'bar' after the version at column 12"},
         {"foo bar",
          "invalid requirement 'foo bar': expected a comparison operator (==, !=, <=, >=, <, >, "
          "~=, ===) at column 5"},
-        {"foo>=1.0,", "invalid requirement 'foo>=1.0,': expected a version specifier such as "
-                      "'>=1.0' at column 10"},
+        {"foo>=1.0,",
+         "invalid requirement 'foo>=1.0,': expected a version specifier such as "
+         "'>=1.0' at column 10"},
         {"foo (>=1.0) bar", "invalid requirement 'foo (>=1.0) bar': unexpected 'bar' at column 13"},
         {"foo==1.0x", "invalid requirement 'foo==1.0x': '1.0x' is not a valid version at column 6"},
         // Found by the pep508 fuzz target: an arbitrary version ends at ';' as packaging reads
         // it, so 'a (===x;y)' is refused rather than printed as 'a===x;y' (a marker 'y').
-        {"a (===x;y)", "invalid requirement 'a (===x;y)': unexpected ';y' after the version at "
-                       "column 8"},
+        {"a (===x;y)",
+         "invalid requirement 'a (===x;y)': unexpected ';y' after the version at "
+         "column 8"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);

@@ -17,8 +17,7 @@ using bootstrap::pyenv::Requirement;
 namespace {
 
 /// A minimal `*.dist-info` (plain writes: 20,000 of them must be quick).
-void write_dist(const fs::path& site, const std::string& name,
-                const std::vector<std::string>& requires_dist) {
+void write_dist(const fs::path& site, const std::string& name, const std::vector<std::string>& requires_dist) {
     fs::path dir = site / (name + "-1.0.dist-info");
     fs::create_directories(dir);
     std::ofstream metadata(dir / "METADATA");
@@ -83,13 +82,11 @@ TEST_CASE("a Requires-Dist marker nested or long beyond the parser's bounds is a
 
     CHECK_FALSE(is_satisfied(req("deep"), *installed, env, false, &why));
     CHECK(why.find("bad Requires-Dist in ") == 0);
-    CHECK(why.find("marker of 200014 characters (the limit is 16384) at column 7") !=
-          std::string::npos);
+    CHECK(why.find("marker of 200014 characters (the limit is 16384) at column 7") != std::string::npos);
     CHECK(why.size() < 1000);  // the requirement is quoted clipped
 
     CHECK_FALSE(is_satisfied(req("nested"), *installed, env, false, &why));
-    CHECK(why.find("parentheses nested more than 32 deep (the limit is 32) at column 39") !=
-          std::string::npos);
+    CHECK(why.find("parentheses nested more than 32 deep (the limit is 32) at column 39") != std::string::npos);
 
     CHECK_FALSE(is_satisfied(req("chain"), *installed, env, false, &why));
     CHECK(why.find("the limit is 16384") != std::string::npos);
@@ -97,8 +94,9 @@ TEST_CASE("a Requires-Dist marker nested or long beyond the parser's bounds is a
 
 TEST_CASE("installed_closure: markers, extras, cycles, names not installed") {
     TempDir tmp("bs-closure");
-    write_dist(tmp.path(), "torch", {"typing-extensions>=4", "cuda-toolkit[cublas]==13.0; sys_platform == \"linux\"",
-                                     "setuptools; python_version >= \"3.12\"", "triton; extra == \"compile\""});
+    write_dist(tmp.path(), "torch",
+               {"typing-extensions>=4", "cuda-toolkit[cublas]==13.0; sys_platform == \"linux\"",
+                "setuptools; python_version >= \"3.12\"", "triton; extra == \"compile\""});
     write_dist(tmp.path(), "typing_extensions", {});
     write_dist(tmp.path(), "cuda-toolkit", {"nvidia-cublas; extra == \"cublas\"", "nvidia-nvrtc; extra == \"nvrtc\""});
     write_dist(tmp.path(), "nvidia-cublas", {"torch"});  // a cycle back to the top

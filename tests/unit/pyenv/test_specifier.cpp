@@ -239,20 +239,26 @@ TEST_CASE("SpecifierSet parse errors say what and where") {
         {">=1.0,,<2",
          "invalid specifier '>=1.0,,<2': expected a version specifier such as '>=1.0' at "
          "column 7"},
-        {">=1.0,", "invalid specifier '>=1.0,': expected a version specifier such as '>=1.0' at "
-                   "column 7"},
+        {">=1.0,",
+         "invalid specifier '>=1.0,': expected a version specifier such as '>=1.0' at "
+         "column 7"},
         {">=1.0 <2", "invalid specifier '>=1.0 <2': unexpected '<2' after the version at column 7"},
         {"==1.0x", "invalid specifier '==1.0x': '1.0x' is not a valid version at column 3"},
-        {"~=1", "invalid specifier '~=1': '~=' needs at least two release numbers, as in "
-                "'~=1.0' at column 3"},
-        {">=1.0.*", "invalid specifier '>=1.0.*': '.*' is only allowed with == and !=, not '>=' at "
-                    "column 3"},
-        {">=1.0+cu130", "invalid specifier '>=1.0+cu130': a local version label is not allowed "
-                        "in '>=1.0+cu130' at column 3"},
-        {"==1.0+abc.*", "invalid specifier '==1.0+abc.*': a local version label is not allowed "
-                        "in '==1.0+abc.*' at column 3"},
-        {"~=1.0+abc", "invalid specifier '~=1.0+abc': a local version label is not allowed "
-                      "in '~=1.0+abc' at column 3"},
+        {"~=1",
+         "invalid specifier '~=1': '~=' needs at least two release numbers, as in "
+         "'~=1.0' at column 3"},
+        {">=1.0.*",
+         "invalid specifier '>=1.0.*': '.*' is only allowed with == and !=, not '>=' at "
+         "column 3"},
+        {">=1.0+cu130",
+         "invalid specifier '>=1.0+cu130': a local version label is not allowed "
+         "in '>=1.0+cu130' at column 3"},
+        {"==1.0+abc.*",
+         "invalid specifier '==1.0+abc.*': a local version label is not allowed "
+         "in '==1.0+abc.*' at column 3"},
+        {"~=1.0+abc",
+         "invalid specifier '~=1.0+abc': a local version label is not allowed "
+         "in '~=1.0+abc' at column 3"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);

@@ -13,7 +13,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void touch(const fs::path& file) { REQUIRE(core::write_file_atomic(file, "\x7f" "ELF")); }
+void touch(const fs::path& file) {
+    REQUIRE(core::write_file_atomic(file,
+                                    "\x7f"
+                                    "ELF"));
+}
 
 }  // namespace
 
@@ -24,12 +28,10 @@ TEST_CASE("find_loaded_library: an absolute path is that file, found or not") {
     auto found = pyenv::find_loaded_library({}, lib.string(), exec::current_environment());
     CHECK(found.file == lib);
     CHECK(found.where == "the path given");
-    auto missing = pyenv::find_loaded_library({}, (dir.path() / "libgone.so").string(),
-                                              exec::current_environment());
+    auto missing = pyenv::find_loaded_library({}, (dir.path() / "libgone.so").string(), exec::current_environment());
     CHECK(missing.file.empty());
     CHECK(missing.searched == std::vector<std::string>{(dir.path() / "libgone.so").string()});
-    auto globbed = pyenv::find_loaded_library({}, (dir.path() / "libc.so.*").string(),
-                                              exec::current_environment());
+    auto globbed = pyenv::find_loaded_library({}, (dir.path() / "libc.so.*").string(), exec::current_environment());
     CHECK(globbed.file == lib);
 }
 
@@ -39,29 +41,25 @@ TEST_CASE("find_loaded_library: the venv's match wins, the first site-packages f
     touch(platlib / "nvidia/cublas/lib/libcublasLt.so.13");
     touch(purelib / "nvidia/cublas/lib/libcublasLt.so.13");
     touch(purelib / "nvidia/zz/lib/libcublasLt.so.13");
-    auto found = pyenv::find_loaded_library({purelib, platlib}, "nvidia/**/libcublasLt.so.13",
-                                            exec::current_environment());
+    auto found =
+        pyenv::find_loaded_library({purelib, platlib}, "nvidia/**/libcublasLt.so.13", exec::current_environment());
     CHECK(found.file == purelib / "nvidia/cublas/lib/libcublasLt.so.13");  // sorted first
     CHECK(found.where == "the venv");
-    auto second = pyenv::find_loaded_library({dir.path() / "none", platlib},
-                                             "nvidia/*/lib/libcublasLt.so.*",
+    auto second = pyenv::find_loaded_library({dir.path() / "none", platlib}, "nvidia/*/lib/libcublasLt.so.*",
                                              exec::current_environment());
     CHECK(second.file == platlib / "nvidia/cublas/lib/libcublasLt.so.13");
 }
 
 TEST_CASE("find_loaded_library: without a venv match, the system's file of that name") {
     core::TempDir dir("bs-vlib");
-    auto libc = pyenv::find_loaded_library({dir.path()}, "nvidia/**/libc.so.6",
-                                           exec::current_environment());
+    auto libc = pyenv::find_loaded_library({dir.path()}, "nvidia/**/libc.so.6", exec::current_environment());
     if (libc.file.empty()) FAIL("no libc.so.6 found on the system; searched: " << libc.searched.size());
     CHECK(libc.where == "the system");
     CHECK(libc.file.filename() == "libc.so.6");
     CHECK(libc.searched.front() == (dir.path() / "nvidia/**/libc.so.6").string());
-    auto glob = pyenv::find_loaded_library({dir.path()}, "libc.so.[0-9]",
-                                           exec::current_environment());
+    auto glob = pyenv::find_loaded_library({dir.path()}, "libc.so.[0-9]", exec::current_environment());
     CHECK(glob.where == "the system");
-    auto none = pyenv::find_loaded_library({dir.path()}, "nvidia/**/libnothere.so.42",
-                                           exec::current_environment());
+    auto none = pyenv::find_loaded_library({dir.path()}, "nvidia/**/libnothere.so.42", exec::current_environment());
     CHECK(none.file.empty());
     CHECK(none.where.empty());
     CHECK(none.searched.size() >= 2);  // the site-packages glob, then the system's places

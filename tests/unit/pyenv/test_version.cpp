@@ -131,8 +131,7 @@ TEST_CASE("Version parse errors quote the text and the column") {
     CHECK(r.error().message == "invalid version 'abc': expected a release number at column 1");
     r = Version::parse("1.0+");
     REQUIRE_FALSE(r);
-    CHECK(r.error().message ==
-          "invalid version '1.0+': expected a local version label at column 5");
+    CHECK(r.error().message == "invalid version '1.0+': expected a local version label at column 5");
 }
 
 TEST_CASE("Version accessors") {
@@ -155,14 +154,13 @@ TEST_CASE("Version accessors") {
 
 TEST_CASE("Version ordering follows the PEP 440 example list") {
     // Strictly increasing (PEP 440's ordering example, plus local labels and epochs).
-    const std::vector<std::string> ordered{
-        "1.0.dev456",    "1.0a1",         "1.0a2.dev456", "1.0a12.dev456",
-        "1.0a12",        "1.0b1.dev456",  "1.0b2",        "1.0b2.post345.dev456",
-        "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",       "1.0",
-        "1.0+abc",       "1.0+abc.5",     "1.0+abc.7",    "1.0+abc.10",
-        "1.0+5",         "1.0+5.abc",     "1.0+6",        "1.0.post456.dev34",
-        "1.0.post456",   "1.0.15",        "1.1.dev1",     "1.1",
-        "2.0",           "10.0",          "1!0.1",        "1!1.0"};
+    const std::vector<std::string> ordered{"1.0.dev456",    "1.0a1",         "1.0a2.dev456", "1.0a12.dev456",
+                                           "1.0a12",        "1.0b1.dev456",  "1.0b2",        "1.0b2.post345.dev456",
+                                           "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",       "1.0",
+                                           "1.0+abc",       "1.0+abc.5",     "1.0+abc.7",    "1.0+abc.10",
+                                           "1.0+5",         "1.0+5.abc",     "1.0+6",        "1.0.post456.dev34",
+                                           "1.0.post456",   "1.0.15",        "1.1.dev1",     "1.1",
+                                           "2.0",           "10.0",          "1!0.1",        "1!1.0"};
     for (size_t i = 0; i < ordered.size(); ++i) {
         for (size_t j = 0; j < ordered.size(); ++j) {
             INFO(ordered[i] << " vs " << ordered[j]);

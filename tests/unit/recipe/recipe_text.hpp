@@ -11,8 +11,7 @@
 namespace bootstrap::recipe::testing {
 
 // Lines 1-5; the recipe text under test starts on line 6.
-inline const std::string k_head =
-    "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
+inline const std::string k_head = "schema = 1\nname = \"t\"\n[venv]\npath = \"/tmp/v\"\npython = \"3.12\"\n";
 
 /// The full problem list of an invalid recipe ("<valid>" when it parses); the first line must be
 /// Error::message.

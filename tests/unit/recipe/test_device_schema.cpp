@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
@@ -18,26 +18,27 @@ TEST_CASE("[device] ptx is a boolean, false by default") {
     auto plain = steps::parse_recipe(k_head, "r.toml");
     REQUIRE(plain);
     CHECK_FALSE(plain->device_ptx);
-    CHECK(problems(k_head + "[device]\nptx = \"yes\"\n") ==
-          "r.toml:7:7: 'device.ptx' must be a boolean, not a string");
+    CHECK(problems(k_head + "[device]\nptx = \"yes\"\n") == "r.toml:7:7: 'device.ptx' must be a boolean, not a string");
 }
 
 TEST_CASE("{device.*} placeholders are known, a misspelt one gets a suggestion") {
-    auto r = steps::parse_recipe(k_head + "[[step]]\nid = \"b\"\nkind = \"run\"\n"
-                                   "argv = [\"{device.arch}\", \"{device.nvte_archs}\", "
-                                   "\"{device.cmake_archs}\"]\n"
-                                   "env = { TORCH_CUDA_ARCH_LIST = \"{device.torch_arch_list}\" }\n",
-                          "r.toml");
+    auto r = steps::parse_recipe(k_head +
+                                     "[[step]]\nid = \"b\"\nkind = \"run\"\n"
+                                     "argv = [\"{device.arch}\", \"{device.nvte_archs}\", "
+                                     "\"{device.cmake_archs}\"]\n"
+                                     "env = { TORCH_CUDA_ARCH_LIST = \"{device.torch_arch_list}\" }\n",
+                                 "r.toml");
     CHECK(r);
     CHECK(problems(k_head + "[[step]]\nid = \"b\"\nkind = \"run\"\nargv = [\"{device.arhc}\"]\n") ==
           "r.toml:9:9: unknown placeholder '{device.arhc}' (did you mean '{device.arch}'?)");
 }
 
 TEST_CASE("a cuda_arch verify clause names a module or a path") {
-    auto r = steps::parse_recipe(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
-                                   "verify = [{ cuda_arch = \"{device.arch}\", module = \"te\" },\n"
-                                   "          { cuda_arch = \"9.0\", path = \"lib/x.so\" }]\n",
-                          "r.toml");
+    auto r = steps::parse_recipe(k_head +
+                                     "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                                     "verify = [{ cuda_arch = \"{device.arch}\", module = \"te\" },\n"
+                                     "          { cuda_arch = \"9.0\", path = \"lib/x.so\" }]\n",
+                                 "r.toml");
     REQUIRE(r);
     const auto& v = r->steps.at(0).verify;
     REQUIRE(v.size() == 2);
@@ -64,11 +65,12 @@ TEST_CASE("golden: cuda_arch clause errors") {
 }
 
 TEST_CASE("a pybind11 step reads its keys and needs source and module") {
-    auto r = steps::parse_recipe(k_head + "[[step]]\nid = \"h\"\nkind = \"pybind11\"\n"
-                                   "source = \"src/helpers.cpp\"\nmodule = \"helpers_cpp\"\n"
-                                   "output_dir = \"out\"\ncxx = \"g++-12\"\n"
-                                   "extra_args = [\"-DX=1\"]\npybind11_include = \"/usr/include\"\n",
-                          "r.toml");
+    auto r = steps::parse_recipe(k_head +
+                                     "[[step]]\nid = \"h\"\nkind = \"pybind11\"\n"
+                                     "source = \"src/helpers.cpp\"\nmodule = \"helpers_cpp\"\n"
+                                     "output_dir = \"out\"\ncxx = \"g++-12\"\n"
+                                     "extra_args = [\"-DX=1\"]\npybind11_include = \"/usr/include\"\n",
+                                 "r.toml");
     REQUIRE(r);
     const auto& s = r->steps.at(0);
     CHECK(s.kind == "pybind11");
@@ -76,8 +78,8 @@ TEST_CASE("a pybind11 step reads its keys and needs source and module") {
     // place, for the placeholder check.
     std::vector<std::string> values;
     for (const auto& t : s.texts) values.push_back(t.value);
-    CHECK(values == std::vector<std::string>{"src/helpers.cpp", "helpers_cpp", "out", "g++-12",
-                                             "-DX=1", "/usr/include"});
+    CHECK(values ==
+          std::vector<std::string>{"src/helpers.cpp", "helpers_cpp", "out", "g++-12", "-DX=1", "/usr/include"});
 
     CHECK(problems(k_head + "[[step]]\nid = \"h\"\nkind = \"pybind11\"\n") ==
           "r.toml:6:1: step 'h' (kind pybind11) is missing required key 'source'\n"

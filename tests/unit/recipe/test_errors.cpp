@@ -3,8 +3,8 @@
 
 #include "core/strings.hpp"
 #include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
@@ -17,8 +17,7 @@ using testing::problems;
 }  // namespace
 
 TEST_CASE("golden: a typo of a key gets a suggestion, not a missing-key error") {
-    CHECK(problems(k_head +
-                   "[[step]]\nid = \"torch\"\nkind = \"install\"\npakages = [\"torch\"]\n") ==
+    CHECK(problems(k_head + "[[step]]\nid = \"torch\"\nkind = \"install\"\npakages = [\"torch\"]\n") ==
           "r.toml:9:1: unknown key 'pakages' in step 'torch' (did you mean 'packages'?)");
 }
 
@@ -42,8 +41,9 @@ TEST_CASE("golden: missing required key") {
           "r.toml:6:1: step 'c' (kind check) needs at least one verify clause");
     CHECK(problems("schema = 1\nname = \"t\"\n[venv]\npython = \"3.12\"\n") ==
           "r.toml:3:1: [venv] is missing required key 'path'");
-    CHECK(problems("schema = 1\n") == "r.toml:1:1: missing required key 'name'\n"
-                                      "r.toml:1:1: missing required table [venv]");
+    CHECK(problems("schema = 1\n") ==
+          "r.toml:1:1: missing required key 'name'\n"
+          "r.toml:1:1: missing required table [venv]");
 }
 
 TEST_CASE("golden: duplicate step id") {
@@ -148,10 +148,11 @@ TEST_CASE("golden: an elf_symbol verify clause") {
           "r.toml:10:35: 'verify[1].library' must name a library file, not be empty\n"
           "r.toml:11:3: 'library' is valid only with 'elf_symbol' in a verify clause\n"
           "r.toml:12:18: 'verify[3].elf_symbol' must be a string, not an integer");
-    auto recipe = steps::parse_recipe(k_head + "[[step]]\nid = \"c\"\nkind = \"check\"\n"
-                                "verify = [{ elf_symbol = \"cublasLtX\", library = "
-                                "\"nvidia/**/libcublasLt.so.13\" }]\n",
-                               "r.toml");
+    auto recipe = steps::parse_recipe(k_head +
+                                          "[[step]]\nid = \"c\"\nkind = \"check\"\n"
+                                          "verify = [{ elf_symbol = \"cublasLtX\", library = "
+                                          "\"nvidia/**/libcublasLt.so.13\" }]\n",
+                                      "r.toml");
     REQUIRE(recipe);
     REQUIRE(recipe->steps[0].verify.size() == 1);
     const auto& clause = recipe->steps[0].verify[0];
@@ -228,25 +229,25 @@ TEST_CASE("golden: section values") {
 }
 
 TEST_CASE("golden: multiple problems are reported together, in file order") {
-    std::string text = "schema = 1\n"
-                       "nmae = \"t\"\n"
-                       "[venv]\n"
-                       "path = \"/v\"\n"
-                       "pyton = \"3.12\"\n"
-                       "[[step]]\n"
-                       "id = \"torch\"\n"
-                       "kind = \"install\"\n"
-                       "packages = [\"torch{venv.pth}\"]\n"
-                       "upgrade = 1\n"
-                       "[[step]]\n"
-                       "id = \"torch\"\n"
-                       "kind = \"run\"\n"
-                       "timeout = 0\n";
+    std::string text =
+        "schema = 1\n"
+        "nmae = \"t\"\n"
+        "[venv]\n"
+        "path = \"/v\"\n"
+        "pyton = \"3.12\"\n"
+        "[[step]]\n"
+        "id = \"torch\"\n"
+        "kind = \"install\"\n"
+        "packages = [\"torch{venv.pth}\"]\n"
+        "upgrade = 1\n"
+        "[[step]]\n"
+        "id = \"torch\"\n"
+        "kind = \"run\"\n"
+        "timeout = 0\n";
     auto r = steps::parse_recipe(text, "r.toml");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ErrorCode::invalid_recipe);
-    CHECK(r.error().message ==
-          "r.toml:2:1: unknown key 'nmae' at top level (did you mean 'name'?)");
+    CHECK(r.error().message == "r.toml:2:1: unknown key 'nmae' at top level (did you mean 'name'?)");
     CHECK(r.error().detail ==
           "r.toml:2:1: unknown key 'nmae' at top level (did you mean 'name'?)\n"
           "r.toml:5:1: unknown key 'pyton' in [venv] (did you mean 'python'?)\n"
@@ -263,18 +264,15 @@ TEST_CASE("golden: 'step' must be an array of tables") {
 }
 
 TEST_CASE("placeholders in every string field are checked") {
-    for (std::string field :
-         {"packages = [\"{x.y}\"]", "index_url = \"{x.y}\"", "extra_index_urls = [\"{x.y}\"]",
-          "find_links = [\"{x.y}\"]", "env = { A = \"{x.y}\" }",
-          "verify = [{ import = \"{x.y}\" }]", "verify = [{ import = \"m\", attr = \"{x.y}\" }]"}) {
+    for (std::string field : {"packages = [\"{x.y}\"]", "index_url = \"{x.y}\"", "extra_index_urls = [\"{x.y}\"]",
+                              "find_links = [\"{x.y}\"]", "env = { A = \"{x.y}\" }",
+                              "verify = [{ import = \"{x.y}\" }]", "verify = [{ import = \"m\", attr = \"{x.y}\" }]"}) {
         INFO(field);
         std::string text = k_head + "[[step]]\nid = \"s\"\nkind = \"install\"\n" +
-                           (field.starts_with("packages") ? "" : "packages = [\"p\"]\n") + field +
-                           "\n";
+                           (field.starts_with("packages") ? "" : "packages = [\"p\"]\n") + field + "\n";
         CHECK(problems(text).find("unknown placeholder '{x.y}'") != std::string::npos);
     }
-    for (std::string field :
-         {"argv = [\"{x.y}\"]", "cwd = \"{x.y}\"", "creates = \"{x.y}\"", "unless = [\"{x.y}\"]"}) {
+    for (std::string field : {"argv = [\"{x.y}\"]", "cwd = \"{x.y}\"", "creates = \"{x.y}\"", "unless = [\"{x.y}\"]"}) {
         INFO(field);
         std::string text = k_head + "[[step]]\nid = \"s\"\nkind = \"run\"\n" +
                            (field.starts_with("argv") ? "" : "argv = [\"p\"]\n") + field + "\n";
@@ -294,8 +292,9 @@ TEST_CASE("placeholders in every string field are checked") {
 TEST_CASE("[venv] python: a version or an interpreter's path, whose place is kept") {
     for (const char* python : {"/usr/bin/python3.12", "~/py/bin/python3", "py/bin/python3"}) {
         auto r = steps::parse_recipe(std::string("schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\n"
-                                          "python = \"") + python + "\"\n",
-                              "r.toml");
+                                                 "python = \"") +
+                                         python + "\"\n",
+                                     "r.toml");
         REQUIRE(r);
         CHECK(r->venv.python == python);
         CHECK(r->venv.python_is_path());

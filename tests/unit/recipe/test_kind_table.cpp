@@ -39,8 +39,9 @@ std::shared_ptr<const KindFields> parse_wave(StepReader& rd) {
 
 const KindTable k_kinds{{"greet", parse_greet}, {"wave", parse_wave}};
 
-const std::string k_head = "schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.12\"\n"
-                           "[[step]]\nid = \"g\"\n";  // the step starts on line 6
+const std::string k_head =
+    "schema = 1\nname = \"t\"\n[venv]\npath = \"/v\"\npython = \"3.12\"\n"
+    "[[step]]\nid = \"g\"\n";  // the step starts on line 6
 
 std::string problems(const std::string& text) {
     auto r = parse_recipe(text, "r.toml", k_kinds);
@@ -51,8 +52,9 @@ std::string problems(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a kind from the table reads its own keys into its own fields") {
-    auto r = parse_recipe(k_head + "kind = \"greet\"\nwho = \"world\"\nloud = true\nalso = \"x\"\n"
-                                   "timeout = 5\n",
+    auto r = parse_recipe(k_head +
+                              "kind = \"greet\"\nwho = \"world\"\nloud = true\nalso = \"x\"\n"
+                              "timeout = 5\n",
                           "r.toml", k_kinds);
     REQUIRE(r);
     const Step& s = r->steps.at(0);
@@ -72,8 +74,7 @@ TEST_CASE("a kind from the table reads its own keys into its own fields") {
 TEST_CASE("an unknown kind lists the table's kinds, in its order") {
     CHECK(problems(k_head + "kind = \"shout\"\n") ==
           "r.toml:8:8: unknown step kind 'shout' (expected one of greet, wave)");
-    CHECK(problems(k_head + "kind = \"grete\"\n") ==
-          "r.toml:8:8: unknown step kind 'grete' (did you mean 'greet'?)");
+    CHECK(problems(k_head + "kind = \"grete\"\n") == "r.toml:8:8: unknown step kind 'grete' (did you mean 'greet'?)");
 }
 
 TEST_CASE("keys the kind does not ask for are reported generically") {

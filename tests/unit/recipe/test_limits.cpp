@@ -9,8 +9,8 @@
 #include "core/fs.hpp"
 #include "recipe/prescan.hpp"
 #include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
@@ -53,8 +53,7 @@ TEST_CASE("golden: a dotted key or table name of 50,000 parts") {
 
 TEST_CASE("golden: nesting of tables, keys, arrays and inline tables counts together") {
     // [venv] (depth 1) + 63 parts = 64: the limit itself passes the pre-scan.
-    CHECK(problems(k_head + repeat("a", 63, ".") + " = 1\n") ==
-          "r.toml:6:1: unknown key 'a' in [venv]");
+    CHECK(problems(k_head + repeat("a", 63, ".") + " = 1\n") == "r.toml:6:1: unknown key 'a' in [venv]");
     CHECK(problems(k_head + repeat("a", 64, ".") + " = 1\n") == "r.toml:6:1: " + k_too_deep);
     CHECK(problems(k_head + "[[" + repeat("t", 64, ".") + "]]\n") == "r.toml:6:1: " + k_too_deep);
     CHECK(problems(k_head + "[" + repeat("t", 60, ".") + "]\n" + repeat("k", 5, ".") + " = 1\n") ==
@@ -62,10 +61,10 @@ TEST_CASE("golden: nesting of tables, keys, arrays and inline tables counts toge
     // x sits at 2, its 62 arrays at 3..64; the 63rd opens at column 67.
     CHECK(problems(k_head + "x = " + std::string(62, '[') + std::string(62, ']') + "\n") ==
           "r.toml:6:1: unknown key 'x' in [venv]");
-    CHECK(problems(k_head + "x = " + std::string(100'000, '[') + std::string(100'000, ']') +
-                   "\n") == "r.toml:6:67: " + k_too_deep);
-    CHECK(problems(k_head + "x = " + repeat("{ a = ", 100'000, "") + "1" +
-                   std::string(100'000, '}') + "\n") == "r.toml:6:377: " + k_too_deep);
+    CHECK(problems(k_head + "x = " + std::string(100'000, '[') + std::string(100'000, ']') + "\n") ==
+          "r.toml:6:67: " + k_too_deep);
+    CHECK(problems(k_head + "x = " + repeat("{ a = ", 100'000, "") + "1" + std::string(100'000, '}') + "\n") ==
+          "r.toml:6:377: " + k_too_deep);
     CHECK(problems(k_head + "x = [\n  1,\n  [ # a comment [\n    { a.b = [[2]] },\n  ],\n]\n" +
                    "y = " + std::string(63, '[')) == "r.toml:12:67: " + k_too_deep);
 }
@@ -92,14 +91,12 @@ TEST_CASE("golden: a recipe over 4 MiB is not parsed") {
 TEST_CASE("golden: a [[fault]] match longer than 1000 characters is not compiled") {
     // std::regex's compiler recursed per character and overflowed on 100,000.
     const std::string tail = "\"\nexplain = \"e\"\nfix = \"f\"\n";
-    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(100'000, 'a') +
-                   tail) ==
+    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(100'000, 'a') + tail) ==
           "r.toml:8:9: 'match' is 100000 characters long; a pattern may have at most 1000");
-    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(1000, '(') +
-                   std::string(1000, ')') + tail) ==
-          "r.toml:8:9: 'match' is 2000 characters long; a pattern may have at most 1000");
-    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(499, '(') + "x" +
-                   std::string(499, ')') + "." + tail) == "<valid>");  // 1000 exactly
+    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(1000, '(') + std::string(1000, ')') +
+                   tail) == "r.toml:8:9: 'match' is 2000 characters long; a pattern may have at most 1000");
+    CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = \"" + std::string(499, '(') + "x" + std::string(499, ')') +
+                   "." + tail) == "<valid>");  // 1000 exactly
     CHECK(problems(k_head + "[[fault]]\nid = \"f\"\nmatch = '(a)\\1'" + tail.substr(1)) ==
           "r.toml:8:9: 'match' may not use back-references (\\1): log lines are matched without "
           "capture groups");
@@ -132,9 +129,8 @@ TEST_CASE("the pre-scan skips strings and comments and reads every TOML form") {
 }
 
 TEST_CASE("the pre-scan lets every shipped recipe through") {
-    for (const char* name : {"recipes/demo.toml", "recipes/h200-te214.toml",
-                             "recipes/pypi-small.toml", "testworld/packages.toml",
-                             "testworld/native.toml"}) {
+    for (const char* name : {"recipes/demo.toml", "recipes/h200-te214.toml", "recipes/pypi-small.toml",
+                             "testworld/packages.toml", "testworld/native.toml"}) {
         auto path = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / name;
         auto text = core::read_file(path);
         INFO(path.string());

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;
@@ -43,7 +43,7 @@ forbid_env = ["MCORE_DPA_USE_SDPA"]
 explain = "why"
 fix = "how"
 )",
-                          "r.toml");
+                                 "r.toml");
     REQUIRE(r);
     REQUIRE(r->lint_rules.size() == 3);
     const auto& mhc = r->lint_rules[0];
@@ -82,12 +82,11 @@ TEST_CASE("golden: lint rule problems") {
     CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nwhen = \"--a\"\n" + k_rule_tail) ==
           "r.toml:6:1: lint rule 'x' checks nothing: give it 'forbid', 'require', 'allowed' or "
           "'forbid_env'");
-    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid = [\"delay-wgrad\", \"--ok\"]\n" +
-                   k_rule_tail) ==
+    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid = [\"delay-wgrad\", \"--ok\"]\n" + k_rule_tail) ==
           "r.toml:8:11: 'forbid[0]' must be a flag like \"--name\" or \"--name=value\", not "
           "\"delay-wgrad\"");
-    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid = [\"--a\"]\nseverity = \"eror\"\n" +
-                   k_rule_tail) == "r.toml:9:12: unknown severity 'eror' (did you mean 'error'?)");
+    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid = [\"--a\"]\nseverity = \"eror\"\n" + k_rule_tail) ==
+          "r.toml:9:12: unknown severity 'eror' (did you mean 'error'?)");
     CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid = [\"--a\"]\n") ==
           "r.toml:6:1: lint rule 'x' is missing required key 'explain'\n"
           "r.toml:6:1: lint rule 'x' is missing required key 'fix'");
@@ -99,16 +98,14 @@ TEST_CASE("golden: lint rule problems") {
     CHECK(problems(k_head +
                    "[[lint]]\nid = \"x\"\nrequire = [\"--a\"]\nunless_import = "
                    "\"apex-fused\"\n" +
-                   k_rule_tail) == "r.toml:9:17: 'unless_import' must be a Python module name like "
-                                   "\"fused_weight_gradient_mlp_cuda\", not \"apex-fused\"");
+                   k_rule_tail) ==
+          "r.toml:9:17: 'unless_import' must be a Python module name like "
+          "\"fused_weight_gradient_mlp_cuda\", not \"apex-fused\"");
     CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nforbid_env = [\"MCORE-DPA\"]\n" + k_rule_tail) ==
           "r.toml:8:15: 'MCORE-DPA' is not a valid environment variable name");
-    CHECK(problems(k_head +
-                   "[[lint]]\nid = \"x\"\nallowed = { flag = \"--s\", value = [\"a\"] }\n" +
-                   k_rule_tail) ==
+    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nallowed = { flag = \"--s\", value = [\"a\"] }\n" + k_rule_tail) ==
           "r.toml:8:27: unknown key 'value' in 'allowed' (did you mean 'values'?)");
-    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nallowed = { flag = \"--s=a\", values = [] }\n" +
-                   k_rule_tail) ==
+    CHECK(problems(k_head + "[[lint]]\nid = \"x\"\nallowed = { flag = \"--s=a\", values = [] }\n" + k_rule_tail) ==
           "r.toml:8:20: 'allowed.flag' must be a flag like \"--name\", not \"--s=a\"\n"
           "r.toml:8:38: 'allowed.values' must not be empty");
     CHECK(problems(k_head + "[lint]\nid = \"x\"\n") ==
@@ -127,7 +124,7 @@ step = "venv"
 explain = "why"
 fix = "how"
 )",
-                          "r.toml");
+                                 "r.toml");
     REQUIRE(r);
     REQUIRE(r->faults.size() == 1);
     CHECK(r->faults[0].id == "copied-venv");
@@ -151,9 +148,10 @@ fix = "how"
 }
 
 TEST_CASE("flag aliases: groups read, a flag in two groups is a problem") {
-    auto r = steps::parse_recipe(k_head + "[flag_aliases]\n\"--use-fused-mhc\" = [\"--mhc-fused\"]\n"
-                                   "\"--a\" = \"--b\"\n",
-                          "r.toml");
+    auto r = steps::parse_recipe(k_head +
+                                     "[flag_aliases]\n\"--use-fused-mhc\" = [\"--mhc-fused\"]\n"
+                                     "\"--a\" = \"--b\"\n",
+                                 "r.toml");
     REQUIRE(r);
     REQUIRE(r->flag_aliases.size() == 2);
     CHECK(r->flag_aliases.at("--use-fused-mhc") == std::vector<std::string>{"--mhc-fused"});
@@ -166,9 +164,10 @@ TEST_CASE("flag aliases: groups read, a flag in two groups is a problem") {
 }
 
 TEST_CASE("perf baseline: read and validated") {
-    auto r = steps::parse_recipe(k_head + "[perf]\nbaseline = { tflops = 450, tolerance = 0.1, note = "
-                                   "\"8xH200\" }\n",
-                          "r.toml");
+    auto r = steps::parse_recipe(k_head +
+                                     "[perf]\nbaseline = { tflops = 450, tolerance = 0.1, note = "
+                                     "\"8xH200\" }\n",
+                                 "r.toml");
     REQUIRE(r);
     REQUIRE(r->perf_baseline);
     CHECK(r->perf_baseline->tflops == Approx(450.0));
@@ -202,14 +201,13 @@ TEST_CASE("a recipe without the doctor sections has none") {
 }
 
 TEST_CASE("the shipped h200-te214 recipe carries the seed's lint rules and faults") {
-    auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" /
-                "h200-te214.toml";
+    auto file = std::filesystem::path(BS_TEST_DATA).parent_path().parent_path() / "recipes" / "h200-te214.toml";
     auto r = steps::load_recipe(file);
     REQUIRE(r);
     std::vector<std::string> ids;
     for (const auto& rule : r->lint_rules) ids.push_back(rule.id);
     CHECK(ids == std::vector<std::string>{"mhc-no-fine-grained-schedule", "mhc-cuda-graph-scope",
-                                          "mhc-cuda-graph-scope-explicit",
-                                          "no-apex-no-grad-accum-fusion", "te-no-sdpa-env"});
+                                          "mhc-cuda-graph-scope-explicit", "no-apex-no-grad-accum-fusion",
+                                          "te-no-sdpa-env"});
     CHECK(r->faults.size() == 2);
 }

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
 #include "recipe_text.hpp"
+#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 using namespace bootstrap::recipe;

@@ -205,8 +205,9 @@ TEST_CASE("sync, run and check steps carry their keys") {
 }
 
 TEST_CASE("defaults apply when optional sections are absent") {
-    Recipe r = parse_ok("schema = 1\nname = \"min\"\n[venv]\npath = \"/v\"\npython = \"3.11\"\n"
-                        "installer = \"pip\"\n");
+    Recipe r = parse_ok(
+        "schema = 1\nname = \"min\"\n[venv]\npath = \"/v\"\npython = \"3.11\"\n"
+        "installer = \"pip\"\n");
     CHECK(r.venv.installer == InstallerKind::pip);
     CHECK(r.network.timeout == 30);
     CHECK(r.network.retries == 3);

@@ -59,13 +59,11 @@ TEST_CASE("malformed placeholders are errors with exact messages") {
     auto unterminated = find_placeholders("{env.HOME/x");
     REQUIRE_FALSE(unterminated);
     CHECK(unterminated.error().code == ErrorCode::invalid_recipe);
-    CHECK(unterminated.error().message ==
-          "unterminated placeholder '{env.HOME/x' (write '{{' for a literal '{')");
+    CHECK(unterminated.error().message == "unterminated placeholder '{env.HOME/x' (write '{{' for a literal '{')");
 
     auto nested = find_placeholders("{env.{x}}");
     REQUIRE_FALSE(nested);
-    CHECK(nested.error().message ==
-          "unterminated placeholder '{env.' (write '{{' for a literal '{')");
+    CHECK(nested.error().message == "unterminated placeholder '{env.' (write '{{' for a literal '{')");
 
     auto lone = find_placeholders("a}b");
     REQUIRE_FALSE(lone);
@@ -92,10 +90,9 @@ TEST_CASE("to_string shows a placeholder as written") {
 
 TEST_CASE("known_placeholders lists the closed namespaces") {
     const auto& known = known_placeholders();
-    CHECK(known == std::vector<std::string>{"venv.path", "venv.python", "python.version",
-                                            "python.ext_suffix", "python.site_packages", "host.cpus", "device.arch",
-                                            "device.torch_arch_list", "device.nvte_archs",
-                                            "device.cmake_archs"});
+    CHECK(known == std::vector<std::string>{"venv.path", "venv.python", "python.version", "python.ext_suffix",
+                                            "python.site_packages", "host.cpus", "device.arch",
+                                            "device.torch_arch_list", "device.nvte_archs", "device.cmake_archs"});
 }
 
 TEST_CASE("expand substitutes values and unescapes braces") {
@@ -121,8 +118,7 @@ TEST_CASE("expand prefixes resolver errors with the text's location") {
     auto bad = expand(text("{oops"), fake_resolve);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().code == ErrorCode::invalid_recipe);
-    CHECK(bad.error().message ==
-          "r.toml:4:9: unterminated placeholder '{oops' (write '{{' for a literal '{')");
+    CHECK(bad.error().message == "r.toml:4:9: unterminated placeholder '{oops' (write '{{' for a literal '{')");
 }
 
 TEST_CASE("expand leaves text without placeholders alone") {

@@ -52,10 +52,10 @@ TEST_CASE("every build input changes the key, the explanation names each") {
     const auto base = steps::make_build_key(base_inputs());
     CHECK(base.digest.size() == 64);
     CHECK(steps::make_build_key(base_inputs()).digest == base.digest);  // deterministic
-    for (const char* field : {"source: git https://github.com/NVIDIA/apex.git@", "python: cpython 3.12.3",
-                              "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0", "libstdc++: GLIBCXX_3.4.30",
-                              "arch_list: 9.0", "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]",
-                              "no_build_isolation: true"})
+    for (const char* field :
+         {"source: git https://github.com/NVIDIA/apex.git@", "python: cpython 3.12.3",
+          "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0", "libstdc++: GLIBCXX_3.4.30", "arch_list: 9.0",
+          "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]", "no_build_isolation: true"})
         CHECK(base.explain.find(field) != std::string::npos);
 
     using Change = std::function<void(steps::BuildInputs&)>;
@@ -163,8 +163,7 @@ TEST_CASE("a dead builder's staging dir and source copies are removed, a live on
     std::vector<fs::path> dead_ones{root / fmt::format(".tmp-{}-{}", key, dead),
                                     root / fmt::format(".src-{}-{}", key, dead),
                                     root / fmt::format("..src-{}-{}.tmp-{}", key, dead, dead)};
-    std::vector<fs::path> kept{root / fmt::format(".tmp-{}-{}", key, live),
-                               root / fmt::format(".src-{}-{}", key, live),
+    std::vector<fs::path> kept{root / fmt::format(".tmp-{}-{}", key, live), root / fmt::format(".src-{}-{}", key, live),
                                root / fmt::format(".src-{}-{}", other, dead),  // another key's lock
                                root / key, root / (key + ".lock")};
     for (const auto& p : dead_ones) write(p / "setup.py", "x");
@@ -241,7 +240,7 @@ TEST_CASE("tree digest cache: versioned JSON, an old or damaged file is a miss, 
     CHECK(steps::tree_digest(dir.path(), cache.path()).value() == planted);
 
     for (const std::string& old : {std::string("STAMP ") + *first + "\n", std::string("{\"version\": 1"),
-                                  std::string("{\"version\": 99, \"stamp\": 1}")}) {
+                                   std::string("{\"version\": 99, \"stamp\": 1}")}) {
         write(file, old);
         CHECK(steps::tree_digest(dir.path(), cache.path()).value() == *first);
         CHECK(core::read_file(file).value() == text);  // rewritten

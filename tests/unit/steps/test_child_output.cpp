@@ -23,14 +23,13 @@ TEST_CASE("installer cause: uv's resolver explanation, in its plain and its draw
           "Because nonexistent-pkg was not found in the package registry and you require "
           "nonexistent-pkg, we can conclude that your requirements are unsatisfiable.");
     // Older uv, or a terminal: a miette diagram, wrapped, in colour.
-    CHECK(steps::installer_cause(
-              "\x1b[2mUsing Python 3.11.7 environment at: v\x1b[0m\r\n"
-              "  \x1b[31m×\x1b[0m No solution found when resolving dependencies:\r\n"
-              "  ╰─▶ Because nonexistent-pkg was not found in the package registry and you\r\n"
-              "      require nonexistent-pkg, we can conclude that your requirements are\r\n"
-              "      unsatisfiable.\r\n"
-              "\r\n"
-              "      hint: check the name\r\n") ==
+    CHECK(steps::installer_cause("\x1b[2mUsing Python 3.11.7 environment at: v\x1b[0m\r\n"
+                                 "  \x1b[31m×\x1b[0m No solution found when resolving dependencies:\r\n"
+                                 "  ╰─▶ Because nonexistent-pkg was not found in the package registry and you\r\n"
+                                 "      require nonexistent-pkg, we can conclude that your requirements are\r\n"
+                                 "      unsatisfiable.\r\n"
+                                 "\r\n"
+                                 "      hint: check the name\r\n") ==
           "Because nonexistent-pkg was not found in the package registry and you require "
           "nonexistent-pkg, we can conclude that your requirements are unsatisfiable.");
 }
@@ -54,11 +53,10 @@ TEST_CASE("installer cause: uv's error with its chain of causes keeps the first 
 }
 
 TEST_CASE("installer cause: pip's first ERROR line, or its drawn diagnostic") {
-    CHECK(steps::installer_cause(
-              "Looking in indexes: http://127.0.0.1:1/main/simple\n"
-              "ERROR: Could not find a version that satisfies the requirement nonexistent-pkg (from "
-              "versions: none)\n"
-              "ERROR: No matching distribution found for nonexistent-pkg\n") ==
+    CHECK(steps::installer_cause("Looking in indexes: http://127.0.0.1:1/main/simple\n"
+                                 "ERROR: Could not find a version that satisfies the requirement nonexistent-pkg (from "
+                                 "versions: none)\n"
+                                 "ERROR: No matching distribution found for nonexistent-pkg\n") ==
           "Could not find a version that satisfies the requirement nonexistent-pkg (from versions: "
           "none)");
     CHECK(steps::installer_cause("  error: subprocess-exited-with-error\n"

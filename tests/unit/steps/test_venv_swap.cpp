@@ -52,8 +52,7 @@ TEST_CASE("a successful recreation replaces everything but .bootstrap", "[venv_s
     CHECK(read(venv / "pyvenv.cfg") == "version = 3.12.1\n");
     CHECK_FALSE(fs::exists(venv / "bin"));
     CHECK(read(venv / ".bootstrap" / "journal.json") == "{}");
-    for (const auto& e : fs::directory_iterator(venv / ".bootstrap"))
-        CHECK(e.path().filename() == "journal.json");
+    for (const auto& e : fs::directory_iterator(venv / ".bootstrap")) CHECK(e.path().filename() == "journal.json");
 }
 
 TEST_CASE("a recreation killed midway is undone by the next venv step", "[venv_swap]") {

@@ -14,8 +14,7 @@ steps::ResolvedStep cuda_check(std::string library, bool is_module) {
     steps::ResolvedStep step;
     step.id = "cuda";
     step.kind = "check";
-    step.verify.push_back({recipe::VerifyClause::Kind::cuda_arch, "9.0", {}, std::move(library),
-                           is_module, {}});
+    step.verify.push_back({recipe::VerifyClause::Kind::cuda_arch, "9.0", {}, std::move(library), is_module, {}});
     return step;
 }
 
@@ -58,8 +57,8 @@ TEST_CASE("cuda_arch on a module: its origin comes from find_spec in the venv's 
     REQUIRE(seen.size() == 4);
     CHECK(seen[0] == "/v/bin/python");
     CHECK(seen[3] == "tinyext");
-    CHECK(r.error().message.starts_with("step 'cuda': verify failed: module tinyext (" +
-                                        k_plain_elf.string() + ") has no CUDA code"));
+    CHECK(r.error().message.starts_with("step 'cuda': verify failed: module tinyext (" + k_plain_elf.string() +
+                                        ") has no CUDA code"));
     CHECK(step.verify[0].describe() == "cuda_arch 9.0 in module tinyext");
 
     // A module the venv does not have is named as such.
