@@ -29,7 +29,7 @@ DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git ccache
 # bench/, slurm-wlm and munge for the Slurm bring-up test (a four-node cluster on one host),
 # buildah, podman, docker.io (a Docker Engine the image tests start) and mmdebstrap (their bare
 # base image).
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman
+TEST_PACKAGES=(clang-14 clang-format-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman
   docker.io mmdebstrap)
 TARGETS=()
 while [ $# -gt 0 ]; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: set up (building every target of build/), then six stages, each run
+# The whole test suite: set up (building every target of build/), then seven stages, each run
 # even when an earlier one failed:
 #   layering     scripts/check-layering.sh: every include is of a module the includer links
+#   format       scripts/check-format.sh: every C++ file as .clang-format writes it
 #   names        scripts/check-test-names.py: no test hides another (duplicate names), every
 #                Catch2 name is one ctest can select
 #   unit         ctest in build/ (Catch2)
@@ -23,7 +24,7 @@ export FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-STAGES=(${TEST_STAGES:-layering names unit integration sanitize fuzz})
+STAGES=(${TEST_STAGES:-layering format names unit integration sanitize fuzz})
 
 summary=()
 failed=0
@@ -43,12 +44,13 @@ stage() {
 for s in "${STAGES[@]}"; do
   case $s in
     layering) stage layering bash scripts/check-layering.sh ;;
+    format) stage format bash scripts/check-format.sh ;;
     names) stage names python3 scripts/check-test-names.py ;;
     unit) stage unit ctest --test-dir build --output-on-failure -j2 ;;
     integration) stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider ;;
     sanitize) stage sanitize bash scripts/sanitize.sh ;;
     fuzz) stage fuzz bash scripts/fuzz.sh ;;
-    *) echo "test: unknown stage '$s' (known: layering names unit integration sanitize fuzz)" >&2; exit 2 ;;
+    *) echo "test: unknown stage '$s' (known: layering format names unit integration sanitize fuzz)" >&2; exit 2 ;;
   esac
 done
 
