@@ -184,11 +184,7 @@ public:
         } defer{m_ex};
         const bool answered_without_probing = m_options.arch || m_options.no_device;
         m_ex.set_device_deferred(!m_plan.selected[index] || (!m_options.probe_devices && !answered_without_probing));
-        const steps::Kind* found = steps::find_kind(s.kind);
-        if (!found)
-            return fail(ErrorCode::invalid_recipe,
-                        fmt::format("{}: step '{}': no step kind is named '{}'", s.loc.str(), s.id, s.kind));
-        const steps::Kind& kind = *found;
+        const steps::Kind& kind = steps::kind_of(s.kind);  // make_plan checked every step's
         const int device_uses_before = m_ex.device_uses();
         steps::ResolvedStep out;
         out.source = &s;
@@ -512,7 +508,13 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     Plan plan;
     plan.recipe = &recipe;
     std::vector<std::string> ids;
-    for (const auto& s : recipe.steps) ids.push_back(s.id);
+    for (const auto& s : recipe.steps) {
+        // The parser knows only registered kinds; a recipe built otherwise may name another.
+        if (!steps::find_kind(s.kind))
+            return fail(ErrorCode::invalid_recipe,
+                        fmt::format("{}: step '{}': no step kind is named '{}'", s.loc.str(), s.id, s.kind));
+        ids.push_back(s.id);
+    }
     BS_CHECK(options.selection.check(ids));
     plan.retry_optional = options.retry_optional;
     for (size_t i = 0; i < ids.size(); ++i) plan.selected.push_back(options.selection.includes(ids, i));

@@ -22,10 +22,10 @@ Manifest full_manifest() {
     vcs.installer = "pip";
     vcs.requested = true;
     vcs.wheel_tag = "cp311-cp311-linux_x86_64,cp311-abi3-linux_x86_64";
-    vcs.origin = {"vcs", "https://github.com/x/y", "git", "0123abcd", {}, "", "", ""};
+    vcs.origin = {bootstrap::manifest::OriginKind::vcs, "https://github.com/x/y", "git", "0123abcd", {}, "", "", ""};
     m.packages["vcs-thing"] = vcs;
     Package local = pkg("localwheel", "1.2", "r3");
-    local.origin = {"local",
+    local.origin = {bootstrap::manifest::OriginKind::local,
                     "file:///w/localwheel-1.2-py3-none-any.whl",
                     "",
                     "",

@@ -216,9 +216,11 @@ TEST_CASE("parse_origin follows PEP 610") {
     CHECK(parse_origin("", "").kind == bootstrap::manifest::OriginKind::unknown);
     CHECK(parse_origin("not json", "uv").kind == bootstrap::manifest::OriginKind::unknown);
     Origin vcs = parse_origin(R"({"url": "https://g/x", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})", "uv");
-    CHECK(vcs == Origin{"vcs", "https://g/x", "git", "c0ffee", {}, "", "", ""});
-    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": false}})", "uv").kind == "local");
-    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind == "editable");
+    CHECK(vcs == Origin{bootstrap::manifest::OriginKind::vcs, "https://g/x", "git", "c0ffee", {}, "", "", ""});
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": false}})", "uv").kind ==
+          bootstrap::manifest::OriginKind::local);
+    CHECK(parse_origin(R"({"url": "file:///a", "dir_info": {"editable": true}})", "uv").kind ==
+          bootstrap::manifest::OriginKind::editable);
     Origin archive = parse_origin(R"({"url": "https://h/x.whl", "archive_info": {}})", "uv");
     CHECK(archive.kind == bootstrap::manifest::OriginKind::url);
     CHECK(archive.archive_hash.empty());
