@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
-#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
@@ -74,7 +73,6 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
             for (auto& [name, o] : owner)
                 if (o.step_id == step.id) o.step = &step;
     for (auto& [name, pkg] : after.packages) {
-        pkg.origin.url = core::redact_url(pkg.origin.url);  // direct_url.json may hold credentials
         if (previous != nullptr) {
             auto prev = previous->packages.find(name);
             if (prev != previous->packages.end() && prev->second.version == pkg.version &&

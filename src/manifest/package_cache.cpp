@@ -6,16 +6,18 @@
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
 #include "core/strings.hpp"
+#include "manifest/origin_json.hpp"
 
 namespace bootstrap::manifest {
 
 namespace {
 
-// {"version": 3, "entries": {"<dist-info path>": {"stamp": [size, mtime_ns, inode],
-//  "record_sha256": ..., "record_sha256_portable": ..., "wheel_tag": ..., "origin": {"kind":
-//  ..., "url": ..., "vcs": ..., "commit": ..., "archive_hash": ...}}}}. Bump when a field is
-// added or the meaning of one changes; another version (v2 was tab-separated lines) is empty.
-constexpr int k_cache_version = 3;
+// {"version": 4, "entries": {"<dist-info path>": {"stamp": [size, mtime_ns, inode],
+//  "record_sha256": ..., "record_sha256_portable": ..., "wheel_tag": ..., "origin": {...}}}}
+// (the origin as manifests write it: origin_json.hpp). Bump when a field is added or the meaning
+// of one changes; another version is empty (v2 was tab-separated lines; v3's origin URLs were
+// not yet redacted).
+constexpr int k_cache_version = 4;
 
 using core::JsonFields;
 using nlohmann::json;
@@ -50,13 +52,7 @@ PackageCache PackageCache::load(fs::path file) {
                 entry.facts.record_sha256 = e.str("record_sha256");
                 entry.facts.record_sha256_portable = e.str("record_sha256_portable");
                 entry.facts.wheel_tag = e.str("wheel_tag");
-                if (auto o = e.object("origin")) {
-                    entry.facts.origin.kind = parse_origin_kind(o->str("kind"));
-                    entry.facts.origin.url = o->str("url");
-                    entry.facts.origin.vcs = o->str("vcs");
-                    entry.facts.origin.commit = o->str("commit");
-                    entry.facts.origin.archive_hash = o->str("archive_hash");
-                }
+                if (auto o = e.object("origin")) entry.facts.origin = origin_from_json(*o);
                 out.emplace(path, std::move(entry));
             }
             return out;
@@ -89,18 +85,12 @@ void PackageCache::save() {
             dropped = true;
             continue;
         }
-        const Origin& o = e.facts.origin;
         entries[path] = json{
             {"stamp", {e.stamp.size, e.stamp.mtime_ns, e.stamp.inode}},
             {"record_sha256", e.facts.record_sha256},
             {"record_sha256_portable", e.facts.record_sha256_portable},
             {"wheel_tag", e.facts.wheel_tag},
-            {"origin",
-             {{"kind", to_string(o.kind)},
-              {"url", o.url},
-              {"vcs", o.vcs},
-              {"commit", o.commit},
-              {"archive_hash", o.archive_hash}}},
+            {"origin", origin_to_json(e.facts.origin)},
         };
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.

@@ -5,6 +5,7 @@
 
 #include "core/env_policy.hpp"
 #include "core/fs.hpp"
+#include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "manifest/host_facts.hpp"
 #include "manifest/package_cache.hpp"
@@ -129,7 +130,8 @@ Origin parse_origin(std::string_view direct_url_json, std::string_view installer
     // PEP 610: exactly one of dir_info, archive_info, vcs_info next to "url".
     auto j = nlohmann::json::parse(direct_url_json, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("url") || !j["url"].is_string()) return o;  // unknown
-    o.url = j["url"].get<std::string>();
+    // PEP 610 asks installers to leave credentials out; what one left in is never recorded.
+    o.url = core::redact_url(j["url"].get<std::string>());
     const bool file_url = core::starts_with(o.url, "file:");
     auto object = [&](const char* key) -> const nlohmann::json* {
         auto it = j.find(key);

@@ -31,12 +31,13 @@ struct SnapshotRequest {
 /// NVTE_CUDA_ARCHS, CMAKE_CUDA_ARCHITECTURES, MAX_JOBS, CUDA_HOME, CC, CXX, ...).
 [[nodiscard]] const std::vector<std::string>& build_env_names();
 
-/// The origin a dist-info states: `direct_url_json` is the content of its PEP 610
-/// `direct_url.json` ("" when there is none), `installer` its INSTALLER. Without the file a
-/// uv/pip install is "index" (the engine adds which index), anything else "unknown".
 /// One installed distribution as a snapshot records it (read now, no cache).
 [[nodiscard]] Result<Package> read_package(const pyenv::Distribution& dist);
 
+/// The origin a dist-info states: `direct_url_json` is the content of its PEP 610
+/// `direct_url.json` ("" when there is none), `installer` its INSTALLER. Without the file a
+/// uv/pip install is "index" (the engine adds which index), anything else "unknown". A URL's
+/// credentials are redacted.
 [[nodiscard]] Origin parse_origin(std::string_view direct_url_json, std::string_view installer);
 
 /// torch's version, CUDA version and C++ ABI flag, read from the files of the `torch` package

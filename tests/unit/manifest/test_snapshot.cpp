@@ -226,6 +226,15 @@ TEST_CASE("parse_origin follows PEP 610") {
     CHECK(archive.archive_hash.empty());
 }
 
+TEST_CASE("an origin URL's credentials are never recorded") {
+    Origin vcs = parse_origin(
+        R"({"url": "https://bob:t0ken-99@git.example/x.git", "vcs_info": {"vcs": "git", "commit_id": "c0ffee"}})",
+        "uv");
+    CHECK(vcs.url == "https://bob:***@git.example/x.git");
+    Origin archive = parse_origin(R"({"url": "https://t0ken-99@h/x.whl", "archive_info": {}})", "pip");
+    CHECK(archive.url == "https://***@h/x.whl");
+}
+
 TEST_CASE("read_torch copes with missing files") {
     TempDir tmp("bs-torch");
     CHECK(read_torch(tmp.path()) == Torch{});
@@ -358,7 +367,7 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     auto rewritten = bootstrap::core::read_file(cache);
     REQUIRE(rewritten.has_value());
     CHECK(rewritten->rfind("{", 0) == 0);
-    CHECK(rewritten->find("\"version\": 3") != std::string::npos);
+    CHECK(rewritten->find("\"version\": 4") != std::string::npos);
     CHECK(rewritten->find("remote-3.0.dist-info\": {") != std::string::npos);
 
     // An old tab-separated (v2) cache is a miss too, never an error.
@@ -367,7 +376,7 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     auto fifth = take_snapshot(fixture_request(venv));
     REQUIRE(fifth.has_value());
     CHECK(to_json(*fifth) == to_json(*fourth));
-    CHECK(bootstrap::core::read_file(cache)->find("\"version\": 3") != std::string::npos);
+    CHECK(bootstrap::core::read_file(cache)->find("\"version\": 4") != std::string::npos);
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {
