@@ -266,6 +266,7 @@ struct DoctorArgs {
     std::vector<std::string> libraries;
     std::vector<std::string> imports;
     bool json = false;
+    bool check_files = true;  // launch: false (doctor::DoctorOptions::check_files)
 };
 
 /// The venv: --venv, else the recipe's [venv] path. Error (usage) when neither is given.
@@ -311,6 +312,7 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args, const std::optiona
     options.recipe = loaded ? &*loaded : nullptr;
     BS_CHECK(read_venv_state(options));
     options.extra_modules = args.imports;
+    options.check_files = args.check_files;
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});
     if (!args.arch.empty()) options.arch = args.arch;
@@ -442,6 +444,7 @@ int execute_launch(const LaunchArgs& args) {
     if (!config) return report_error(config.error(), false);
     DoctorArgs doctor_args = args.doctor;
     doctor_args.venv = venv->string();
+    doctor_args.check_files = false;
     auto run = run_doctor_and_lint(doctor_args, loaded, env, *config);
     if (!run) return report_error(run.error(), false);
     size_t errors = doctor::count_severity(run->findings, recipe::Severity::error);

@@ -85,6 +85,10 @@ struct DoctorOptions {
     /// step id -> the indexes its installer used (the journal, credentials redacted; default
     /// first): a fix's installer command asks the indexes of the step that owns the package.
     std::map<std::string, std::vector<std::string>> step_indexes;
+    /// Hash every installed file against its RECORD (check_installed_files). `launch` leaves it
+    /// to `doctor`: a training start must not read a whole venv (an image's is sealed, so its
+    /// stat cache is gone, and a shared one may sit on NFS).
+    bool check_files = true;
     /// How long one import may take before its probe is killed.
     std::chrono::milliseconds import_timeout{std::chrono::minutes(2)};
 };

@@ -133,6 +133,10 @@ bool check_dist(const pyenv::Distribution& dist, const fs::path& site, const fs:
 
 std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSummary* summary) {
     std::vector<Finding> out;
+    if (!options.check_files) {
+        detail::summarize(summary, "files", "not checked here (`bootstrap doctor` checks them against their RECORD)");
+        return out;
+    }
     const fs::path site = find_site_packages(options.venv);
     if (site.empty()) {
         detail::summarize(summary, "files", "not checked (no site-packages)");

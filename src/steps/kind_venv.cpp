@@ -70,8 +70,7 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
                  : "choose another venv path (a new or empty directory); bootstrap never deletes a "
                    "directory that is not a venv it made");
     }
-    BS_CHECK(replaceable(s, ctx));
-    std::get<VenvSpec>(out.spec).recreate = true;
+    std::get<VenvSpec>(out.spec).recreate = true;  // replaceable: checked first thing above
     out.note = "not a venv: its contents are replaced by a new venv (--recreate)";
     return {};
 }
