@@ -92,7 +92,9 @@ std::optional<std::string> kernel_filesystem(const fs::path& path) {
 std::optional<std::string> kernel_filesystem(int fd) {
     struct statfs st {};
     if (::fstatfs(fd, &st) != 0) return std::nullopt;
-    return kernel_filesystem_of(st, fs::path(fmt::format("/proc/self/fd/{}", fd)));
+    // No path: what is open is a file, and a device file of devtmpfs is no regular file anyway
+    // (callers check that first), so resolving /proc/self/fd/N on every read would buy nothing.
+    return kernel_filesystem_of(st, {});
 }
 
 std::optional<fs::path> reaches_kernel_tree(const fs::path& dir) {

@@ -37,6 +37,7 @@ inline constexpr std::uint64_t k_max_user_input = std::uint64_t{1} << 30;
 /// "tracefs", "securityfs", "bpf", "pstore", "efivarfs", "configfs", "selinuxfs", "fusectl".
 /// nullopt for every other filesystem, and when it cannot be told.
 [[nodiscard]] std::optional<std::string> kernel_filesystem(const fs::path& path);
+/// The open file `fd`'s (devtmpfs not told apart: a regular file is never on it).
 [[nodiscard]] std::optional<std::string> kernel_filesystem(int fd);
 
 /// When a tree walked from `dir` would reach one of /proc, /sys or /dev (it is one of them, is

@@ -444,3 +444,26 @@ argv = ["python", "-c", "import six; print('six', six.__version__)"]
     real.run(["rollback", "--last", "--venv", venv])
     assert real.state(venv) == before_state
     assert real.state(venv)["six"][0] == "1.16.0"
+
+
+def test_doctor_checks_real_wheels_against_their_record_and_its_fix_repairs_them(real, base_venv):
+    """doctor's RECORD check on wheels uv installed from PyPI: clean as installed (no false
+    positive on real RECORDs, console scripts included), an edited file is named, and the fix
+    as printed (the installer's reinstall of that version, from PyPI) makes it clean again."""
+    venv = clone_venv(real, base_venv, "files-venv")
+    clean = real.run(["doctor", "--venv", venv], expect_ok=False)
+    assert "match their RECORD hashes" in clean.stdout, clean.stdout
+    assert "installed-files" not in clean.stdout, clean.stdout
+
+    (site,) = list(venv.glob("lib/python*/site-packages"))
+    six = site / "six.py"
+    six.write_text(six.read_text() + "\n# edited by hand\n")
+    proc = real.run(["doctor", "--venv", venv], expect_ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "six 1.16.0: 1 of its installed files differs from its RECORD" in proc.stdout, proc.stdout
+    fix = next(line.strip()[len("fix: "):] for line in proc.stdout.splitlines()
+               if line.strip().startswith("fix: ") and "six==1.16.0" in line)
+    fixed = subprocess.run(fix, shell=True, env=real.full_env(), capture_output=True, text=True, timeout=600)
+    assert fixed.returncode == 0, fixed.stderr
+    again = real.run(["doctor", "--venv", venv], expect_ok=False)
+    assert "match their RECORD hashes" in again.stdout and "installed-files" not in again.stdout, again.stdout
