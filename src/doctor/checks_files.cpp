@@ -5,19 +5,15 @@
 // `.bootstrap/verified-files.cache`; a later doctor hashes only what changed since. ctime moves
 // on every write and cannot be set back by a user, so an edited file is always hashed again.
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
-#include "core/interrupt.hpp"
-#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
-#include "pyenv/record.hpp"
+#include "pyenv/record_files.hpp"
 
 namespace bootstrap::doctor {
 
@@ -26,12 +22,6 @@ namespace {
 using recipe::Severity;
 
 constexpr size_t k_shown_files = 5;
-
-/// A file's stat, as the cache keys it.
-std::string stamp_of(const struct stat& st) {
-    return fmt::format("{} {}.{} {}.{} {}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec,
-                       st.st_ctim.tv_nsec, st.st_ino);
-}
 
 /// path -> "STAMP HASH" of files that matched their RECORD hash when last hashed. The file is
 /// k_cache_header, then one "STAMP HASH\tPATH" line per file.
@@ -74,61 +64,6 @@ private:
     std::map<std::string, std::string> m_new;
 };
 
-/// A console script `bootstrap relocate` (or unpack) rewrote for this venv's path: its shebang
-/// names this venv's interpreter, so its RECORD hash (made where the venv was built) differs.
-bool relocated_script(const fs::path& file, const fs::path& venv) {
-    auto text = core::read_regular_file(file, 1 << 20);
-    if (!text || !text->starts_with("#!")) return false;
-    const std::string first = text->substr(0, text->find('\n'));
-    return first.find((fs::weakly_canonical(venv) / "bin" / "python").string()) != std::string::npos ||
-           first.find((venv / "bin" / "python").string()) != std::string::npos;
-}
-
-struct DistFiles {
-    size_t checked = 0;
-    std::vector<std::string> changed;  // "demo_core/x.py (content differs)"
-};
-
-/// `dist`'s files against its RECORD; false when interrupted.
-bool check_dist(const pyenv::Distribution& dist, const fs::path& site, const fs::path& venv, VerifiedCache& cache,
-                DistFiles& out) {
-    auto text = core::read_regular_file(dist.dist_info / "RECORD", pyenv::k_max_dist_info_file);
-    if (!text) return true;  // the venv check and the snapshot name an unreadable RECORD
-    const fs::path root = venv.lexically_normal();
-    for (const auto& row : pyenv::parse_record(*text)) {
-        if (core::interrupt_signal() != 0) return false;
-        if (!row.hash.starts_with("sha256=")) continue;  // RECORD itself, .pyc files: no hash
-        const fs::path file = (site / row.path).lexically_normal();
-        const auto rel = file.lexically_relative(root);
-        if (rel.empty() || *rel.begin() == "..") continue;  // outside the venv: not ours to judge
-        ++out.checked;
-        struct stat st {};
-        if (::lstat(file.c_str(), &st) != 0) {
-            out.changed.push_back(row.path + " (missing)");
-            continue;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            out.changed.push_back(fmt::format("{} (now {})", row.path, core::describe_file_type(st.st_mode)));
-            continue;
-        }
-        const std::string entry = stamp_of(st) + " " + row.hash;
-        if (cache.known(file.string(), entry)) continue;
-        if (row.size && *row.size != static_cast<std::uint64_t>(st.st_size)) {
-            if (!relocated_script(file, venv))
-                out.changed.push_back(fmt::format("{} (size {} bytes, recorded {})", row.path, st.st_size, *row.size));
-            continue;
-        }
-        auto digest = core::sha256_file(file);
-        if (!digest) {
-            out.changed.push_back(fmt::format("{} (unreadable: {})", row.path, digest.error().message));
-            continue;
-        }
-        if (pyenv::record_hash_of_hex(*digest) == row.hash) cache.remember(file.string(), entry);
-        else if (!relocated_script(file, venv)) out.changed.push_back(row.path + " (content differs)");
-    }
-    return true;
-}
-
 }  // namespace
 
 std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSummary* summary) {
@@ -150,8 +85,13 @@ std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSu
     VerifiedCache cache(options.venv);
     size_t files = 0, changed = 0;
     for (const auto& [name, dist] : *dists) {
-        DistFiles found;
-        if (!check_dist(dist, site, options.venv, cache, found)) {
+        pyenv::RecordFileOptions check;
+        check.known = [&](const fs::path& file, const std::string& entry) { return cache.known(file.string(), entry); };
+        check.matched = [&](const fs::path& file, std::string entry) {
+            cache.remember(file.string(), std::move(entry));
+        };
+        auto found = pyenv::check_record_files(dist, site, options.venv, check);
+        if (found.interrupted) {
             detail::summarize(summary, "files", "interrupted");
             return out;
         }
@@ -165,14 +105,22 @@ std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSu
         evidence.push_back((dist.dist_info / "RECORD").string());
         out.push_back(detail::make_finding(
             "installed-files", Severity::error,
-            fmt::format("{} {}: {} of its installed files differ{} from its RECORD", dist.name, dist.version,
-                        found.changed.size(), found.changed.size() == 1 ? "s" : ""),
+            found.missing == 0
+                ? fmt::format("{} {}: {} of its installed files differ{} from its RECORD", dist.name, dist.version,
+                              found.changed.size(), found.changed.size() == 1 ? "s" : "")
+                // An install cut short (Ctrl-C or a killed job while the installer copied files).
+                : fmt::format("{} {} is a broken install: {} of the {} files its RECORD names {} missing{}", dist.name,
+                              dist.version, found.missing, found.checked, found.missing == 1 ? "is" : "are",
+                              found.changed.size() > found.missing
+                                  ? fmt::format(" and {} more differ", found.changed.size() - found.missing)
+                                  : std::string()),
             std::move(evidence),
             // The installer's own reinstall: a step re-run finds the requirement satisfied by
             // the metadata and leaves the files as they are.
             detail::install_command(options, name, fmt::format("{}=={}", name, dist.version),
                                     detail::InstallMode::reinstall),
-            "a file changed or removed after the install (an edit, a partial copy, a disk fault): the venv "
+            "a file changed or removed after the install (an edit, an install cut short by Ctrl-C or a killed "
+            "job, a disk fault): the venv "
             "is no longer what its manifest records, and a module may not import or may behave differently"));
     }
     cache.save();

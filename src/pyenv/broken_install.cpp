@@ -57,8 +57,11 @@ public:
         }
         fs::path file = parent / path.filename();
         struct stat st {};
-        if (::lstat(file.c_str(), &st) != 0) return {};  // already gone
-        if (S_ISDIR(st.st_mode)) return {};              // RECORD lists files, not directories
+        if (::lstat(file.c_str(), &st) != 0) {  // already gone (a copy cut short): its directory may be empty
+            m_dirs.insert(parent);
+            return {};
+        }
+        if (S_ISDIR(st.st_mode)) return {};  // RECORD lists files, not directories
         if (::unlink(file.c_str()) != 0)
             return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", file.string(), std::strerror(errno)));
         ++out.files;
@@ -169,6 +172,74 @@ Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& 
         }
     }
     return notes;
+}
+
+Result<std::vector<IncompleteInstall>> find_incomplete_installs(const InterpreterFacts& facts, const fs::path& venv) {
+    std::vector<IncompleteInstall> out;
+    RecordFileOptions options;
+    options.hash_up_to = 0;  // sizes only: what a copy cut short changes
+    for (const auto& site : sites_of(facts)) {
+        BS_TRY(auto dists, scan_site_packages(site));
+        for (auto& [name, dist] : dists) {
+            auto check = check_record_files(dist, site, venv, options);
+            const bool stop = check.interrupted;
+            std::erase_if(check.changed, [](const std::string& line) { return line.ends_with("(content differs)"); });
+            // A dist-info copied before its RECORD: nothing says which files it has.
+            if (check.record_unreadable) check.changed.push_back("RECORD (missing or unreadable)");
+            if (!check.changed.empty()) out.push_back(IncompleteInstall{std::move(dist), site, std::move(check)});
+            if (stop) return out;
+        }
+    }
+    return out;
+}
+
+Result<std::vector<std::string>> remove_incomplete_installs(const InterpreterFacts& facts, const fs::path& venv) {
+    std::vector<std::string> notes;
+    BS_TRY(auto found, find_incomplete_installs(facts, venv));
+    for (const auto& bad : found) {
+        BS_TRY(auto removed, remove_broken_install(bad.site, bad.dist));
+        const auto& c = bad.check;
+        std::string what = c.record_unreadable ? std::string("its RECORD is missing or unreadable")
+                           : c.missing > 0 ? fmt::format("{} of the {} files its RECORD names {} missing", c.missing,
+                                                         c.checked, c.missing == 1 ? "is" : "are")
+                                           : fmt::format("{} of the {} files its RECORD names differ{}",
+                                                         c.changed.size(), c.checked, c.changed.size() == 1 ? "s" : "");
+        if (!c.record_unreadable && c.missing > 0 && c.changed.size() > c.missing)
+            what += fmt::format(", {} more differ", c.changed.size() - c.missing);
+        if (!c.record_unreadable) what += ", e.g. " + c.changed.front();
+        std::string note =
+            fmt::format("removed the incomplete install of {} {} ({}): its dist-info and the {} file(s) it had",
+                        bad.dist.name, bad.dist.version, what, removed.files);
+        if (removed.left_outside > 0)
+            note += fmt::format(" ({} outside site-packages left alone)", removed.left_outside);
+        notes.push_back(std::move(note));
+    }
+    return notes;
+}
+
+Result<size_t> remove_unclaimed_files(const fs::path& site_packages, std::string_view record_text) {
+    std::error_code ec;
+    const fs::path site = fs::weakly_canonical(site_packages, ec);
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
+    std::set<fs::path> claimed;
+    BS_TRY(auto dists, scan_site_packages(site, {}, /*include_broken=*/true));
+    for (const auto& [name, dist] : dists) {
+        auto record = core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file);
+        if (!record) continue;
+        for (const auto& row : parse_record(*record)) claimed.insert((site / row.path).lexically_normal());
+    }
+    BrokenRemoval out;
+    Remover remover(site);
+    const fs::path none = site / ".no-dist-info";
+    for (const auto& row : parse_record(record_text)) {
+        if (row.path.empty() || fs::path(row.path).is_absolute()) continue;
+        const fs::path file = (site / row.path).lexically_normal();
+        // The dist-info's own files went with it; what a present distribution lists is its own.
+        if (claimed.count(file) || file.parent_path().extension() == ".dist-info") continue;
+        BS_CHECK(remover.remove_row(row.path, none, out));
+    }
+    remover.prune();
+    return out.files;
 }
 
 }  // namespace bootstrap::pyenv

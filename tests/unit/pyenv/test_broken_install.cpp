@@ -1,10 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/fs.hpp"
 #include "pyenv/broken_install.hpp"
+#include "pyenv/record.hpp"
 
 namespace fs = std::filesystem;
 using bootstrap::core::TempDir;
@@ -98,4 +102,72 @@ TEST_CASE("a broken install whose RECORD is not a regular file loses its dist-in
     CHECK_FALSE(fs::exists(site / "pkg-1.0.dist-info"));
     CHECK(fs::exists(site / "pkg" / "__init__.py"));
     CHECK(fs::exists("/dev/zero"));
+}
+
+namespace {
+
+/// A dist-info for `name` 1.0 whose RECORD lists `files` (path, content) with their hashes.
+void install_dist(const fs::path& site, const std::string& name,
+                  const std::vector<std::pair<std::string, std::string>>& files) {
+    std::string record;
+    for (const auto& [path, content] : files) {
+        REQUIRE(write_file_atomic(site / path, content));
+        record += path + "," + bootstrap::pyenv::record_hash(content) + "," + std::to_string(content.size()) + "\n";
+    }
+    const std::string info = name + "-1.0.dist-info";
+    REQUIRE(write_file_atomic(site / info / "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n\n"));
+    REQUIRE(write_file_atomic(site / info / "RECORD", record + info + "/RECORD,,\n"));
+}
+
+}  // namespace
+
+TEST_CASE("an install cut short mid-copy is found by its RECORD and removed, edits are not") {
+    TempDir tmp("bs-incomplete");
+    const fs::path venv = tmp.path() / "venv";
+    const auto facts = facts_for(venv);
+    const fs::path site = facts.purelib;
+    install_dist(site, "pandas",
+                 {{"pandas/__init__.py", "import pandas.core\n"},
+                  {"pandas/core/a.py", "A = 1\n"},
+                  {"pandas/core/b.py", "B = 2\n"},
+                  {"pandas/io/c.py", "C = 3\n"}});
+    install_dist(site, "edited", {{"edited/__init__.py", "X = 1\n"}});
+    install_dist(site, "short", {{"short/__init__.py", "0123456789\n"}});
+    install_dist(site, "whole", {{"whole/__init__.py", "W = 1\n"}});
+    fs::remove(site / "pandas" / "core" / "a.py");
+    fs::remove(site / "pandas" / "io" / "c.py");
+    REQUIRE(write_file_atomic(site / "edited" / "__init__.py", "Y = 1\n"));  // same size, other content
+    REQUIRE(write_file_atomic(site / "short" / "__init__.py", "01234"));     // a copy stopped half-way
+    REQUIRE(write_file_atomic(site / "norecord-1.0.dist-info" / "METADATA",
+                              "Metadata-Version: 2.1\nName: norecord\nVersion: 1.0\n\n"));
+
+    auto found = bootstrap::pyenv::find_incomplete_installs(facts, venv);
+    REQUIRE(found);
+    std::map<std::string, bootstrap::pyenv::RecordFileCheck> by_name;
+    for (const auto& f : *found) by_name[f.dist.normalized_name] = f.check;
+    REQUIRE(by_name.size() == 3);  // not `edited` (doctor's hash check reports it), not `whole`
+    CHECK(by_name["pandas"].missing == 2);
+    CHECK(by_name["pandas"].checked == 4);
+    CHECK(by_name["short"].changed == std::vector<std::string>{"short/__init__.py (size 5 bytes, recorded 11)"});
+    CHECK(by_name["norecord"].record_unreadable);
+
+    auto notes = bootstrap::pyenv::remove_incomplete_installs(facts, venv);
+    REQUIRE(notes);
+    REQUIRE(notes->size() == 3);
+    CHECK(notes->at(1) ==
+          "removed the incomplete install of pandas 1.0 (2 of the 4 files its RECORD names are missing, e.g. "
+          "pandas/core/a.py (missing)): its dist-info and the 2 file(s) it had");
+    CHECK_FALSE(fs::exists(site / "pandas-1.0.dist-info"));
+    CHECK_FALSE(fs::exists(site / "pandas"));
+    CHECK_FALSE(fs::exists(site / "short-1.0.dist-info"));
+    CHECK_FALSE(fs::exists(site / "norecord-1.0.dist-info"));
+    CHECK(fs::exists(site / "edited-1.0.dist-info"));
+    CHECK(fs::exists(site / "whole" / "__init__.py"));
+
+    // The hash check (doctor's) sees the same-size edit.
+    auto dists = bootstrap::pyenv::scan_site_packages(site);
+    REQUIRE(dists);
+    auto edited = bootstrap::pyenv::check_record_files(dists->at("edited"), site, venv);
+    CHECK(edited.changed == std::vector<std::string>{"edited/__init__.py (content differs)"});
+    CHECK(edited.missing == 0);
 }
