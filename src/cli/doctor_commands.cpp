@@ -331,6 +331,8 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args, const std::optiona
     if (config) options.te_path = uses_te_path(*config);
     auto report = doctor::run_checks(options);
     run.findings = std::move(report.findings);
+    if (loaded)
+        for (auto& f : recipe_state_findings(*loaded, run.venv)) run.findings.push_back(std::move(f));
     run.checks = std::move(report.checks);
     run.training = report.training;
     if (config && loaded) {

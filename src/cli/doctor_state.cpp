@@ -5,9 +5,14 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/sha256.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/install_repair.hpp"
 #include "engine/journal.hpp"
+#include "engine/plan.hpp"
+#include "pyenv/dist_info.hpp"
 
 namespace bootstrap::cli {
 
@@ -48,6 +53,61 @@ Status read_venv_state(doctor::DoctorOptions& options) {
         if (auto digest = core::sha256_file(file); digest && *digest == recorded->recipe_digest)
             options.recorded_recipe = file;
     return {};
+}
+
+std::vector<doctor::Finding> recipe_state_findings(const recipe::Recipe& recipe, const std::filesystem::path& venv) {
+    std::vector<doctor::Finding> out;
+    engine::PlanOptions options;
+    options.venv = venv;
+    options.dry_run = true;
+    options.probe_devices = false;
+    options.collect_pin_conflicts = true;
+    auto facts = engine::gather_facts(venv, false);
+    if (!facts || !facts->python) return out;
+    auto plan = engine::make_plan(recipe, options, *facts);
+    if (!plan) return out;
+    const std::string file = recipe.file.string();
+    for (const auto& conflict : plan->pin_conflicts) {
+        doctor::Finding f;
+        f.rule = "pin-conflict";
+        f.severity = recipe::Severity::error;
+        f.message = conflict.message;
+        f.fix = conflict.detail;
+        f.explain =
+            "each run installs the later pin over the earlier one, and the earlier step's check leaves out "
+            "what a later step asks for: the venv never holds what the earlier step stands for";
+        out.push_back(std::move(f));
+    }
+    if (auto marker = engine::read_changing_marker(venv)) {
+        doctor::Finding f;
+        f.rule = "install-cut-short";
+        f.severity = recipe::Severity::error;
+        f.message = engine::describe(*marker);
+        f.fix = fmt::format("bootstrap run {}", file);
+        f.explain =
+            "a distribution it was installing may have only part of its files; the run checks every "
+            "installed distribution's files against its RECORD and installs again what is incomplete";
+        out.push_back(std::move(f));
+    }
+    auto journal = engine::Journal::load(venv);
+    auto installed = pyenv::scan_venv_packages(*facts->python);
+    if (!journal || !installed) return out;
+    auto extras = engine::unowned_extras(*plan, *journal, *installed, facts->python->markers);
+    if (extras && !extras->empty()) {
+        doctor::Finding f;
+        f.rule = "unowned-extras";
+        f.severity = recipe::Severity::warning;
+        f.message =
+            fmt::format("{} installed that no step of {} installs: {}",
+                        extras->size() == 1 ? "a distribution is" : fmt::format("{} distributions are", extras->size()),
+                        recipe.name, engine::describe(*extras));
+        f.fix = fmt::format("bootstrap run {} --exact", file);
+        f.explain =
+            "installed by hand or by a step since taken out of the recipe: a node built from the recipe "
+            "or its lockfile will not have it, and `lock` refuses the venv while it is there";
+        out.push_back(std::move(f));
+    }
+    return out;
 }
 
 }  // namespace bootstrap::cli

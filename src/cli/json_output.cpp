@@ -40,7 +40,7 @@ std::string run_report_json(const engine::RunReport& report, const std::string& 
 }
 
 std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
-                      const std::vector<engine::StepDecision>& decisions) {
+                      const std::vector<engine::StepDecision>& decisions, const PlanState& state) {
     nlohmann::json j;
     j["schema"] = 1;
     j["recipe"] = plan.recipe->name;
@@ -50,6 +50,9 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
     if (facts.python) j["python"] = {{"version", facts.python->version}, {"ext_suffix", facts.python->ext_suffix}};
     j["installer"] = {{"name", plan.installer->name()}, {"identity", plan.installer->identity()}};
     j["notes"] = plan.notes;
+    j["cut_short"] = state.cut_short ? nlohmann::json(state.cut_short_note) : nlohmann::json(nullptr);
+    j["extras"] = nlohmann::json::array();
+    for (const auto& e : state.extras) j["extras"].push_back({{"name", e.name}, {"version", e.version}});
     j["steps"] = nlohmann::json::array();
     for (const auto& s : plan.steps) {
         std::vector<std::string> argv;

@@ -21,6 +21,7 @@ struct LockArgs {
     std::string output;
     std::string arch;
     bool no_device = false;
+    bool allow_extras = false;
     double timeout = 600;
 };
 
@@ -48,11 +49,15 @@ int execute_lock(const LockArgs& args) {
                         "an index that slow needs a longer --timeout; nothing was written");
         return page;
     };
-    auto lock = engine::make_lockfile(*loaded, options, fetch);
+    engine::LockPolicy policy;
+    policy.allow_extras = args.allow_extras;
+    std::vector<std::string> notes;
+    auto lock = engine::make_lockfile(*loaded, options, fetch, policy, &notes);
     if (!lock) return fail_with(lock.error());
     auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
     if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
     fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name, path.string());
+    for (const auto& note : notes) fmt::print(stderr, "{}\n", note);
     // A partial bring-up locks what ran; a --locked run refuses the rest (optional ones it skips).
     for (const auto& recipe_step : loaded->steps)
         if (auto it = lock->steps.find(recipe_step.id); it != lock->steps.end() && !it->second.covered)
@@ -68,7 +73,8 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand(
         "lock",
         "Write a lockfile (exact versions, wheel sha256, origins, each step's packages) from the venv a run "
-        "left; steps that have not passed are recorded as not covered");
+        "left; steps that have not passed are recorded as not covered. Refused (exit 1) while a step that passed "
+        "would run again (the venv is off the recipe's fixed point) or a distribution no step installs is there");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_option(
@@ -81,6 +87,9 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
         "CUDA arch that {device.*} placeholders stand for (e.g. 9.0), needed only when an install step's packages use one; no GPU is probed");
     cmd->add_flag("--no-device", args->no_device, "Probe no GPU: {device.*} uses the recipe's [device] fallback_arch")
         ->excludes(arch);
+    cmd->add_flag("--allow-extras", args->allow_extras,
+                  "Lock although the venv holds distributions no step installs (installed by hand): they are left "
+                  "out of the lock, each named");
     cmd->add_option("--timeout", args->timeout,
                     "Seconds the whole lock may take, index pages included (then it stops and writes nothing)")
         ->capture_default_str()

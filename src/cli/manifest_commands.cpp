@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
+#include "cli/venv_choice.hpp"
 #include "core/fs.hpp"
 #include "engine/run_manifests.hpp"
 #include "exec/environment.hpp"
@@ -32,21 +33,9 @@ int report(const Error& e, bool json) {
     return exit_code_for(e);
 }
 
-/// `--venv DIR`, else the activated venv ($VIRTUAL_ENV), made absolute (the interpreter runs
-/// from `/`); empty when neither is given.
-std::string venv_or_active(const std::string& venv) {
-    const char* active = std::getenv("VIRTUAL_ENV");
-    std::string chosen = !venv.empty() ? venv : active ? active : "";
-    if (chosen.empty()) return chosen;
-    std::error_code ec;
-    fs::path absolute = fs::absolute(chosen, ec);
-    return ec ? chosen : absolute.lexically_normal().string();
-}
-
 /// The venv to work on, which must be one (has pyvenv.cfg).
-Result<std::string> required_venv(const std::string& venv) {
-    std::string v = venv_or_active(venv);
-    if (v.empty()) return fail(ErrorCode::usage, "no venv given: pass --venv DIR or activate one (VIRTUAL_ENV)");
+Result<std::string> required_venv(const VenvChoice& choice) {
+    BS_TRY(std::string v, required_venv_choice(choice));
     BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(v));
     (void)cfg;
     return v;
@@ -65,7 +54,7 @@ Status write_special(const std::string& path, const std::string& text) {
 // ---- snapshot --------------------------------------------------------------------------------
 
 struct SnapshotArgs {
-    std::string venv;
+    VenvChoice venv;
     std::string label;
     std::string output;
     bool save = false;
@@ -107,7 +96,7 @@ Result<void> snapshot(const SnapshotArgs& args) {
 // ---- history ---------------------------------------------------------------------------------
 
 struct HistoryArgs {
-    std::string venv;
+    VenvChoice venv;
     bool json = false;
 };
 
@@ -195,14 +184,15 @@ Result<void> history(const HistoryArgs& args) {
 struct DiffArgs {
     std::string a;
     std::string b;
-    std::string venv;
+    VenvChoice venv;
     bool json = false;
     bool exit_code = false;
 };
 
 Result<bool> diff(const DiffArgs& args) {
     // History references need a venv; two files do not.
-    const fs::path venv = venv_or_active(args.venv);
+    BS_TRY(std::string chosen, chosen_venv(args.venv));
+    const fs::path venv = chosen;
     BS_TRY(auto before, manifest::load_reference(venv, args.a));
     BS_TRY(auto after, manifest::load_reference(venv, args.b));
     const auto d = manifest::diff(before, after);
@@ -257,7 +247,7 @@ void set_snapshot_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<SnapshotArgs>();
     auto* cmd =
         app.add_subcommand("snapshot", "Write a manifest of a venv: packages, origins, interpreter, torch, host");
-    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    add_venv_choice(*cmd, args->venv);
     cmd->add_option("--label", args->label, "Label recorded in the manifest and history file name");
     cmd->add_option("-o,--output", args->output, "Write the manifest to FILE instead of stdout");
     cmd->add_flag("--save", args->save, "Also append it to the venv's history");
@@ -272,7 +262,7 @@ void set_history_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand("history",
                                    "List a venv's manifest history: number, time, label, the run that wrote each "
                                    "entry (run id, recipe, phase, ok/failed), package count and changes");
-    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    add_venv_choice(*cmd, args->venv);
     cmd->add_flag("--json", args->json, "Print the history as JSON");
     cmd->callback([args, &outcome] {
         auto r = history(*args);
@@ -285,7 +275,7 @@ void set_diff_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand("diff", "Compare two manifests: history numbers, `last`, `last~N` or files");
     cmd->add_option("a", args->a, "The older manifest")->required();
     cmd->add_option("b", args->b, "The newer manifest")->required();
-    cmd->add_option("--venv", args->venv, "The venv whose history numbers refer to (default: $VIRTUAL_ENV)");
+    add_venv_choice(*cmd, args->venv);  // whose history numbers refer to
     cmd->add_flag("--json", args->json, "Print the differences as JSON");
     cmd->add_flag("--exit-code", args->exit_code, "Exit with 1 when the manifests differ");
     cmd->footer(

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
+#include "cli/venv_choice.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "engine/pack.hpp"
@@ -16,7 +17,7 @@ namespace bootstrap::cli {
 namespace {
 
 struct PackArgs {
-    std::string venv;
+    VenvChoice venv;
     std::string output;
     double lock_timeout = 600;
 };
@@ -47,9 +48,9 @@ Result<std::int64_t> pack_mtime() {
 }
 
 int execute_pack(const PackArgs& args) {
-    const char* active = std::getenv("VIRTUAL_ENV");
-    const std::string venv = !args.venv.empty() ? args.venv : active ? active : "";
-    if (venv.empty()) return fail_with(Error{ErrorCode::usage, "no venv: pass --venv DIR (or activate one)", {}});
+    auto chosen = required_venv_choice(args.venv);
+    if (!chosen) return fail_with(chosen.error());
+    const std::string venv = *chosen;
     engine::PackOptions options;
     auto mtime = pack_mtime();
     if (!mtime) return fail_with(mtime.error());
@@ -81,7 +82,7 @@ int execute_unpack(const UnpackArgs& args) {
 void set_pack_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<PackArgs>();
     auto* cmd = app.add_subcommand("pack", "Write a venv, its manifest and history into one reproducible .tar.zst");
-    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    add_venv_choice(*cmd, args->venv);
     cmd->add_option("-o,--output", args->output, "The pack file (e.g. env.tar.zst)")->required();
     cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for a run on the same venv to finish")
         ->capture_default_str();

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -8,6 +10,9 @@
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/build_key.hpp"
+#include "engine/fixed_point.hpp"
+#include "engine/install_repair.hpp"
+#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
@@ -22,6 +27,7 @@ struct PlanCommandArgs {
     PlanArgs plan;
     bool json = false;
     bool explain = false;
+    bool check = false;
 };
 
 std::string describe_source(const steps::BuildSpec& b) {
@@ -100,6 +106,30 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
     }
 }
 
+/// What the venv holds beside the steps: an install cut short, distributions no step accounts for.
+Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& facts) {
+    PlanState state;
+    if (!facts.python) return state;
+    if (auto marker = engine::read_changing_marker(plan.venv)) {
+        state.cut_short = true;
+        state.cut_short_note =
+            engine::describe(*marker) + ": `run` first checks every installed distribution's files against its RECORD";
+    }
+    BS_TRY(auto journal, engine::Journal::load(plan.venv));
+    BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
+    BS_TRY(state.extras, engine::unowned_extras(plan, journal, installed, facts.python->markers));
+    return state;
+}
+
+void print_state(const engine::Plan& plan, const PlanState& state) {
+    if (state.cut_short) fmt::print("\nwarning: {}\n", state.cut_short_note);
+    if (state.extras.empty()) return;
+    fmt::print("\nextras: {} (no step installs {}: `run --exact` removes {}; `lock` refuses {})\n",
+               engine::describe(state.extras), state.extras.size() == 1 ? "it" : "them",
+               state.extras.size() == 1 ? "it" : "them", state.extras.size() == 1 ? "it" : "them");
+    (void)plan;
+}
+
 int execute_plan(const PlanCommandArgs& args) {
     auto fail_with = [&](const Error& e) {
         TerminalStatus status;
@@ -123,9 +153,20 @@ int execute_plan(const PlanCommandArgs& args) {
     if (!plan) return fail_with(plan.error());
     auto decisions = engine::predict(*plan, *facts);
     if (!decisions) return fail_with(decisions.error());
-    if (args.json) fmt::print("{}", plan_json(*plan, *facts, *decisions));
-    else print_plan(*plan, *facts, *decisions, args.explain);
-    return 0;
+    auto state = venv_state(*plan, *facts);
+    if (!state) return fail_with(state.error());
+    if (args.json) fmt::print("{}", plan_json(*plan, *facts, *decisions, *state));
+    else {
+        print_plan(*plan, *facts, *decisions, args.explain);
+        print_state(*plan, *state);
+    }
+    if (!args.check) return 0;
+    // --check: a drift gate (CI, fleets): 1 when the run would change anything.
+    const bool acts = std::any_of(decisions->begin(), decisions->end(), [](const engine::StepDecision& d) {
+        return d.decision == engine::Decision::run || d.decision == engine::Decision::verify_only;
+    });
+    const bool removes = args.plan.exact && !state->extras.empty();
+    return acts || removes || state->cut_short ? 1 : 0;
 }
 
 }  // namespace
@@ -141,6 +182,10 @@ void set_plan_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();
     add_plan_options(*cmd, args->plan);  // as `run` takes them: the plan is that run's
     cmd->add_flag("--json", args->json, "Print the plan as JSON");
+    cmd->add_flag("--check", args->check,
+                  "Exit 1 when the run would change anything (a step would run or re-verify, an install cut short "
+                  "awaits repair, or, with --exact, extras would go), 0 when every step would skip: a drift gate "
+                  "for CI and fleets");
     cmd->add_flag(
         "--explain", args->explain,
         "Print every input of each step key, each input that changed since the step last ran, and each build step's cache key (asking torch, nvcc and the compiler)");

@@ -21,6 +21,9 @@ void add_plan_options(CLI::App& cmd, PlanArgs& args) {
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
                  "lockfiles/<name>.lock.json beside the recipe, or beside its directory) and fail on any drift");
     cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
+    cmd.add_flag("--exact", args.exact,
+                 "Remove the distributions no step installs (installed by hand, or by a step since taken out of "
+                 "the recipe) once every step passed, as `uv pip sync` would");
     cmd.add_flag("--retry-optional", args.retry_optional,
                  "Try again the optional steps that failed in a way a retry cannot change (they are "
                  "otherwise skipped until the step changes)");
@@ -36,6 +39,7 @@ Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Rec
     options.selection.only = args.only;
     options.selection.skip = args.skip;
     options.retry_optional = args.retry_optional;
+    options.exact = args.exact;
     if (args.locked || !args.lockfile.empty()) {
         auto path =
             args.lockfile.empty() ? engine::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);

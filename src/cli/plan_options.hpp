@@ -26,6 +26,7 @@ struct PlanArgs {
     bool locked = false;
     std::string lockfile;
     bool retry_optional = false;
+    bool exact = false;
 };
 
 /// Bind the shared options to `args`.

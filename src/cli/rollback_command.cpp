@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
+#include "cli/venv_choice.hpp"
 #include "engine/rollback.hpp"
 #include "manifest/history.hpp"
 
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 struct RollbackArgs {
     std::string to;
     bool last = false;
-    std::string venv;
+    VenvChoice venv;
     bool dry_run = false;
     std::vector<std::string> find_links;
     std::string index_url;
@@ -106,12 +107,9 @@ int execute_rollback(const RollbackArgs& args) {
         return finish(tl::unexpected(Error{ErrorCode::usage, std::move(message), {}}));
     };
 
-    std::string venv = args.venv;
-    if (venv.empty()) {
-        const char* active = std::getenv("VIRTUAL_ENV");
-        if (active) venv = active;
-    }
-    if (venv.empty()) return usage("no venv given: pass --venv DIR or activate one (VIRTUAL_ENV)");
+    auto chosen = required_venv_choice(args.venv);
+    if (!chosen) return finish(tl::unexpected(chosen.error()));
+    const std::string venv = *chosen;
     if (args.last == !args.to.empty()) return usage("give exactly one of --to N|FILE and --last");
 
     manifest::Manifest target;
@@ -161,7 +159,7 @@ void set_rollback_command(CLI::App& app, Outcome& outcome) {
                                "Target: the state before the newest run (the newest history entry "
                                "of phase \"before\"); without run entries, the newest entry");
     to->excludes(last);
-    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
+    add_venv_choice(*cmd, args->venv);
     cmd->add_flag("--dry-run", args->dry_run,
                   "Print the plan and check every source (installer dry runs), change nothing");
     cmd->add_option("--find-links", args->find_links, "A wheelhouse directory to restore packages from (repeatable)")

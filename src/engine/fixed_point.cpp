@@ -1,6 +1,7 @@
 #include "engine/fixed_point.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -208,6 +209,104 @@ Result<std::optional<DeclaredOverrides>> read_declared_overrides(const fs::path&
         }  // another keyword: a newer bootstrap's, left to it
     }
     return std::optional<DeclaredOverrides>(std::move(out));
+}
+
+namespace {
+
+/// The version `req` pins exactly (`==V` without a wildcard, `===V`), when it does.
+std::optional<pyenv::Version> exact_pin(const pyenv::Requirement& req) {
+    for (const auto& spec : req.specifier.specs()) {
+        if ((spec.op == "==" && !spec.version.ends_with(".*")) || spec.op == "===") {
+            if (auto v = pyenv::Version::parse(spec.version)) return *v;
+        }
+    }
+    return std::nullopt;
+}
+
+/// No version satisfies both: one pins a version the other's specifier excludes.
+bool disagree(const pyenv::Requirement& a, const pyenv::Requirement& b) {
+    if (!a.url.empty() || !b.url.empty()) return false;
+    if (auto pin = exact_pin(a); pin && !b.specifier.contains(*pin, true)) return true;
+    if (auto pin = exact_pin(b); pin && !a.specifier.contains(*pin, true)) return true;
+    return false;
+}
+
+bool applies(const pyenv::Requirement& req, const pyenv::MarkerEnv* markers) {
+    if (!req.marker) return true;
+    return markers != nullptr && req.marker->evaluate(*markers);
+}
+
+/// Where `req` (the i-th of `step`'s requirements) is written: the recipe's packages entry.
+std::string where(const steps::ResolvedStep& step, size_t i) {
+    if (step.source != nullptr && i < step.source->packages.size()) return step.source->packages[i].loc.str();
+    return step.source != nullptr ? step.source->loc.str() : std::string();
+}
+
+}  // namespace
+
+std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers, std::vector<std::string>& notes) {
+    std::vector<Error> out;
+    for (const auto& later : plan.steps) {
+        const auto* install = later.install();
+        if (install == nullptr) continue;
+        const bool deliberate = install->upgrade || !later.source->allow_conflicts.empty();
+        for (size_t i = 0; i < install->requirements.size(); ++i) {
+            const auto& req = install->requirements[i];
+            if (!applies(req, markers)) continue;
+            for (const auto& earlier : plan.steps) {
+                if (earlier.index >= later.index) break;
+                const auto* before = earlier.install();
+                if (before == nullptr) continue;
+                for (size_t j = 0; j < before->requirements.size(); ++j) {
+                    const auto& old = before->requirements[j];
+                    if (old.normalized_name != req.normalized_name || !applies(old, markers) || !disagree(old, req))
+                        continue;
+                    if (deliberate) {
+                        notes.push_back(fmt::format(
+                            "step '{}' asks for {} and step '{}' for {}: the later one wins ({}), and step '{}' is "
+                            "held to the rest of its requirements",
+                            earlier.id, old.str(), later.id, req.str(),
+                            install->upgrade ? "upgrade = true" : "allow_conflicts", earlier.id));
+                        continue;
+                    }
+                    out.push_back(Error{
+                        ErrorCode::invalid_recipe,
+                        fmt::format("{}: step '{}' asks for {}, but step '{}' ({}) asks for {}: no version is both, "
+                                    "and the later step would undo the earlier one on every run",
+                                    where(later, i), later.id, req.str(), earlier.id, where(earlier, j), old.str()),
+                        fmt::format("keep one pin; or, to override step '{}' on purpose, set `upgrade = true` on "
+                                    "step '{}'",
+                                    earlier.id, later.id)});
+                }
+            }
+        }
+    }
+    return out;
+}
+
+Result<std::vector<Extra>> unowned_extras(const Plan& plan, const Journal& journal, const Installed& installed,
+                                          const pyenv::MarkerEnv& markers) {
+    std::set<std::string> accounted;
+    for (const auto& step : plan.steps) {
+        if (auto it = journal.steps.find(step.id); it != journal.steps.end())
+            for (const auto& [name, rec] : it->second.dists) accounted.insert(name);
+        if (const auto* install = step.install()) {
+            BS_TRY(auto closure, pyenv::installed_closure(install->requirements, installed, markers));
+            accounted.insert(closure.begin(), closure.end());
+        }
+    }
+    std::vector<Extra> out;
+    for (const auto& [name, dist] : installed) {
+        if (accounted.count(name) || name == "pip" || name == "setuptools" || name == "wheel") continue;
+        out.push_back(Extra{name, dist.version});
+    }
+    return out;
+}
+
+std::string describe(const std::vector<Extra>& extras) {
+    std::vector<std::string> parts;
+    for (const auto& e : extras) parts.push_back(e.name + " " + e.version);
+    return core::join(parts, ", ");
 }
 
 }  // namespace bootstrap::engine

@@ -52,6 +52,33 @@ namespace bootstrap::engine {
 [[nodiscard]] std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfied,
                                                      const fs::path& recipe_file);
 
+/// Two install steps whose requirements on one distribution no version satisfies (one pins a
+/// version, `==` or `===`, that the other's specifier excludes), where both apply (markers are
+/// evaluated in `markers`; without them a marked requirement is not compared). When the later
+/// step overrides on purpose (`upgrade = true` or `allow_conflicts`), `notes` gets which step's
+/// pin wins; otherwise each is an invalid_recipe error at the later requirement's
+/// file:line naming both steps and pins (the earlier one's own fixed-point check leaves out
+/// what a later step asks for, so the run would otherwise end with the later pin, silently).
+[[nodiscard]] std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers,
+                                               std::vector<std::string>& notes);
+
+/// An installed distribution no step of the plan accounts for.
+struct Extra {
+    std::string name;  // normalised
+    std::string version;
+};
+
+/// What `installed` holds that no step of `plan` accounts for: no step of the plan owns it in
+/// `journal` (the last step that changed a distribution owns it) and no install step's
+/// requirements bring it in (their closure in `installed`, markers in `markers`). Installed by
+/// hand (`uv pip install tqdm`), or by a step since taken out of the recipe. pip, setuptools and
+/// wheel that no step owns are a venv's seed (`python -m venv`), not extras.
+[[nodiscard]] Result<std::vector<Extra>> unowned_extras(const Plan& plan, const Journal& journal,
+                                                        const Installed& installed, const pyenv::MarkerEnv& markers);
+
+/// "tqdm 4.67.1, rich 13.7.1"
+[[nodiscard]] std::string describe(const std::vector<Extra>& extras);
+
 /// A pin the recipe overrides on purpose: step `step` installs `dependency` over the pin of
 /// `dependent` (`allow_conflicts = ["dependent"]`, README pitfall P10). Names are normalised.
 struct DeclaredOverride {

@@ -8,6 +8,7 @@
 
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "engine/fixed_point.hpp"
 #include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
@@ -233,7 +234,78 @@ Result<std::vector<std::string>> step_packages(const steps::ResolvedStep& step, 
 
 }  // namespace
 
-Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch) {
+namespace {
+
+/// A package from an index that no record attributes to a step (a step that found its
+/// requirements satisfied owns only what it names; a history written by a rollback of an older
+/// bootstrap kept no origins): the first install step whose requirements bring it in (their
+/// closure in the venv) installs it, from that step's indexes. Without this a lock would hold it
+/// by version only, and a `--locked` run into a fresh path would not install it.
+Status attribute_dependencies(const Plan& plan, const Journal& journal, const Facts& facts,
+                              manifest::Manifest& snapshot) {
+    BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
+    for (const auto& step : plan.steps) {
+        const auto* install = step.install();
+        auto entry = journal.steps.find(step.id);
+        if (install == nullptr || !step.complete || entry == journal.steps.end() ||
+            entry->second.status != StepStatus::ok)
+            continue;
+        BS_TRY(auto closure, pyenv::installed_closure(install->requirements, installed, facts.python->markers));
+        const auto urls = entry->second.index_urls.empty() ? step.index_urls() : entry->second.index_urls;
+        for (const auto& name : closure) {
+            auto it = snapshot.packages.find(name);
+            if (it == snapshot.packages.end()) continue;
+            auto& origin = it->second.origin;
+            if (!origin.step.empty() || !origin.index_urls.empty() || !origin.artifact_sha256.empty() ||
+                (origin.kind != manifest::OriginKind::index && origin.kind != manifest::OriginKind::unknown))
+                continue;
+            origin.step = step.id;
+            origin.index_urls = urls;
+        }
+    }
+    return {};
+}
+
+/// Every step that passed still holds, and nothing is installed that no step accounts for
+/// (`extras`, when they are allowed, gets those instead).
+Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const Facts& facts, const Journal& journal,
+                         const std::map<std::string, manifest::LockedStep>& steps, const LockPolicy& policy,
+                         std::vector<Extra>& extras) {
+    BS_TRY(auto decisions, predict(plan, facts));
+    std::vector<std::string> due;
+    for (const auto& step : plan.steps) {
+        auto covered = steps.find(step.id);
+        if (!step.complete || covered == steps.end() || !covered->second.covered || step.index >= decisions.size())
+            continue;
+        if (decisions[step.index].decision == Decision::run)
+            due.push_back(fmt::format("step '{}' would run: {}", step.id, decisions[step.index].reason));
+    }
+    const std::string where = plan.venv.string();
+    if (!due.empty())
+        return fail(ErrorCode::step_failed,
+                    fmt::format("cannot lock {}: {} is not at the recipe's fixed point ({} would run again)",
+                                recipe.name, where, due.size() == 1 ? "a step" : fmt::format("{} steps", due.size())),
+                    core::join(due, "\n") +
+                        fmt::format("\na lock stands for the recipe: run it first (bootstrap run {}), then lock",
+                                    recipe.file.string()));
+    BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
+    BS_TRY(extras, unowned_extras(plan, journal, installed, facts.python->markers));
+    if (extras.empty() || policy.allow_extras) return {};
+    return fail(
+        ErrorCode::step_failed,
+        fmt::format("cannot lock {}: {} holds {} no step of the recipe installs: {}", recipe.name, where,
+                    extras.size() == 1 ? "a distribution" : fmt::format("{} distributions", extras.size()),
+                    describe(extras)),
+        fmt::format("remove {} (bootstrap run {} --exact), add {} to a step, or lock the recipe's packages "
+                    "without {}: bootstrap lock {} --allow-extras",
+                    extras.size() == 1 ? "it" : "them", recipe.file.string(), extras.size() == 1 ? "it" : "them",
+                    extras.size() == 1 ? "it" : "them", recipe.file.string()));
+}
+
+}  // namespace
+
+Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch,
+                                         const LockPolicy& policy, std::vector<std::string>* notes) {
     BS_TRY(auto pre, gather_facts({}, false));
     BS_TRY(auto venv, resolve_venv_path(recipe, options, pre));
     BS_TRY(auto facts, gather_facts(venv, true));
@@ -250,7 +322,16 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
                     fmt::format("cannot lock {}: no step of it has passed in {}", recipe.name, venv.string()),
                     "run the recipe first, then lock");
 
+    std::vector<Extra> extras;
+    BS_CHECK(check_fixed_point(recipe, plan, facts, journal, steps, policy, extras));
+
     BS_TRY(auto snapshot, snapshot_for_run(plan, facts, "lock", "lock", true));
+    for (const auto& extra : extras) {
+        snapshot.packages.erase(extra.name);
+        if (notes != nullptr)
+            notes->push_back(
+                fmt::format("left out: {} {} (no step of the recipe installs it)", extra.name, extra.version));
+    }
     manifest::ArtifactStore store(manifest::bootstrap_home(facts.env) / "artifacts");
     const manifest::Manifest* previous = nullptr;
     std::optional<manifest::Manifest> newest;
@@ -258,6 +339,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
         if (auto m = manifest::load_manifest(entries->back().file)) newest = std::move(*m);
     if (newest) previous = &*newest;
     (void)annotate_origins(snapshot, previous, journal, plan, store);
+    BS_CHECK(attribute_dependencies(plan, journal, facts, snapshot));
 
     manifest::Lockfile lock;
     lock.recipe_name = recipe.name;

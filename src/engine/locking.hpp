@@ -1,5 +1,6 @@
 #pragma once
-// `bootstrap lock`: a lockfile from the venv a successful run left — exact versions, each
+// `bootstrap lock`: a lockfile from the venv a successful run left (and only from one at the
+// recipe's fixed point) — exact versions, each
 // wheel's file name and sha256 (from the artifact store, or the index's project page: PEP 691
 // JSON or PEP 503 HTML), and origins.
 
@@ -53,7 +54,17 @@ inline constexpr std::string_view k_simple_accept =
 /// did not pass are recorded as not covered, with why. Refuses when no step passed, or when some
 /// wheel's hash cannot be found (naming each). Probes no device: a `{device.*}` value is known
 /// only through options.arch / no_device.
+///
+/// A lock stands for the recipe: it is refused (step_failed, naming them) while a step that
+/// passed would run again (the venv is off the recipe's fixed point: rolled back, edited, the
+/// recipe changed), and while the venv holds distributions no step accounts for
+/// (unowned_extras: installed by hand). With `allow_extras` those are left out of the lock
+/// instead, each named in `notes`.
+struct LockPolicy {
+    bool allow_extras = false;
+};
 [[nodiscard]] Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
-                                                       const Fetch& fetch);
+                                                       const Fetch& fetch, const LockPolicy& policy = {},
+                                                       std::vector<std::string>* notes = nullptr);
 
 }  // namespace bootstrap::engine

@@ -14,6 +14,7 @@
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/expander.hpp"
+#include "engine/fixed_point.hpp"
 #include "engine/locked_plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
@@ -581,6 +582,9 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plan.steps.push_back(std::move(*built));
     }
     tools.save();
+    plan.pin_conflicts = pin_conflicts(plan, facts.python ? &facts.python->markers : nullptr, plan.notes);
+    if (!plan.pin_conflicts.empty() && !options.collect_pin_conflicts)
+        return tl::unexpected(plan.pin_conflicts.front());
     if (locked) BS_CHECK(locked->apply_coverage(plan));
     plan.env_read = ex.env_read();
     plan.vars = ex.known_vars();

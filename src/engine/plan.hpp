@@ -57,6 +57,12 @@ struct PlanOptions {
     bool probe_devices = true;
     /// `--retry-optional`: an optional step that failed for good runs again while its key holds.
     bool retry_optional = false;
+    /// Pins two install steps disagree on (engine::pin_conflicts) are kept in Plan::pin_conflicts
+    /// (`doctor --recipe` reports them) instead of failing the plan.
+    bool collect_pin_conflicts = false;
+    /// `--exact`: a run that passed removes the distributions no step accounts for
+    /// (engine::unowned_extras), as `uv pip sync` would.
+    bool exact = false;
     /// Check that the local files and directories steps read exist (steps::check_local_input);
     /// off for a plan of a recipe as another machine will see it (an image's build context).
     bool check_local_inputs = true;
@@ -79,6 +85,8 @@ struct Plan {
     std::map<std::string, std::vector<std::string>> locked_indexes;
     std::vector<std::string> notes;    // plan-level remarks (e.g. sync after install warning)
     std::vector<std::string> notices;  // the loud ones among `notes` (`run` shows them)
+    /// With PlanOptions::collect_pin_conflicts: pins two install steps disagree on.
+    std::vector<Error> pin_conflicts;
     /// What `{device.*}` stood for (the run's manifests keep it): cuda_archs, cuda_archs_from,
     /// gpus, driver_version (when known). Empty when no step uses a device placeholder (then
     /// nothing was probed).

@@ -9,12 +9,15 @@
 
 #include "core/clock.hpp"
 #include "core/fs.hpp"
+#include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
+#include "engine/install_repair.hpp"
 #include "engine/plan.hpp"
 #include "engine/rollback_batch.hpp"
 #include "engine/rollback_fixup.hpp"
+#include "engine/run_manifests.hpp"
 #include "engine/venv_lock.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
@@ -62,7 +65,17 @@ public:
         m_store.emplace(m_options.artifact_root ? *m_options.artifact_root
                                                 : manifest::artifact_store_root(m_facts.env));
 
+        if (auto marker = read_changing_marker(m_venv); marker && !m_options.dry_run) {
+            // An install cut short looks whole to a snapshot (its RECORD is there): first remove
+            // it, so that the plan restores it.
+            say(describe(*marker) + ": checking every installed distribution's files against its RECORD");
+            BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, m_venv));
+            for (const auto& note : notes) say(note);
+        }
         BS_TRY(auto current, snapshot("rollback-before"));
+        // What the rollback leaves alone keeps, in the entry it writes, the origins the venv's
+        // records know (the owning step, the indexes): a later lock reads them.
+        for (const auto& warning : annotate_from_records(current, m_venv)) log_line("# " + warning);
         BS_CHECK(setup_installers(current));
         manifest::RollbackSources sources{&*m_store, m_options.find_links, m_options.index_url};
         m_report.plan = manifest::plan_rollback(m_target, without_broken(current), sources);
@@ -87,7 +100,16 @@ public:
                     if (b.resolves) BS_CHECK(check_batch(b));
                 BS_CHECK(refuse_unreachable("failed the reachability check"));
             } else {
-                BS_CHECK(apply(batches, current));
+                BS_CHECK(mark_changing(m_venv, {"", m_report.run_id, core::utc_iso8601()}, &*m_facts.python));
+                auto applied = apply(batches, current);
+                if (applied) {
+                    BS_CHECK(clear_changing(m_venv));
+                } else if (core::interrupt_signal() == 0) {
+                    auto repaired = repair_incomplete_installs(*m_facts.python, m_venv);
+                    if (repaired)
+                        for (const auto& note : *repaired) say(note);
+                }
+                BS_CHECK(applied);
             }
         }
         m_report.log = fs::exists(m_log) ? m_log : fs::path();

@@ -16,12 +16,15 @@
 #include "core/strings.hpp"
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/install_repair.hpp"
 #include "engine/journal.hpp"
 #include "engine/rollback.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "engine/venv_lock.hpp"
+#include "exec/environment.hpp"
+#include "exec/process.hpp"
 #include "manifest/lockfile.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
@@ -130,6 +133,7 @@ public:
         if (m_facts.python) {
             BS_TRY(auto removed, pyenv::remove_broken_installs(*m_facts.python));
             for (const auto& note : removed) m_observer.message(note);
+            BS_CHECK(repair_cut_short(venv));
         }
         BS_TRY(m_journal, Journal::load(venv));
         m_journal.recipe = m_recipe.name;
@@ -159,6 +163,8 @@ public:
             if (auto error = fixed_point_error(skip_rule().unsatisfied(m_installed), m_recipe.file))
                 m_report.error = std::move(*error);
         }
+        if (m_report.ok() && m_options.plan.exact && m_facts.python)
+            if (auto removed = remove_extras(); !removed) m_report.error = removed.error();
         if (m_report.ok()) BS_CHECK(settle_verified_state());
         record_device_facts();
         if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
@@ -180,7 +186,7 @@ private:
     Result<bool> confirm_settled(const fs::path& venv) {
         if (m_options.force || m_options.verify || !m_facts.python) return false;
         BS_TRY(auto reader, VenvLock::try_read(venv));
-        if (!reader || steps::recreate_pending(venv)) return false;
+        if (!reader || steps::recreate_pending(venv) || read_changing_marker(venv)) return false;
         BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
         if (!broken.empty()) return false;
         if (auto recorded = core::read_file(declared_overrides_path(venv));
@@ -212,6 +218,39 @@ private:
             m_observer.step_finished(i, m_plan.steps.size(), report);
         }
         return true;
+    }
+
+    /// A step a run did not see end may have left an install cut short (engine/install_repair.hpp):
+    /// the files of every distribution are checked, and the incomplete ones removed so that
+    /// their steps install them again. `--force` checks too, marker or not.
+    Status repair_cut_short(const fs::path& venv) {
+        auto marker = read_changing_marker(venv);
+        if (!marker && !m_options.force) return {};
+        if (marker)
+            m_observer.message(describe(*marker) +
+                               ": checking every installed distribution's files against its RECORD");
+        BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, venv));
+        for (const auto& note : notes) m_observer.message(note);
+        if (!notes.empty()) BS_CHECK(replan(venv));
+        return {};
+    }
+
+    /// After a step's action: a passed one leaves the venv whole; a failed one may have been
+    /// stopped mid-copy by its own timeout or error, so what it left incomplete goes now (an
+    /// optional step's failure lets the run go on). An interrupted one keeps the marker: the
+    /// next run checks.
+    Status settle_changing(const steps::ResolvedStep& step, bool action_passed) {
+        if (action_passed) return clear_changing(m_plan.venv);
+        if (core::interrupt_signal() != 0) {
+            m_observer.message(fmt::format(
+                "step `{}` was stopped while it changed the venv: the next run checks the installed files first",
+                step.id));
+            return {};
+        }
+        if (!m_facts.python) return clear_changing(m_plan.venv);
+        BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, m_plan.venv));
+        for (const auto& note : notes) m_observer.message(note);
+        return {};
     }
 
     Status replan(const fs::path& venv) {
@@ -274,7 +313,12 @@ private:
             BS_CHECK(m_history.take_before(m_facts));
             BS_CHECK(write_overrides(step));
             if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
+            const bool marks = !steps::kind_of(step.kind).makes_venv;
+            if (marks)
+                BS_CHECK(mark_changing(m_plan.venv, {step.id, m_report.run_id, core::utc_iso8601()},
+                                       m_facts.python ? &*m_facts.python : nullptr));
             auto ran = attempt_step(step, ctx, report, m_options.backoff_base, m_observer);
+            if (marks) BS_CHECK(settle_changing(step, ran.outcome.has_value()));
             failure = ran.failure;
             if (ran.outcome) outcome = *ran.outcome;
             else
@@ -334,6 +378,35 @@ private:
             // or that run finds the key changed and runs the step again.
             BS_CHECK(replan(m_plan.venv));
         }
+        return {};
+    }
+
+    /// --exact, after every step passed: what no step accounts for goes, as `uv pip sync` would
+    /// remove it (the history's before/after entries record it like any change).
+    Status remove_extras() {
+        BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
+        if (extras.empty()) return {};
+        std::vector<std::string> names;
+        for (const auto& e : extras) names.push_back(e.name);
+        m_observer.message(fmt::format("--exact: removing {}: no step of the recipe installs {}", describe(extras),
+                                       extras.size() == 1 ? "it" : "them"));
+        BS_CHECK(m_history.take_before(m_facts));
+        const auto command = m_plan.installer->uninstall(m_plan.venv, names);
+        const fs::path dir = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id;
+        BS_CHECK(core::create_directories(dir));
+        exec::ProcessSpec spec;
+        spec.argv = command.argv;
+        spec.cwd = "/";  // no project discovery (pyenv/installer.hpp)
+        spec.env = exec::compose_environment(m_facts.env, command.env_set, command.env_unset);
+        spec.log_path = dir / "exact.log";
+        spec.capture = true;
+        BS_TRY(auto result, exec::run_process(spec));
+        BS_TRY(m_installed, scan_installed(m_facts));
+        if (!result.ok())
+            return fail(result.interrupted ? ErrorCode::interrupted : ErrorCode::step_failed,
+                        fmt::format("--exact: removing {} failed: {}", core::join(names, ", "), result.describe()),
+                        fmt::format("command: {}\n{}\nlog: {}", core::redact_text(core::format_argv(command.argv)),
+                                    core::last_lines(result.output, 20), spec.log_path.string()));
         return {};
     }
 

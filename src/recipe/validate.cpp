@@ -81,8 +81,24 @@ private:
             for (const auto& [name, late] : m_vars) candidates.push_back("vars." + name);
         if (candidates.empty()) {
             candidates = known_placeholders();
-            candidates.push_back("env." + p.name);
             for (const auto& [name, late] : m_vars) candidates.push_back("vars." + name);
+            // `{evn.HOME}`: a slip of `env` (one edit, or two letters swapped). Any other
+            // namespace is no slip of `env` (`{x.__version__}` is not `{env.__version__}`).
+            std::string sorted_ns = p.ns, sorted_env = "env";
+            std::sort(sorted_ns.begin(), sorted_ns.end());
+            std::sort(sorted_env.begin(), sorted_env.end());
+            if (core::edit_distance(p.ns, "env") <= 1 || sorted_ns == sorted_env) candidates.push_back("env." + p.name);
+            if (core::closest_match(p.ns + "." + p.name, candidates).empty()) {
+                // Not one of bootstrap's namespaces, nor a slip of one: most likely text meant
+                // literally (a Python f-string's `{x.__version__}`), which doubled braces keep.
+                const std::string body = to_string(p).substr(1, to_string(p).size() - 2);
+                std::string list = "{env.NAME}, {vars.NAME}";
+                for (const auto& k : known_placeholders()) list += ", {" + k + "}";
+                report(loc, fmt::format("unknown placeholder '{}' (known: {}); for the literal text, as in a "
+                                        "Python f-string, double the braces: '{{{{{}}}}}'",
+                                        to_string(p), list, body));
+                return;
+            }
         }
         std::string near = core::closest_match(p.ns + "." + p.name, candidates);
         if (!near.empty()) {

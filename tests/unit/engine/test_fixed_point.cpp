@@ -5,6 +5,7 @@
 
 #include "core/fs.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/journal.hpp"
 #include "pyenv/requirement.hpp"
 #include "recipe/recipe.hpp"
 
@@ -126,4 +127,85 @@ TEST_CASE("a run records the recipe's deliberate overrides once, and doctor read
     auto bad = engine::read_declared_overrides(plan.venv);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message.find(path.string() + ":2: malformed line 'override cublas torch'") == 0);
+}
+
+namespace {
+
+/// An install step `id` (plan index `index`) asking for `requirements`, written at recipe lines
+/// 10 * (index + 1) and on.
+steps::ResolvedStep asking(const std::string& id, size_t index, const std::vector<std::string>& requirements,
+                           recipe::Step& source, bool upgrade = false) {
+    auto step = install_step(id, {});
+    step.index = index;
+    source.id = id;
+    source.loc = {"/r/recipe.toml", static_cast<int>(10 * (index + 1)), 1};
+    auto& spec = std::get<steps::InstallSpec>(step.spec);
+    spec.upgrade = upgrade;
+    for (size_t i = 0; i < requirements.size(); ++i) {
+        auto req = pyenv::Requirement::parse(requirements[i]);
+        REQUIRE(req);
+        spec.requirements.push_back(*req);
+        source.packages.push_back(
+            {requirements[i], {"/r/recipe.toml", static_cast<int>(10 * (index + 1) + i + 1), 12}});
+    }
+    step.source = &source;
+    return step;
+}
+
+}  // namespace
+
+TEST_CASE("pins two install steps disagree on are errors at the later one's line, unless it overrides") {
+    recipe::Step a, b, c;
+    engine::Plan plan;
+    plan.steps.push_back(asking("first", 0, {"numpy==2.2.0", "rich>=13"}, a));
+    plan.steps.push_back(asking("second", 1, {"rich<14", "numpy==2.1.3"}, b));
+    plan.steps.push_back(asking("third", 2, {"numpy>=2.0", "torch; sys_platform == 'darwin'"}, c));
+    std::vector<std::string> notes;
+    auto conflicts = engine::pin_conflicts(plan, nullptr, notes);
+    REQUIRE(conflicts.size() == 1);  // numpy==2.1.3 vs ==2.2.0 (third's >=2.0 agrees with both)
+    CHECK(conflicts[0].code == ErrorCode::invalid_recipe);
+    CHECK(conflicts[0].message ==
+          "/r/recipe.toml:22:12: step 'second' asks for numpy==2.1.3, but step 'first' (/r/recipe.toml:11:12) asks "
+          "for numpy==2.2.0: no version is both, and the later step would undo the earlier one on every run");
+    CHECK(conflicts[0].detail.find("set `upgrade = true` on step 'second'") != std::string::npos);
+    CHECK(notes.empty());
+
+    // Ranges that meet are no conflict; an exact pin outside a range is.
+    recipe::Step d, e;
+    engine::Plan ranges;
+    ranges.steps.push_back(asking("x", 0, {"rich>=13,<15"}, d));
+    ranges.steps.push_back(asking("y", 1, {"rich==15.0.0"}, e, /*upgrade=*/true));
+    notes.clear();
+    CHECK(engine::pin_conflicts(ranges, nullptr, notes).empty());
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0] ==
+          "step 'x' asks for rich<15,>=13 and step 'y' for rich==15.0.0: the later one wins (upgrade = true), and "
+          "step 'x' is held to the rest of its requirements");
+}
+
+TEST_CASE("extras are what no step owns and no install step's requirements bring in") {
+    core::TempDir tmp("bs-extras");
+    auto at = [&](const std::string& name, const std::string& version, const std::string& requires_dist = "") {
+        auto d = dist(name, version);
+        d.dist_info = tmp.path() / (name + "-" + version + ".dist-info");
+        REQUIRE(core::write_file_atomic(
+            d.dist_info / "METADATA",
+            "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n" + requires_dist + "\n"));
+        return d;
+    };
+    recipe::Step a;
+    engine::Plan plan;
+    plan.steps.push_back(asking("utils", 0, {"demo-utils"}, a));
+    engine::Journal journal;
+    journal.steps["utils"].dists["built-wheel"] = {};
+    journal.steps["removed-step"].dists["left-behind"] = {};
+    engine::Installed installed{{"demo-utils", at("demo-utils", "1.0", "Requires-Dist: demo-core>=1\n")},
+                                {"demo-core", at("demo-core", "2.0")},
+                                {"built-wheel", at("built-wheel", "0.1")},
+                                {"tqdm", at("tqdm", "4.67.1")},
+                                {"left-behind", at("left-behind", "3")},
+                                {"pip", at("pip", "25.0")}};
+    auto extras = engine::unowned_extras(plan, journal, installed, pyenv::MarkerEnv{});
+    REQUIRE(extras);
+    CHECK(engine::describe(*extras) == "left-behind 3, tqdm 4.67.1");
 }

@@ -147,7 +147,7 @@ packages = ["nvidia-resiliency-ext"]
 [[step]]
 id = "again"
 kind = "install"
-packages = ["nvidia-cublas==13.1.0.3"]
+packages = ["nvidia-cublas>=13.1.0.3"]
 )";
     World w;
     for (const std::string installer : {"uv", "pip"}) {

@@ -59,7 +59,14 @@ TEST_CASE("golden: unknown placeholder with a suggestion") {
     CHECK(problems(k_head + "[env]\nset = { A = \"{foo.bar}\" }\n") ==
           "r.toml:7:13: unknown placeholder '{foo.bar}' (known: {env.NAME}, {vars.NAME}, "
           "{venv.path}, {venv.python}, {python.version}, {python.ext_suffix}, {python.site_packages}, {host.cpus}, "
-          "{device.arch}, {device.torch_arch_list}, {device.nvte_archs}, {device.cmake_archs})");
+          "{device.arch}, {device.torch_arch_list}, {device.nvte_archs}, {device.cmake_archs}); for the literal "
+          "text, as in a Python f-string, double the braces: '{{foo.bar}}'");
+    // A Python f-string in argv: no namespace of bootstrap's, so the doubled form, never `{env.__version__}`.
+    CHECK(problems(k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\n"
+                            "argv = [\"python\", \"-c\", \"print(f'{x.__version__}')\"]\n")
+              .find("double the braces: '{{x.__version__}}'") != std::string::npos);
+    CHECK(problems(k_head + "[env]\nset = { A = \"{evn.HOME}\" }\n") ==
+          "r.toml:7:13: unknown placeholder '{evn.HOME}' (did you mean '{env.HOME}'?)");
 }
 
 TEST_CASE("golden: unsupported schema stops before anything else") {
