@@ -13,7 +13,8 @@ namespace bootstrap::cli {
 namespace fs = std::filesystem;
 
 void add_venv_choice(CLI::App& cmd, VenvChoice& choice) {
-    auto* venv = cmd.add_option("--venv", choice.venv, "The venv (default: the recipe's with --recipe, else $VIRTUAL_ENV)");
+    auto* venv =
+        cmd.add_option("--venv", choice.venv, "The venv (default: the recipe's with --recipe, else $VIRTUAL_ENV)");
     cmd.add_option("--recipe", choice.recipe, "Act on this recipe's venv ([venv] path)")->excludes(venv);
 }
 

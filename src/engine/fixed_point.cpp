@@ -32,7 +32,7 @@ std::vector<std::string> changed_in(const std::string& why, const Installed& bef
 
 std::string overrides_text(const steps::ResolvedStep& step, const Installed& installed) {
     std::string text = fmt::format(
-        "# Written by bootstrap before step '{}' runs: versions earlier steps chose on purpose,\n"
+        "# Written by bootstrap before step '{}' runs: versions other steps chose on purpose,\n"
         "# which this step's resolution keeps (uv --override, pip --constraint).\n",
         step.id);
     const auto* install = step.install();
@@ -42,6 +42,17 @@ std::string overrides_text(const steps::ResolvedStep& step, const Installed& ins
         auto it = installed.find(name);
         if (it == installed.end()) continue;
         text += fmt::format("# step '{}'\n{}=={}\n", id, it->second.name, it->second.version);
+    }
+    if (install == nullptr) return text;
+    // A later step's deliberate choice, as installed while it holds: this step then needs no
+    // other version (none is fetched from this step's indexes, which may not have it).
+    for (const auto& o : install->later_overrides) {
+        auto it = installed.find(o.name);
+        if (it == installed.end()) continue;
+        auto req = pyenv::Requirement::parse(o.requirement);
+        auto version = pyenv::Version::parse(it->second.version);
+        if (req && version && req->specifier.contains(*version, true))
+            text += fmt::format("# step '{}' (later)\n{}=={}\n", o.step, it->second.name, it->second.version);
     }
     return text;
 }
@@ -242,6 +253,19 @@ std::string where(const steps::ResolvedStep& step, size_t i) {
     return step.source != nullptr ? step.source->loc.str() : std::string();
 }
 
+/// A step between plan indexes `from` and `to` (both excluded) overrides `name` on purpose
+/// (`upgrade` or `allow_conflicts`, asking for it): the earlier pin was settled there.
+bool overridden_between(const Plan& plan, size_t from, size_t to, const std::string& name) {
+    for (const auto& step : plan.steps) {
+        const auto* install = step.install();
+        if (step.index <= from || step.index >= to || install == nullptr) continue;
+        if (!install->upgrade && step.source->allow_conflicts.empty()) continue;
+        for (const auto& r : install->requirements)
+            if (r.normalized_name == name) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers, std::vector<std::string>& notes) {
@@ -261,6 +285,14 @@ std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* marke
                     const auto& old = before->requirements[j];
                     if (old.normalized_name != req.normalized_name || !applies(old, markers) || !disagree(old, req))
                         continue;
+                    if (overridden_between(plan, earlier.index, later.index, req.normalized_name)) continue;
+                    if (later.optional && !deliberate) {
+                        notes.push_back(fmt::format(
+                            "{}: optional step '{}' asks for {}, but step '{}' asks for {}: it will fail, or "
+                            "undo step '{}' and fail the run",
+                            where(later, i), later.id, req.str(), earlier.id, old.str(), earlier.id));
+                        continue;
+                    }
                     if (deliberate) {
                         notes.push_back(fmt::format(
                             "step '{}' asks for {} and step '{}' for {}: the later one wins ({}), and step '{}' is "

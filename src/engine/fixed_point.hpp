@@ -56,7 +56,8 @@ namespace bootstrap::engine {
 /// version, `==` or `===`, that the other's specifier excludes), where both apply (markers are
 /// evaluated in `markers`; without them a marked requirement is not compared). When the later
 /// step overrides on purpose (`upgrade = true` or `allow_conflicts`), `notes` gets which step's
-/// pin wins; otherwise each is an invalid_recipe error at the later requirement's
+/// pin wins, and for an optional later step that it will fail or undo the earlier one (the run
+/// refuses an undo); otherwise each is an invalid_recipe error at the later requirement's
 /// file:line naming both steps and pins (the earlier one's own fixed-point check leaves out
 /// what a later step asks for, so the run would otherwise end with the later pin, silently).
 [[nodiscard]] std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers,

@@ -70,9 +70,10 @@ Result<std::vector<std::string>> remove_left_behind(const fs::path& venv, const 
             if (!text) continue;
             BS_TRY(size_t removed, pyenv::remove_unclaimed_files(sites[i], *text));
             if (removed > 0)
-                notes.push_back(fmt::format("removed {} file(s) {} had installed: its uninstall was cut short after "
-                                            "its dist-info went, and no installed distribution claims them",
-                                            removed, record.filename().stem().string()));
+                notes.push_back(
+                    fmt::format("removed {} file(s) {} had installed: its uninstall was cut short after "
+                                "its dist-info went, and no installed distribution claims them",
+                                removed, record.filename().stem().string()));
         }
     }
     return notes;

@@ -35,7 +35,7 @@ struct RecordFileCheck {
     /// One line per differing file: "pandas/core/frame.py (missing)", "x.so (size 10 bytes,
     /// recorded 12)", "a.py (content differs)", "b (now a directory)".
     std::vector<std::string> changed;
-    bool interrupted = false;  // an interrupt stopped the check (what it found so far is kept)
+    bool interrupted = false;        // an interrupt stopped the check (what it found so far is kept)
     bool record_unreadable = false;  // no RECORD to check against (the snapshot names it)
 };
 

@@ -1,6 +1,8 @@
 // Step kind `install`: packages from indexes, find-links or paths, through the venv's installer.
 // Skipped without running the installer when the venv already satisfies its requirements.
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
@@ -59,6 +61,39 @@ std::vector<std::pair<std::string, std::string>> earlier_overrides(const std::ve
 }
 
 namespace {
+
+/// InstallSpec::later_overrides of recipe step `s`: the requirements of the install steps after
+/// it that have `upgrade = true` or `allow_conflicts`, less the names `own` asks for itself (two
+/// steps pinning one name are engine::pin_conflicts' to judge). A requirement that holds a
+/// placeholder is left out: it is known only when that step is planned. None for a step that
+/// reinstalls (uv would fetch the kept version again, from this step's indexes).
+std::vector<LaterOverride> later_overrides(const recipe::Step& s, const std::vector<pyenv::Requirement>& own,
+                                           bool no_deps, const PlanContext& ctx) {
+    std::vector<LaterOverride> out;
+    if (ctx.recipe == nullptr || ctx.locked_run || no_deps || ctx.installer == nullptr || ctx.installer->name() != "uv")
+        return out;
+    // --reinstall fetches every package of the resolution again, from this step's indexes.
+    if (s.fields_as<InstallFields>()->reinstall) return out;
+    const auto& all = ctx.recipe->steps;
+    auto self = std::find_if(all.begin(), all.end(), [&](const recipe::Step& t) { return &t == &s; });
+    if (self == all.end()) return out;
+    for (auto later = std::next(self); later != all.end(); ++later) {
+        if (later->kind != "install" || later->fields == nullptr) continue;
+        const auto* f = later->fields_as<InstallFields>();
+        if (f == nullptr || (!f->upgrade && later->allow_conflicts.empty())) continue;
+        for (const auto& text : later->packages) {
+            if (text.value.find('{') != std::string::npos) continue;
+            auto req = pyenv::Requirement::parse(text.value);
+            if (!req || !req->url.empty()) continue;
+            const auto& name = req->normalized_name;
+            const bool mine = std::any_of(own.begin(), own.end(),
+                                          [&](const pyenv::Requirement& r) { return r.normalized_name == name; });
+            const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.name == name; });
+            if (!mine && !seen) out.push_back(LaterOverride{later->id, name, req->str()});
+        }
+    }
+    return out;
+}
 
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
     const auto& f = *s.fields_as<InstallFields>();
@@ -125,7 +160,14 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         return {};
     }
     spec.overrides = earlier_overrides(spec.requirements, spec.request.no_deps, ctx);
-    if (!spec.overrides.empty()) req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
+    spec.later_overrides = later_overrides(s, spec.requirements, spec.request.no_deps, ctx);
+    // A name both an earlier and a later step override: the earlier one's installed version.
+    std::erase_if(spec.later_overrides, [&](const LaterOverride& o) {
+        return std::any_of(spec.overrides.begin(), spec.overrides.end(),
+                           [&](const auto& e) { return e.second == o.name; });
+    });
+    if (!spec.overrides.empty() || !spec.later_overrides.empty())
+        req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
     out.spec = std::move(spec);
@@ -149,6 +191,11 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&
         std::vector<std::string> kept;
         for (const auto& [id, name] : spec.overrides) kept.push_back(id + ": " + name);
         key.add("overrides", kept);
+    }
+    if (!spec.later_overrides.empty()) {
+        std::vector<std::string> kept;
+        for (const auto& o : spec.later_overrides) kept.push_back(o.step + ": " + o.requirement);
+        key.add("later overrides", kept);
     }
 }
 

@@ -116,6 +116,14 @@ struct LockedBatch {
     std::vector<std::string> argv;  // the installer command (the install kind makes it)
 };
 
+/// A requirement a later install step overrides on purpose (InstallSpec::later_overrides).
+struct LaterOverride {
+    std::string step;         // its id
+    std::string name;         // normalised
+    std::string requirement;  // as the recipe writes it ("rich==15.0.0")
+    friend bool operator==(const LaterOverride&, const LaterOverride&) = default;
+};
+
 /// An `install` step after expansion.
 struct InstallSpec {
     std::vector<pyenv::Requirement> requirements;
@@ -135,6 +143,12 @@ struct InstallSpec {
     /// written as `name==version` to `request.overrides_file`, so that this step's resolution
     /// keeps it (engine/runner.cpp). Empty when no earlier step overrides anything.
     std::vector<std::pair<std::string, std::string>> overrides;
+    /// What later install steps override on purpose (uv only: pip cannot override a pin), as
+    /// written in the recipe: when this step runs again it keeps their choice (the installed
+    /// version, while it satisfies the later step) instead of undoing it, so the later step does
+    /// not have to run again to redo it (rich 15 -> 13.7.1 -> 15 in one run). Also written to
+    /// `request.overrides_file`.
+    std::vector<LaterOverride> later_overrides;
 };
 
 /// A `sync` step after expansion: its argv says everything.

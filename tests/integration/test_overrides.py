@@ -318,3 +318,34 @@ def test_doctor_warns_of_a_skipped_optional_step_without_an_error(ov):
     assert ours["step-requirements"]["severity"] == "warning", ours
     assert ours["step-requirements"]["message"] == "optional step 'dependent' is not in this venv: ov-dependent is not installed"
     assert ours["import"]["severity"] == "warning" and "--only dependent" in ours["import"]["fix"], ours
+
+
+@pytest.mark.parametrize("ov", ["uv"], indirect=True)
+def test_an_earlier_step_that_runs_again_keeps_a_later_steps_override(ov):
+    """Issue 27 item 6: the pinner running again (it asks for one more package) put ov-base back
+    to its pin (2.0.0 -> 1.0.0), and the upgrade step then ran again to raise it (-> 2.0.0): one
+    distribution reinstalled twice in a run, where `plan` had said the upgrade step would skip.
+    The pinner's resolution now keeps the later step's installed choice (uv --override): nothing
+    churns and the upgrade step skips, as `plan` said."""
+    url = ov.ov_index.url()
+    steps = trap_steps(url)
+    recipe = write(ov, steps)
+    proc = ov.run([recipe])
+    assert proc.returncode == 0, proc.stderr
+    assert ov.version_of("ov-base") == "2.0.0"
+
+    steps[1] = R.install("pinner", ["ov-pinner==1.0.0", "ov-app"], index_url=url)
+    recipe = write(ov, steps)
+    plan = ov.run(["plan", recipe])
+    assert plan.returncode == 0, plan.stderr
+    assert "[2/4] pinner (install)\n  would run" in plan.stdout
+    assert "[3/4] base (install)\n  would skip: up to date" in plan.stdout
+    proc, doc = ov.run_json([recipe])
+    assert proc.returncode == 0, proc.stderr
+    by_id = steps_by_id(doc)
+    assert by_id["pinner"]["result"] == "ran"
+    assert by_id["base"]["reason"] == "up to date", by_id["base"]
+    assert ov.version_of("ov-base") == "2.0.0"
+    assert "ov-base" not in json.dumps(doc["changes"]), doc["changes"]
+    overrides = (ov.venv / ".bootstrap" / "overrides" / "pinner.txt").read_text()
+    assert "# step 'base' (later)\nov-base==2.0.0\n" in overrides

@@ -170,6 +170,16 @@ TEST_CASE("pins two install steps disagree on are errors at the later one's line
     CHECK(conflicts[0].detail.find("set `upgrade = true` on step 'second'") != std::string::npos);
     CHECK(notes.empty());
 
+    // A step in between that overrides the name on purpose settled the earlier pin.
+    recipe::Step p1, p2, p3;
+    engine::Plan settled;
+    settled.steps.push_back(asking("pin", 0, {"numpy==1.0"}, p1));
+    settled.steps.push_back(asking("up", 1, {"numpy"}, p2, /*upgrade=*/true));
+    settled.steps.push_back(asking("again", 2, {"numpy==2.0"}, p3));
+    notes.clear();
+    CHECK(engine::pin_conflicts(settled, nullptr, notes).empty());
+    CHECK(notes.empty());
+
     // Ranges that meet are no conflict; an exact pin outside a range is.
     recipe::Step d, e;
     engine::Plan ranges;

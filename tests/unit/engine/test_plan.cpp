@@ -163,10 +163,23 @@ packages = ["nvidia-cublas>=13.1.0.3"]
         CHECK(nvrx.install()->overrides ==
               std::vector<std::pair<std::string, std::string>>{{"cublas", "nvidia-cublas"}});
         CHECK(nvrx.key_explain.find("overrides: [cublas: nvidia-cublas]\n") != std::string::npos);
-        // Before the override, and a step naming the package itself: nothing to keep.
-        for (size_t i : {1, 3, 5}) {
+        // The override step itself, and a step naming the package itself: nothing to keep.
+        for (size_t i : {3, 5}) {
             CHECK(std::find(plan->steps[i].argv.begin(), plan->steps[i].argv.end(), flag) == plan->steps[i].argv.end());
             CHECK(plan->steps[i].install()->overrides.empty());
+        }
+        // Before it: with uv, torch keeps the later step's installed choice when it runs again
+        // (no churn); pip cannot override a pin, so nothing there.
+        const auto& torch = plan->steps[1];
+        CHECK(torch.install()->overrides.empty());
+        if (installer == "uv") {
+            CHECK(torch.install()->later_overrides ==
+                  std::vector<steps::LaterOverride>{{"cublas", "nvidia-cublas", "nvidia-cublas>=13.4.1.1"}});
+            CHECK(std::find(torch.argv.begin(), torch.argv.end(), flag) != torch.argv.end());
+            CHECK(torch.key_explain.find("later overrides: [cublas: nvidia-cublas>=13.4.1.1]\n") != std::string::npos);
+        } else {
+            CHECK(torch.install()->later_overrides.empty());
+            CHECK(std::find(torch.argv.begin(), torch.argv.end(), flag) == torch.argv.end());
         }
     }
 }
