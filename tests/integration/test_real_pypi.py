@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import urllib.error
@@ -174,6 +175,26 @@ def clone_venv(real: Real, base: Path, name: str) -> Path:
     real.run([RECIPE, "--venv", venv])
     assert real.state(venv, portable=True) == real.state(base, portable=True)
     return venv
+
+
+def recipe_text(name: str, venv_path: str) -> str:
+    """A recipe's head for a test of its own: Python 3.11, the README recipe's [network], a venv step."""
+    return f"""schema = 1
+name = "{name}"
+
+[venv]
+path = "{venv_path}"
+python = "3.11"
+
+[network]
+timeout = 60
+retries = 5
+attempts = 3
+
+[[step]]
+id = "venv"
+kind = "venv"
+"""
 
 
 def steps_of(proc: subprocess.CompletedProcess) -> dict:
@@ -338,22 +359,7 @@ def test_locked_into_an_empty_path_after_a_reinstall_of_a_dependency(real):
     that step alone. A locked run into an empty path must still give `web` its whole closure:
     the fresh venv equals the locked one (freeze and RECORD rows)."""
     recipe = real.root / "reinstall.toml"
-    recipe.write_text("""schema = 1
-name = "reinstall"
-
-[venv]
-path = "reinstall-venv"
-python = "3.11"
-
-[network]
-timeout = 60
-retries = 5
-attempts = 3
-
-[[step]]
-id = "venv"
-kind = "venv"
-
+    recipe.write_text(recipe_text("reinstall", "reinstall-venv") + """
 [[step]]
 id = "web"
 kind = "install"
@@ -467,3 +473,52 @@ def test_doctor_checks_real_wheels_against_their_record_and_its_fix_repairs_them
     assert fixed.returncode == 0, fixed.stderr
     again = real.run(["doctor", "--venv", venv], expect_ok=False)
     assert "match their RECORD hashes" in again.stdout and "installed-files" not in again.stdout, again.stdout
+
+
+MANY = recipe_text("pypi-many", "unused") + """
+[[step]]
+id = "sympy"
+kind = "install"
+packages = ["sympy==VERSION"]
+verify = [{ import = "sympy.physics.quantum" }]
+"""
+
+
+def test_an_upgrade_of_a_real_package_stopped_mid_copy_resumes_to_the_exact_venv(real):
+    """Issue 27: Ctrl-C while uv upgrades sympy (about 1,500 files, copied: UV_LINK_MODE=copy)
+    from 1.13.2 to 1.13.3. uv removes the old dist-info's files first, then the package's, so a
+    stop leaves an unusable dist-info and old modules no RECORD names; the next run removes
+    both and installs 1.13.3 again: the venv equals one made without a stop."""
+    recipe = {v: real.root / f"many-{v}.toml" for v in ("1.13.2", "1.13.3")}
+    for version, path in recipe.items():
+        path.write_text(MANY.replace("VERSION", version))
+    reference, venv = real.root / "many-reference", real.root / "many-stopped"
+    real.run([recipe["1.13.3"], "--venv", reference])
+    real.run([recipe["1.13.2"], "--venv", venv])
+    site = next(venv.glob("lib/python*/site-packages"))
+    record = next(site.glob("sympy-1.13.2.dist-info")) / "RECORD"
+    sample = [site / row.split(",")[0] for row in record.read_text().splitlines()[::100]
+              if row.startswith("sympy/")]
+    env = real.full_env({"UV_LINK_MODE": "copy"})
+    proc = subprocess.Popen([str(real.bootstrap), str(recipe["1.13.3"]), "--venv", str(venv)], env=env,
+                            cwd=real.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline and all(p.exists() for p in sample):
+        time.sleep(0.002)
+    if proc.poll() is not None:
+        out, err = proc.communicate()
+        if NETWORK_ERROR.search(err):
+            pytest.skip("PyPI failed the download before the upgrade began")
+        pytest.fail(f"the upgrade ended before a stop could land (exit {proc.returncode}):\n{err}")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    resumed = real.run([recipe["1.13.3"], "--venv", venv])
+    assert "was stopped while it changed the venv" in resumed.stderr, resumed.stderr
+    assert real.state(venv, portable=True) == real.state(reference, portable=True)
+    assert not (site / "sympy-1.13.2.dist-info").exists()
+    left = [p for p in sample if p.exists() and not any(
+        row.startswith(str(p.relative_to(site)) + ",")
+        for row in (site / "sympy-1.13.3.dist-info" / "RECORD").read_text().splitlines())]
+    assert not left, left  # no module of 1.13.2 that 1.13.3 does not have
