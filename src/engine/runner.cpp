@@ -194,6 +194,10 @@ private:
             return false;
         BS_TRY(m_journal, Journal::load(venv));
         BS_TRY(m_installed, scan_installed(m_facts));
+        if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
+            BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
+            if (!extras.empty()) return false;
+        }
         auto decisions = settled_decisions(m_plan, m_facts, m_journal, m_installed, log_decision);
         if (!decisions) return false;
         if (m_options.plan.locked) {
