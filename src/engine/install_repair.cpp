@@ -18,15 +18,6 @@ constexpr std::string_view k_header = "bootstrap changing 1\n";
 
 fs::path records_dir(const fs::path& venv) { return venv / ".bootstrap" / "changing.records"; }
 
-/// The site-packages directories of `facts` (purelib, and platlib when it is another).
-std::vector<fs::path> sites_of(const pyenv::InterpreterFacts& facts) {
-    std::vector<fs::path> sites{facts.purelib};
-    std::error_code ec;
-    if (!facts.platlib.empty() && facts.platlib != facts.purelib && fs::is_directory(facts.platlib, ec))
-        sites.push_back(facts.platlib);
-    return sites;
-}
-
 /// Keep every dist-info's RECORD of `site` in `into`: a hard link (the installer replaces or
 /// removes RECORD, never rewrites it in place), else a copy.
 Status keep_records(const fs::path& site, const fs::path& into) {
@@ -112,7 +103,7 @@ Status mark_changing(const fs::path& venv, const ChangingMarker& marker, const p
     fs::remove_all(records_dir(venv), ec);
     std::string sites;
     if (facts != nullptr) {
-        const auto dirs = sites_of(*facts);
+        const auto dirs = pyenv::sites_of(*facts);
         for (size_t i = 0; i < dirs.size(); ++i) {
             BS_CHECK(keep_records(dirs[i], records_dir(venv) / std::to_string(i)));
             sites += fmt::format("site {} {}\n", i, field(dirs[i].string()));
@@ -142,7 +133,7 @@ std::string describe(const ChangingMarker& marker) {
 
 Result<std::vector<std::string>> repair_incomplete_installs(const pyenv::InterpreterFacts& facts,
                                                             const fs::path& venv) {
-    BS_TRY(auto notes, remove_left_behind(venv, sites_of(facts)));
+    BS_TRY(auto notes, remove_left_behind(venv, pyenv::sites_of(facts)));
     BS_TRY(auto incomplete, pyenv::remove_incomplete_installs(facts, venv));
     notes.insert(notes.end(), incomplete.begin(), incomplete.end());
     if (core::interrupt_signal() != 0)

@@ -100,6 +100,8 @@ private:
     std::set<fs::path> m_dirs;
 };
 
+}  // namespace
+
 std::vector<fs::path> sites_of(const InterpreterFacts& facts) {
     std::vector<fs::path> sites{facts.purelib};
     std::error_code ec;
@@ -107,8 +109,6 @@ std::vector<fs::path> sites_of(const InterpreterFacts& facts) {
         sites.push_back(facts.platlib);
     return sites;
 }
-
-}  // namespace
 
 Result<std::vector<Distribution>> find_broken_installs(const InterpreterFacts& facts) {
     std::vector<Distribution> out;

@@ -15,6 +15,9 @@
 
 namespace bootstrap::pyenv {
 
+/// The venv's site-packages directories: purelib, and platlib when it is another that exists.
+[[nodiscard]] std::vector<std::filesystem::path> sites_of(const InterpreterFacts& facts);
+
 /// The broken dist-infos of a venv (purelib, then platlib), by normalised name.
 [[nodiscard]] Result<std::vector<Distribution>> find_broken_installs(const InterpreterFacts& facts);
 
