@@ -32,8 +32,9 @@ const char* color_for(engine::StepResult r) {
 }
 
 constexpr auto k_tick = std::chrono::milliseconds(250);
-constexpr double k_default_heartbeat = 20;  // seconds; CI logs show a long step is alive
-constexpr size_t k_heartbeat_tail = 160;    // characters of the last line in a heartbeat
+constexpr double k_default_heartbeat = 20;               // seconds; CI logs show a long step is alive
+constexpr size_t k_heartbeat_tail = 160;                 // characters of the last line in a heartbeat
+constexpr auto k_rate_window = std::chrono::seconds(5);  // the download rate is over this long
 
 size_t terminal_columns() {
     struct winsize ws {};
@@ -102,7 +103,8 @@ void TerminalStatus::ticker() {
 void TerminalStatus::draw_live_locked() {
     auto secs = static_cast<long>(std::chrono::duration<double>(Clock::now() - m_started).count());
     std::string line = fmt::format("{}  {}  {}:{:02}", m_label, m_kind, secs / 60, secs % 60);
-    std::string last = core::redact_text(m_tail.last_line());
+    std::string last = downloads_locked(Clock::now());
+    if (last.empty()) last = core::redact_text(m_tail.last_line());
     if (!last.empty()) line += "  " + last;
     // One column short of the width: writing the last column makes some terminals wrap.
     fmt::print(stderr, "\r{}\x1b[K", core::cut_to_columns(line, terminal_columns() - 1));
@@ -122,6 +124,11 @@ void TerminalStatus::heartbeat_locked() {
     m_bytes_at_beat = m_tail.bytes();
     if (streamed) return;
     std::string elapsed = core::format_duration(std::chrono::duration<double>(now - m_started).count());
+    if (std::string downloads = downloads_locked(now); !downloads.empty()) {
+        fmt::print(stderr, "  {}: {}, {}\n", m_label, elapsed, downloads);
+        std::fflush(stderr);
+        return;
+    }
     std::string last = core::redact_text(m_tail.last_line());
     if (m_tail.bytes() == 0) fmt::print(stderr, "  {}: {}, no output yet\n", m_label, elapsed);
     else
@@ -137,6 +144,8 @@ void TerminalStatus::step_started(size_t index, size_t total, const steps::Resol
     m_kind = step.kind;
     m_started = m_last_beat = Clock::now();
     m_tail.reset();
+    m_download.reset();
+    m_samples.clear();
     m_bytes_at_beat = 0;
     m_stream.clear();
     m_running = true;
@@ -162,6 +171,40 @@ void TerminalStatus::step_output(std::string_view chunk) {
     m_stream.erase(0, end + 1);
     if (m_smart && m_running) draw_live_locked();
     std::fflush(stderr);
+}
+
+void TerminalStatus::step_progress(const pyenv::DownloadProgress& progress) {
+    std::lock_guard lock(m_mutex);
+    m_download = progress;
+    const auto now = Clock::now();
+    m_samples.emplace_back(now, progress.done);
+    drop_old_samples_locked(now);
+}
+
+/// Samples older than the rate's window go, but for the newest of them (the window's start).
+void TerminalStatus::drop_old_samples_locked(Clock::time_point now) {
+    while (m_samples.size() > 1 && now - m_samples[1].first >= k_rate_window) m_samples.pop_front();
+}
+
+std::string TerminalStatus::downloads_locked(Clock::time_point now) {
+    if (!m_download || m_download->files_done >= m_download->files) return {};
+    // The rate over the last few seconds: it falls to 0 when the bytes stop coming.
+    drop_old_samples_locked(now);
+    std::string rate;
+    if (!m_samples.empty()) {
+        double seconds = std::chrono::duration<double>(now - m_samples.front().first).count();
+        if (seconds >= 0.5)
+            rate = ", " +
+                   core::format_bytes(static_cast<std::uint64_t>(
+                       static_cast<double>(m_download->done - std::min(m_download->done, m_samples.front().second)) /
+                       seconds)) +
+                   "/s";
+    }
+    std::string text = fmt::format("downloading {} of {}{}", core::format_bytes(m_download->done),
+                                   core::format_bytes(m_download->total), rate);
+    if (m_download->files > 1) text += fmt::format(", {} of {} files", m_download->files_done, m_download->files);
+    if (!m_download->current.empty()) text += ", " + m_download->current;
+    return text;
 }
 
 void TerminalStatus::flush_stream_locked() {

@@ -1,13 +1,16 @@
 #pragma once
 // Terminal status on stderr, in the manner of ninja's LinePrinter: one live, overprinted line on
 // a smart terminal (isatty, TERM != dumb) showing the running step, its time and the last line
-// its children printed; plain lines otherwise (CI, `docker build`), with a heartbeat line while
-// a long step runs. Colour only on a terminal and never with NO_COLOR. With `verbose`, the
+// its children printed, or while an installer downloads, the bytes done, the total and the rate;
+// plain lines otherwise (CI, `docker build`), with a heartbeat line while a long step runs
+// (with the same byte counts while it downloads). Colour only on a terminal and never with NO_COLOR. With `verbose`, the
 // children's output is streamed to stderr as it arrives (it always goes to the step log).
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -30,6 +33,7 @@ public:
 
     void step_started(size_t index, size_t total, const steps::ResolvedStep& step) override;
     void step_output(std::string_view chunk) override;
+    void step_progress(const pyenv::DownloadProgress& progress) override;
     void step_finished(size_t index, size_t total, const engine::StepReport& report) override;
     void message(std::string_view text) override;
 
@@ -48,6 +52,9 @@ private:
     void heartbeat_locked();
     void flush_stream_locked();
     std::string paint(std::string_view text, const char* color) const;
+    /// "downloading 1.2 GB of 2.5 GB, 31.2 MB/s, torch" while files are in flight, else "".
+    std::string downloads_locked(Clock::time_point now);
+    void drop_old_samples_locked(Clock::time_point now);
 
     bool m_smart = false;
     bool m_color = false;
@@ -59,8 +66,10 @@ private:
     Clock::time_point m_started;
     Clock::time_point m_last_beat;
     std::uint64_t m_bytes_at_beat = 0;
-    core::OutputTail m_tail;  // the running step's output so far
-    std::string m_stream;     // -v: the unfinished line of output not yet printed
+    core::OutputTail m_tail;                            // the running step's output so far
+    std::string m_stream;                               // -v: the unfinished line of output not yet printed
+    std::optional<pyenv::DownloadProgress> m_download;  // the running step's, once it has any
+    std::deque<std::pair<Clock::time_point, std::uint64_t>> m_samples;  // bytes done, for the rate
     bool m_running = false;
     bool m_stop = false;
     std::thread m_thread;  // started with the first step

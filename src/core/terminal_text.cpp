@@ -93,6 +93,62 @@ std::string OutputTail::last_line() const {
     return partial.empty() ? m_last : partial;
 }
 
+std::string TerminalTranscript::feed(std::string_view chunk) {
+    std::string text = std::move(m_pending);
+    m_pending.clear();
+    text.append(chunk);
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '\x1b') {
+            size_t n = escape_length(text, i);
+            if (n == 0) {  // finished by a later chunk
+                m_pending = text.substr(i);
+                break;
+            }
+            i += n - 1;
+        } else if (c == '\r') {
+            if (i + 1 == text.size()) {  // a "\r\n" cut in two, or a redraw: the next chunk says
+                m_pending = "\r";
+                break;
+            }
+            if (text[i + 1] != '\n') end_segment(false, out);
+        } else if (c == '\n') {
+            end_segment(true, out);
+        } else if (c == '\t') {
+            m_line += ' ';
+        } else if (static_cast<unsigned char>(c) >= 0x20 && c != '\x7f') {
+            const bool starts_character = (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+            if (starts_character && m_columns > 0 && m_used == m_columns)  // the row is full: it wraps
+                end_segment(!m_line.ends_with("  "), out);
+            if (starts_character) ++m_used;
+            m_line += c;
+            // A child that never ends a line must not grow us without bound: what it printed
+            // is kept as a line of its own.
+            if (m_line.size() >= k_partial_max * 8) end_segment(true, out);
+        }
+    }
+    return out;
+}
+
+std::string TerminalTranscript::finish() {
+    // What a terminal would show last: a line redrawn and left without its '\n' stays too.
+    std::string out;
+    m_pending.clear();
+    if (!m_line.empty()) end_segment(true, out);
+    return out;
+}
+
+void TerminalTranscript::end_segment(bool kept, std::string& out) {
+    if (m_on_segment) m_on_segment(m_line);
+    if (kept) {
+        out += m_line;
+        out += '\n';
+    }
+    m_line.clear();
+    m_used = 0;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
     if (bytes < 1000) return fmt::format("{} B", bytes);
     double v = static_cast<double>(bytes);

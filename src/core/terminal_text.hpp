@@ -3,6 +3,7 @@
 // (the status line and the heartbeat), sizes as installers print them.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,33 @@ private:
     std::string m_last;     // plain text of the last finished line with text
     std::uint64_t m_bytes = 0;
     std::uint64_t m_lines = 0;
+};
+
+/// A terminal stream (a child writing to a pseudo-terminal `columns` wide) as the lines a log
+/// keeps: escape sequences and control characters dropped, a line redrawn with '\r' (a progress
+/// bar, a spinner) kept only as it was drawn last before its '\n'. A row that fills the width
+/// wraps, as on the terminal: progress bars (indicatif's) pad every row to the width and count on
+/// that, so a wrapped row ending in padding (two spaces or more) counts as drawn, not kept; a
+/// long line of text is kept as rows of the width. Every segment (the plain text between two
+/// '\r'/'\n'/wraps) goes to `on_segment` as it ends, drawn or kept. Chunks may end inside an
+/// escape sequence or a "\r\n". `columns` 0: no wrapping.
+class TerminalTranscript {
+public:
+    using OnSegment = std::function<void(std::string_view segment)>;
+    explicit TerminalTranscript(OnSegment on_segment = {}, size_t columns = 0)
+        : m_on_segment(std::move(on_segment)), m_columns(columns) {}
+    /// The lines `chunk` finished, each ending in '\n' ("" when none).
+    [[nodiscard]] std::string feed(std::string_view chunk);
+    /// At the end of the stream: the unfinished last line with its '\n' ("" when none).
+    [[nodiscard]] std::string finish();
+
+private:
+    void end_segment(bool kept, std::string& out);
+    OnSegment m_on_segment;
+    size_t m_columns = 0;
+    size_t m_used = 0;      // columns the segment fills (UTF-8 code points)
+    std::string m_pending;  // raw bytes not decided yet: an unfinished escape, a final '\r'
+    std::string m_line;     // plain text of the segment being drawn
 };
 
 /// "512 B", "3.4 KB", "1.2 MB", "2.0 GB" (powers of 1000, as uv and pip print sizes).

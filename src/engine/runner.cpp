@@ -299,6 +299,7 @@ private:
         steps::StepContext ctx;
         ctx.venv = m_plan.venv;
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
+        ctx.on_progress = [this](const pyenv::DownloadProgress& p) { m_observer.step_progress(p); };
         if (runs || verifies) {
             const fs::path dir = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id;
             ctx.log_path = dir / fmt::format("{:02}-{}.log", i + 1, step.id);

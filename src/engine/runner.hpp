@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "engine/plan.hpp"
+#include "pyenv/download_progress.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::engine {
@@ -67,6 +68,8 @@ public:
     virtual ~RunObserver() = default;
     virtual void step_started(size_t index, size_t total, const steps::ResolvedStep& step) = 0;
     virtual void step_output(std::string_view) {}
+    /// The running step's downloads so far, as they change (steps::Kind::shows_downloads).
+    virtual void step_progress(const pyenv::DownloadProgress&) {}
     virtual void step_finished(size_t index, size_t total, const StepReport& report) = 0;
     virtual void message(std::string_view text) = 0;
 };

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -76,20 +78,45 @@ struct Pipe {
     Fd write;
 };
 
+/// If our own stdio was closed, pipe2 (or open) hands out 0..2, and the child's dup2/open of its
+/// stdio would clobber the write end: it is moved out of the way. False when it cannot be.
+[[nodiscard]] bool above_stdio(Fd& write) {
+    if (write.get() > STDERR_FILENO) return true;
+    int moved = ::fcntl(write.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    if (moved < 0) return false;
+    write = Fd(moved);
+    return true;
+}
+
 [[nodiscard]] Result<Pipe> make_pipe() {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0)
         return fail(ErrorCode::process, fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
     Pipe pipe{Fd(fds[0]), Fd(fds[1])};
-    // If our own stdio was closed, pipe2 hands out 0..2 and the child's dup2/open of its stdio
-    // would clobber the write end; move it out of the way.
-    if (pipe.write.get() <= STDERR_FILENO) {
-        int moved = ::fcntl(pipe.write.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-        if (moved < 0)
-            return fail(ErrorCode::process, fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
-        pipe.write = Fd(moved);
-    }
+    if (!above_stdio(pipe.write))
+        return fail(ErrorCode::process, fmt::format("cannot create an output pipe: {}", std::strerror(errno)));
     return pipe;
+}
+
+/// A pseudo-terminal as the output "pipe": read = the master, write = the terminal the child
+/// writes to (raw: bytes pass unchanged; `columns` wide). nullopt when the system has none to
+/// give (no /dev/ptmx in a container, all in use): the caller uses a pipe.
+[[nodiscard]] std::optional<Pipe> make_terminal(unsigned short columns) {
+    Fd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!master.is_open() || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0) return std::nullopt;
+    std::array<char, 128> name{};
+    if (::ptsname_r(master.get(), name.data(), name.size()) != 0) return std::nullopt;
+    Fd terminal(::open(name.data(), O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!terminal.is_open() || !above_stdio(terminal)) return std::nullopt;
+    termios mode{};
+    if (::tcgetattr(terminal.get(), &mode) != 0) return std::nullopt;
+    ::cfmakeraw(&mode);
+    if (::tcsetattr(terminal.get(), TCSANOW, &mode) != 0) return std::nullopt;
+    winsize size{};
+    size.ws_row = 50;
+    size.ws_col = columns;
+    if (::ioctl(terminal.get(), TIOCSWINSZ, &size) != 0) return std::nullopt;
+    return Pipe{std::move(master), std::move(terminal)};
 }
 
 [[nodiscard]] Result<Fd> open_log(const ProcessSpec& spec) {
@@ -182,14 +209,14 @@ private:
     posix_spawnattr_t m_attr;
 };
 
-[[nodiscard]] Result<pid_t> spawn_child(const ProcessSpec& spec, const fs::path& program, int output_fd,
-                                        const std::vector<int>& inherit) {
+[[nodiscard]] Result<pid_t> spawn_child(const ProcessSpec& spec, const fs::path& program, const EnvMap& env,
+                                        int output_fd, const std::vector<int>& inherit) {
     SpawnSetup setup;
     if (int rc = setup.prepare(spec, output_fd, inherit); rc != 0)
         return fail(ErrorCode::process, fmt::format("{}: cannot prepare the spawn: {}",
                                                     start_failure_prefix(spec, program), std::strerror(rc)));
 
-    ExecImage image(spec.argv, spec.env);
+    ExecImage image(spec.argv, env);
     pid_t pid = -1;
     // glibc's posix_spawn reports chdir and exec failures of the child through its return value.
     int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), image.argv(), image.envp());
@@ -273,6 +300,7 @@ public:
             wait_and_read(next_wake(now, started));
         }
         deliver_masked(m_mask.flush());
+        if (m_spec.filter) emit(m_spec.filter({}));
         reap();
         return std::move(m_result);
     }
@@ -346,6 +374,12 @@ private:
     }
 
     void deliver_masked(std::string_view chunk) {
+        if (chunk.empty()) return;
+        if (m_spec.filter) return emit(m_spec.filter(chunk));
+        emit(chunk);
+    }
+
+    void emit(std::string_view chunk) {
         if (chunk.empty()) return;
         if (m_log.is_open() && !write_all(m_log.get(), chunk)) {
             m_log_error = std::strerror(errno);
@@ -471,7 +505,16 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
                         fmt::format("{}: the working directory does not exist", start_failure_prefix(spec, program)));
     }
     BS_TRY(Fd log, open_log(spec));
-    BS_TRY(Pipe pipe, make_pipe());
+    std::optional<Pipe> terminal = spec.terminal ? make_terminal(spec.terminal_columns) : std::nullopt;
+    if (spec.terminal && !terminal)
+        core::log::debug("no pseudo-terminal for '{}': its output goes through a pipe", spec.argv.front());
+    const bool on_terminal = terminal.has_value();
+    Pipe pipe;
+    if (on_terminal) {
+        pipe = std::move(*terminal);
+    } else {
+        BS_TRY(pipe, make_pipe());
+    }
 
     // Copies numbered above their places in the child (3, 4, ...), so that no dup2 there
     // overwrites one that is still to be placed; closefrom then closes the copies.
@@ -489,7 +532,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     }
 
     const auto started = Clock::now();
-    BS_TRY(pid_t pid, spawn_child(spec, program, pipe.write.get(), inherit));
+    // Installers draw nothing on a terminal they think is dumb.
+    EnvMap env = spec.env;
+    if (on_terminal && (!env.count("TERM") || env["TERM"] == "dumb" || env["TERM"].empty())) env["TERM"] = "xterm";
+    BS_TRY(pid_t pid, spawn_child(spec, program, env, pipe.write.get(), inherit));
     // Only the child's copies of the write end may remain, or EOF would never come.
     pipe.write.reset();
     copies.clear();
@@ -503,6 +549,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
         result = supervision.run();
         log_error = supervision.log_error();
     }
+    result.terminal = on_terminal;
     tell_children(inherited, pid, false);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     core::log::debug("pid {} ({}): {} after {:.3f} s", pid, program.filename().string(), result.describe(),

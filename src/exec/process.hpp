@@ -1,6 +1,6 @@
 #pragma once
 // Subprocesses: argv only (no shell), explicit environment, stdin from /dev/null, own process
-// group, stdout+stderr through one pipe into a log file, timeout -> SIGTERM then SIGKILL to the
+// group, stdout+stderr through one pipe (or a pseudo-terminal) into a log file, timeout -> SIGTERM then SIGKILL to the
 // whole group. An interrupt (core::interrupt_signal) kills the group the same way.
 //
 // The child is not reaped until its output is finished: a zombie leader keeps its pid, and so
@@ -30,6 +30,17 @@ struct ProcessSpec {
     /// Called with each chunk of output as it arrives (may be empty function).
     std::function<void(std::string_view)> on_output;
     bool capture = false;  // keep all output in ProcessResult::output
+    /// stdout and stderr on a pseudo-terminal of `terminal_columns` instead of the pipe, so that
+    /// an installer draws its progress bars (pyenv/download_progress.hpp); the pipe when none
+    /// can be opened (ProcessResult::terminal says which). It is not the child's controlling
+    /// terminal and passes bytes as they are (no "\r\n" for '\n'); stdin stays /dev/null. A
+    /// child without TERM (or with TERM=dumb) gets TERM=xterm, or it would draw nothing.
+    bool terminal = false;
+    unsigned short terminal_columns = 160;
+    /// What the child printed, before it reaches the log, `capture` and `on_output`: returns the
+    /// text that goes on (a terminal stream made plain: core::TerminalTranscript). Called once
+    /// more with an empty chunk when the output has ended, for what it still holds.
+    std::function<std::string(std::string_view)> filter;
     /// After the child exits, how long a background grandchild may keep the output pipe open
     /// before the group is killed (a daemon left behind must not hang the build).
     std::chrono::milliseconds orphan_grace{2000};
@@ -43,7 +54,8 @@ struct ProcessResult {
     int interrupt_signal = 0;    // that signal (SIGINT or SIGTERM), when interrupted
     double timeout_seconds = 0;  // the limit that was hit, when timed_out
     double seconds = 0;
-    std::string output;  // when capture was set
+    bool terminal = false;  // the output came through a pseudo-terminal (ProcessSpec::terminal)
+    std::string output;     // when capture was set
     [[nodiscard]] bool ok() const { return signal == 0 && exit_code == 0 && !timed_out && !interrupted; }
     /// "exit code 3", "killed by signal 9 (SIGKILL)", "timed out after 5s (killed)",
     /// "interrupted by SIGINT". Timeout and interrupt take precedence over the raw status.

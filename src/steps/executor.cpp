@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "inspect/elf_symbols.hpp"
 #include "inspect/fatbin.hpp"
 #include "pyenv/import_probe.hpp"
@@ -27,6 +29,8 @@ namespace bootstrap::steps {
 namespace {
 
 constexpr size_t k_tail_lines = 40;
+// The installer's terminal: wide, so that its own lines (an error naming a long URL) rarely wrap.
+constexpr unsigned short k_installer_columns = 200;
 
 // The lines the verify probes print for us (pyenv/import_probe.hpp and k_find_spec_probe).
 constexpr std::string_view k_verify_prefix = "bootstrap-verify: ";
@@ -62,11 +66,41 @@ std::string child_output(const StepContext& ctx, const exec::ProcessResult& resu
     return text->substr(offset);
 }
 
+/// The installer on a pseudo-terminal, so that it draws its progress bars: its output reaches
+/// the log as plain lines (a bar's redraws dropped, its last drawing kept only when the installer
+/// ended the line) and what the bars say reaches ctx.on_progress.
+void show_downloads(exec::ProcessSpec& spec, const StepContext& ctx) {
+    struct Reading {
+        pyenv::DownloadMeter meter;
+        core::TerminalTranscript transcript;
+    };
+    auto reading = std::make_shared<Reading>();
+    spec.terminal = true;
+    spec.terminal_columns = k_installer_columns;
+    reading->transcript = core::TerminalTranscript(
+        [meter = &reading->meter, on_progress = ctx.on_progress](std::string_view segment) {
+        if (meter->feed(segment) && on_progress) on_progress(meter->progress());
+        },
+        spec.terminal_columns);
+    spec.env.erase("UV_NO_PROGRESS");  // the installer's commands set it for a pipe
+    spec.filter = [reading](std::string_view chunk) {
+        if (!chunk.empty()) return reading->transcript.feed(chunk);
+        // The log keeps what the bars said: their redraws are gone from it.
+        std::string rest = reading->transcript.finish();
+        const auto& p = reading->meter.progress();
+        if (p.files > 0)
+            rest += fmt::format("bootstrap: the installer's bars showed {} of {} downloaded, {} of {} file(s)\n",
+                                core::format_bytes(p.done), core::format_bytes(p.total), p.files_done, p.files);
+        return rest;
+    };
+}
+
 }  // namespace
 
 Status run_child(const ResolvedStep& step, StepContext& ctx, std::vector<std::string> argv, const fs::path& cwd) {
     auto spec = child_spec(step, ctx, std::move(argv));
     if (!cwd.empty()) spec.cwd = cwd;
+    if (kind_of(step.kind).shows_downloads) show_downloads(spec, ctx);
     log_line(ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
     std::error_code ec;
     std::uintmax_t offset = ctx.log_path.empty() ? 0 : fs::file_size(ctx.log_path, ec);

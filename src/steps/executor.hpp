@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "exec/process.hpp"
+#include "pyenv/download_progress.hpp"
 #include "steps/child_output.hpp"
 #include "steps/resolved_step.hpp"
 
@@ -20,6 +21,8 @@ struct StepContext {
     fs::path log_path;  // this step's log; every child's output is appended to it
     std::function<Result<exec::ProcessResult>(const exec::ProcessSpec&)> run = exec::run_process;
     std::function<void(std::string_view)> on_output;  // live output (may be empty)
+    /// An installer's downloads so far, as they change (kinds that show them; may be empty).
+    std::function<void(const pyenv::DownloadProgress&)> on_progress;
     std::string note;  // set by an executor: what happened, for the run's report ("build cache hit")
     /// Set when an installer child fails: whether another attempt can change its answer.
     FailureClass failure;

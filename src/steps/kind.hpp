@@ -119,6 +119,8 @@ struct Kind {
                                     // inherited settings that change what it installs
                                     // (uv_input/pip_input) are in the key; the installer's
                                     // cause line heads a failure
+    bool shows_downloads = false;   // its installer runs on a pseudo-terminal: the run shows
+                                    // bytes downloaded (pyenv/download_progress.hpp)
     bool network_attempts = false;  // default attempts: [network] attempts
     bool needs_venv = false;        // works in a venv that must exist (or be made) first
     bool venv_environment = false;  // children see the venv as `launch` sets it up

@@ -236,6 +236,7 @@ const Kind k_install_kind{
     .execute = execute_step,
     .satisfiable = satisfiable,
     .runs_installer = true,
+    .shows_downloads = true,
     .network_attempts = true,
     .needs_venv = true,
 };

@@ -104,6 +104,7 @@ const Kind k_sync_kind{
     .key_inputs = key_inputs,
     .execute = execute_step,
     .runs_installer = true,
+    .shows_downloads = true,
     .network_attempts = true,
     .needs_venv = true,
 };

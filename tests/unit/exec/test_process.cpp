@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../skip.hpp"
 #include "core/fs.hpp"
 #include "core/interrupt.hpp"
 #include "core/strings.hpp"
@@ -103,6 +105,56 @@ TEST_CASE("stdout and stderr are captured and logged through one pipe") {
         run_ok(spec);
         CHECK(read_file(spec.log_path).value() == "fresh\n");
     }
+}
+
+TEST_CASE("on a pseudo-terminal the child sees a terminal of the width asked, bytes pass as they are") {
+    TempDir dir("bs-exec");
+    auto spec = shell(
+        "test -t 1 && echo 'stdout tty'; test -t 2 && echo 'stderr tty' >&2; test -t 0 || echo "
+        "'stdin not'; stty -F /proc/self/fd/1 size 2>&1; echo \"TERM=$TERM\"; printf 'a\\nb\\rc\\n'");
+    spec.terminal = true;
+    spec.terminal_columns = 123;
+    spec.log_path = dir.path() / "step.log";
+    auto result = run_ok(spec);
+    if (!result.terminal) BS_SKIP("no pseudo-terminal here (no /dev/ptmx)");
+    // Raw: '\n' stays '\n' (no "\r\n"), the child's '\r' arrives.
+    CHECK(result.output == "stdout tty\nstderr tty\nstdin not\n50 123\nTERM=xterm\na\nb\rc\n");
+    CHECK(read_file(spec.log_path).value() == result.output);
+
+    SECTION("a TERM the child has is kept") {
+        spec.env["TERM"] = "screen";
+        CHECK(run_ok(spec).output.find("TERM=screen\n") != std::string::npos);
+    }
+    SECTION("through a pipe the child sees none") {
+        spec.terminal = false;
+        auto piped = run_ok(spec);
+        CHECK_FALSE(piped.terminal);
+        CHECK(piped.output.starts_with("stdin not\nstty: "));
+        CHECK(piped.output.ends_with("\nTERM=\na\nb\rc\n"));
+    }
+}
+
+TEST_CASE("a filter turns the output before the log, the capture and on_output see it, and ends it") {
+    TempDir dir("bs-exec");
+    auto spec = shell("printf 'one\\ntwo'");
+    spec.log_path = dir.path() / "step.log";
+    std::string seen;
+    spec.on_output = [&](std::string_view chunk) { seen.append(chunk); };
+    int ends = 0;
+    spec.filter = [&](std::string_view chunk) -> std::string {
+        if (chunk.empty()) {
+            ++ends;
+            return "[end]\n";
+        }
+        std::string upper(chunk);
+        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        return upper;
+    };
+    auto result = run_ok(spec);
+    CHECK(result.output == "ONE\nTWO[end]\n");
+    CHECK(seen == result.output);
+    CHECK(read_file(spec.log_path).value() == result.output);
+    CHECK(ends == 1);
 }
 
 TEST_CASE("output is not kept unless capture is set, and on_output sees every chunk") {
