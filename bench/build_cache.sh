@@ -12,15 +12,7 @@ bench_setup build 0
 
 python3 testworld/make_sources.py --out "$W/src" >/dev/null
 export BOOTSTRAP_HOME="$W/home"
-cat >"$W/bench.toml" <<TOML
-schema = 1
-name = "bench-build"
-[venv]
-path = "$W/venv"
-python = "3.11"
-[[step]]
-id = "venv"
-kind = "venv"
+{ bench_recipe_head bench-build; cat <<TOML; } >"$W/bench.toml"
 [[step]]
 id = "fastext"
 kind = "build"
@@ -29,7 +21,7 @@ env = { TORCH_CUDA_ARCH_LIST = "9.0" }
 verify = [{ import = "fastext", attr = "answer" }]
 TOML
 
-"$BS" "$W/bench.toml" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }
+bench_first_run "$W/bench.toml"
 wheel=$(ls "$W"/home/builds/*/fastext-*.whl)
 py="$W/venv/bin/python"
 

@@ -12,19 +12,11 @@ source bench/lib.sh
 N=${1:-290}
 bench_setup forced-step "$N"
 
-cat >"$W/bench.toml" <<TOML
-schema = 1
-name = "bench-forced-step"
-[venv]
-path = "$W/venv"
-python = "3.11"
-[[step]]
-id = "venv"
-kind = "venv"
+{ bench_recipe_head bench-forced-step; cat <<TOML; } >"$W/bench.toml"
 [[step]]
 id = "fillers"
 kind = "install"
-packages = [$(seq -f "\"filler-%04g\"" 1 "$N" | paste -sd, -)]
+packages = [$(bench_fillers 1 "$N")]
 index_url = "$INDEX"
 [[step]]
 id = "core"
@@ -33,9 +25,8 @@ packages = ["demo-core==1.1.0"]
 index_url = "$INDEX"
 TOML
 
-"$BS" "$W/bench.toml" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }
-count=$(ls -d "$W"/venv/lib/python3.11/site-packages/*.dist-info | wc -l)
-echo "venv: $count installed distributions" >&2
+bench_first_run "$W/bench.toml"
+echo "venv: $(bench_installed) installed distributions" >&2
 
 hyperfine -N --warmup 3 --runs 30 --export-json "$W/forced.json" \
   -n "bootstrap run --only core --force" "$BS $W/bench.toml --only core --force" \

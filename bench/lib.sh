@@ -41,3 +41,19 @@ print("; ".join(f"ratio {first['command']} / {r['command']} = {first['mean']/r['
                 for r in results[1:]))
 PY
 }
+
+# bench_recipe_head NAME: the start of a recipe over $W/venv, its venv step included; the caller
+# appends its own steps.
+bench_recipe_head() {
+  printf 'schema = 1\nname = "%s"\n[venv]\npath = "%s"\npython = "3.11"\n[[step]]\nid = "venv"\nkind = "venv"\n' \
+    "$1" "$W/venv"
+}
+
+# bench_fillers FROM TO: the TOML list of the filler packages FROM..TO.
+bench_fillers() { seq -f "\"filler-%04g\"" "$1" "$2" | paste -sd, -; }
+
+# bench_first_run ARGS...: the run that makes the venv; its stderr is shown when it fails.
+bench_first_run() { "$BS" "$@" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }; }
+
+# bench_installed: how many distributions the venv holds.
+bench_installed() { ls -d "$W"/venv/lib/python3.11/site-packages/*.dist-info | wc -l; }

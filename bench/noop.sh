@@ -11,25 +11,16 @@ N=${1:-190}
 bench_setup noop "$N"
 
 half=$((N / 2))
-list() { seq -f "\"filler-%04g\"" "$1" "$2" | paste -sd, -; }
-cat >"$W/bench.toml" <<TOML
-schema = 1
-name = "bench-noop"
-[venv]
-path = "$W/venv"
-python = "3.11"
-[[step]]
-id = "venv"
-kind = "venv"
+{ bench_recipe_head bench-noop; cat <<TOML; } >"$W/bench.toml"
 [[step]]
 id = "fillers-a"
 kind = "install"
-packages = [$(list 1 "$half")]
+packages = [$(bench_fillers 1 "$half")]
 index_url = "$INDEX"
 [[step]]
 id = "fillers-b"
 kind = "install"
-packages = [$(list $((half + 1)) "$N")]
+packages = [$(bench_fillers $((half + 1)) "$N")]
 index_url = "$INDEX"
 [[step]]
 id = "torch"
@@ -56,9 +47,8 @@ verify = [{ import = "wandb" }]
 TOML
 { seq -f "filler-%04g" 1 "$N"; printf '%s\n' demo-torch==2.11.0 demo-utils transformers wandb; } >"$W/reqs.txt"
 
-"$BS" "$W/bench.toml" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }
-count=$(ls -d "$W"/venv/lib/python3.11/site-packages/*.dist-info | wc -l)
-echo "venv: $count installed distributions; recipe: 7 steps, one optional that failed for good" >&2
+bench_first_run "$W/bench.toml"
+echo "venv: $(bench_installed) installed distributions; recipe: 7 steps, one optional that failed for good" >&2
 
 hyperfine -N --warmup 5 --runs 40 --export-json "$W/noop.json" \
   -n "bootstrap no-op" "$BS $W/bench.toml" \
