@@ -14,6 +14,7 @@
 #include "doctor/checks.hpp"
 #include "doctor/checks_util.hpp"
 #include "pyenv/record_files.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::doctor {
 
@@ -27,9 +28,9 @@ constexpr size_t k_shown_files = 5;
 /// k_cache_header, then one "STAMP HASH\tPATH" line per file.
 class VerifiedCache {
 public:
-    explicit VerifiedCache(const fs::path& venv) : m_file(venv / ".bootstrap" / "verified-files.cache") {
+    explicit VerifiedCache(const fs::path& venv) : m_file(state::Layout(venv).verified_files_cache()) {
         std::error_code ec;
-        m_writable = fs::is_directory(venv / ".bootstrap", ec);  // bootstrap's venv: never made here
+        m_writable = state::Layout(venv).exists();  // bootstrap's venv: never made here
         auto text = core::read_regular_file(m_file, 256ull << 20);
         if (!text || !text->starts_with(k_cache_header)) return;
         for (const auto& line : core::split(std::string_view(*text).substr(k_cache_header.size()), '\n')) {

@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/version.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -153,7 +154,7 @@ std::optional<Error> fixed_point_error(const std::vector<Unsatisfied>& unsatisfi
                     core::shell_quote(recipe_file.string()), first.id)};
 }
 
-fs::path declared_overrides_path(const fs::path& venv) { return venv / ".bootstrap" / "declared-overrides.txt"; }
+fs::path declared_overrides_path(const fs::path& venv) { return state::Layout(venv).declared_overrides(); }
 
 DeclaredOverrides declared_overrides(const Plan& plan) {
     DeclaredOverrides out;

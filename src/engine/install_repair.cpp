@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -16,7 +17,7 @@ namespace {
 
 constexpr std::string_view k_header = "bootstrap changing 1\n";
 
-fs::path records_dir(const fs::path& venv) { return venv / ".bootstrap" / "changing.records"; }
+fs::path records_dir(const fs::path& venv) { return state::Layout(venv).changing_records(); }
 
 /// Keep every dist-info's RECORD of `site` in `into`: a hard link (the installer replaces or
 /// removes RECORD, never rewrites it in place), else a copy.
@@ -72,7 +73,7 @@ Result<std::vector<std::string>> remove_left_behind(const fs::path& venv, const 
 
 }  // namespace
 
-fs::path changing_marker_path(const fs::path& venv) { return venv / ".bootstrap" / "changing"; }
+fs::path changing_marker_path(const fs::path& venv) { return state::Layout(venv).changing(); }
 
 std::optional<ChangingMarker> read_changing_marker(const fs::path& venv) {
     const fs::path file = changing_marker_path(venv);

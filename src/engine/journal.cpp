@@ -5,6 +5,7 @@
 
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -59,7 +60,7 @@ const char* to_string(StepStatus s) {
     return "failed";
 }
 
-fs::path Journal::path_for(const fs::path& venv) { return venv / ".bootstrap" / "journal.json"; }
+fs::path Journal::path_for(const fs::path& venv) { return state::Layout(venv).journal(); }
 
 Result<Journal> Journal::load(const fs::path& venv) {
     const auto path = path_for(venv);

@@ -6,6 +6,7 @@
 #include "core/strings.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -104,8 +105,7 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
                 members.push_back(p);
                 paths[p->name] = path;
             }
-        batch.file =
-            venv / ".bootstrap" / "locked" / (i == 0 ? step_id + ".txt" : fmt::format("{}.{}.txt", step_id, i + 1));
+        batch.file = state::Layout(venv).locked_requirements(step_id, i);
         batch.text = manifest::locked_requirements(members, paths);
         out.batches.push_back(std::move(batch));
     }

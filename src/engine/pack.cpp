@@ -23,6 +23,7 @@
 #include "manifest/snapshot.hpp"
 #include "pyenv/interpreter.hpp"
 #include "pyenv/relocate.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -48,7 +49,7 @@ Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo
     for (; !ec && it != end; it.increment(ec)) {
         const fs::path& path = it->path();
         const std::string rel = path.lexically_relative(venv).generic_string();
-        if (is_host_local_state(rel)) {  // the lock, run logs, stat-keyed caches, temp files
+        if (state::is_host_local_state(rel)) {  // the lock, run logs, stat-keyed caches, temp files
             it.disable_recursion_pending();
             continue;
         }

@@ -26,6 +26,7 @@
 #include "pyenv/dist_info.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/interpreter.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -52,9 +53,9 @@ public:
         m_report.dry_run = m_options.dry_run;
         BS_CHECK(core::source_date_epoch());  // it dates the history entry: refused when malformed
         m_report.run_id = m_options.run_id.empty() ? core::new_run_id(core::sha256_hex(manifest::to_json(m_target)),
-                                                                      m_venv / ".bootstrap" / "logs")
+                                                                      state::Layout(m_venv).logs())
                                                    : m_options.run_id;
-        m_log = m_venv / ".bootstrap" / "logs" / m_report.run_id / "rollback.log";
+        m_log = state::Layout(m_venv).run_logs(m_report.run_id) / "rollback.log";
         BS_TRY(m_facts, gather_facts(m_venv, true));
         if (!m_facts.python)
             return fail(

@@ -29,6 +29,7 @@
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
+#include "state/layout.hpp"
 #include "steps/executor.hpp"
 #include "steps/kind.hpp"
 #include "steps/venv_swap.hpp"
@@ -126,7 +127,7 @@ public:
         if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
         if (waited || restored) BS_CHECK(replan(venv));
         // Made under the lock: unique among this venv's run logs.
-        m_report.run_id = core::new_run_id(m_recipe.source_digest, venv / ".bootstrap" / "logs");
+        m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
         core::log::debug("run id {}", m_report.run_id);
         // An install cut short (no METADATA) makes uv fail on every later install and cannot be
         // uninstalled: remove it, so that the step that installs it runs again.
@@ -205,7 +206,7 @@ private:
             if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
         }
         m_report.venv = venv;
-        m_report.run_id = core::new_run_id(m_recipe.source_digest, venv / ".bootstrap" / "logs");
+        m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
         m_report.steps.resize(m_plan.steps.size());
         for (size_t i = 0; i < m_plan.steps.size(); ++i) {
             auto& report = m_report.steps[i];
@@ -301,7 +302,7 @@ private:
         ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
         ctx.on_progress = [this](const pyenv::DownloadProgress& p) { m_observer.step_progress(p); };
         if (runs || verifies) {
-            const fs::path dir = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id;
+            const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
             ctx.log_path = dir / fmt::format("{:02}-{}.log", i + 1, step.id);
             report.log = ctx.log_path.string();
             // From here the run leaves logs: its debug log joins them (what it kept so far first).
@@ -397,7 +398,7 @@ private:
                                        extras.size() == 1 ? "it" : "them"));
         BS_CHECK(m_history.take_before(m_facts));
         const auto command = m_plan.installer->uninstall(m_plan.venv, names);
-        const fs::path dir = m_plan.venv / ".bootstrap" / "logs" / m_report.run_id;
+        const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
         BS_CHECK(core::create_directories(dir));
         exec::ProcessSpec spec;
         spec.argv = command.argv;

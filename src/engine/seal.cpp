@@ -10,6 +10,7 @@
 #include "engine/journal.hpp"
 #include "engine/rollback_fixup.hpp"
 #include "engine/venv_lock.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -81,27 +82,21 @@ Status reset_journal(const fs::path& venv, SealReport& report) {
 
 }  // namespace
 
-bool is_host_local_state(const std::string& rel) {
-    if (!core::starts_with(rel, ".bootstrap/")) return false;
-    const std::string name = fs::path(rel).filename().string();
-    return rel == ".bootstrap/lock" || rel == ".bootstrap/logs" || core::starts_with(rel, ".bootstrap/logs/") ||
-           name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
-           core::temp_name_pid(name) != 0;
-}
-
 Status drop_host_local_state(const fs::path& venv, SealReport& report) {
-    const fs::path state = venv / ".bootstrap";
+    const state::Layout layout(venv);
+    const fs::path dir = layout.dir();
+    const std::string lock_rel = layout.lock().lexically_relative(venv).generic_string();
     std::vector<fs::path> doomed;
     std::error_code ec;
-    fs::recursive_directory_iterator it(state, fs::directory_options::none, ec), end;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
         const std::string rel = it->path().lexically_relative(venv).generic_string();
-        if (rel == ".bootstrap/lock" || !is_host_local_state(rel)) continue;
+        if (rel == lock_rel || !state::is_host_local_state(rel)) continue;
         doomed.push_back(it->path());
         it.disable_recursion_pending();
     }
     if (ec && ec != std::errc::no_such_file_or_directory)
-        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", state.string(), ec.message()));
+        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", dir.string(), ec.message()));
     std::sort(doomed.begin(), doomed.end());
     for (const auto& path : doomed) {
         fs::remove_all(path, ec);
@@ -113,11 +108,12 @@ Status drop_host_local_state(const fs::path& venv, SealReport& report) {
 
 Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
     std::error_code ec;
-    if (!fs::is_directory(venv / ".bootstrap", ec))
+    const state::Layout layout(venv);
+    if (!layout.exists())
         return fail(ErrorCode::not_found,
                     fmt::format("cannot seal {}: it has no .bootstrap/ (no bootstrap run made it)", venv.string()));
     SealReport report;
-    const fs::path lock_file = venv / ".bootstrap" / "lock";
+    const fs::path lock_file = layout.lock();
     const bool had_lock = fs::exists(lock_file, ec);  // acquiring makes one
     {
         BS_TRY(auto lock, VenvLock::acquire(venv, lock_timeout));
@@ -126,7 +122,8 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
         BS_CHECK(drop_host_local_state(venv, report));
         // The lock file goes while it is held: nothing may run in a venv being sealed anyway
         // (the last command of an image build), and a later run creates it again.
-        if (fs::remove(lock_file, ec) && had_lock) report.removed.push_back(".bootstrap/lock");
+        if (fs::remove(lock_file, ec) && had_lock)
+            report.removed.push_back(lock_file.lexically_relative(venv).generic_string());
         if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", lock_file.string(), ec.message()));
     }
     return report;

@@ -20,17 +20,12 @@ namespace bootstrap::engine {
 
 namespace fs = std::filesystem;
 
-/// True for a path under the venv (relative, generic form) that belongs to this host and this
-/// moment: `.bootstrap/lock`, `.bootstrap/logs[/...]`, `*.facts`, `*.cache`, `torch-probe.json`
-/// and temp files under `.bootstrap/`. Shared by `pack` (left out) and seal_venv (removed).
-[[nodiscard]] bool is_host_local_state(const std::string& rel);
-
 struct SealReport {
     std::vector<std::string> removed;  // venv-relative paths removed (lock, logs, caches, uv_cache.json)
     size_t journal_steps = 0;          // journal entries whose stamps and timings were reset
 };
 
-/// Remove what is_host_local_state names under `venv`/.bootstrap/, but the lock (whoever holds
+/// Remove what state::is_host_local_state names under `venv`/.bootstrap/, but the lock (whoever holds
 /// it removes it last); each removed path is added to `report.removed`.
 [[nodiscard]] Status drop_host_local_state(const fs::path& venv, SealReport& report);
 

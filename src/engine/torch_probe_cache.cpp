@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/strings.hpp"
 #include "pyenv/name.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -119,7 +120,7 @@ std::optional<device::ProbeAnswer> read_cache(const fs::path& cache, const std::
 
 }  // namespace
 
-fs::path torch_probe_cache_path(const fs::path& venv) { return venv / ".bootstrap" / "torch-probe.json"; }
+fs::path torch_probe_cache_path(const fs::path& venv) { return state::Layout(venv).torch_probe(); }
 
 std::optional<std::string> torch_probe_key(const fs::path& venv, const pyenv::InterpreterFacts& python,
                                            const std::string& view) {

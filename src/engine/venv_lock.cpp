@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::engine {
 
@@ -48,12 +49,12 @@ std::string VenvLock::waiting_message(long pid, double timeout_s) {
 }
 
 Result<std::optional<core::FileLock>> VenvLock::try_read(const std::filesystem::path& venv) {
-    return core::FileLock::try_shared(venv / ".bootstrap" / "lock");
+    return core::FileLock::try_shared(state::Layout(venv).lock());
 }
 
 Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double timeout_s,
                                    const std::function<void(long)>& on_wait) {
-    const std::filesystem::path file = venv / ".bootstrap" / "lock";
+    const std::filesystem::path file = state::Layout(venv).lock();
     auto lock = core::FileLock::acquire(file, timeout_s, "the venv " + venv.string(), [&](long pid) {
         if (on_wait) on_wait(pid);
     });
@@ -76,10 +77,10 @@ Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double tim
     // meanwhile, say) is kept.
     auto leftover_pid = [](std::string_view name) {
         long pid = core::temp_name_pid(name);
-        return pid != 0 ? pid : core::pid_after(name, "recreate-trash-");
+        return pid != 0 ? pid : core::pid_after(name, state::Layout::k_recreate_trash_prefix);
     };
-    const auto state = venv / ".bootstrap";
-    for (const auto& dir : {state, state / "history", state / "locked"})
+    const state::Layout layout(venv);
+    for (const auto& dir : {layout.dir(), layout.history(), layout.locked()})
         for (auto& path : core::remove_dead_leftovers(dir, leftover_pid)) held.m_removed.push_back(std::move(path));
     return held;
 }

@@ -16,6 +16,7 @@
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "manifest/diff.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::manifest {
 
@@ -81,7 +82,7 @@ Result<bool> claim(const fs::path& claim_file) {
 
 }  // namespace
 
-fs::path history_dir(const fs::path& venv) { return venv / ".bootstrap" / "history"; }
+fs::path history_dir(const fs::path& venv) { return state::Layout(venv).history(); }
 
 std::string sanitize_label(std::string_view label) {
     if (label.empty()) return "snapshot";

@@ -10,6 +10,7 @@
 #include "manifest/host_facts.hpp"
 #include "manifest/package_cache.hpp"
 #include "pyenv/dist_info.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::manifest {
 
@@ -196,7 +197,7 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     if (!py.platlib.empty() && py.platlib != py.purelib) sites.push_back(py.platlib);
     if (sites.empty())
         return fail(ErrorCode::internal, fmt::format("no site-packages known for {}", request.venv.string()));
-    PackageCache cache = PackageCache::load(request.venv / ".bootstrap" / "packages.cache");
+    PackageCache cache = PackageCache::load(state::Layout(request.venv).packages_cache());
     for (const auto& site : sites) {
         // platlib may not exist when it differs from purelib (lib64 layouts).
         if (site != sites.front() && !fs::exists(site)) continue;
@@ -214,7 +215,7 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     if (request.host) {
         m.host = *request.host;
     } else {
-        BS_TRY(m.host, probe_host(request.env, request.venv / ".bootstrap" / "host.facts"));
+        BS_TRY(m.host, probe_host(request.env, state::Layout(request.venv).host_facts()));
     }
     for (const auto& name : build_env_names())
         if (auto it = request.env.find(name); it != request.env.end()) m.build_env[name] = it->second;

@@ -11,6 +11,7 @@
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 #include "pyenv/specifier.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::pyenv {
 
@@ -157,7 +158,7 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
     const fs::path python = venv_python(venv);
     std::error_code ec;
     const std::string stamp = stamp_of(venv / "pyvenv.cfg") + "/" + stamp_of(fs::canonical(python, ec));
-    const fs::path cache = venv / ".bootstrap" / "python.facts";
+    const fs::path cache = state::Layout(venv).python_facts();
     if (auto cached = read_facts_cache(cache, stamp)) return facts_from(*cached);
 
     exec::ProcessSpec spec;

@@ -18,6 +18,7 @@
 #include "device/probe.hpp"
 #include "device/toolchain.hpp"
 #include "inspect/elf_symbols.hpp"
+#include "state/layout.hpp"
 #include "steps/build_source.hpp"
 
 namespace bootstrap::steps {
@@ -80,7 +81,7 @@ std::string torch_cache_json(const std::string& torch, const std::string& record
 Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
     const auto& b = *step.build();
     if (b.torch_version.empty()) return std::string("not installed");
-    fs::path cache = ctx.venv / ".bootstrap" / "torch.facts";
+    fs::path cache = state::Layout(ctx.venv).torch_facts();
     if (auto cached = read_torch_cache(cache, b.torch_version, b.torch_record_stamp)) return *cached;
     BS_TRY(auto result, run_quiet(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c", k_torch_probe}));
     for (const auto& line : core::split(result.output, '\n'))

@@ -11,6 +11,7 @@
 #include "pyenv/dist_info.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
+#include "state/layout.hpp"
 #include "steps/build.hpp"
 #include "steps/build_source.hpp"
 #include "steps/kind.hpp"
@@ -227,8 +228,7 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     // (TE's torch extension once put torch's exact cuBLAS pin back over the cublas step).
     b.overrides = earlier_overrides({}, false, ctx);
     if (ctx.locked_run) b.locked_pins = ctx.locked_pins();  // the lock decides every version
-    if (!b.overrides.empty() || !b.locked_pins.empty())
-        b.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (step.id + ".txt");
+    if (!b.overrides.empty() || !b.locked_pins.empty()) b.overrides_file = state::Layout(ctx.venv).overrides(step.id);
     b.download_attempts = ctx.recipe->network.retries + 1;
     b.max_download = ctx.recipe->network.max_download;
     if (ctx.python) {

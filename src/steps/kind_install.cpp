@@ -8,6 +8,7 @@
 #include "core/fs.hpp"
 #include "core/redact.hpp"
 #include "pyenv/index_config.hpp"
+#include "state/layout.hpp"
 #include "steps/kind.hpp"
 
 namespace bootstrap::steps {
@@ -167,7 +168,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
                            [&](const auto& e) { return e.second == o.name; });
     });
     if (!spec.overrides.empty() || !spec.later_overrides.empty())
-        req.overrides_file = ctx.venv / ".bootstrap" / "overrides" / (s.id + ".txt");
+        req.overrides_file = state::Layout(ctx.venv).overrides(s.id);
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
     out.spec = std::move(spec);

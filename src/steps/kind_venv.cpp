@@ -11,6 +11,7 @@
 #include "core/strings.hpp"
 #include "exec/process.hpp"
 #include "pyenv/interpreter.hpp"
+#include "state/layout.hpp"
 #include "steps/kind.hpp"
 #include "steps/venv_swap.hpp"
 
@@ -48,14 +49,14 @@ Status check_foreign_directory(const recipe::Step& s, ResolvedStep& out, PlanCon
     std::vector<std::string> names;
     fs::directory_iterator it(ctx.venv, ec);
     for (; !ec && it != fs::directory_iterator(); it.increment(ec))
-        if (it->path().filename() != ".bootstrap") names.push_back(it->path().filename().string());
+        if (it->path().filename() != state::k_state_dir) names.push_back(it->path().filename().string());
     if (ec)
         return fail(ErrorCode::io, fmt::format("{}: cannot list {}: {}", s.loc.str(), ctx.venv.string(), ec.message()));
     std::sort(names.begin(), names.end());
     if (names.empty()) return {};
     // Only a venv bootstrap was making (its state dir is there: a first run that failed midway)
     // may be replaced; anyone else's directory is never deleted, --recreate or not.
-    const bool ours = fs::is_directory(ctx.venv / ".bootstrap", ec);
+    const bool ours = state::Layout(ctx.venv).exists();
     if (!ctx.recreate || !ours) {
         const size_t shown = std::min<size_t>(names.size(), 3);
         std::vector<std::string> some(names.begin(), names.begin() + static_cast<long>(shown));

@@ -1,4 +1,5 @@
 #include "steps/venv_swap.hpp"
+#include "state/layout.hpp"
 
 #include <unistd.h>
 
@@ -8,14 +9,14 @@ namespace bootstrap::steps {
 
 namespace {
 
-fs::path aside_dir(const fs::path& venv) { return venv / ".bootstrap" / "recreate-old"; }
+fs::path aside_dir(const fs::path& venv) { return state::Layout(venv).recreate_aside(); }
 
 /// Everything in `venv` but bootstrap's own state.
 std::vector<fs::path> venv_entries(const fs::path& venv) {
     std::vector<fs::path> out;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(venv, ec))
-        if (entry.path().filename() != ".bootstrap") out.push_back(entry.path());
+        if (entry.path().filename() != state::k_state_dir) out.push_back(entry.path());
     return out;
 }
 
@@ -37,7 +38,7 @@ Status move(const fs::path& from, const fs::path& to) {
 /// Drop the aside entries: renamed first, so a crash while removing leaves nothing that looks
 /// like a pending recreation.
 Status discard_aside(const fs::path& venv) {
-    const fs::path trash = venv / ".bootstrap" / fmt::format("recreate-trash-{}", ::getpid());
+    const fs::path trash = state::Layout(venv).recreate_trash(::getpid());
     BS_CHECK(move(aside_dir(venv), trash));
     return remove_tree(trash, "the replaced venv");
 }
@@ -100,8 +101,9 @@ Result<bool> restore_unfinished_recreate(const fs::path& venv) {
         BS_CHECK(move(entry.path(), venv / entry.path().filename()));
     BS_CHECK(remove_tree(aside, "the emptied aside directory"));
     // Leftovers of an interrupted discard.
-    for (const auto& entry : fs::directory_iterator(venv / ".bootstrap", ec))
-        if (entry.path().filename().string().starts_with("recreate-trash-")) fs::remove_all(entry.path(), ec);
+    for (const auto& entry : fs::directory_iterator(state::Layout(venv).dir(), ec))
+        if (entry.path().filename().string().starts_with(state::Layout::k_recreate_trash_prefix))
+            fs::remove_all(entry.path(), ec);
     return true;
 }
 

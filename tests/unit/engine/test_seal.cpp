@@ -68,20 +68,6 @@ struct Venv {
 
 }  // namespace
 
-TEST_CASE("host-local state: the lock, logs, stat-keyed caches and temp files under .bootstrap/") {
-    for (const char* rel : {".bootstrap/lock", ".bootstrap/logs", ".bootstrap/logs/x/01-a.log",
-                            ".bootstrap/packages.cache", ".bootstrap/python.facts", ".bootstrap/host.facts",
-                            ".bootstrap/torch-probe.json", ".bootstrap/journal.json.tmp-12-abcdef"}) {
-        INFO(rel);
-        CHECK(engine::is_host_local_state(rel));
-    }
-    for (const char* rel : {".bootstrap/journal.json", ".bootstrap/history/0001-after.json",
-                            ".bootstrap/overrides/cublas.txt", "lib/python3.11/site-packages/x.cache", "lock"}) {
-        INFO(rel);
-        CHECK_FALSE(engine::is_host_local_state(rel));
-    }
-}
-
 TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the records") {
     Venv v;
     const auto before_digest = pyenv::record_text_digest(k_record);

@@ -91,10 +91,10 @@ TEST_CASE("pip: the Downloading line names the file and its size, its bar the by
 
 TEST_CASE("lines that only look like progress change nothing") {
     pyenv::DownloadMeter m;
-    CHECK_FALSE(m.feed("step 1/2 MB"));                        // no file is downloading
-    CHECK_FALSE(m.feed("ratio 3/4 done"));                     // not a size
-    CHECK_FALSE(m.feed("--------------------------------"));   // a rule, no numbers
-    CHECK_FALSE(m.feed(k_uv_bar + " 1.00 MiB/5.90 MiB"));      // a bar without a name
+    CHECK_FALSE(m.feed("step 1/2 MB"));                       // no file is downloading
+    CHECK_FALSE(m.feed("ratio 3/4 done"));                    // not a size
+    CHECK_FALSE(m.feed("--------------------------------"));  // a rule, no numbers
+    CHECK_FALSE(m.feed(k_uv_bar + " 1.00 MiB/5.90 MiB"));     // a bar without a name
     CHECK_FALSE(m.feed("a/b/c 1 MB/2 MB/3 MB"));
     CHECK(m.progress().files == 0);
 }
