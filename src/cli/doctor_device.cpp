@@ -7,23 +7,23 @@
 
 #include "device/arch.hpp"
 #include "device/probe.hpp"
-#include "engine/journal.hpp"
 #include "manifest/history.hpp"
 #include "manifest/manifest.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::cli {
 
 std::optional<doctor::RecordedArch> recorded_arch(const std::filesystem::path& venv) {
     // The journal holds the newest run that built for an arch (whether or not it changed a
     // distribution); the history, for venvs of bootstraps that did not keep it there.
-    if (auto journal = engine::Journal::load(venv)) {
+    if (auto journal = state::Journal::load(venv)) {
         const auto& device = journal->device;
         if (auto archs = device.find("cuda_archs"); archs != device.end() && !archs->second.empty()) {
             doctor::RecordedArch out;
             out.archs = archs->second;
             if (auto from = device.find("cuda_archs_from"); from != device.end()) out.origin = from->second;
             if (auto gpus = device.find("gpus"); gpus != device.end()) out.gpus = gpus->second;
-            out.manifest = engine::Journal::path_for(venv);
+            out.manifest = state::Journal::path_for(venv);
             return out;
         }
     }

@@ -10,21 +10,21 @@
 #include "core/sha256.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
-#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "pyenv/dist_info.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::cli {
 
 Status read_venv_state(doctor::DoctorOptions& options) {
-    if (auto journal = engine::Journal::load(options.venv)) {
+    if (auto journal = state::Journal::load(options.venv)) {
         for (const auto& [id, entry] : journal->steps)
-            if (entry.status == engine::StepStatus::ok && !entry.index_urls.empty())
+            if (entry.status == state::StepStatus::ok && !entry.index_urls.empty())
                 options.step_indexes[id] = entry.index_urls;
         // Which step owns each distribution, in recipe order (ownership moves forward): the
         // step a doctor fix re-runs. Without the recipe the entry that finished last owns it
         // (an image's one run finished its steps in order).
-        std::vector<std::pair<std::string, const engine::JournalEntry*>> order;
+        std::vector<std::pair<std::string, const state::JournalEntry*>> order;
         if (options.recipe) {
             for (const auto& step : options.recipe->steps)
                 if (auto it = journal->steps.find(step.id); it != journal->steps.end())
@@ -36,7 +36,7 @@ Status read_venv_state(doctor::DoctorOptions& options) {
             });
         }
         for (const auto& [id, entry] : order)
-            if (entry->status == engine::StepStatus::ok)
+            if (entry->status == state::StepStatus::ok)
                 for (const auto& [dist, record] : entry->dists) options.owners[dist] = id;
     }
     if (options.recipe) return {};
@@ -89,7 +89,7 @@ std::vector<doctor::Finding> recipe_state_findings(const recipe::Recipe& recipe,
             "installed distribution's files against its RECORD and installs again what is incomplete";
         out.push_back(std::move(f));
     }
-    auto journal = engine::Journal::load(venv);
+    auto journal = state::Journal::load(venv);
     auto installed = pyenv::scan_venv_packages(*facts->python);
     if (!journal || !installed) return out;
     auto extras = engine::unowned_extras(*plan, *journal, *installed, facts->python->markers);

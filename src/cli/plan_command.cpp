@@ -12,10 +12,10 @@
 #include "engine/build_key.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
-#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
+#include "state/journal.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -115,7 +115,7 @@ Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& fact
         state.cut_short_note =
             engine::describe(*marker) + ": `run` first checks every installed distribution's files against its RECORD";
     }
-    BS_TRY(auto journal, engine::Journal::load(plan.venv));
+    BS_TRY(auto journal, state::Journal::load(plan.venv));
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     BS_TRY(state.extras, engine::unowned_extras(plan, journal, installed, facts.python->markers));
     return state;

@@ -4,7 +4,7 @@
 //
 // The flock belongs to the open file, not to a process: a child that inherits the descriptor
 // holds the lock as long as it runs, even after the owner died (the venv lock is passed on so
-// on purpose, engine/venv_lock.hpp). The file then also lists those children, one `child PID` line
+// on purpose, state/venv_lock.hpp). The file then also lists those children, one `child PID` line
 // each, so a waiter can name the process it waits for.
 
 #include <filesystem>

@@ -13,6 +13,14 @@
 
 namespace bootstrap::core {
 
+/// Cheap identity of a file: when all fields match, its content is taken as unchanged.
+struct FileStamp {
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t inode = 0;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
 namespace fs = std::filesystem;
 
 /// Read a whole file; the error names the path.

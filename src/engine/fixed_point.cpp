@@ -317,7 +317,7 @@ std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* marke
     return out;
 }
 
-Result<std::vector<Extra>> unowned_extras(const Plan& plan, const Journal& journal, const Installed& installed,
+Result<std::vector<Extra>> unowned_extras(const Plan& plan, const state::Journal& journal, const Installed& installed,
                                           const pyenv::MarkerEnv& markers) {
     std::set<std::string> accounted;
     for (const auto& step : plan.steps) {

@@ -74,7 +74,7 @@ struct Extra {
 /// requirements bring it in (their closure in `installed`, markers in `markers`). Installed by
 /// hand (`uv pip install tqdm`), or by a step since taken out of the recipe. pip, setuptools and
 /// wheel that no step owns are a venv's seed (`python -m venv`), not extras.
-[[nodiscard]] Result<std::vector<Extra>> unowned_extras(const Plan& plan, const Journal& journal,
+[[nodiscard]] Result<std::vector<Extra>> unowned_extras(const Plan& plan, const state::Journal& journal,
                                                         const Installed& installed, const pyenv::MarkerEnv& markers);
 
 /// "tqdm 4.67.1, rich 13.7.1"

@@ -9,13 +9,13 @@
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/fixed_point.hpp"
-#include "engine/journal.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/wheel_name.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::engine {
 
@@ -193,7 +193,7 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
 namespace {
 
 /// Which steps the lock covers (they passed when it was made), and why the others are not.
-std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const Journal& journal) {
+std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const state::Journal& journal) {
     std::map<std::string, manifest::LockedStep> out;
     for (const auto& step : plan.steps) {
         manifest::LockedStep ls;
@@ -202,11 +202,11 @@ std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const Jou
         if (it == journal.steps.end()) {
             ls.covered = false;
             ls.why = "not run";
-        } else if (it->second.status != StepStatus::ok) {
+        } else if (it->second.status != state::StepStatus::ok) {
             const auto& e = it->second;
             ls.covered = false;
             ls.why = fmt::format("{}{} on {}{}", step.optional ? "optional step " : "",
-                                 e.status == StepStatus::interrupted ? "interrupted" : "failed",
+                                 e.status == state::StepStatus::interrupted ? "interrupted" : "failed",
                                  e.finished_at.substr(0, 10), e.failure.empty() ? "" : ": " + e.failure);
         }
         out[step.id] = std::move(ls);
@@ -241,14 +241,14 @@ namespace {
 /// bootstrap kept no origins): the first install step whose requirements bring it in (their
 /// closure in the venv) installs it, from that step's indexes. Without this a lock would hold it
 /// by version only, and a `--locked` run into a fresh path would not install it.
-Status attribute_dependencies(const Plan& plan, const Journal& journal, const Facts& facts,
+Status attribute_dependencies(const Plan& plan, const state::Journal& journal, const Facts& facts,
                               manifest::Manifest& snapshot) {
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     for (const auto& step : plan.steps) {
         const auto* install = step.install();
         auto entry = journal.steps.find(step.id);
         if (install == nullptr || !step.complete || entry == journal.steps.end() ||
-            entry->second.status != StepStatus::ok)
+            entry->second.status != state::StepStatus::ok)
             continue;
         BS_TRY(auto closure, pyenv::installed_closure(install->requirements, installed, facts.python->markers));
         const auto urls = entry->second.index_urls.empty() ? step.index_urls() : entry->second.index_urls;
@@ -268,9 +268,9 @@ Status attribute_dependencies(const Plan& plan, const Journal& journal, const Fa
 
 /// Every step that passed still holds, and nothing is installed that no step accounts for
 /// (`extras`, when they are allowed, gets those instead).
-Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const Facts& facts, const Journal& journal,
-                         const std::map<std::string, manifest::LockedStep>& steps, const LockPolicy& policy,
-                         std::vector<Extra>& extras) {
+Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const Facts& facts,
+                         const state::Journal& journal, const std::map<std::string, manifest::LockedStep>& steps,
+                         const LockPolicy& policy, std::vector<Extra>& extras) {
     BS_TRY(auto decisions, predict(plan, facts));
     std::vector<std::string> due;
     for (const auto& step : plan.steps) {
@@ -315,7 +315,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock_options.probe_devices = false;  // nothing runs: the GPU is not asked
     lock_options.locked.reset();
     BS_TRY(auto plan, make_plan(recipe, lock_options, facts));
-    BS_TRY(auto journal, Journal::load(venv));
+    BS_TRY(auto journal, state::Journal::load(venv));
     auto steps = coverage(plan, journal);
     if (std::none_of(steps.begin(), steps.end(), [](const auto& s) { return s.second.covered; }))
         return fail(ErrorCode::usage,

@@ -17,13 +17,13 @@
 #include "core/strings.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/seal.hpp"
-#include "engine/venv_lock.hpp"
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/interpreter.hpp"
 #include "pyenv/relocate.hpp"
 #include "state/layout.hpp"
+#include "state/venv_lock.hpp"
 
 namespace bootstrap::engine {
 
@@ -183,7 +183,7 @@ Status verify_against(const manifest::Manifest& packed, const manifest::Manifest
 Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const PackOptions& options) {
     const fs::path venv = fs::absolute(venv_in).lexically_normal();
     BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(venv));
-    BS_TRY(auto lock, VenvLock::acquire(venv, options.lock_timeout));
+    BS_TRY(auto lock, state::VenvLock::acquire(venv, options.lock_timeout));
     BS_TRY(auto m, snapshot_of(venv, true, std::nullopt));
     (void)annotate_from_records(m, venv);
 

@@ -18,7 +18,6 @@
 #include "engine/rollback_batch.hpp"
 #include "engine/rollback_fixup.hpp"
 #include "engine/run_manifests.hpp"
-#include "engine/venv_lock.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/snapshot.hpp"
@@ -27,6 +26,7 @@
 #include "pyenv/index_config.hpp"
 #include "pyenv/interpreter.hpp"
 #include "state/layout.hpp"
+#include "state/venv_lock.hpp"
 
 namespace bootstrap::engine {
 
@@ -470,7 +470,7 @@ private:
         for (const auto& r : m_report.plan.remove) extras.push_back(r.name);
         BS_TRY(auto dists, pyenv::scan_venv_packages(*m_facts.python, extras));
         for (const auto& [name, dist] : dists) {
-            if (dist.record_stamp == pyenv::FileStamp{}) continue;  // no RECORD
+            if (dist.record_stamp == core::FileStamp{}) continue;  // no RECORD
             BS_TRY(size_t dropped, disown_paths(dist.dist_info, owned));
             if (dropped > 0)
                 log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages", name, dist.version,
@@ -576,8 +576,9 @@ Result<RollbackReport> rollback_to(const fs::path& venv, const manifest::Manifes
 
 Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& target, const RollbackOptions& options,
                                 const RollbackObserver& observer) {
-    BS_TRY(auto lock, VenvLock::acquire(venv, options.lock_timeout, [&](long pid) {
-               if (observer.on_message) observer.on_message(VenvLock::waiting_message(pid, options.lock_timeout));
+    BS_TRY(auto lock, state::VenvLock::acquire(venv, options.lock_timeout, [&](long pid) {
+               if (observer.on_message)
+                   observer.on_message(state::VenvLock::waiting_message(pid, options.lock_timeout));
            }));
     return rollback_to(venv, target, options, observer);
 }

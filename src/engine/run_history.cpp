@@ -22,7 +22,7 @@ bool same_state(manifest::Manifest a, manifest::Manifest b) {
 
 }  // namespace
 
-RunHistory::RunHistory(const Plan& plan, const Journal& journal, RunReport& report)
+RunHistory::RunHistory(const Plan& plan, const state::Journal& journal, RunReport& report)
     : m_plan(plan),
       m_journal(journal),
       m_report(report),

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "engine/runner.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/manifest.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::engine {
 
@@ -22,7 +22,7 @@ class RunHistory {
 public:
     /// `plan`, `journal` and `report` are the run's own (read at each call: a re-plan replaces
     /// the plan in place); warnings and history numbers go into `report`.
-    RunHistory(const Plan& plan, const Journal& journal, RunReport& report);
+    RunHistory(const Plan& plan, const state::Journal& journal, RunReport& report);
 
     /// Whether the "before" snapshot was taken (something was about to change).
     [[nodiscard]] bool before_taken() const { return m_before_taken; }
@@ -45,7 +45,7 @@ private:
     const manifest::Manifest* previous_manifest();
 
     const Plan& m_plan;
-    const Journal& m_journal;
+    const state::Journal& m_journal;
     RunReport& m_report;
     manifest::ArtifactStore m_store;
     bool m_before_taken = false;

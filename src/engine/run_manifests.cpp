@@ -55,14 +55,14 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
 
 namespace {
 
-std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Manifest* previous, const Journal& journal,
-                                  const Plan* plan, manifest::ArtifactStore* store) {
+std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Manifest* previous,
+                                  const state::Journal& journal, const Plan* plan, manifest::ArtifactStore* store) {
     std::vector<std::string> warnings;
     // Who installed each distribution, and the indexes it used then (the journal's record;
     // the plan's step only for its find-links directories).
     struct Owner {
         std::string step_id;
-        const JournalEntry* entry = nullptr;
+        const state::JournalEntry* entry = nullptr;
         const steps::ResolvedStep* step = nullptr;
     };
     std::map<std::string, Owner> owner;
@@ -115,14 +115,15 @@ std::vector<std::string> annotate(manifest::Manifest& after, const manifest::Man
 }  // namespace
 
 std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
-                                          const Journal& journal, const Plan& plan, manifest::ArtifactStore& store) {
+                                          const state::Journal& journal, const Plan& plan,
+                                          manifest::ArtifactStore& store) {
     return annotate(after, previous, journal, &plan, &store);
 }
 
 std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv) {
     std::vector<std::string> warnings;
-    Journal journal;
-    if (auto loaded = Journal::load(venv)) journal = std::move(*loaded);
+    state::Journal journal;
+    if (auto loaded = state::Journal::load(venv)) journal = std::move(*loaded);
     else warnings.push_back(loaded.error().message);
     std::optional<manifest::Manifest> newest;
     if (auto entries = manifest::list_history(venv); entries && !entries->empty()) {

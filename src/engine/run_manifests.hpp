@@ -7,12 +7,12 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/diff.hpp"
 #include "manifest/history.hpp"
 #include "manifest/manifest.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::engine {
 
@@ -25,7 +25,7 @@ namespace bootstrap::engine {
 /// local path or a --find-links directory are added to `store` and their digest recorded.
 /// A wheel that cannot be stored is reported in the returned warnings, not fatal.
 [[nodiscard]] std::vector<std::string> annotate_origins(manifest::Manifest& after, const manifest::Manifest* previous,
-                                                        const Journal& journal, const Plan& plan,
+                                                        const state::Journal& journal, const Plan& plan,
                                                         manifest::ArtifactStore& store);
 
 /// The same for a snapshot taken outside a run (`snapshot -o FILE`): origins from the venv's

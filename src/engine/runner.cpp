@@ -17,19 +17,19 @@
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
-#include "engine/journal.hpp"
 #include "engine/rollback.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
-#include "engine/venv_lock.hpp"
 #include "exec/environment.hpp"
 #include "exec/process.hpp"
 #include "manifest/lockfile.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
+#include "state/journal.hpp"
 #include "state/layout.hpp"
+#include "state/venv_lock.hpp"
 #include "steps/executor.hpp"
 #include "steps/kind.hpp"
 #include "steps/venv_swap.hpp"
@@ -47,9 +47,9 @@ Result<Installed> scan_installed(const Facts& facts) {
     return pyenv::scan_venv_packages(*facts.python);
 }
 
-Result<DistRecord> record_of(const pyenv::Distribution& d) {
+Result<state::DistRecord> record_of(const pyenv::Distribution& d) {
     BS_TRY(auto digest, pyenv::record_digest(d));
-    return DistRecord{d.version, digest, d.record_stamp};
+    return state::DistRecord{d.version, digest, d.record_stamp};
 }
 
 /// A run step that ran a Python other than the venv's: its failure says nothing about the venv.
@@ -116,9 +116,9 @@ public:
         m_skip.reset();  // decided again under the exclusive lock
 
         bool waited = false;
-        BS_TRY(auto lock, VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
+        BS_TRY(auto lock, state::VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
                    waited = true;
-                   m_observer.message(VenvLock::waiting_message(pid, m_options.lock_timeout));
+                   m_observer.message(state::VenvLock::waiting_message(pid, m_options.lock_timeout));
                }));
         // Another run may have changed the venv while we waited; otherwise the plan stands (a
         // second plan would double the cost of a no-op run, device probing included).
@@ -136,7 +136,7 @@ public:
             for (const auto& note : removed) m_observer.message(note);
             BS_CHECK(repair_cut_short(venv));
         }
-        BS_TRY(m_journal, Journal::load(venv));
+        BS_TRY(m_journal, state::Journal::load(venv));
         m_journal.recipe = m_recipe.name;
         BS_CHECK(record_declared_overrides(m_plan));
         BS_TRY(m_installed, scan_installed(m_facts));
@@ -186,14 +186,14 @@ private:
     /// nothing was written. False (nothing reported) sends the run down the locked path.
     Result<bool> confirm_settled(const fs::path& venv) {
         if (m_options.force || m_options.verify || !m_facts.python) return false;
-        BS_TRY(auto reader, VenvLock::try_read(venv));
+        BS_TRY(auto reader, state::VenvLock::try_read(venv));
         if (!reader || steps::recreate_pending(venv) || read_changing_marker(venv)) return false;
         BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
         if (!broken.empty()) return false;
         if (auto recorded = core::read_file(declared_overrides_path(venv));
             !recorded || *recorded != declared_overrides_text(declared_overrides(m_plan)))
             return false;
-        BS_TRY(m_journal, Journal::load(venv));
+        BS_TRY(m_journal, state::Journal::load(venv));
         BS_TRY(m_installed, scan_installed(m_facts));
         if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
             BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
@@ -424,7 +424,7 @@ private:
         bool changed = false;
         for (const auto& step : m_plan.steps) {
             auto it = m_journal.steps.find(step.id);
-            if (it == m_journal.steps.end() || it->second.status != StepStatus::ok || it->second.key != step.key)
+            if (it == m_journal.steps.end() || it->second.status != state::StepStatus::ok || it->second.key != step.key)
                 continue;
             if (it->second.venv_state == state) continue;
             it->second.venv_state = state;
@@ -521,10 +521,10 @@ private:
         report.result = interrupted               ? StepResult::interrupted
                         : step.optional && !fatal ? StepResult::optional_failed
                                                   : StepResult::failed;
-        JournalEntry& entry = m_journal.steps[step.id];
+        state::JournalEntry& entry = m_journal.steps[step.id];
         entry.key = step.key;
         entry.inputs = step.key_inputs;
-        entry.status = interrupted ? StepStatus::interrupted : StepStatus::failed;
+        entry.status = interrupted ? state::StepStatus::interrupted : state::StepStatus::failed;
         entry.run_id = m_report.run_id;
         entry.finished_at = core::utc_iso8601();
         entry.seconds = report.seconds;
@@ -544,7 +544,7 @@ private:
     /// `after`: the venv as scanned after the step ran, when the caller has it.
     Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged, bool verified,
                           std::optional<Installed> after = std::nullopt) {
-        JournalEntry& entry = m_journal.steps[step.id];
+        state::JournalEntry& entry = m_journal.steps[step.id];
         if (unchanged && key_matches(entry, step)) {
             // Settled under bootstrap-step-v3 (or by a bootstrap that kept no inputs): the step
             // holds, so it takes its new key without running.
@@ -604,7 +604,7 @@ private:
         }
         entry.key = step.key;
         entry.inputs = step.key_inputs;
-        entry.status = StepStatus::ok;
+        entry.status = state::StepStatus::ok;
         entry.venv_state = installed_state(m_installed);
         entry.index_urls = step.index_urls();
         entry.run_id = m_report.run_id;
@@ -619,7 +619,7 @@ private:
     RunObserver& m_observer;
     Facts m_facts;
     Plan m_plan;
-    Journal m_journal;
+    state::Journal m_journal;
     Installed m_installed;
     RunReport m_report;
     std::optional<SkipRule> m_skip;

@@ -7,10 +7,10 @@
 
 #include "core/fs.hpp"
 #include "core/strings.hpp"
-#include "engine/journal.hpp"
 #include "engine/rollback_fixup.hpp"
-#include "engine/venv_lock.hpp"
+#include "state/journal.hpp"
 #include "state/layout.hpp"
+#include "state/venv_lock.hpp"
 
 namespace bootstrap::engine {
 
@@ -68,8 +68,8 @@ Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
 /// reset.
 Status reset_journal(const fs::path& venv, SealReport& report) {
     std::error_code ec;
-    if (!fs::exists(Journal::path_for(venv), ec)) return {};
-    BS_TRY(auto journal, Journal::load(venv));
+    if (!fs::exists(state::Journal::path_for(venv), ec)) return {};
+    BS_TRY(auto journal, state::Journal::load(venv));
     for (auto& [id, entry] : journal.steps) {
         entry.seconds = 0;
         entry.log.clear();
@@ -116,7 +116,7 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
     const fs::path lock_file = layout.lock();
     const bool had_lock = fs::exists(lock_file, ec);  // acquiring makes one
     {
-        BS_TRY(auto lock, VenvLock::acquire(venv, lock_timeout));
+        BS_TRY(auto lock, state::VenvLock::acquire(venv, lock_timeout));
         BS_CHECK(drop_uv_cache_files(venv, report));
         BS_CHECK(reset_journal(venv, report));
         BS_CHECK(drop_host_local_state(venv, report));

@@ -37,7 +37,7 @@ std::optional<steps::Satisfiable> satisfiable(const steps::ResolvedStep& step) {
 
 }  // namespace
 
-bool key_matches(const JournalEntry& entry, const steps::ResolvedStep& step) {
+bool key_matches(const state::JournalEntry& entry, const steps::ResolvedStep& step) {
     return entry.key == step.key || (!step.legacy_key.empty() && entry.key == step.legacy_key);
 }
 
@@ -56,7 +56,7 @@ std::string installed_state(const Installed& installed) {
     return core::sha256_hex(material);
 }
 
-SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
+SkipRule::SkipRule(const Plan& plan, const Facts& facts, state::Journal& journal)
     : m_plan(plan), m_facts(facts), m_journal(journal) {
     std::set<std::string> named_later;  // walking backwards: names later install steps ask for
     for (auto st = plan.steps.rbegin(); st != plan.steps.rend(); ++st) {
@@ -72,7 +72,7 @@ SkipRule::SkipRule(const Plan& plan, const Facts& facts, Journal& journal)
 
 /// Does what the journal recorded for a step still hold? RECORD stamps avoid rehashing; a
 /// stamp that changed while the digest did not is refreshed.
-bool SkipRule::outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why) {
+bool SkipRule::outcome_holds(state::JournalEntry& entry, const Installed& installed, std::string* why) {
     for (auto& [name, rec] : entry.dists) {
         auto it = installed.find(name);
         if (it == installed.end()) {
@@ -114,7 +114,7 @@ bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Inst
 
 bool SkipRule::passed(const steps::ResolvedStep& step) const {
     auto it = m_journal.steps.find(step.id);
-    return it != m_journal.steps.end() && it->second.status == StepStatus::ok;
+    return it != m_journal.steps.end() && it->second.status == state::StepStatus::ok;
 }
 
 std::vector<Unsatisfied> SkipRule::unsatisfied(const Installed& installed) const {
@@ -149,13 +149,13 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     auto it = m_journal.steps.find(step.id);
     bool holds = false;
     if (it == m_journal.steps.end()) why_run = "first run";
-    else if (it->second.status == StepStatus::failed && step.optional && !it->second.retry_can_help &&
+    else if (it->second.status == state::StepStatus::failed && step.optional && !it->second.retry_can_help &&
              key_matches(it->second, step) && !m_plan.retry_optional)
         return {Decision::optional_failed,
                 fmt::format("optional step failed on {}: {}; `--retry-optional` or a changed step retries it",
                             it->second.finished_at.substr(0, 10),
                             it->second.failure.empty() ? std::string("(no reason recorded)") : it->second.failure)};
-    else if (it->second.status != StepStatus::ok)
+    else if (it->second.status != state::StepStatus::ok)
         why_run = fmt::format("resuming: last run {}", to_string(it->second.status));
     else if (!key_matches(it->second, step)) {
         // Inputs an older bootstrap did not record explain nothing: the bare reason then.
@@ -197,7 +197,7 @@ const char* to_string(Decision d) {
 }
 
 Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) {
-    BS_TRY(auto journal, Journal::load(plan.venv));
+    BS_TRY(auto journal, state::Journal::load(plan.venv));
     Installed installed;
     if (facts.python) {
         BS_TRY(installed, pyenv::scan_venv_packages(*facts.python));
@@ -222,7 +222,7 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
 }
 
 std::optional<std::vector<StepDecision>> settled_decisions(
-    const Plan& plan, const Facts& facts, Journal& journal, const Installed& installed,
+    const Plan& plan, const Facts& facts, state::Journal& journal, const Installed& installed,
     const std::function<void(const steps::ResolvedStep&, const StepDecision&)>& log) {
     SkipRule rule(plan, facts, journal);
     const std::string state = installed_state(installed);

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/journal.hpp"
 #include "engine/plan.hpp"
 #include "pyenv/dist_info.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::engine {
 
@@ -52,7 +52,7 @@ struct StepDecision {
 
 /// The journal's key for a step is the step's key, or its bootstrap-step-v3 key (a venv settled
 /// by an older bootstrap: the step holds as it did, and is re-keyed when the run records it).
-[[nodiscard]] bool key_matches(const JournalEntry& entry, const steps::ResolvedStep& step);
+[[nodiscard]] bool key_matches(const state::JournalEntry& entry, const steps::ResolvedStep& step);
 
 /// "step changed: env NCCL_ALGO: unset → Tree" (and "(+2 more)"), from `changes`.
 [[nodiscard]] std::string changed_reason(const std::vector<std::string>& changes);
@@ -69,7 +69,7 @@ struct Unsatisfied {
 class SkipRule {
 public:
     /// `journal` may have RECORD stamps refreshed (see refreshed()).
-    SkipRule(const Plan& plan, const Facts& facts, Journal& journal);
+    SkipRule(const Plan& plan, const Facts& facts, state::Journal& journal);
 
     /// The decision for `step` against the venv as `installed` holds it now. `earlier_ran`: an
     /// earlier step of this run ran (or, for `plan`, would run). `force` runs everything;
@@ -101,13 +101,13 @@ public:
     [[nodiscard]] std::vector<Unsatisfied> unsatisfied(const Installed& installed) const;
 
 private:
-    bool outcome_holds(JournalEntry& entry, const Installed& installed, std::string* why);
+    bool outcome_holds(state::JournalEntry& entry, const Installed& installed, std::string* why);
     bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre, const Installed& installed,
                            std::string* why) const;
 
     const Plan& m_plan;
     const Facts& m_facts;
-    Journal& m_journal;
+    state::Journal& m_journal;
     bool m_refreshed = false;
     std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
     /// step id -> names later install steps ask for themselves (they decide those versions).
@@ -124,7 +124,7 @@ private:
 /// `installed`. The decisions when it is (Decision::not_selected for the others), nullopt when a
 /// step would act or the journal would change. Reads only; `log` hears each decision made.
 [[nodiscard]] std::optional<std::vector<StepDecision>> settled_decisions(
-    const Plan& plan, const Facts& facts, Journal& journal, const Installed& installed,
+    const Plan& plan, const Facts& facts, state::Journal& journal, const Installed& installed,
     const std::function<void(const steps::ResolvedStep&, const StepDecision&)>& log);
 
 [[nodiscard]] const char* to_string(Decision d);  // "run", "verify", "skip"

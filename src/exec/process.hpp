@@ -65,7 +65,7 @@ struct ProcessResult {
 /// While it lives, every child that run_process starts (from any thread) gets `fd` open, at
 /// descriptors 3, 4, ... in registration order (no FD_CLOEXEC), and `on_child` hears of each:
 /// (pid, true) once it started, (pid, false) once it was reaped. For a lock that must stay held
-/// by what we started even if we are killed: the venv lock (engine/venv_lock.hpp). `fd` must stay
+/// by what we started even if we are killed: the venv lock (state/venv_lock.hpp). `fd` must stay
 /// open while registered.
 class InheritedFd {
 public:

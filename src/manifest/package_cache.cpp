@@ -23,12 +23,12 @@ using core::JsonFields;
 using nlohmann::json;
 
 /// One entry, or nothing when it is damaged (a damaged entry is a miss, not an error).
-std::optional<pyenv::FileStamp> read_stamp(const JsonFields& e) {
+std::optional<core::FileStamp> read_stamp(const JsonFields& e) {
     const json* st = e.find("stamp");
     if (!st || !st->is_array() || st->size() != 3 || !(*st)[0].is_number_unsigned() || !(*st)[1].is_number_integer() ||
         !(*st)[2].is_number_unsigned())
         return std::nullopt;
-    return pyenv::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(), (*st)[2].get<uint64_t>()};
+    return core::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(), (*st)[2].get<uint64_t>()};
 }
 
 }  // namespace
@@ -65,14 +65,14 @@ PackageCache PackageCache::load(fs::path file) {
 const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) const {
     auto it = m_entries.find(dist.dist_info.string());
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
-    if (it == m_entries.end() || dist.record_stamp == pyenv::FileStamp{} || !(it->second.stamp == dist.record_stamp))
+    if (it == m_entries.end() || dist.record_stamp == core::FileStamp{} || !(it->second.stamp == dist.record_stamp))
         return nullptr;
     it->second.used = true;
     return &it->second.facts;
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
-    if (dist.record_stamp == pyenv::FileStamp{}) return;
+    if (dist.record_stamp == core::FileStamp{}) return;
     m_entries[dist.dist_info.string()] = Entry{dist.record_stamp, std::move(facts), true};
     m_dirty = true;
 }

@@ -36,7 +36,7 @@ public:
 
 private:
     struct Entry {
-        pyenv::FileStamp stamp;
+        core::FileStamp stamp;
         CachedPackageFacts facts;
         mutable bool used = false;
     };

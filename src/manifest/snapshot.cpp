@@ -48,7 +48,7 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
     f.wheel_tag = wheel_tags(wheel);
     // A RECORD-less install (old distutils) has no digest (scan_site_packages could not stat
     // it: the stamp is all zero); an unreadable one is an error.
-    if (dist.record_stamp != pyenv::FileStamp{}) {
+    if (dist.record_stamp != core::FileStamp{}) {
         auto digests = pyenv::record_digests(dist);
         if (digests) {
             f.record_sha256 = std::move(digests->exact);

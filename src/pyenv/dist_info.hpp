@@ -9,26 +9,19 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "pyenv/marker.hpp"
 #include "pyenv/requirement.hpp"
 #include "pyenv/version.hpp"
 
 namespace bootstrap::pyenv {
 
-/// Cheap identity of a file: when all fields match, its content is taken as unchanged.
-struct FileStamp {
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::uint64_t inode = 0;
-    friend bool operator==(const FileStamp&, const FileStamp&) = default;
-};
-
 struct Distribution {
     std::string name;                 // from METADATA, as written
     std::string normalized_name;      // PEP 503
     std::string version;              // as written in METADATA
     std::filesystem::path dist_info;  // the *.dist-info directory
-    FileStamp record_stamp;           // stat of RECORD
+    core::FileStamp record_stamp;     // stat of RECORD
     std::string installer;            // INSTALLER file content ("uv", "pip"), "" if none
     bool requested = false;           // REQUESTED file present
     /// Why the dist-info cannot be used, "" when it can: "METADATA missing" (an install cut

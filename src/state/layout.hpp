@@ -25,7 +25,7 @@ public:
     [[nodiscard]] bool exists() const;
 
     // The run's record of the venv
-    [[nodiscard]] fs::path lock() const { return dir() / "lock"; }            // the venv lock
+    [[nodiscard]] fs::path lock() const { return dir() / "lock"; }             // the venv lock
     [[nodiscard]] fs::path journal() const { return dir() / "journal.json"; }  // steps' keys, outcomes
     [[nodiscard]] fs::path history() const { return dir() / "history"; }       // manifests, one per change
     [[nodiscard]] fs::path logs() const { return dir() / "logs"; }             // logs/<run id>/

@@ -5,9 +5,9 @@
 
 #include "core/fs.hpp"
 #include "engine/fixed_point.hpp"
-#include "engine/journal.hpp"
 #include "pyenv/requirement.hpp"
 #include "recipe/recipe.hpp"
+#include "state/journal.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -206,7 +206,7 @@ TEST_CASE("extras are what no step owns and no install step's requirements bring
     recipe::Step a;
     engine::Plan plan;
     plan.steps.push_back(asking("utils", 0, {"demo-utils"}, a));
-    engine::Journal journal;
+    state::Journal journal;
     journal.steps["utils"].dists["built-wheel"] = {};
     journal.steps["removed-step"].dists["left-behind"] = {};
     engine::Installed installed{{"demo-utils", at("demo-utils", "1.0", "Requires-Dist: demo-core>=1\n")},

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "core/fs.hpp"
-#include "engine/journal.hpp"
 #include "engine/seal.hpp"
 #include "pyenv/dist_info.hpp"
+#include "state/journal.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -51,7 +51,7 @@ struct Venv {
         put(state / "python.facts", "facts\n");
         put(state / "torch-probe.json", "{}\n");
         put(state / "journal.json.tmp-999999999-abcdef", "half");
-        engine::Journal j;
+        state::Journal j;
         j.recipe = "image-demo";
         auto& e = j.steps["fastext"];
         e.key = "key-1";
@@ -98,7 +98,7 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
     CHECK(slurp(v.site / "demo-1.0.dist-info" / "RECORD") == "demo-1.0.dist-info/RECORD,,\n");
 
     // The journal keeps what the step did and owns; stamps, timings and the gone log are reset.
-    auto journal = engine::Journal::load(v.venv);
+    auto journal = state::Journal::load(v.venv);
     REQUIRE(journal);
     const auto& e = journal->steps.at("fastext");
     CHECK(e.key == "key-1");
@@ -107,17 +107,17 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
     CHECK(e.index_urls == std::vector<std::string>{"https://pypi.org/simple"});
     CHECK(e.dists.at("fastext").version == "1.0.0");
     CHECK(e.dists.at("fastext").record_sha256 == "ff00");
-    CHECK(e.dists.at("fastext").stamp == pyenv::FileStamp{});
+    CHECK(e.dists.at("fastext").stamp == core::FileStamp{});
     CHECK(e.seconds == 0);
     CHECK(e.log.empty());
     CHECK(e.venv_state.empty());
 
     // Sealing twice gives the same bytes (nothing left to remove).
-    const auto journal_text = slurp(engine::Journal::path_for(v.venv));
+    const auto journal_text = slurp(state::Journal::path_for(v.venv));
     auto again = engine::seal_venv(v.venv, 0);
     REQUIRE(again);
     CHECK(again->removed.empty());
-    CHECK(slurp(engine::Journal::path_for(v.venv)) == journal_text);
+    CHECK(slurp(state::Journal::path_for(v.venv)) == journal_text);
 }
 
 TEST_CASE("seal refuses a directory that no run made") {

@@ -201,7 +201,7 @@ TEST_CASE("a hostile dist-info neither blocks nor exhausts a scan") {
     CHECK(wandb.name == "wandb");
     CHECK(wandb.version == "0.22.0");
     CHECK(wandb.dist_info == only_record);
-    CHECK_FALSE(wandb.record_stamp == bootstrap::pyenv::FileStamp{});
+    CHECK_FALSE(wandb.record_stamp == bootstrap::core::FileStamp{});
 
     // The readers name the file and refuse it rather than read it.
     auto reqs = bootstrap::pyenv::read_requires_dist(all->at("zero-meta"));

@@ -21,7 +21,7 @@
 #include "core/file_lock.hpp"
 #include "exec/process.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::state {
 
 class VenvLock {
 public:
@@ -59,4 +59,4 @@ private:
     std::vector<std::filesystem::path> m_removed;
 };
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::state

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
-#include "engine/venv_lock.hpp"
+#include "state/venv_lock.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -42,7 +42,7 @@ TEST_CASE("taking the venv lock removes dead runs' temporaries, and only those")
         REQUIRE(core::write_file_atomic(p, "x"));
     REQUIRE(core::write_file_atomic(dead_trash / "bin" / "python", "x"));
 
-    auto lock = engine::VenvLock::acquire(venv, 1);
+    auto lock = state::VenvLock::acquire(venv, 1);
     REQUIRE(lock);
     auto removed = lock->removed_leftovers();
     std::sort(removed.begin(), removed.end());

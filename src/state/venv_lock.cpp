@@ -1,4 +1,4 @@
-#include "engine/venv_lock.hpp"
+#include "state/venv_lock.hpp"
 
 #include <mutex>
 #include <set>
@@ -9,7 +9,7 @@
 #include "core/fs.hpp"
 #include "state/layout.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::state {
 
 /// The children running now, kept in the lock file (shared with the exec hook).
 struct VenvLock::Children {
@@ -85,4 +85,4 @@ Result<VenvLock> VenvLock::acquire(const std::filesystem::path& venv, double tim
     return held;
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::state

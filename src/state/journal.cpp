@@ -1,4 +1,4 @@
-#include "engine/journal.hpp"
+#include "state/journal.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 #include "core/json_fields.hpp"
 #include "state/layout.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::state {
 
 namespace {
 constexpr int k_journal_schema = 1;
@@ -144,4 +144,4 @@ Status Journal::save(const fs::path& venv) const {
     return core::write_file_atomic(path_for(venv), j.dump(1) + "\n");
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::state

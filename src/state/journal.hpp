@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "core/key.hpp"
-#include "pyenv/dist_info.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::state {
 
 namespace fs = std::filesystem;
 
 struct DistRecord {
     std::string version;
     std::string record_sha256;
-    pyenv::FileStamp stamp;  // of RECORD when the digest was taken
+    core::FileStamp stamp;  // of RECORD when the digest was taken
 };
 
 enum class StepStatus { ok, failed, interrupted };
@@ -64,4 +64,4 @@ struct Journal {
     [[nodiscard]] Status save(const fs::path& venv) const;
 };
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::state

@@ -4,29 +4,29 @@
 #include <unistd.h>
 
 #include "core/fs.hpp"
-#include "engine/journal.hpp"
-#include "engine/venv_lock.hpp"
+#include "state/journal.hpp"
+#include "state/venv_lock.hpp"
 
 using namespace bootstrap;
 
 TEST_CASE("journal round-trips and is written atomically") {
     core::TempDir dir("bs-journal");
-    engine::Journal j;
+    state::Journal j;
     j.recipe = "demo";
     auto& e = j.steps["torch"];
     e.key = "abc";
-    e.status = engine::StepStatus::interrupted;
+    e.status = state::StepStatus::interrupted;
     e.seconds = 1.5;
     e.dists["demo-torch"] = {"2.11.0+cu130", "ff00", {10, 20, 30}};
     REQUIRE(j.save(dir.path()));
-    auto back = engine::Journal::load(dir.path());
+    auto back = state::Journal::load(dir.path());
     REQUIRE(back);
     CHECK(back->recipe == "demo");
     const auto& b = back->steps.at("torch");
     CHECK(b.key == "abc");
-    CHECK(b.status == engine::StepStatus::interrupted);
+    CHECK(b.status == state::StepStatus::interrupted);
     CHECK(b.dists.at("demo-torch").version == "2.11.0+cu130");
-    CHECK(b.dists.at("demo-torch").stamp == pyenv::FileStamp{10, 20, 30});
+    CHECK(b.dists.at("demo-torch").stamp == core::FileStamp{10, 20, 30});
     int entries = 0;
     for ([[maybe_unused]] auto& f : std::filesystem::directory_iterator(dir.path() / ".bootstrap")) ++entries;
     CHECK(entries == 1);
@@ -34,21 +34,21 @@ TEST_CASE("journal round-trips and is written atomically") {
 
 TEST_CASE("missing journal is empty, corrupt one is a clear error") {
     core::TempDir dir("bs-journal");
-    auto empty = engine::Journal::load(dir.path());
+    auto empty = state::Journal::load(dir.path());
     REQUIRE(empty);
     CHECK(empty->steps.empty());
-    REQUIRE(core::write_file_atomic(engine::Journal::path_for(dir.path()), "{not json"));
-    auto bad = engine::Journal::load(dir.path());
+    REQUIRE(core::write_file_atomic(state::Journal::path_for(dir.path()), "{not json"));
+    auto bad = state::Journal::load(dir.path());
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message.find("journal.json is corrupt") != std::string::npos);
 }
 
 TEST_CASE("a journal field of the wrong type is an error naming the field, never an exception") {
     core::TempDir dir("bs-journal");
-    const auto path = engine::Journal::path_for(dir.path());
+    const auto path = state::Journal::path_for(dir.path());
     auto load = [&](const std::string& text) {
         REQUIRE(core::write_file_atomic(path, text));
-        return engine::Journal::load(dir.path());
+        return state::Journal::load(dir.path());
     };
     auto wrong_type = load(R"({"schema": 1, "steps": {"a": {"key": 5, "status": "ok"}}})");
     REQUIRE_FALSE(wrong_type);
@@ -75,7 +75,7 @@ TEST_CASE("the venv lock names its holder when it times out") {
     REQUIRE(::pipe(ready) == 0);
     pid_t child = ::fork();
     if (child == 0) {
-        auto lock = engine::VenvLock::acquire(dir.path(), 5);
+        auto lock = state::VenvLock::acquire(dir.path(), 5);
         char c = lock ? 'y' : 'n';
         (void)!::write(ready[1], &c, 1);
         ::sleep(3);
@@ -85,7 +85,7 @@ TEST_CASE("the venv lock names its holder when it times out") {
     REQUIRE(::read(ready[0], &c, 1) == 1);
     REQUIRE(c == 'y');
     long waited_for = 0;
-    auto second = engine::VenvLock::acquire(dir.path(), 0.3, [&](long pid) { waited_for = pid; });
+    auto second = state::VenvLock::acquire(dir.path(), 0.3, [&](long pid) { waited_for = pid; });
     REQUIRE_FALSE(second);
     CHECK(second.error().code == ErrorCode::lock_timeout);
     CHECK(second.error().message.find("pid " + std::to_string(child)) != std::string::npos);
@@ -93,7 +93,7 @@ TEST_CASE("the venv lock names its holder when it times out") {
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
     // The kernel dropped the dead holder's lock.
-    CHECK(engine::VenvLock::acquire(dir.path(), 1));
+    CHECK(state::VenvLock::acquire(dir.path(), 1));
     ::close(ready[0]);
     ::close(ready[1]);
 }
