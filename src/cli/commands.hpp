@@ -30,12 +30,12 @@ void set_rollback_command(CLI::App& app, Outcome& outcome);       // rollback_co
 void set_lock_command(CLI::App& app, Outcome& outcome);           // lock_command.cpp
 void set_device_command(CLI::App& app, Outcome& outcome);         // device_commands.cpp
 void set_inspect_command(CLI::App& app, Outcome& outcome);        // device_commands.cpp
-void set_explain_command(CLI::App& app, Outcome& outcome);        // doctor_commands.cpp
-void set_lint_command(CLI::App& app, Outcome& outcome);           // doctor_commands.cpp
-void set_perf_command(CLI::App& app, Outcome& outcome);           // doctor_commands.cpp
-void set_doctor_command(CLI::App& app, Outcome& outcome);         // doctor_commands.cpp
-void set_relocate_command(CLI::App& app, Outcome& outcome);       // doctor_commands.cpp
-void set_launch_command(CLI::App& app, Outcome& outcome);         // doctor_commands.cpp
+void set_explain_command(CLI::App& app, Outcome& outcome);        // explain_command.cpp
+void set_lint_command(CLI::App& app, Outcome& outcome);           // lint_command.cpp
+void set_perf_command(CLI::App& app, Outcome& outcome);           // perf_command.cpp
+void set_doctor_command(CLI::App& app, Outcome& outcome);         // doctor_command.cpp
+void set_relocate_command(CLI::App& app, Outcome& outcome);       // relocate_command.cpp
+void set_launch_command(CLI::App& app, Outcome& outcome);         // launch_command.cpp
 
 /// Entry point used by main(): parse argv, dispatch, return the process exit code.
 int run_cli(int argc, char** argv);
