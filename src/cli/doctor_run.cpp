@@ -12,8 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/doctor_run.hpp"
 #include "cli/doctor_device.hpp"
+#include "cli/doctor_run.hpp"
 #include "cli/doctor_state.hpp"
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
@@ -31,7 +31,6 @@
 #include "pyenv/relocate.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
-
 
 namespace bootstrap::cli {
 
@@ -95,7 +94,6 @@ Result<std::filesystem::path> doctor_venv(const std::string& venv, const std::op
     BS_TRY(auto pre, engine::gather_facts({}, false));
     return engine::resolve_venv_path(*loaded, engine::PlanOptions{}, pre);
 }
-
 
 std::string doctor_summary(const std::string& what, const std::vector<doctor::Finding>& findings) {
     auto n = [&](recipe::Severity s) { return doctor::count_severity(findings, s); };

@@ -1,6 +1,6 @@
 // `containerfile`: a build context that runs a recipe as one image build step
-// (engine/containerfile.hpp); `seal`: a venv's state reduced to what its inputs decide, the
-// build step's last command (engine/seal.hpp).
+// (image/containerfile.hpp); `seal`: a venv's state reduced to what its inputs decide, the
+// build step's last command (image/seal.hpp).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -13,10 +13,10 @@
 #include "cli/status.hpp"
 #include "cli/version.hpp"
 #include "core/fs.hpp"
-#include "engine/containerfile.hpp"
 #include "engine/locking.hpp"
-#include "engine/seal.hpp"
 #include "exec/process.hpp"
+#include "image/containerfile.hpp"
+#include "image/seal.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -56,7 +56,7 @@ Result<std::pair<std::string, std::string>> parse_env(const std::string& word) {
 int execute_containerfile(const ContainerfileArgs& args) {
     auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return fail_with(loaded.error());
-    engine::ContainerfileOptions options;
+    image::ContainerfileOptions options;
     options.output_dir = args.output;
     options.base_image = args.base;
     if (!args.arch.empty()) options.arch = args.arch;
@@ -85,12 +85,12 @@ int execute_containerfile(const ContainerfileArgs& args) {
         options.env.push_back(*kv);
     }
     options.secrets = args.secrets;
-    auto written = engine::write_build_context(*loaded, options);
+    auto written = image::write_build_context(*loaded, options);
     if (!written) return fail_with(written.error());
     const auto& spec = written->spec;
     const std::string dir = written->dir.string();
-    fmt::print("wrote {}/{}: recipe '{}' for arch {}, venv {} in the image", dir, engine::k_build_file,
-               spec.recipe_name, spec.arch, spec.venv);
+    fmt::print("wrote {}/{}: recipe '{}' for arch {}, venv {} in the image", dir, image::k_build_file, spec.recipe_name,
+               spec.arch, spec.venv);
     if (!spec.lockfile_name.empty()) fmt::print(", locked by {}", spec.lockfile_name);
     fmt::print("\n");
     size_t files = 0;
@@ -128,7 +128,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
         "build it with any of:\n  DOCKER_BUILDKIT=1 docker build {2}-t IMAGE {0}\n  podman build {2}-t IMAGE {0}\n"
         "  buildah bud {2}-t IMAGE {0}\n"
         "(behind a TLS-inspecting proxy, add --secret id={1},src=CA.pem to give the build its CA)\n",
-        dir, engine::k_ca_secret, secrets);
+        dir, image::k_ca_secret, secrets);
     return 0;
 }
 
@@ -141,7 +141,7 @@ int execute_seal(const SealArgs& args) {
     const char* active = std::getenv("VIRTUAL_ENV");
     const std::string venv = !args.venv.empty() ? args.venv : active ? active : "";
     if (venv.empty()) return fail_with(Error{ErrorCode::usage, "no venv: pass --venv DIR (or activate one)", {}});
-    auto sealed = engine::seal_venv(venv, args.lock_timeout);
+    auto sealed = image::seal_venv(venv, args.lock_timeout);
     if (!sealed) return fail_with(sealed.error());
     fmt::print("sealed {}: removed {} path(s), reset {} journal entr{}\n", venv, sealed->removed.size(),
                sealed->journal_steps, sealed->journal_steps == 1 ? "y" : "ies");

@@ -1,4 +1,4 @@
-// `pack` and `unpack`: a venv as one reproducible file (engine/pack.hpp).
+// `pack` and `unpack`: a venv as one reproducible file (pack/pack.hpp).
 #include <chrono>
 #include <cstdlib>
 
@@ -10,7 +10,7 @@
 #include "cli/venv_choice.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
-#include "engine/pack.hpp"
+#include "pack/pack.hpp"
 
 namespace bootstrap::cli {
 
@@ -51,13 +51,13 @@ int execute_pack(const PackArgs& args) {
     auto chosen = required_venv_choice(args.venv);
     if (!chosen) return fail_with(chosen.error());
     const std::string venv = *chosen;
-    engine::PackOptions options;
+    pack::PackOptions options;
     auto mtime = pack_mtime();
     if (!mtime) return fail_with(mtime.error());
     options.mtime = *mtime;
     options.lock_timeout = args.lock_timeout;
     const auto start = std::chrono::steady_clock::now();
-    auto packed = engine::pack_venv(venv, args.output, options);
+    auto packed = pack::pack_venv(venv, args.output, options);
     if (!packed) return fail_with(packed.error());
     fmt::print("packed {} ({} packages, {} files, {}) into {} ({}) in {:.1f} s\nsha256 {}\n", venv, packed->packages,
                packed->files, core::format_bytes(packed->bytes_in), args.output, core::format_bytes(packed->bytes_out),
@@ -67,7 +67,7 @@ int execute_pack(const PackArgs& args) {
 
 int execute_unpack(const UnpackArgs& args) {
     const auto start = std::chrono::steady_clock::now();
-    auto unpacked = engine::unpack_venv(args.pack, args.dest);
+    auto unpacked = pack::unpack_venv(args.pack, args.dest);
     if (!unpacked) return fail_with(unpacked.error());
     fmt::print(
         "unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "

@@ -10,9 +10,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/doctor_run.hpp"
+#include "cli/json_output.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
-#include "cli/json_output.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/lint.hpp"

@@ -92,7 +92,7 @@ struct Plan {
     /// nothing was probed).
     std::map<std::string, std::string> device_facts;
     /// Every `{env.NAME}` the recipe read, and the [vars] values known (an image's build context
-    /// passes the variables on and carries the directories: engine/containerfile.hpp).
+    /// passes the variables on and carries the directories: image/containerfile.hpp).
     std::map<std::string, EnvRead> env_read;
     std::map<std::string, std::string> vars;
 

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
 
 namespace bootstrap::state {
 
@@ -67,5 +70,9 @@ private:
 /// moment: `.bootstrap/lock`, `.bootstrap/logs[/...]`, `*.facts`, `*.cache`, `torch-probe.json`
 /// and temp files under `.bootstrap/`. Shared by `pack` (left out) and seal (removed).
 [[nodiscard]] bool is_host_local_state(const std::string& rel);
+
+/// Remove what is_host_local_state names under `venv`/.bootstrap/, but the lock (whoever holds
+/// it removes it last). Returns the venv-relative paths removed.
+[[nodiscard]] Result<std::vector<std::string>> drop_host_local_state(const fs::path& venv);
 
 }  // namespace bootstrap::state

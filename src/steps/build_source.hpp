@@ -48,7 +48,7 @@ struct FetchedSource {
 /// A `url` source's download: its URL and sha256 into
 /// $BOOTSTRAP_HOME/sources/downloads/<sha256>/<name>, with the step's [network] settings (no
 /// deadline, no progress). Nothing is fetched when the file is there with that sha256, so an
-/// image's build context carries the archive in (engine/containerfile.hpp) and the build needs
+/// image's build context carries the archive in (image/containerfile.hpp) and the build needs
 /// neither the network nor libcurl for it.
 [[nodiscard]] net::DownloadRequest archive_request(const ResolvedStep& step);
 

@@ -207,7 +207,7 @@ inline constexpr size_t k_spec_index = spec_index_in<T>(static_cast<const KindSp
 
 /// A file or directory on this machine that a step reads (a sync project, a build's source
 /// tree or local git repository, a pybind11 source, find-links): what an image's build
-/// context must carry (engine/containerfile.hpp).
+/// context must carry (image/containerfile.hpp).
 struct LocalInput {
     std::string path;  // as the step will use it (absolute, or as the recipe resolves it)
     bool directory = true;

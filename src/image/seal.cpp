@@ -1,4 +1,4 @@
-#include "engine/seal.hpp"
+#include "image/seal.hpp"
 
 #include <algorithm>
 #include <set>
@@ -12,7 +12,7 @@
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 namespace {
 
@@ -52,7 +52,7 @@ Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
         std::sort(dist_infos.begin(), dist_infos.end());
         for (const auto& dist_info : dist_infos) {
             const std::string row = (dist_info.filename() / k_uv_cache_json).generic_string();
-            if (fs::is_regular_file(dist_info / "RECORD", ec)) BS_CHECK(disown_paths(dist_info, {row}));
+            if (fs::is_regular_file(dist_info / "RECORD", ec)) BS_CHECK(engine::disown_paths(dist_info, {row}));
             ec.clear();
             const fs::path file = dist_info / k_uv_cache_json;
             if (!fs::remove(file, ec) && ec)
@@ -82,30 +82,6 @@ Status reset_journal(const fs::path& venv, SealReport& report) {
 
 }  // namespace
 
-Status drop_host_local_state(const fs::path& venv, SealReport& report) {
-    const state::Layout layout(venv);
-    const fs::path dir = layout.dir();
-    const std::string lock_rel = layout.lock().lexically_relative(venv).generic_string();
-    std::vector<fs::path> doomed;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const std::string rel = it->path().lexically_relative(venv).generic_string();
-        if (rel == lock_rel || !state::is_host_local_state(rel)) continue;
-        doomed.push_back(it->path());
-        it.disable_recursion_pending();
-    }
-    if (ec && ec != std::errc::no_such_file_or_directory)
-        return fail(ErrorCode::io, fmt::format("cannot read {}: {}", dir.string(), ec.message()));
-    std::sort(doomed.begin(), doomed.end());
-    for (const auto& path : doomed) {
-        fs::remove_all(path, ec);
-        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", path.string(), ec.message()));
-        report.removed.push_back(path.lexically_relative(venv).generic_string());
-    }
-    return {};
-}
-
 Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
     std::error_code ec;
     const state::Layout layout(venv);
@@ -119,7 +95,8 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
         BS_TRY(auto lock, state::VenvLock::acquire(venv, lock_timeout));
         BS_CHECK(drop_uv_cache_files(venv, report));
         BS_CHECK(reset_journal(venv, report));
-        BS_CHECK(drop_host_local_state(venv, report));
+        BS_TRY(auto dropped, state::drop_host_local_state(venv));
+        report.removed.insert(report.removed.end(), dropped.begin(), dropped.end());
         // The lock file goes while it is held: nothing may run in a venv being sealed anyway
         // (the last command of an image build), and a later run creates it again.
         if (fs::remove(lock_file, ec) && had_lock)
@@ -129,4 +106,4 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
     return report;
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

@@ -8,7 +8,7 @@
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "engine/containerfile.hpp"
+#include "image/containerfile.hpp"
 #include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
@@ -54,8 +54,8 @@ struct World {
               "source = { path = \"" +
                   abs_src.string() + "\" }\n");
     }
-    engine::ContainerfileOptions options() const {
-        engine::ContainerfileOptions o;
+    image::ContainerfileOptions options() const {
+        image::ContainerfileOptions o;
         o.output_dir = dir.path() / "ctx";
         o.no_device = true;
         o.bootstrap_binary = bin;
@@ -70,8 +70,8 @@ struct World {
     }
 };
 
-engine::ContainerfileSpec golden_spec() {
-    engine::ContainerfileSpec s;
+image::ContainerfileSpec golden_spec() {
+    image::ContainerfileSpec s;
     s.base_image = "nvidia/cuda:13.0.0-devel-ubuntu24.04";
     s.recipe_name = "h200";
     s.recipe_digest = std::string(64, 'a');
@@ -80,12 +80,12 @@ engine::ContainerfileSpec golden_spec() {
     s.venv = "/opt/venv";
     s.with_uv = true;
     s.lockfile_name = "h200.lock.json";
-    engine::ContextSource te;
+    image::ContextSource te;
     te.what = "step 'te' source directory";
     te.host_path = "/src/te";
     te.context_path = "sources/0";
     te.image_path = "/etc/bootstrap/te";
-    engine::ContextSource cpp;
+    image::ContextSource cpp;
     cpp.what = "step 'helpers' source";
     cpp.host_path = "/src/my dir/helpers.cpp";
     cpp.directory = false;
@@ -137,14 +137,14 @@ TEST_CASE("the Dockerfile: one RUN with cache mounts, explicit arch, labels, doc
         "    (cd /etc/bootstrap && sha256sum manifest.json > manifest.json.sha256); \\\n"
         "    bootstrap seal --venv /opt/venv\n"
         "ENV VIRTUAL_ENV=\"/opt/venv\" PATH=\"/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n";
-    CHECK(engine::render_containerfile(golden_spec()) == expected);
+    CHECK(image::render_containerfile(golden_spec()) == expected);
 }
 
 TEST_CASE("a recipe name with a line break stays in its comment, a venv with a space in its ENV") {
     auto s = golden_spec();
     s.recipe_name = "x\nRUN touch /PWNED";
     s.venv = "/opt/my venv";
-    const auto text = engine::render_containerfile(s);
+    const auto text = image::render_containerfile(s);
     CHECK(text.find("\nRUN touch /PWNED") == std::string::npos);
     CHECK(text.find("recipe 'x RUN touch /PWNED'") != std::string::npos);
     CHECK(text.find("ENV VIRTUAL_ENV=\"/opt/my venv\" PATH=\"/opt/my venv/bin:") != std::string::npos);
@@ -159,14 +159,14 @@ TEST_CASE("labels and shell words are quoted") {
     auto s = golden_spec();
     s.recipe_name = "a\"b$c";
     s.env = {{"X", "it's"}};
-    const auto text = engine::render_containerfile(s);
+    const auto text = image::render_containerfile(s);
     CHECK(text.find("io.bootstrap.recipe.name=\"a\\\"b\\$c\"") != std::string::npos);
     CHECK(text.find("'X=it'\\''s'") != std::string::npos);
 }
 
 TEST_CASE("the build context holds the binary, the recipe and its local sources where the image's recipe looks") {
     World w;
-    auto written = engine::write_build_context(w.recipe(), w.options());
+    auto written = image::write_build_context(w.recipe(), w.options());
     INFO((written ? "" : written.error().message + " " + written.error().detail));
     REQUIRE(written);
     const fs::path ctx = w.dir.path() / "ctx";
@@ -199,7 +199,7 @@ TEST_CASE("the build context holds the binary, the recipe and its local sources 
 TEST_CASE("a build secret's value reaches neither the context nor the Dockerfile, which mounts it") {
     World w;
     ::setenv("BS_TEST_PYPI_TOKEN", "s3cr3t-token", 1);
-    auto written = engine::write_build_context(w.recipe(), w.options());
+    auto written = image::write_build_context(w.recipe(), w.options());
     ::unsetenv("BS_TEST_PYPI_TOKEN");
     REQUIRE(written);
     const fs::path ctx = w.dir.path() / "ctx";
@@ -219,7 +219,7 @@ TEST_CASE("secrets written in the recipe are refused at their line, naming --sec
     SECTION("a URL password") {
         text.replace(text.find("{env.BS_TEST_PYPI_TOKEN}"), 24, "s3cr3t-token");
         write(w.recipe_file, text);
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         INFO(r.error().message);
         CHECK(r.error().message.find("image.toml:16: a URL with credentials") != std::string::npos);
@@ -228,7 +228,7 @@ TEST_CASE("secrets written in the recipe are refused at their line, naming --sec
     }
     SECTION("a URL token in a comment") {
         write(w.recipe_file, text + "# mirror: https://tok-123456@mirror.example/simple\n");
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         INFO(r.error().message);
         CHECK(r.error().message.find("image.toml:27:") != std::string::npos);
@@ -237,21 +237,21 @@ TEST_CASE("secrets written in the recipe are refused at their line, naming --sec
         text.replace(text.find("[device]"), 8,
                      "[env]\nsecret = [\"MY_WORD\"]\nset = { MY_WORD = \"hunter22\" }\n[device]");
         write(w.recipe_file, text);
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("sets MY_WORD, a secret") != std::string::npos);
         CHECK(r.error().detail.find("--secret MY_WORD") != std::string::npos);
     }
     SECTION("a --secret that is not a secret name") {
         o.secrets.push_back("MAX_JOBS");
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--secret MAX_JOBS: not a secret name") != std::string::npos);
     }
     SECTION("a secret the recipe reads, not given as --secret") {
         o.secrets.clear();
         ::setenv("BS_TEST_PYPI_TOKEN", "s3cr3t-token", 1);
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         ::unsetenv("BS_TEST_PYPI_TOKEN");
         REQUIRE_FALSE(r);
         CHECK(r.error().detail.find("--secret BS_TEST_PYPI_TOKEN") != std::string::npos);
@@ -264,27 +264,27 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
     auto o = w.options();
     SECTION("no arch") {
         o.no_device = false;
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--arch") != std::string::npos);
     }
     SECTION("a secret-named --env") {
         o.env = {{"HF_TOKEN", "hf_abc"}};
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("HF_TOKEN") != std::string::npos);
         CHECK(r.error().message.find("hf_abc") == std::string::npos);
     }
     SECTION("an --env value with URL credentials") {
         o.env = {{"MIRROR", "https://bob:hunter2@mirror.example/simple"}};
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("MIRROR") != std::string::npos);
         CHECK(r.error().message.find("hunter2") == std::string::npos);
     }
     SECTION("a non-empty output directory") {
         write(o.output_dir / "keep", "x");
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("not empty") != std::string::npos);
         CHECK(slurp(o.output_dir / "keep") == "x");
@@ -293,22 +293,22 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
         auto text = slurp(w.recipe_file);
         text.replace(text.find("installer = \"pip\""), 17, "installer = \"uv\"");
         write(w.recipe_file, text);
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("no uv was found") != std::string::npos);
         o.uv_binary = w.dir.path() / "no-uv";
-        r = engine::write_build_context(w.recipe(), o);
+        r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("no-uv") != std::string::npos);
         o.uv_binary = w.bin;
         o.no_device = false;
-        r = engine::write_build_context(w.recipe(), o);
+        r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--arch") != std::string::npos);  // usage first
     }
     SECTION("a relative venv path") {
         o.venv = "venv";
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("'venv'") != std::string::npos);
     }
@@ -316,31 +316,31 @@ TEST_CASE("containerfile refuses what it cannot do right, naming it") {
     // instruction of its own.
     SECTION("a base image with a newline") {
         o.base_image = "debian:12\nRUN touch /PWNED";
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--base") != std::string::npos);
         CHECK(r.error().message.find("a newline") != std::string::npos);
         o.base_image = "debian 12";
-        r = engine::write_build_context(w.recipe(), o);
+        r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("not an image reference") != std::string::npos);
     }
     SECTION("an --env value with a newline") {
         o.env = {{"FOO", "a\nRUN touch /PWNED"}};
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--env FOO") != std::string::npos);
     }
     SECTION("an --arch with a newline") {
         o.no_device = false;
         o.arch = "9.0\nRUN touch /PWNED";
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--arch") != std::string::npos);
     }
     SECTION("a venv path with a newline") {
         o.venv = "/opt/v\nRUN x";
-        auto r = engine::write_build_context(w.recipe(), o);
+        auto r = image::write_build_context(w.recipe(), o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("--venv") != std::string::npos);
     }
@@ -383,7 +383,7 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
     ::unsetenv("BS_TEST_MIRROR");
     auto recipe = steps::load_recipe(recipe_file);
     REQUIRE(recipe);
-    engine::ContainerfileOptions o;
+    image::ContainerfileOptions o;
     o.output_dir = checkout / "ctx";  // inside a copied input: left out of its own copy
     o.arch = "9.0";
     o.bootstrap_binary = recipe_file;
@@ -391,7 +391,7 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
     o.bootstrap_version = "9.9.9-test";
 
     SECTION("copied, folded and mapped") {
-        auto written = engine::write_build_context(*recipe, o);
+        auto written = image::write_build_context(*recipe, o);
         INFO((written ? "" : written.error().message + " " + written.error().detail));
         REQUIRE(written);
         const auto& sources = written->spec.sources;
@@ -423,14 +423,14 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
     }
     SECTION("an unset variable is an error naming it and the recipe's line") {
         ::unsetenv("BS_TEST_CHECKOUT");
-        auto r = engine::write_build_context(*recipe, o);
+        auto r = image::write_build_context(*recipe, o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("BS_TEST_CHECKOUT") != std::string::npos);
         CHECK(r.error().message.find("r.toml:4:") != std::string::npos);
     }
     SECTION("a variable whose value holds credentials is refused, the value hidden") {
         ::setenv("BS_TEST_MIRROR", "https://bob:hunter2@mirror.example/simple", 1);
-        auto r = engine::write_build_context(*recipe, o);
+        auto r = image::write_build_context(*recipe, o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("BS_TEST_MIRROR") != std::string::npos);
         CHECK(r.error().message.find("r.toml:5:") != std::string::npos);
@@ -440,7 +440,7 @@ TEST_CASE("a context carries every local input where the image's recipe reads it
     SECTION("a missing project is an error before anything is written") {
         fs::rename(checkout / "pyproject.toml", dir.path() / "moved");
         fs::remove_all(checkout);
-        auto r = engine::write_build_context(*recipe, o);
+        auto r = image::write_build_context(*recipe, o);
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("project") != std::string::npos);
     }
@@ -462,13 +462,13 @@ TEST_CASE("a url source's archive travels in the context, fetched into this mach
     ::setenv("BOOTSTRAP_HOME", (dir.path() / "home").c_str(), 1);
     auto recipe = steps::load_recipe(recipe_file);
     REQUIRE(recipe);
-    engine::ContainerfileOptions o;
+    image::ContainerfileOptions o;
     o.no_device = true;
     o.bootstrap_binary = recipe_file;
     o.bootstrap_version = "9.9.9-test";
     for (int n = 1; n <= 2; ++n) {
         o.output_dir = dir.path() / fmt::format("ctx{}", n);
-        auto written = engine::write_build_context(*recipe, o);
+        auto written = image::write_build_context(*recipe, o);
         INFO((written ? "" : written.error().message + " " + written.error().detail));
         REQUIRE(written);
         REQUIRE(written->spec.downloads.size() == 1);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/fs.hpp"
-#include "engine/seal.hpp"
+#include "image/seal.hpp"
 #include "pyenv/dist_info.hpp"
 #include "state/journal.hpp"
 
@@ -71,7 +71,7 @@ struct Venv {
 TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the records") {
     Venv v;
     const auto before_digest = pyenv::record_text_digest(k_record);
-    auto sealed = engine::seal_venv(v.venv, 0);
+    auto sealed = image::seal_venv(v.venv, 0);
     INFO((sealed ? "" : sealed.error().message));
     REQUIRE(sealed);
     CHECK(sealed->journal_steps == 1);
@@ -114,7 +114,7 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
 
     // Sealing twice gives the same bytes (nothing left to remove).
     const auto journal_text = slurp(state::Journal::path_for(v.venv));
-    auto again = engine::seal_venv(v.venv, 0);
+    auto again = image::seal_venv(v.venv, 0);
     REQUIRE(again);
     CHECK(again->removed.empty());
     CHECK(slurp(state::Journal::path_for(v.venv)) == journal_text);
@@ -122,7 +122,7 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
 
 TEST_CASE("seal refuses a directory that no run made") {
     core::TempDir dir("bs-seal");
-    auto sealed = engine::seal_venv(dir.path(), 0);
+    auto sealed = image::seal_venv(dir.path(), 0);
     REQUIRE_FALSE(sealed);
     CHECK(sealed.error().message.find("has no .bootstrap/") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-#include "engine/containerfile.hpp"
+#include "image/containerfile.hpp"
 
 #include <unistd.h>
 
@@ -14,16 +14,16 @@
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
-#include "engine/context_inputs.hpp"
 #include "engine/facts.hpp"
 #include "engine/plan.hpp"
+#include "image/context_inputs.hpp"
 #include "net/download.hpp"
 #include "recipe/prescan.hpp"
 #include "steps/build_source.hpp"
 #include "steps/recipe_kinds.hpp"
 #include "steps/resolved_step.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 namespace {
 
@@ -118,8 +118,9 @@ std::string join_words(const std::vector<std::string>& words) {
 /// A plan of `recipe` as the image's build will make it (no GPU probed: the arch options are
 /// passed on; no venv: the host's is not the image's). `check_local_inputs`: for the recipe here
 /// (what it reads must exist to be copied), not for its copy in the context.
-Result<Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions& options, bool check_local_inputs) {
-    PlanOptions plan_options;
+Result<engine::Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions& options,
+                                bool check_local_inputs) {
+    engine::PlanOptions plan_options;
     plan_options.venv = options.venv;
     plan_options.arch = options.arch;
     plan_options.no_device = options.no_device;
@@ -127,10 +128,10 @@ Result<Plan> image_plan(const recipe::Recipe& recipe, const ContainerfileOptions
     plan_options.probe_devices = false;
     plan_options.check_local_inputs = check_local_inputs;
     plan_options.this_machine = false;
-    BS_TRY(auto facts, gather_facts({}, false));
+    BS_TRY(auto facts, engine::gather_facts({}, false));
     // A build secret may be unset here (the build gets it): a stand-in lets the plan expand.
     for (const auto& name : options.secrets) facts.env.emplace(name, "<build secret>");
-    return make_plan(recipe, plan_options, facts);
+    return engine::make_plan(recipe, plan_options, facts);
 }
 
 /// How to give the build a secret the recipe needs (for refusals).
@@ -239,7 +240,8 @@ bool machine_variable(std::string_view name) {
 }
 
 /// The `{env.NAME}` values the recipe read here, to be set in the RUN; `given` (--env) wins.
-Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe::Recipe& recipe, const Plan& plan,
+Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe::Recipe& recipe,
+                                                                    const engine::Plan& plan,
                                                                     const ContainerfileOptions& options) {
     std::vector<std::pair<std::string, std::string>> out;
     const auto& given = options.env;
@@ -425,7 +427,7 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
     out += fmt::format("    bootstrap snapshot --venv {} -o {}/manifest.json; \\\n", shell_word(spec.venv), etc);
     out += fmt::format("    (cd {} && sha256sum manifest.json > manifest.json.sha256); \\\n", etc);
     // Last: the venv's host-local state (lock, logs, caches, stat stamps, timings, uv's
-    // uv_cache.json) would make two builds of the same inputs differ (engine/seal.hpp).
+    // uv_cache.json) would make two builds of the same inputs differ (image/seal.hpp).
     out += fmt::format("    bootstrap seal --venv {}\n", shell_word(spec.venv));
     out += fmt::format("ENV VIRTUAL_ENV={} PATH={}\n", env_value(spec.venv),
                        env_value(spec.venv + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
@@ -486,4 +488,4 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     return ContainerfileResult{dir, std::move(spec)};
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

@@ -1,5 +1,5 @@
 #pragma once
-// What an image build context carries from this machine (engine/containerfile.hpp): the local
+// What an image build context carries from this machine (image/containerfile.hpp): the local
 // inputs a recipe's plan records (ResolvedStep::local_inputs, `[vars]` directories), paired with
 // where the image's copy of the recipe reads them, copied without what is not source; and the
 // archives of `url` sources, fetched into this machine's cache and copied in.
@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "engine/containerfile.hpp"
 #include "engine/plan.hpp"
+#include "image/containerfile.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 /// The inputs of `here` (the recipe) paired with where the copy `there` (the recipe copied to
 /// `copied_etc`, which the image holds at `image_etc`) will look for them; nested ones folded
 /// into the directory that holds them (a repository inside a tree is copied on its own, with
 /// its .git). Each gets its `context_path` ("sources/N").
-[[nodiscard]] Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan& there,
+[[nodiscard]] Result<std::vector<ContextSource>> context_sources(const engine::Plan& here, const engine::Plan& there,
                                                                  const fs::path& copied_etc, const fs::path& image_etc);
 
 /// Copy each source to `stage`/context_path, leaving out .git (but for a repository), venvs,
@@ -31,9 +31,9 @@ namespace bootstrap::engine {
 
 /// Each `url` source's archive of `here`, into `stage`/bootstrap/downloads/ (a copy of this
 /// machine's cached one, fetched into that cache first when it is not there).
-[[nodiscard]] Result<std::vector<ContextDownload>> context_downloads(const Plan& here, const fs::path& stage);
+[[nodiscard]] Result<std::vector<ContextDownload>> context_downloads(const engine::Plan& here, const fs::path& stage);
 
 /// Copy one file into the context; the error names `what`.
 [[nodiscard]] Status copy_file(const fs::path& from, const fs::path& to, std::string_view what);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

@@ -1,4 +1,4 @@
-#include "engine/pack.hpp"
+#include "pack/pack.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,7 +16,6 @@
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "engine/run_manifests.hpp"
-#include "engine/seal.hpp"
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/snapshot.hpp"
@@ -25,7 +24,7 @@
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::pack {
 
 namespace {
 
@@ -185,7 +184,7 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(venv));
     BS_TRY(auto lock, state::VenvLock::acquire(venv, options.lock_timeout));
     BS_TRY(auto m, snapshot_of(venv, true, std::nullopt));
-    (void)annotate_from_records(m, venv);
+    (void)engine::annotate_from_records(m, venv);
 
     PackInfo info;
     info.venv = venv.string();
@@ -293,11 +292,11 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
     BS_CHECK(verify_against(packed, here, pack));
     result.packages = here.packages.size();
     // What the snapshot just cached of this tree is host-local state, as a pack leaves it out.
-    SealReport dropped;
-    BS_CHECK(drop_host_local_state(tree, dropped));
+    BS_TRY(auto dropped, state::drop_host_local_state(tree));
+    (void)dropped;
 
     BS_CHECK(core::rename_no_replace(tree, dest));
     return result;
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::pack

@@ -8,7 +8,7 @@
 // the proxy's CA as an optional build secret (k_ca_secret), never written into the image. It
 // uses no BuildKit syntax beyond `RUN --mount=type=cache|secret`, which all three accept.
 // Reproducible: `ARG SOURCE_DATE_EPOCH=0` dates what the run records, .pyc files are compiled
-// hash-based, and the RUN ends with `bootstrap seal` (engine/seal.hpp), so two builds of the
+// hash-based, and the RUN ends with `bootstrap seal` (image/seal.hpp), so two builds of the
 // same context from clean caches (`--timestamp 0`) give the same venv layer.
 
 #include <filesystem>
@@ -20,7 +20,7 @@
 #include "core/error.hpp"
 #include "recipe/recipe.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 namespace fs = std::filesystem;
 
@@ -138,4 +138,4 @@ inline constexpr const char* k_build_file = "Dockerfile";
 [[nodiscard]] Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe,
                                                               const ContainerfileOptions& options);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

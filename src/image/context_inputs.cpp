@@ -1,4 +1,4 @@
-#include "engine/context_inputs.hpp"
+#include "image/context_inputs.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -14,7 +14,7 @@
 #include "steps/build_source.hpp"
 #include "steps/resolved_step.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 namespace {
 
@@ -27,7 +27,7 @@ struct Input {
     bool repository = false;
 };
 
-std::map<std::string, Input> local_inputs(const Plan& plan) {
+std::map<std::string, Input> local_inputs(const engine::Plan& plan) {
     std::map<std::string, Input> out;
     for (const auto& step : plan.steps)
         for (size_t n = 0; n < step.local_inputs.size(); ++n) {
@@ -168,8 +168,8 @@ private:
 /// The inputs of `here` (the recipe) paired with where the copy `there` (the context's recipe)
 /// will look for them, nested ones folded into the directory that holds them (a repository
 /// inside a tree is copied on its own, with its .git).
-Result<std::vector<ContextSource>> context_sources(const Plan& here, const Plan& there, const fs::path& copied_etc,
-                                                   const fs::path& image_etc) {
+Result<std::vector<ContextSource>> context_sources(const engine::Plan& here, const engine::Plan& there,
+                                                   const fs::path& copied_etc, const fs::path& image_etc) {
     const auto host = local_inputs(here);
     const auto image = local_inputs(there);
     std::vector<ContextSource> all;
@@ -227,7 +227,7 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
 
 /// Each `url` source's archive, into the context (a copy of this machine's cached one, fetched
 /// into that cache first when it is not there).
-Result<std::vector<ContextDownload>> context_downloads(const Plan& here, const fs::path& stage) {
+Result<std::vector<ContextDownload>> context_downloads(const engine::Plan& here, const fs::path& stage) {
     std::vector<ContextDownload> out;
     for (const auto& step : here.steps) {
         const auto* build = step.build();
@@ -267,4 +267,4 @@ Status copy_context_sources(std::vector<ContextSource>& sources, const fs::path&
     return {};
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

@@ -16,7 +16,7 @@
 
 #include "core/error.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::image {
 
 namespace fs = std::filesystem;
 
@@ -25,14 +25,10 @@ struct SealReport {
     size_t journal_steps = 0;          // journal entries whose stamps and timings were reset
 };
 
-/// Remove what state::is_host_local_state names under `venv`/.bootstrap/, but the lock (whoever holds
-/// it removes it last); each removed path is added to `report.removed`.
-[[nodiscard]] Status drop_host_local_state(const fs::path& venv, SealReport& report);
-
 /// Seal `venv` (see above). Takes the venv lock for the work (waiting up to `lock_timeout`
 /// seconds) and removes the lock file last. The history, the journal's records and every
 /// installed file but uv_cache.json stay; a RECORD loses only its uv_cache.json row (its digest
 /// in manifests and the journal leaves that row out already, so it does not change).
 [[nodiscard]] Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::image

@@ -17,7 +17,7 @@
 
 #include "core/error.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::pack {
 
 namespace fs = std::filesystem;
 
@@ -49,4 +49,4 @@ struct UnpackResult {
 /// Unpack `pack` into `dest`, which must not exist. On any error nothing is left at `dest`.
 [[nodiscard]] Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::pack
