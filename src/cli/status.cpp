@@ -203,7 +203,8 @@ std::string TerminalStatus::downloads_locked(Clock::time_point now) {
     std::string text = fmt::format("downloading {} of {}{}", core::format_bytes(m_download->done),
                                    core::format_bytes(m_download->total), rate);
     if (m_download->files > 1) text += fmt::format(", {} of {} files", m_download->files_done, m_download->files);
-    if (!m_download->current.empty()) text += ", " + m_download->current;
+    // A file name pip took from a URL: shown as every child's text is, credentials masked.
+    if (!m_download->current.empty()) text += ", " + core::redact_text(m_download->current);
     return text;
 }
 
