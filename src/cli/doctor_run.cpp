@@ -24,7 +24,6 @@
 #include "doctor/knowledge.hpp"
 #include "doctor/lint.hpp"
 #include "doctor/perf.hpp"
-#include "engine/launch.hpp"
 #include "engine/plan.hpp"
 #include "exec/environment.hpp"
 #include "exec/process.hpp"

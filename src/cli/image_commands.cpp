@@ -13,10 +13,10 @@
 #include "cli/status.hpp"
 #include "cli/version.hpp"
 #include "core/fs.hpp"
-#include "engine/locking.hpp"
 #include "exec/process.hpp"
 #include "image/containerfile.hpp"
 #include "image/seal.hpp"
+#include "lockfile/make.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -78,7 +78,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
     }
     if (args.locked || !args.lockfile.empty())
         options.lockfile =
-            args.lockfile.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);
+            args.lockfile.empty() ? lockfile::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);
     for (const auto& word : args.env) {
         auto kv = parse_env(word);
         if (!kv) return fail_with(kv.error());

@@ -14,8 +14,8 @@
 #include "doctor/checks.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/lint.hpp"
-#include "engine/launch.hpp"
 #include "exec/environment.hpp"
+#include "exec/exec_image.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -47,7 +47,7 @@ int execute_launch(const LaunchArgs& args) {
     else return report_error(r.error(), false);
     auto venv = doctor_venv(args.doctor.venv, loaded);
     if (!venv) return report_error(venv.error(), false);
-    const exec::EnvMap env = engine::launch_environment(*loaded, *venv, exec::current_environment());
+    const exec::EnvMap env = exec::launch_environment(exec::current_environment(), *venv, loaded->env_unset);
 
     auto config = launch_config(args.command);
     if (!config) return report_error(config.error(), false);
@@ -69,7 +69,10 @@ int execute_launch(const LaunchArgs& args) {
     if (errors > 0) fmt::print(stderr, "launching anyway (--force)\n");
     std::fflush(stdout);
     std::fflush(stderr);
-    return report_error(engine::launch_command(args.command, env), false);
+    // Returns only when the command could not be started.
+    Error err = exec::replace_process(args.command, env);
+    err.message = "launch: " + err.message;
+    return report_error(err, false);
 }
 
 /// Options doctor and launch share.

@@ -6,8 +6,8 @@
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
 #include "core/redact.hpp"
-#include "engine/locking.hpp"
-#include "engine/page_fetch.hpp"
+#include "lockfile/make.hpp"
+#include "lockfile/page_fetch.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -40,8 +40,8 @@ int execute_lock(const LockArgs& args) {
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.timeout));
-    auto fetch = [&](const std::string& url) -> Result<engine::FetchedPage> {
-        auto page = engine::fetch_project_page(url, deadline);
+    auto fetch = [&](const std::string& url) -> Result<lockfile::FetchedPage> {
+        auto page = lockfile::fetch_project_page(url, deadline);
         if (!page && page.error().code == ErrorCode::timeout)
             return fail(ErrorCode::timeout,
                         fmt::format("lock ran out of its time ({:g} s, --timeout) while fetching {}", args.timeout,
@@ -49,12 +49,12 @@ int execute_lock(const LockArgs& args) {
                         "an index that slow needs a longer --timeout; nothing was written");
         return page;
     };
-    engine::LockPolicy policy;
+    lockfile::LockPolicy policy;
     policy.allow_extras = args.allow_extras;
     std::vector<std::string> notes;
-    auto lock = engine::make_lockfile(*loaded, options, fetch, policy, &notes);
+    auto lock = lockfile::make_lockfile(*loaded, options, fetch, policy, &notes);
     if (!lock) return fail_with(lock.error());
-    auto path = args.output.empty() ? engine::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
+    auto path = args.output.empty() ? lockfile::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
     if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
     fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name, path.string());
     for (const auto& note : notes) fmt::print(stderr, "{}\n", note);

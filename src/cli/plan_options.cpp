@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/locking.hpp"
+#include "lockfile/make.hpp"
 #include "manifest/lockfile.hpp"
 
 namespace bootstrap::cli {
@@ -42,7 +42,7 @@ Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Rec
     options.exact = args.exact;
     if (args.locked || !args.lockfile.empty()) {
         auto path =
-            args.lockfile.empty() ? engine::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
+            args.lockfile.empty() ? lockfile::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
         BS_TRY(auto lock, manifest::load_lockfile(path));
         options.locked = std::move(lock);
     }

@@ -9,8 +9,8 @@
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "cli/venv_choice.hpp"
-#include "engine/rollback.hpp"
 #include "manifest/history.hpp"
+#include "rollback/rollback.hpp"
 
 namespace bootstrap::cli {
 
@@ -45,15 +45,15 @@ Result<std::pair<manifest::Manifest, std::string>> last_target(const fs::path& v
     return std::pair{newest, entries.back().file.string()};
 }
 
-nlohmann::json source_json(const manifest::InstallSource& s) {
-    nlohmann::json j{{"kind", manifest::to_string(s.kind)}};
+nlohmann::json source_json(const rollback::InstallSource& s) {
+    nlohmann::json j{{"kind", rollback::to_string(s.kind)}};
     if (!s.wheel.empty()) j["wheel"] = s.wheel.string();
     if (!s.index_urls.empty()) j["index_urls"] = s.index_urls;
     if (!s.url.empty()) j["url"] = s.url;
     return j;
 }
 
-nlohmann::json plan_json(const manifest::RollbackPlan& plan) {
+nlohmann::json plan_json(const rollback::RollbackPlan& plan) {
     nlohmann::json remove = nlohmann::json::array(), install = nlohmann::json::array(),
                    unreachable = nlohmann::json::array();
     for (const auto& r : plan.remove) remove.push_back({{"name", r.name}, {"version", r.version}});
@@ -69,9 +69,9 @@ nlohmann::json plan_json(const manifest::RollbackPlan& plan) {
 }
 
 int execute_rollback(const RollbackArgs& args) {
-    std::optional<manifest::RollbackPlan> shown;
+    std::optional<rollback::RollbackPlan> shown;
     std::string target_name;
-    auto finish = [&](const Result<engine::RollbackReport>& result) {
+    auto finish = [&](const Result<rollback::RollbackReport>& result) {
         if (args.json) {
             nlohmann::json doc{
                 {"schema", 1}, {"ok", result.has_value()}, {"target", target_name}, {"dry_run", args.dry_run}};
@@ -124,14 +124,14 @@ int execute_rollback(const RollbackArgs& args) {
         target_name = args.to;
     }
 
-    engine::RollbackOptions options;
+    rollback::RollbackOptions options;
     for (const auto& d : args.find_links) options.find_links.push_back(fs::absolute(d));
     if (!args.index_url.empty()) options.index_url = args.index_url;
     options.installer = args.installer;
     options.dry_run = args.dry_run;
     options.lock_timeout = args.lock_timeout;
-    engine::RollbackObserver observer;
-    observer.on_plan = [&](const manifest::RollbackPlan& plan) {
+    rollback::RollbackObserver observer;
+    observer.on_plan = [&](const rollback::RollbackPlan& plan) {
         shown = plan;
         if (args.json) return;
         fmt::print("rollback {} to {}: {}\n{}", venv, target_name, plan.summary(), plan.format());
@@ -140,7 +140,7 @@ int execute_rollback(const RollbackArgs& args) {
     observer.on_message = [&](std::string_view text) {
         if (!args.json) fmt::print(stderr, "{}\n", text);
     };
-    return finish(engine::rollback(fs::absolute(venv), target, options, observer));
+    return finish(rollback::rollback(fs::absolute(venv), target, options, observer));
 }
 
 }  // namespace

@@ -11,9 +11,10 @@
 #include "core/log.hpp"
 #include "core/strings.hpp"
 #include "doctor/knowledge.hpp"
-#include "engine/locking.hpp"
+#include "lockfile/make.hpp"
 #include "manifest/lockfile.hpp"
 #include "recipe/recipe.hpp"
+#include "rollback/rollback.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -83,7 +84,7 @@ int execute_run(const RunArgs& args, Result<recipe::Recipe> loaded) {
     options.lock_timeout = args.lock_timeout;
     if (const char* b = std::getenv("BOOTSTRAP_BACKOFF_BASE"))
         options.backoff_base = core::parse_double(b).value_or(options.backoff_base);
-    options.rollback_on_failure = args.rollback_on_failure;
+    if (args.rollback_on_failure) options.rollback_on_failure = rollback::restore_after_failure;
 
     auto report = engine::run_recipe(*loaded, options, status);
     if (!report) return report_error(report.error());

@@ -17,7 +17,6 @@
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
-#include "engine/rollback.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
@@ -460,24 +459,25 @@ private:
     void restore_before() {
         auto target = m_history.restore_target(m_facts);
         if (!target) return;
-        RollbackOptions options;
-        options.run_id = m_report.run_id;
-        options.net = m_plan.net;
-        options.installer = m_plan.installer->name();
+        RestoreRequest request;
+        request.venv = m_plan.venv;
+        request.target = &*target;
+        request.run_id = m_report.run_id;
+        request.net = m_plan.net;
+        request.installer = m_plan.installer->name();
         for (const auto& step : m_plan.steps)
             if (const auto* install = step.install()) {
-                const auto& request = install->request;
-                if (request.index_url) options.known_index_urls.push_back(*request.index_url);
-                options.known_index_urls.insert(options.known_index_urls.end(), request.extra_index_urls.begin(),
-                                                request.extra_index_urls.end());
+                const auto& index = install->request;
+                if (index.index_url) request.known_index_urls.push_back(*index.index_url);
+                request.known_index_urls.insert(request.known_index_urls.end(), index.extra_index_urls.begin(),
+                                                index.extra_index_urls.end());
             }
-        RollbackObserver observer;
-        observer.on_message = [this](std::string_view text) { m_observer.message(text); };
+        request.message = [this](std::string_view text) { m_observer.message(text); };
         m_observer.message(fmt::format("step failed: rolling the venv back to {}",
                                        m_report.history_before
                                            ? fmt::format("history #{}", *m_report.history_before)
                                            : std::string("its state before the run (no packages)")));
-        auto rolled = rollback_to(m_plan.venv, *target, options, observer);
+        auto rolled = m_options.rollback_on_failure(request);
         if (!rolled) {
             m_report.warnings.push_back("rollback after the failure did not complete: " + rolled.error().message);
             if (!rolled.error().detail.empty()) m_report.warnings.push_back(rolled.error().detail);

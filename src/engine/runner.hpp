@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,18 +15,34 @@
 
 #include "core/error.hpp"
 #include "engine/plan.hpp"
+#include "manifest/manifest.hpp"
 #include "pyenv/download_progress.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::engine {
 
+/// What `--rollback-on-failure` asks for when a step fails: put `venv` back as `target` (the
+/// run's before-snapshot) records it. The run holds the venv lock. engine/ knows no rollback:
+/// the caller passes rollback::restore_after_failure.
+struct RestoreRequest {
+    std::filesystem::path venv;
+    const manifest::Manifest* target = nullptr;
+    std::string run_id;
+    pyenv::NetworkOptions net;
+    std::string installer;                          // the plan's ("uv" / "pip")
+    std::vector<std::string> known_index_urls;      // the install steps' own, credentials and all
+    std::function<void(std::string_view)> message;  // one line per phase
+};
+using RestoreBefore = std::function<Status(const RestoreRequest&)>;
+
 struct RunOptions {
     PlanOptions plan;
-    bool force = false;                // run every selected step, whatever the journal says
-    bool verify = false;               // re-run verify clauses even for skipped steps
-    double lock_timeout = 600;         // seconds
-    double backoff_base = 2;           // seconds before the 2nd attempt; doubles each time
-    bool rollback_on_failure = false;  // restore the before-snapshot when a step fails
+    bool force = false;         // run every selected step, whatever the journal says
+    bool verify = false;        // re-run verify clauses even for skipped steps
+    double lock_timeout = 600;  // seconds
+    double backoff_base = 2;    // seconds before the 2nd attempt; doubles each time
+    /// Set: restore the before-snapshot when a step fails (`--rollback-on-failure`).
+    RestoreBefore rollback_on_failure;
 };
 
 /// `verified`: the step's action was up to date, and its verify clauses (which see the whole

@@ -42,4 +42,13 @@ void enter_venv(EnvMap& env, const std::filesystem::path& venv, const std::set<s
     if (!keep.count("PYTHONHOME")) env.erase("PYTHONHOME");
 }
 
+EnvMap launch_environment(const EnvMap& caller, const std::filesystem::path& venv,
+                          const std::vector<std::string>& unset) {
+    EnvMap env = caller;
+    for (const auto& name : unset) env.erase(name);
+    enter_venv(env, venv);
+    env["VENV"] = venv.string();
+    return env;
+}
+
 }  // namespace bootstrap::exec

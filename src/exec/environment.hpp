@@ -30,4 +30,10 @@ using EnvMap = std::map<std::string, std::string>;
 /// itself) are left as they are.
 void enter_venv(EnvMap& env, const std::filesystem::path& venv, const std::set<std::string>& keep = {});
 
+/// `bootstrap launch`'s environment: the caller's environment `caller` (all of it, not the
+/// pass-through subset a step gets), less the recipe's [env] `unset`, entered into `venv` as
+/// enter_venv does, plus VENV.
+[[nodiscard]] EnvMap launch_environment(const EnvMap& caller, const std::filesystem::path& venv,
+                                        const std::vector<std::string>& unset);
+
 }  // namespace bootstrap::exec

@@ -7,7 +7,7 @@
 
 #include "core/fs.hpp"
 #include "core/strings.hpp"
-#include "engine/rollback_fixup.hpp"
+#include "pyenv/record.hpp"
 #include "state/journal.hpp"
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
@@ -52,7 +52,7 @@ Status drop_uv_cache_files(const fs::path& venv, SealReport& report) {
         std::sort(dist_infos.begin(), dist_infos.end());
         for (const auto& dist_info : dist_infos) {
             const std::string row = (dist_info.filename() / k_uv_cache_json).generic_string();
-            if (fs::is_regular_file(dist_info / "RECORD", ec)) BS_CHECK(engine::disown_paths(dist_info, {row}));
+            if (fs::is_regular_file(dist_info / "RECORD", ec)) BS_CHECK(pyenv::disown_paths(dist_info, {row}));
             ec.clear();
             const fs::path file = dist_info / k_uv_cache_json;
             if (!fs::remove(file, ec) && ec)

@@ -1,5 +1,9 @@
 #include "pyenv/record.hpp"
 
+#include <fmt/format.h>
+
+#include "core/fs.hpp"
+
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 
@@ -78,6 +82,77 @@ std::string record_hash(std::string_view data) { return record_hash_of_hex(core:
 
 std::string record_hash_of_hex(std::string_view sha256_hex) {
     return "sha256=" + base64url_nopad(hex_to_bytes(sha256_hex));
+}
+
+namespace {
+
+std::string row_path(std::string_view row) { return parse_record_row(row).path; }
+
+std::string normal_path(const std::string& record_path) {
+    return std::filesystem::path(record_path).lexically_normal().string();
+}
+
+}  // namespace
+
+RecordText RecordText::parse(std::string_view text) {
+    RecordText r;
+    if (text.find("\r\n") != std::string_view::npos) r.eol = "\r\n";
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find(r.eol, start);
+        if (end == std::string_view::npos) end = text.size();
+        r.rows.emplace_back(text.substr(start, end - start));
+        start = end + r.eol.size();
+    }
+    return r;
+}
+
+std::string RecordText::text() const {
+    std::string out;
+    for (const auto& row : rows) out += row + eol;
+    return out;
+}
+
+std::optional<size_t> RecordText::find(std::string_view path) const {
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (row_path(rows[i]) == path) return i;
+    return std::nullopt;
+}
+
+void RecordText::erase(std::string_view path) {
+    if (auto i = find(path)) rows.erase(rows.begin() + static_cast<long>(*i));
+}
+
+void RecordText::put(const std::string& path, std::string_view content) {
+    std::string row = fmt::format("{},{},{}", path, record_hash(content), content.size());
+    if (auto i = find(path)) {
+        rows[*i] = row;
+        return;
+    }
+    auto it = rows.begin();
+    while (it != rows.end() && row_path(*it) < path) ++it;
+    rows.insert(it, row);
+}
+
+Result<std::set<std::string>> record_paths(const std::filesystem::path& dist_info) {
+    BS_TRY(auto text, core::read_file(dist_info / "RECORD"));
+    std::set<std::string> out;
+    for (const auto& row : RecordText::parse(text).rows)
+        if (auto path = row_path(row); !path.empty()) out.insert(normal_path(path));
+    return out;
+}
+
+Result<size_t> disown_paths(const std::filesystem::path& dist_info, const std::set<std::string>& paths) {
+    BS_TRY(auto text, core::read_file(dist_info / "RECORD"));
+    RecordText record = RecordText::parse(text);
+    const size_t before = record.rows.size();
+    std::erase_if(record.rows, [&](const std::string& row) {
+        auto path = row_path(row);
+        return !path.empty() && paths.count(normal_path(path)) > 0;
+    });
+    const size_t dropped = before - record.rows.size();
+    if (dropped > 0) BS_CHECK(core::write_file_atomic(dist_info / "RECORD", record.text()));
+    return dropped;
 }
 
 }  // namespace bootstrap::pyenv

@@ -4,10 +4,14 @@
 // its rows and the one writer of its hash field.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace bootstrap::pyenv {
 
@@ -28,5 +32,29 @@ struct RecordRow {
 
 /// The same field from a SHA-256 digest given in hex (core::sha256_file's answer).
 [[nodiscard]] std::string record_hash_of_hex(std::string_view sha256_hex);
+
+/// A RECORD's text as rows to edit, written back byte for byte as the installer wrote it (its
+/// line ends, its row order, its quoting) except where a row is changed.
+struct RecordText {
+    std::vector<std::string> rows;  // as written, without line ends
+    std::string eol = "\n";
+
+    [[nodiscard]] static RecordText parse(std::string_view text);
+    [[nodiscard]] std::string text() const;
+    /// The row whose path is `path` (compared as written).
+    [[nodiscard]] std::optional<size_t> find(std::string_view path) const;
+    void erase(std::string_view path);
+    /// Set the row for `path` to `content`'s hash and size, or insert it where sorted order
+    /// puts it (pip and uv both write RECORD sorted by path).
+    void put(const std::string& path, std::string_view content);
+};
+
+/// The paths `dist_info`'s RECORD lists, relative to its site-packages, lexically normalised.
+[[nodiscard]] Result<std::set<std::string>> record_paths(const std::filesystem::path& dist_info);
+
+/// Drop from `dist_info`'s RECORD the rows for `paths` (spelt as record_paths spells them), so
+/// that uninstalling the distribution leaves those files to the one that now owns them too.
+/// Returns how many rows went; RECORD is rewritten (atomically) only when some did.
+[[nodiscard]] Result<size_t> disown_paths(const std::filesystem::path& dist_info, const std::set<std::string>& paths);
 
 }  // namespace bootstrap::pyenv

@@ -1,8 +1,8 @@
-#include "engine/page_fetch.hpp"
+#include "lockfile/page_fetch.hpp"
 
 #include "net/http.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::lockfile {
 
 Result<FetchedPage> fetch_project_page(const std::string& url,
                                        std::optional<std::chrono::steady_clock::time_point> deadline) {
@@ -14,4 +14,4 @@ Result<FetchedPage> fetch_project_page(const std::string& url,
     return FetchedPage{std::move(response.body), std::move(response.content_type), std::move(response.effective_url)};
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::lockfile

@@ -1,14 +1,14 @@
 #pragma once
-// The real engine::Fetch for `lock`: a project page over HTTP(S) through net/.
+// The real lockfile::Fetch for `lock`: a project page over HTTP(S) through net/.
 
 #include <chrono>
 #include <optional>
 #include <string>
 
 #include "core/error.hpp"
-#include "engine/locking.hpp"
+#include "lockfile/make.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::lockfile {
 
 /// GET `url` asking for PEP 691 JSON or PEP 503 HTML (k_simple_accept), following redirects;
 /// the page's format comes from the Content-Type it answers with. Past `deadline` (retries and
@@ -16,4 +16,4 @@ namespace bootstrap::engine {
 [[nodiscard]] Result<FetchedPage> fetch_project_page(const std::string& url,
                                                      std::optional<std::chrono::steady_clock::time_point> deadline);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::lockfile

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/fs.hpp"
-#include "engine/locking.hpp"
-#include "manifest/index_page.hpp"
+#include "lockfile/index_page.hpp"
+#include "lockfile/make.hpp"
 #include "manifest/lockfile.hpp"
 
 using namespace bootstrap;
@@ -12,10 +12,10 @@ using namespace bootstrap;
 namespace {
 
 /// A trimmed copy of a real PyPI project page (tests/data/index/), parsed.
-std::vector<manifest::IndexFile> page(const std::string& file, const std::string& content_type) {
+std::vector<lockfile::IndexFile> page(const std::string& file, const std::string& content_type) {
     auto text = core::read_file(std::filesystem::path(BS_TEST_DATA) / "index" / file);
     REQUIRE(text.has_value());
-    auto files = manifest::parse_index_page(*text, content_type, "https://pypi.org/simple/x/");
+    auto files = lockfile::parse_index_page(*text, content_type, "https://pypi.org/simple/x/");
     REQUIRE(files.has_value());
     return *files;
 }
@@ -29,15 +29,15 @@ manifest::Package installed(std::string name, std::string display, std::string v
     return p;
 }
 
-std::string matched(const std::vector<manifest::IndexFile>& files, const manifest::Package& pkg) {
-    auto f = engine::find_installed_wheel(files, pkg, "https://pypi.org/simple/x/");
+std::string matched(const std::vector<lockfile::IndexFile>& files, const manifest::Package& pkg) {
+    auto f = lockfile::find_installed_wheel(files, pkg, "https://pypi.org/simple/x/");
     INFO((f ? "" : f.error().message));
     REQUIRE(f.has_value());
     return f->filename + " " + f->sha256;
 }
 
-std::string mismatch(const std::vector<manifest::IndexFile>& files, const manifest::Package& pkg) {
-    auto f = engine::find_installed_wheel(files, pkg, "https://pypi.org/simple/x/");
+std::string mismatch(const std::vector<lockfile::IndexFile>& files, const manifest::Package& pkg) {
+    auto f = lockfile::find_installed_wheel(files, pkg, "https://pypi.org/simple/x/");
     REQUIRE_FALSE(f.has_value());
     return f.error().message;
 }
@@ -47,8 +47,8 @@ const char* const k_json = "application/vnd.pypi.simple.v1+json";
 }  // namespace
 
 TEST_CASE("project pages are asked for by PEP 503 name, with the trailing slash") {
-    CHECK(engine::project_page_url("https://pypi.org/simple", "Pygments") == "https://pypi.org/simple/pygments/");
-    CHECK(engine::project_page_url("https://pypi.org/simple/", "charset_normalizer") ==
+    CHECK(lockfile::project_page_url("https://pypi.org/simple", "Pygments") == "https://pypi.org/simple/pygments/");
+    CHECK(lockfile::project_page_url("https://pypi.org/simple/", "charset_normalizer") ==
           "https://pypi.org/simple/charset-normalizer/");
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("no match names the package, version, tags and page, and the closest w
 
 TEST_CASE("closest wheels: shared tags first, then shared python, abi and platform tags") {
     std::string h(64, 'a');
-    std::vector<manifest::IndexFile> files{
+    std::vector<lockfile::IndexFile> files{
         {"demo-1.0-cp310-cp310-macosx_11_0_arm64.whl", "u", h, false},
         {"demo-1.0-cp310-cp310-manylinux_2_17_x86_64.whl", "u", h, false},
         {"demo-1.0-cp311-cp311-musllinux_1_2_x86_64.whl", "u", h, false},
@@ -157,7 +157,7 @@ TEST_CASE("closest wheels: shared tags first, then shared python, abi and platfo
 
 TEST_CASE("wheels that differ only by build tag must be the same bytes") {
     std::string a(64, 'a'), b(64, 'b');
-    std::vector<manifest::IndexFile> files{{"demo-1.0-1-py3-none-any.whl", "u1", a, false},
+    std::vector<lockfile::IndexFile> files{{"demo-1.0-1-py3-none-any.whl", "u1", a, false},
                                            {"demo-1.0-2-py3-none-any.whl", "u2", a, false}};
     auto pkg = installed("demo", "demo", "1.0", "py3-none-any");
     CHECK(matched(files, pkg) == "demo-1.0-1-py3-none-any.whl " + a);
@@ -195,11 +195,11 @@ TEST_CASE("the default lockfile sits in lockfiles/ beside the recipe, or beside 
     r.name = "demo";
     r.file = tmp.path() / "recipes" / "demo.toml";
     // Neither exists: beside the recipe (created when written).
-    CHECK(engine::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
+    CHECK(lockfile::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
     // A project's recipes/ beside its lockfiles/.
     std::filesystem::create_directories(tmp.path() / "lockfiles");
-    CHECK(engine::default_lockfile_path(r) == tmp.path() / "lockfiles" / "demo.lock.json");
+    CHECK(lockfile::default_lockfile_path(r) == tmp.path() / "lockfiles" / "demo.lock.json");
     // The recipe's own lockfiles/ wins.
     std::filesystem::create_directories(tmp.path() / "recipes" / "lockfiles");
-    CHECK(engine::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
+    CHECK(lockfile::default_lockfile_path(r) == tmp.path() / "recipes" / "lockfiles" / "demo.lock.json");
 }

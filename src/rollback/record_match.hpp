@@ -11,20 +11,14 @@
 //                    a wheel restored by path has one, the original from an index had none)
 // After a rollback install we try those variations and apply one only when it makes RECORD
 // byte-for-byte what the target recorded, so nothing is changed on a guess.
-//
-// Also here: the files two distributions share. A rollback installs before it uninstalls (a
-// failed install then changes nothing), so an extra that shares a file with a restored
-// package (a renamed project, two builds of one module) would take that file with it; its
-// RECORD first gives those rows up.
 
 #include <filesystem>
-#include <set>
 #include <string>
 
 #include "core/error.hpp"
 #include "manifest/manifest.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::rollback {
 
 namespace fs = std::filesystem;
 
@@ -34,12 +28,4 @@ namespace fs = std::filesystem;
 /// variation does (nothing is changed then). Files are rewritten atomically, RECORD last.
 [[nodiscard]] Result<bool> match_record(const fs::path& dist_info, const manifest::Package& target);
 
-/// The paths `dist_info`'s RECORD lists, relative to its site-packages, lexically normalised.
-[[nodiscard]] Result<std::set<std::string>> record_paths(const fs::path& dist_info);
-
-/// Drop from `dist_info`'s RECORD the rows for `paths` (spelt as record_paths spells them), so
-/// that uninstalling the distribution leaves those files to the one that now owns them too.
-/// Returns how many rows went; RECORD is rewritten (atomically) only when some did.
-[[nodiscard]] Result<size_t> disown_paths(const fs::path& dist_info, const std::set<std::string>& paths);
-
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::rollback

@@ -12,10 +12,12 @@
 
 #include "core/error.hpp"
 #include "engine/plan.hpp"
-#include "manifest/index_page.hpp"
+#include "lockfile/index_page.hpp"
 #include "manifest/lockfile.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::lockfile {
+
+namespace fs = std::filesystem;
 
 /// A fetched project page.
 struct FetchedPage {
@@ -45,7 +47,7 @@ inline constexpr std::string_view k_simple_accept =
 /// equal PEP 440 version and the same set of expanded tags as its WHEEL `Tag:` lines (file
 /// names are never compared: case and the order of compressed tags vary). When none fits, the
 /// error names the package, version, tags and page, and the closest files of that version.
-[[nodiscard]] Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::IndexFile>& files,
+[[nodiscard]] Result<lockfile::IndexFile> find_installed_wheel(const std::vector<lockfile::IndexFile>& files,
                                                                const manifest::Package& pkg,
                                                                const std::string& page_url);
 
@@ -63,8 +65,8 @@ inline constexpr std::string_view k_simple_accept =
 struct LockPolicy {
     bool allow_extras = false;
 };
-[[nodiscard]] Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options,
+[[nodiscard]] Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const engine::PlanOptions& options,
                                                        const Fetch& fetch, const LockPolicy& policy = {},
                                                        std::vector<std::string>* notes = nullptr);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::lockfile

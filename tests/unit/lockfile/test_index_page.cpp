@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/fs.hpp"
-#include "manifest/index_page.hpp"
+#include "lockfile/index_page.hpp"
 
 using namespace bootstrap;
 
@@ -20,22 +20,22 @@ std::string fixture(const std::string& file) {
     return *text;
 }
 
-std::vector<manifest::IndexFile> parse(std::string_view body, std::string_view type,
+std::vector<lockfile::IndexFile> parse(std::string_view body, std::string_view type,
                                        const std::string& url = "https://pypi.org/simple/x/") {
-    auto files = manifest::parse_index_page(body, type, url);
+    auto files = lockfile::parse_index_page(body, type, url);
     INFO((files ? "" : files.error().message));
     REQUIRE(files.has_value());
     return *files;
 }
 
-std::map<std::string, manifest::IndexFile> by_name(const std::vector<manifest::IndexFile>& files) {
-    std::map<std::string, manifest::IndexFile> out;
+std::map<std::string, lockfile::IndexFile> by_name(const std::vector<lockfile::IndexFile>& files) {
+    std::map<std::string, lockfile::IndexFile> out;
     for (const auto& f : files) out[f.filename] = f;
     return out;
 }
 
 std::string error_of(std::string_view body, std::string_view type, const std::string& url) {
-    auto files = manifest::parse_index_page(body, type, url);
+    auto files = lockfile::parse_index_page(body, type, url);
     REQUIRE_FALSE(files.has_value());
     return files.error().message;
 }
@@ -124,34 +124,34 @@ TEST_CASE("HTML anchors: quoting, case, entities, percent-encoding, fragments, c
 }
 
 TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
-    CHECK(manifest::percent_decode("a%2Bb%2b") == "a+b+");
-    CHECK(manifest::percent_decode("%") == "%");
-    CHECK(manifest::percent_decode("x%2") == "x%2");
-    CHECK(manifest::percent_decode("%zz%g1%1g") == "%zz%g1%1g");
-    CHECK(manifest::percent_decode("%-1%+1% 1") == "%-1%+1% 1");
-    CHECK(manifest::percent_decode("%25%41") == "%A");
-    CHECK(manifest::percent_decode("") == "");
+    CHECK(lockfile::percent_decode("a%2Bb%2b") == "a+b+");
+    CHECK(lockfile::percent_decode("%") == "%");
+    CHECK(lockfile::percent_decode("x%2") == "x%2");
+    CHECK(lockfile::percent_decode("%zz%g1%1g") == "%zz%g1%1g");
+    CHECK(lockfile::percent_decode("%-1%+1% 1") == "%-1%+1% 1");
+    CHECK(lockfile::percent_decode("%25%41") == "%A");
+    CHECK(lockfile::percent_decode("") == "");
 }
 
 TEST_CASE("HTML character references decode, unknown ones stay") {
-    CHECK(manifest::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
-    CHECK(manifest::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");
-    CHECK(manifest::decode_html_entities("&#xE9;") == "\xC3\xA9");
-    CHECK(manifest::decode_html_entities("&nbsp; & &amp &#xZZ; &#0; &#xD800;") == "&nbsp; & &amp &#xZZ; &#0; &#xD800;");
+    CHECK(lockfile::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
+    CHECK(lockfile::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");
+    CHECK(lockfile::decode_html_entities("&#xE9;") == "\xC3\xA9");
+    CHECK(lockfile::decode_html_entities("&nbsp; & &amp &#xZZ; &#0; &#xD800;") == "&nbsp; & &amp &#xZZ; &#0; &#xD800;");
 }
 
 TEST_CASE("links resolve against the page URL (RFC 3986)") {
     const std::string base = "https://h:8080/a/simple/demo/?q=1#f";
-    CHECK(manifest::resolve_url(base, "https://other/x.whl") == "https://other/x.whl");
-    CHECK(manifest::resolve_url(base, "//cdn/x.whl") == "https://cdn/x.whl");
-    CHECK(manifest::resolve_url(base, "/files/x.whl") == "https://h:8080/files/x.whl");
-    CHECK(manifest::resolve_url(base, "x.whl") == "https://h:8080/a/simple/demo/x.whl");
-    CHECK(manifest::resolve_url(base, "../../../files/x.whl?v=2") == "https://h:8080/files/x.whl?v=2");
-    CHECK(manifest::resolve_url(base, "../../../../../x.whl") == "https://h:8080/x.whl");
-    CHECK(manifest::resolve_url(base, "./sub/./x.whl") == "https://h:8080/a/simple/demo/sub/x.whl");
-    CHECK(manifest::resolve_url(base, "..") == "https://h:8080/a/simple/");
-    CHECK(manifest::resolve_url("https://h", "x.whl") == "https://h/x.whl");
-    CHECK(manifest::resolve_url("file:///srv/index/demo/", "../files/x.whl") == "file:///srv/index/files/x.whl");
+    CHECK(lockfile::resolve_url(base, "https://other/x.whl") == "https://other/x.whl");
+    CHECK(lockfile::resolve_url(base, "//cdn/x.whl") == "https://cdn/x.whl");
+    CHECK(lockfile::resolve_url(base, "/files/x.whl") == "https://h:8080/files/x.whl");
+    CHECK(lockfile::resolve_url(base, "x.whl") == "https://h:8080/a/simple/demo/x.whl");
+    CHECK(lockfile::resolve_url(base, "../../../files/x.whl?v=2") == "https://h:8080/files/x.whl?v=2");
+    CHECK(lockfile::resolve_url(base, "../../../../../x.whl") == "https://h:8080/x.whl");
+    CHECK(lockfile::resolve_url(base, "./sub/./x.whl") == "https://h:8080/a/simple/demo/sub/x.whl");
+    CHECK(lockfile::resolve_url(base, "..") == "https://h:8080/a/simple/");
+    CHECK(lockfile::resolve_url("https://h", "x.whl") == "https://h/x.whl");
+    CHECK(lockfile::resolve_url("file:///srv/index/demo/", "../files/x.whl") == "file:///srv/index/files/x.whl");
 }
 
 TEST_CASE("a malformed page is an error naming its URL") {

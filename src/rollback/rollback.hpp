@@ -3,16 +3,16 @@
 //
 // Phases, in order; nothing in the venv changes before phase 4:
 //   1. validate the target (names, versions, digests), snapshot the venv and plan
-//      (manifest::plan_rollback), report the plan
+//      (plan_rollback), report the plan
 //   2. refuse if any package has no source (the error lists each and why)
 //   3. rehash the artifacts the plan uses; dry-run only the install commands after the first
-//      that resolve against an index or URL (engine/rollback_batch.hpp: usually there is one
+//      that resolve against an index or URL (rollback/batch.hpp: usually there is one
 //      command, and none is dry-run). `--dry-run` dry-runs every such command instead of 4-6.
 //   4. install (`--no-deps`, exact versions, wheels by path) in as few installer commands as
 //      the sources allow; uv and pip resolve and download before they change anything, so a
 //      failure of the first command leaves the venv untouched, and a dry run per package then
 //      names the packages that cannot be had (refused, as in 3)
-//   5. match installer-written metadata to the recorded RECORDs (engine/rollback_fixup.hpp),
+//   5. match installer-written metadata to the recorded RECORDs (rollback/record_match.hpp),
 //      let extras give up files they share with restored packages, uninstall the extras
 //   6. read back the changed dist-infos only, compare with the target, append a "rollback"
 //      history entry
@@ -27,12 +27,13 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "engine/runner.hpp"
 #include "manifest/history.hpp"
 #include "manifest/manifest.hpp"
-#include "manifest/rollback.hpp"
 #include "pyenv/installer.hpp"
+#include "rollback/plan.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::rollback {
 
 namespace fs = std::filesystem;
 
@@ -53,14 +54,14 @@ struct RollbackOptions {
 
 /// Progress sink; either member may be empty.
 struct RollbackObserver {
-    std::function<void(const manifest::RollbackPlan&)> on_plan;  // once, before any change
-    std::function<void(std::string_view)> on_message;            // one line per phase
+    std::function<void(const RollbackPlan&)> on_plan;  // once, before any change
+    std::function<void(std::string_view)> on_message;  // one line per phase
 };
 
 struct RollbackReport {
     std::string run_id;
     fs::path venv;
-    manifest::RollbackPlan plan;
+    RollbackPlan plan;
     fs::path log;  // rollback.log ("" when nothing ran)
     bool dry_run = false;
     bool changed = false;  // the venv was modified
@@ -79,8 +80,12 @@ struct RollbackReport {
 [[nodiscard]] Result<RollbackReport> rollback_to(const fs::path& venv, const manifest::Manifest& target,
                                                  const RollbackOptions& options, const RollbackObserver& observer = {});
 
+/// `run --rollback-on-failure`'s restore (engine::RunOptions::rollback_on_failure): rollback_to
+/// the request's target with its run id, network settings, installer and index URLs.
+[[nodiscard]] Status restore_after_failure(const engine::RestoreRequest& request);
+
 /// The installer a rollback uses by default: `requested` when given; else uv when the venv was
 /// made by uv (pyvenv.cfg has a `uv` key) or has no pip, pip otherwise.
 [[nodiscard]] std::string choose_installer(const fs::path& venv, const std::string& requested, bool venv_has_pip);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::rollback

@@ -4,11 +4,11 @@
 
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
-#include "manifest/rollback.hpp"
+#include "rollback/plan.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
-using manifest::InstallSource;
+using rollback::InstallSource;
 
 namespace {
 
@@ -47,8 +47,8 @@ TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
     auto changed_regex = pkg("regex", "2024.1.0", "other-record");
     auto current = manifest_of(
         {pkg("demo-core", "2.0.0"), changed_regex, pkg("same", "1.0"), pkg("wandb", "0.22.0"), pkg("click", "8.1.7")});
-    manifest::RollbackSources sources;
-    auto plan = manifest::plan_rollback(target, current, sources);
+    rollback::RollbackSources sources;
+    auto plan = rollback::plan_rollback(target, current, sources);
 
     REQUIRE(plan.remove.size() == 2);
     CHECK(plan.remove[0].name == "click");
@@ -89,7 +89,7 @@ TEST_CASE("rollback plan: removals, missing, version changes and reinstalls") {
 TEST_CASE("rollback plan: identical manifests plan nothing, equal PEP 440 spellings are kept") {
     auto target = manifest_of({pkg("a", "1.0"), pkg("b", "2.0", "")});
     auto current = manifest_of({pkg("a", "1.0"), pkg("b", "2.0", "unknown-before")});
-    auto plan = manifest::plan_rollback(target, current, {});
+    auto plan = rollback::plan_rollback(target, current, {});
     CHECK(plan.empty());
     CHECK(plan.unreachable.empty());
     CHECK(plan.summary() == "nothing to do");
@@ -97,9 +97,9 @@ TEST_CASE("rollback plan: identical manifests plan nothing, equal PEP 440 spelli
 
 TEST_CASE("rollback plan: --index-url overrides recorded indexes and serves unknown origins") {
     auto target = manifest_of({pkg("a", "1.0"), pkg("b", "1.0", "r-", "unknown")});
-    manifest::RollbackSources sources;
+    rollback::RollbackSources sources;
     sources.index_url = "http://override/simple";
-    auto plan = manifest::plan_rollback(target, manifest::Manifest{}, sources);
+    auto plan = rollback::plan_rollback(target, manifest::Manifest{}, sources);
     REQUIRE(plan.install.size() == 2);
     for (const auto& i : plan.install) CHECK(i.source.index_urls == std::vector<std::string>{"http://override/simple"});
 }
@@ -109,7 +109,7 @@ TEST_CASE("rollback plan: unknown origins are unreachable with the reason") {
     auto index_without_url = pkg("lost", "1.0");
     index_without_url.origin.index_urls.clear();
     target.packages["lost"] = index_without_url;
-    auto plan = manifest::plan_rollback(target, manifest::Manifest{}, {});
+    auto plan = rollback::plan_rollback(target, manifest::Manifest{}, {});
     CHECK(plan.install.empty());
     REQUIRE(plan.unreachable.size() == 2);
     CHECK(plan.unreachable[0].name == "lost");
@@ -131,11 +131,11 @@ TEST_CASE("rollback plan: local wheels come from the original file, then the art
     local.origin.artifact_sha256 = sha;
     auto target = manifest_of({local});
     manifest::ArtifactStore store(tmp.path() / "store");
-    manifest::RollbackSources sources;
+    rollback::RollbackSources sources;
     sources.store = &store;
 
     SECTION("original file present and unchanged") {
-        auto plan = manifest::plan_rollback(target, {}, sources);
+        auto plan = rollback::plan_rollback(target, {}, sources);
         REQUIRE(plan.install.size() == 1);
         CHECK(plan.install[0].source.kind == InstallSource::Kind::original_file);
         CHECK(plan.install[0].source.wheel == built);
@@ -144,7 +144,7 @@ TEST_CASE("rollback plan: local wheels come from the original file, then the art
         auto stored = store.add(built);
         REQUIRE(stored);
         fs::remove(built);
-        auto plan = manifest::plan_rollback(target, {}, sources);
+        auto plan = rollback::plan_rollback(target, {}, sources);
         REQUIRE(plan.install.size() == 1);
         CHECK(plan.install[0].source.kind == InstallSource::Kind::artifact);
         CHECK(plan.install[0].source.wheel == *store.find(sha));
@@ -152,13 +152,13 @@ TEST_CASE("rollback plan: local wheels come from the original file, then the art
     SECTION("original rebuilt with other bytes, artifact kept") {
         REQUIRE(store.add(built));
         write_file(built, "rebuilt wheel");
-        auto plan = manifest::plan_rollback(target, {}, sources);
+        auto plan = rollback::plan_rollback(target, {}, sources);
         REQUIRE(plan.install.size() == 1);
         CHECK(plan.install[0].source.kind == InstallSource::Kind::artifact);
     }
     SECTION("original gone, artifact missing: unreachable, naming both") {
         fs::remove(built);
-        auto plan = manifest::plan_rollback(target, {}, sources);
+        auto plan = rollback::plan_rollback(target, {}, sources);
         CHECK(plan.install.empty());
         REQUIRE(plan.unreachable.size() == 1);
         CHECK(plan.unreachable[0].why == built.string() + " no longer exists; artifact sha256:" + sha.substr(0, 12) +
@@ -167,7 +167,7 @@ TEST_CASE("rollback plan: local wheels come from the original file, then the art
     SECTION("no artifact recorded and the file is gone") {
         target.packages["mylocal"].origin.artifact_sha256.clear();
         fs::remove(built);
-        auto plan = manifest::plan_rollback(target, {}, sources);
+        auto plan = rollback::plan_rollback(target, {}, sources);
         REQUIRE(plan.unreachable.size() == 1);
         CHECK(plan.unreachable[0].why == built.string() + " no longer exists; no copy was kept in the artifact store");
     }
@@ -181,9 +181,9 @@ TEST_CASE("rollback plan: --find-links wheels match name, version and recorded s
     write_file(house / "Other_Name-1.0-py3-none-any.whl", "other");
     auto target = manifest_of({pkg("demo-core", "1.0", "r-", "unknown"), pkg("other-name", "1.0", "r-", "unknown"),
                                pkg("absent", "1.0", "r-", "unknown")});
-    manifest::RollbackSources sources;
+    rollback::RollbackSources sources;
     sources.find_links = {house};
-    auto plan = manifest::plan_rollback(target, {}, sources);
+    auto plan = rollback::plan_rollback(target, {}, sources);
     REQUIRE(plan.install.size() == 2);
     CHECK(plan.install[0].name == "demo-core");
     CHECK(plan.install[0].source.kind == InstallSource::Kind::find_links);
@@ -196,7 +196,7 @@ TEST_CASE("rollback plan: --find-links wheels match name, version and recorded s
 
     SECTION("a wheel with the same name and version but other bytes is refused") {
         target.packages["demo-core"].origin.artifact_sha256 = core::sha256_hex("the real one");
-        auto p = manifest::plan_rollback(target, {}, sources);
+        auto p = rollback::plan_rollback(target, {}, sources);
         REQUIRE(p.unreachable.size() == 2);
         CHECK(p.unreachable[1].name == "demo-core");
         const auto real = core::sha256_hex("the real one").substr(0, 12);
@@ -220,7 +220,7 @@ TEST_CASE("rollback plan: vcs, remote URL and editable origins") {
     editable.origin.url = "file://" + tmp.path().string();
     auto gone = pkg("gone", "0.0.1", "r-", "editable");
     gone.origin.url = "file:///nonexistent/src";
-    auto plan = manifest::plan_rollback(manifest_of({vcs, remote, editable, gone}), {}, {});
+    auto plan = rollback::plan_rollback(manifest_of({vcs, remote, editable, gone}), {}, {});
     REQUIRE(plan.install.size() == 3);
     CHECK(plan.install[0].name == "arch");
     CHECK(plan.install[0].source.kind == InstallSource::Kind::direct_url);
@@ -240,32 +240,32 @@ TEST_CASE("wheel file names (pyenv's PEP 427 parser) and file URLs") {
           "demo_core-2.1.0-py3-none-any.whl", "demo_core-2.1.0rc1.tar.gz", "demo_core-2.1.0rc1-any.whl"})
         REQUIRE(core::write_file_atomic(tmp.path() / name, "x"));
     // The PEP 503 name and PEP 440 version decide; among equals the tag, then the file name.
-    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1") ==
+    CHECK(rollback::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1") ==
           tmp.path() / "Demo_Core-2.1.0rc1-py3-none-any.whl");
-    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1", "cp311-cp311-linux_x86_64") ==
+    CHECK(rollback::find_wheel({tmp.path()}, "demo-core", "2.1.0rc1", "cp311-cp311-linux_x86_64") ==
           tmp.path() / "demo_core-2.1rc1-cp311-cp311-linux_x86_64.whl");
-    CHECK(manifest::find_wheel({tmp.path()}, "demo-core", "2.1") == tmp.path() / "demo_core-2.1.0-py3-none-any.whl");
-    CHECK_FALSE(manifest::find_wheel({tmp.path()}, "demo-core", "2.2"));
+    CHECK(rollback::find_wheel({tmp.path()}, "demo-core", "2.1") == tmp.path() / "demo_core-2.1.0-py3-none-any.whl");
+    CHECK_FALSE(rollback::find_wheel({tmp.path()}, "demo-core", "2.2"));
 
-    CHECK(manifest::file_url_path("file:///tmp/a%20b/x.whl") == fs::path("/tmp/a b/x.whl"));
-    CHECK(manifest::file_url_path("file://localhost/tmp/x.whl") == fs::path("/tmp/x.whl"));
-    CHECK_FALSE(manifest::file_url_path("https://h/x.whl"));
-    CHECK_FALSE(manifest::file_url_path("file://otherhost/x.whl"));
+    CHECK(rollback::file_url_path("file:///tmp/a%20b/x.whl") == fs::path("/tmp/a b/x.whl"));
+    CHECK(rollback::file_url_path("file://localhost/tmp/x.whl") == fs::path("/tmp/x.whl"));
+    CHECK_FALSE(rollback::file_url_path("https://h/x.whl"));
+    CHECK_FALSE(rollback::file_url_path("file://otherhost/x.whl"));
 }
 
 TEST_CASE("package mismatches name every difference") {
     auto target = manifest_of({pkg("a", "1.0", "0123456789abcdef"), pkg("b", "2.0"), pkg("c", "3.0")});
     auto actual = manifest_of({pkg("a", "1.0", "fedcba9876543210"), pkg("c", "3.1"), pkg("d", "4.0")});
-    CHECK(manifest::package_mismatches(target, actual) ==
+    CHECK(rollback::package_mismatches(target, actual) ==
           std::vector<std::string>{"a 1.0: RECORD differs (sha256 fedcba987654, expected 0123456789ab)",
                                    "b 2.0: missing", "c: 3.1 installed, expected 3.0", "d 4.0: not in the target"});
-    CHECK(manifest::package_mismatches(target, target).empty());
+    CHECK(rollback::package_mismatches(target, target).empty());
 }
 
 TEST_CASE("rollback plan: an equal version spelt differently is reinstalled") {
     auto target = manifest_of({pkg("a", "1.0")});
     auto current = manifest_of({pkg("a", "1.0.0")});
-    auto plan = manifest::plan_rollback(target, current, {});
+    auto plan = rollback::plan_rollback(target, current, {});
     REQUIRE(plan.install.size() == 1);
     CHECK(plan.install[0].reason == "reinstall: version spelt 1.0.0 (recorded 1.0)");
     CHECK(plan.install[0].reinstall);

@@ -1,4 +1,4 @@
-#include "engine/rollback.hpp"
+#include "rollback/rollback.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,8 +15,6 @@
 #include "core/strings.hpp"
 #include "engine/install_repair.hpp"
 #include "engine/plan.hpp"
-#include "engine/rollback_batch.hpp"
-#include "engine/rollback_fixup.hpp"
 #include "engine/run_manifests.hpp"
 #include "exec/process.hpp"
 #include "manifest/artifacts.hpp"
@@ -25,15 +23,17 @@
 #include "pyenv/dist_info.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/interpreter.hpp"
+#include "pyenv/record.hpp"
+#include "rollback/batch.hpp"
+#include "rollback/record_match.hpp"
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::rollback {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using manifest::InstallSource;
 
 constexpr size_t k_tail_lines = 30;
 
@@ -56,7 +56,7 @@ public:
                                                                       state::Layout(m_venv).logs())
                                                    : m_options.run_id;
         m_log = state::Layout(m_venv).run_logs(m_report.run_id) / "rollback.log";
-        BS_TRY(m_facts, gather_facts(m_venv, true));
+        BS_TRY(m_facts, engine::gather_facts(m_venv, true));
         if (!m_facts.python)
             return fail(
                 ErrorCode::not_found,
@@ -66,20 +66,20 @@ public:
         m_store.emplace(m_options.artifact_root ? *m_options.artifact_root
                                                 : manifest::artifact_store_root(m_facts.env));
 
-        if (auto marker = read_changing_marker(m_venv); marker && !m_options.dry_run) {
+        if (auto marker = engine::read_changing_marker(m_venv); marker && !m_options.dry_run) {
             // An install cut short looks whole to a snapshot (its RECORD is there): first remove
             // it, so that the plan restores it.
-            say(describe(*marker) + ": checking every installed distribution's files against its RECORD");
-            BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, m_venv));
+            say(engine::describe(*marker) + ": checking every installed distribution's files against its RECORD");
+            BS_TRY(auto notes, engine::repair_incomplete_installs(*m_facts.python, m_venv));
             for (const auto& note : notes) say(note);
         }
         BS_TRY(auto current, snapshot("rollback-before"));
         // What the rollback leaves alone keeps, in the entry it writes, the origins the venv's
         // records know (the owning step, the indexes): a later lock reads them.
-        for (const auto& warning : annotate_from_records(current, m_venv)) log_line("# " + warning);
+        for (const auto& warning : engine::annotate_from_records(current, m_venv)) log_line("# " + warning);
         BS_CHECK(setup_installers(current));
-        manifest::RollbackSources sources{&*m_store, m_options.find_links, m_options.index_url};
-        m_report.plan = manifest::plan_rollback(m_target, without_broken(current), sources);
+        RollbackSources sources{&*m_store, m_options.find_links, m_options.index_url};
+        m_report.plan = plan_rollback(m_target, without_broken(current), sources);
         plan_broken();
         m_timings.push_back({"snapshot and plan", ms_since(start)});
         if (m_observer.on_plan) m_observer.on_plan(m_report.plan);
@@ -101,12 +101,12 @@ public:
                     if (b.resolves) BS_CHECK(check_batch(b));
                 BS_CHECK(refuse_unreachable("failed the reachability check"));
             } else {
-                BS_CHECK(mark_changing(m_venv, {"", m_report.run_id, core::utc_iso8601()}, &*m_facts.python));
+                BS_CHECK(engine::mark_changing(m_venv, {"", m_report.run_id, core::utc_iso8601()}, &*m_facts.python));
                 auto applied = apply(batches, current);
                 if (applied) {
-                    BS_CHECK(clear_changing(m_venv));
+                    BS_CHECK(engine::clear_changing(m_venv));
                 } else if (core::interrupt_signal() == 0) {
-                    auto repaired = repair_incomplete_installs(*m_facts.python, m_venv);
+                    auto repaired = engine::repair_incomplete_installs(*m_facts.python, m_venv);
                     if (repaired)
                         for (const auto& note : *repaired) say(note);
                 }
@@ -158,7 +158,7 @@ private:
         auto& plan = m_report.plan;
         for (const auto& [name, p] : m_broken) {
             auto it = std::find_if(plan.install.begin(), plan.install.end(),
-                                   [&](const manifest::RollbackInstall& i) { return i.name == name; });
+                                   [&](const RollbackInstall& i) { return i.name == name; });
             if (it != plan.install.end()) {
                 it->current = p.version;
                 it->reason = fmt::format("broken install: {}", p.broken);
@@ -206,7 +206,7 @@ private:
     /// Every name, version and digest goes onto an installer's command line or decides what
     /// is removed: a bad one refuses the target before anything changes.
     Status check_target() const {
-        auto problems = manifest::target_problems(m_target);
+        auto problems = target_problems(m_target);
         if (problems.empty()) return {};
         std::string detail;
         for (const auto& p : problems) detail += "  " + p + "\n";
@@ -433,7 +433,7 @@ private:
             auto is = now.find(name);
             if ((was == current.packages.end()) != (is == now.end())) return false;
             if (is == now.end()) continue;
-            BS_TRY(auto pkg, manifest::read_installed_package(is->second));
+            BS_TRY(auto pkg, read_installed_package(is->second));
             if (pkg.version != was->second.version || pkg.record_sha256 != was->second.record_sha256) return false;
         }
         return true;
@@ -445,7 +445,7 @@ private:
         return names;
     }
 
-    /// Bring installer-written metadata in line with the recorded RECORDs (rollback_fixup.hpp).
+    /// Bring installer-written metadata in line with the recorded RECORDs (record_match.hpp; shared files through pyenv/record.hpp).
     Status match_records(const std::map<std::string, pyenv::Distribution>& installed) {
         for (const auto& i : m_report.plan.install) {
             auto it = installed.find(i.name);
@@ -463,7 +463,7 @@ private:
         if (installed.empty()) return {};
         std::set<std::string> owned;
         for (const auto& [name, dist] : installed) {
-            BS_TRY(auto paths, record_paths(dist.dist_info));
+            BS_TRY(auto paths, pyenv::record_paths(dist.dist_info));
             owned.insert(paths.begin(), paths.end());
         }
         std::vector<std::string> extras;
@@ -471,7 +471,7 @@ private:
         BS_TRY(auto dists, pyenv::scan_venv_packages(*m_facts.python, extras));
         for (const auto& [name, dist] : dists) {
             if (dist.record_stamp == core::FileStamp{}) continue;  // no RECORD
-            BS_TRY(size_t dropped, disown_paths(dist.dist_info, owned));
+            BS_TRY(size_t dropped, pyenv::disown_paths(dist.dist_info, owned));
             if (dropped > 0)
                 log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages", name, dist.version,
                                      dropped));
@@ -486,7 +486,7 @@ private:
         const auto t = Clock::now();
         say("verifying against the target");
         BS_TRY(auto after, read_back(current));
-        auto mismatches = manifest::package_mismatches(m_target, after);
+        auto mismatches = package_mismatches(m_target, after);
         if (m_options.write_history) {
             after.run = manifest::RunInfo{m_report.run_id, "rollback", core::utc_iso8601(), mismatches.empty()};
             BS_TRY(m_report.history, manifest::append_history(m_venv, after));
@@ -513,7 +513,7 @@ private:
             after.packages.erase(name);
             auto it = now.find(name);
             if (it == now.end()) continue;
-            BS_TRY(auto pkg, manifest::read_installed_package(it->second));
+            BS_TRY(auto pkg, read_installed_package(it->second));
             after.packages.emplace(name, std::move(pkg));
         }
         // What now matches the target came from where the target says: the entry keeps its
@@ -548,7 +548,7 @@ private:
     const manifest::Manifest& m_target;
     const RollbackOptions& m_options;
     const RollbackObserver& m_observer;
-    Facts m_facts;
+    engine::Facts m_facts;
     fs::path m_log;
     std::optional<manifest::ArtifactStore> m_store;
     std::unique_ptr<pyenv::Installer> m_uv;
@@ -583,4 +583,17 @@ Result<RollbackReport> rollback(const fs::path& venv, const manifest::Manifest& 
     return rollback_to(venv, target, options, observer);
 }
 
-}  // namespace bootstrap::engine
+Status restore_after_failure(const engine::RestoreRequest& request) {
+    RollbackOptions options;
+    options.run_id = request.run_id;
+    options.net = request.net;
+    options.installer = request.installer;
+    options.known_index_urls = request.known_index_urls;
+    RollbackObserver observer;
+    observer.on_message = request.message;
+    BS_TRY(auto report, rollback_to(request.venv, *request.target, options, observer));
+    (void)report;
+    return {};
+}
+
+}  // namespace bootstrap::rollback

@@ -2,20 +2,20 @@
 
 #include <algorithm>
 
-#include "engine/rollback_batch.hpp"
+#include "rollback/batch.hpp"
 
 using namespace bootstrap;
-using manifest::InstallSource;
-using Kind = manifest::InstallSource::Kind;
+using rollback::InstallSource;
+using Kind = rollback::InstallSource::Kind;
 
 namespace {
 
 const std::string k_pypi = "https://pypi.org/simple";
 const std::string k_torch = "https://download.pytorch.org/whl/cu130";
 
-manifest::RollbackInstall install(const std::string& name, const std::string& version, Kind kind,
+rollback::RollbackInstall install(const std::string& name, const std::string& version, Kind kind,
                                   const std::string& installer = "uv", bool reinstall = false) {
-    manifest::RollbackInstall i;
+    rollback::RollbackInstall i;
     i.name = name;
     i.display_name = name;
     i.version = version;
@@ -37,7 +37,7 @@ manifest::RollbackInstall install(const std::string& name, const std::string& ve
 
 std::string by_installer(const manifest::Package& p) { return p.installer; }
 
-std::vector<std::string> names(const engine::InstallBatch& b) {
+std::vector<std::string> names(const rollback::InstallBatch& b) {
     std::vector<std::string> out;
     for (const auto* m : b.members) out.push_back(m->name);
     return out;
@@ -46,11 +46,11 @@ std::vector<std::string> names(const engine::InstallBatch& b) {
 }  // namespace
 
 TEST_CASE("rollback batches: index packages and wheel files in one command") {
-    manifest::RollbackPlan plan;
+    rollback::RollbackPlan plan;
     plan.install = {install("demo-core", "1.0.0", Kind::index), install("mylocal", "1.0", Kind::original_file),
                     install("regex", "2024.1.0", Kind::index, "uv", true), install("stored", "0.1", Kind::artifact),
                     install("wheelhouse", "2.0", Kind::find_links)};
-    auto batches = engine::batch_installs(plan, by_installer);
+    auto batches = rollback::batch_installs(plan, by_installer);
     REQUIRE(batches.size() == 1);
     const auto& b = batches[0];
     CHECK(b.installer == "uv");
@@ -77,9 +77,9 @@ TEST_CASE("rollback batches: index packages and wheel files in one command") {
 }
 
 TEST_CASE("rollback batches: wheel files alone install offline") {
-    manifest::RollbackPlan plan;
+    rollback::RollbackPlan plan;
     plan.install = {install("mylocal", "1.0", Kind::artifact), install("other", "2.0", Kind::find_links)};
-    auto batches = engine::batch_installs(plan, by_installer);
+    auto batches = rollback::batch_installs(plan, by_installer);
     REQUIRE(batches.size() == 1);
     CHECK(batches[0].request.no_index);
     CHECK_FALSE(batches[0].request.index_url);
@@ -88,14 +88,14 @@ TEST_CASE("rollback batches: wheel files alone install offline") {
 }
 
 TEST_CASE("rollback batches: what cannot share a command, in the order they run") {
-    manifest::RollbackPlan plan;
+    rollback::RollbackPlan plan;
     auto torch = install("torch", "2.9.0", Kind::index);
     torch.source.index_urls = {k_torch, k_pypi};
     plan.install = {install("aaa-editable", "0.1", Kind::editable),         install("bbb-url", "3.0", Kind::direct_url),
                     install("click", "8.1.7", Kind::index, "pip", true),    install("demo-core", "1.0.0", Kind::index),
                     install("pipwheel", "1.0", Kind::original_file, "pip"), torch,
                     install("uvwheel", "1.0", Kind::original_file)};
-    auto batches = engine::batch_installs(plan, by_installer);
+    auto batches = rollback::batch_installs(plan, by_installer);
     REQUIRE(batches.size() == 5);
     // Index commands first (pip's, then uv's two index lists), then URLs, then editables.
     CHECK(batches[0].installer == "pip");
@@ -120,5 +120,5 @@ TEST_CASE("rollback batches: what cannot share a command, in the order they run"
 }
 
 TEST_CASE("rollback batches: an empty plan runs nothing") {
-    CHECK(engine::batch_installs(manifest::RollbackPlan{}, by_installer).empty());
+    CHECK(rollback::batch_installs(rollback::RollbackPlan{}, by_installer).empty());
 }

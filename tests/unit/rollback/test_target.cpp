@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include "../manifest/fixture.hpp"
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
-#include "fixture.hpp"
-#include "manifest/rollback.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/dist_info.hpp"
+#include "rollback/plan.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -27,8 +27,8 @@ manifest::Manifest valid_target() {
 }  // namespace
 
 TEST_CASE("target_problems accepts what snapshots record") {
-    CHECK(manifest::target_problems(valid_target()).empty());
-    CHECK(manifest::target_problems(manifest::Manifest{}).empty());
+    CHECK(rollback::target_problems(valid_target()).empty());
+    CHECK(rollback::target_problems(manifest::Manifest{}).empty());
 }
 
 TEST_CASE("target_problems names every bad name, version, digest and URL") {
@@ -50,7 +50,7 @@ TEST_CASE("target_problems names every bad name, version, digest and URL") {
     url.origin.index_urls = {"", "http://index/simple\n"};
     m.packages["remote"] = url;
 
-    auto problems = manifest::target_problems(m);
+    auto problems = rollback::target_problems(m);
     CHECK(problems == std::vector<std::string>{
                           "--index-url=http://evil: not a normalised PEP 503 project name",
                           "Not_Normal: not a normalised PEP 503 project name",
@@ -100,7 +100,7 @@ TEST_CASE("read_installed_package reads a dist-info as take_snapshot records it"
     REQUIRE(dists->size() == 5);
     for (const auto& [name, dist] : *dists) {
         INFO(name);
-        auto pkg = manifest::read_installed_package(dist);
+        auto pkg = rollback::read_installed_package(dist);
         REQUIRE(pkg);
         CHECK(*pkg == snapshot->packages.at(name));
     }

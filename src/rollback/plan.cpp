@@ -1,4 +1,4 @@
-#include "manifest/rollback.hpp"
+#include "rollback/plan.hpp"
 
 #include <algorithm>
 #include <map>
@@ -13,7 +13,12 @@
 #include "pyenv/version.hpp"
 #include "pyenv/wheel_name.hpp"
 
-namespace bootstrap::manifest {
+namespace bootstrap::rollback {
+
+using manifest::Manifest;
+using manifest::Origin;
+using manifest::OriginKind;
+using manifest::Package;
 
 namespace {
 
@@ -217,7 +222,7 @@ std::vector<std::string> target_problems(const Manifest& target) {
     return out;
 }
 
-Result<Package> read_installed_package(const pyenv::Distribution& dist) { return read_package(dist); }
+Result<Package> read_installed_package(const pyenv::Distribution& dist) { return manifest::read_package(dist); }
 
 const char* to_string(InstallSource::Kind kind) {
     switch (kind) {
@@ -348,4 +353,4 @@ std::optional<fs::path> file_url_path(const std::string& url) {
     return fs::path(out);
 }
 
-}  // namespace bootstrap::manifest
+}  // namespace bootstrap::rollback

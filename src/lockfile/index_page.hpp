@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 
-namespace bootstrap::manifest {
+namespace bootstrap::lockfile {
 
 struct IndexFile {
     std::string filename;  // PEP 691 "filename"; in HTML the href's last path segment, decoded
@@ -36,4 +36,4 @@ struct IndexFile {
 /// "http://h/simple/x/" -> "http://h/files/x.whl").
 [[nodiscard]] std::string resolve_url(std::string_view base, std::string_view href);
 
-}  // namespace bootstrap::manifest
+}  // namespace bootstrap::lockfile

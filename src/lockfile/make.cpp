@@ -1,4 +1,4 @@
-#include "engine/locking.hpp"
+#include "lockfile/make.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +17,16 @@
 #include "pyenv/wheel_name.hpp"
 #include "state/journal.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::lockfile {
+
+using engine::Decision;
+using engine::Extra;
+using engine::Facts;
+using engine::Installed;
+using engine::Plan;
+using engine::PlanOptions;
+using engine::SkipRule;
+using engine::StepDecision;
 
 namespace {
 
@@ -66,14 +75,14 @@ std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std
 /// A project page, fetched and parsed once per URL.
 struct Page {
     std::string url;  // after redirects
-    std::vector<manifest::IndexFile> files;
+    std::vector<lockfile::IndexFile> files;
 };
 
 Result<Page> load_page(const Fetch& fetch, const std::string& url) {
     BS_TRY(auto fetched, fetch(url));
     Page page;
     page.url = fetched.url.empty() ? url : fetched.url;
-    BS_TRY(page.files, manifest::parse_index_page(fetched.body, fetched.content_type, page.url));
+    BS_TRY(page.files, lockfile::parse_index_page(fetched.body, fetched.content_type, page.url));
     return page;
 }
 
@@ -132,7 +141,7 @@ std::string project_page_url(std::string_view index, std::string_view name) {
     return fmt::format("{}{}{}/", index, index.ends_with("/") ? "" : "/", pyenv::normalize_name(name));
 }
 
-Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::IndexFile>& files,
+Result<lockfile::IndexFile> find_installed_wheel(const std::vector<lockfile::IndexFile>& files,
                                                  const manifest::Package& pkg, const std::string& page_url) {
     auto tags =
         pyenv::expand_tags(pkg.wheel_tag.empty() ? std::vector<std::string>{} : core::split(pkg.wheel_tag, ','));
@@ -143,7 +152,7 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
         return fail(ErrorCode::step_failed, fmt::format("{} {}: its dist-info has no WHEEL tags to match against {}",
                                                         pkg.name, pkg.version, page_url));
     std::vector<pyenv::WheelName> same_version;
-    std::vector<const manifest::IndexFile*> matches;
+    std::vector<const lockfile::IndexFile*> matches;
     for (const auto& f : files) {
         auto wheel = pyenv::parse_wheel_name(f.filename);
         if (!wheel || !pyenv::is_release_of(*wheel, pkg.name, pkg.version)) continue;  // sdists too
@@ -162,7 +171,7 @@ Result<manifest::IndexFile> find_installed_wheel(const std::vector<manifest::Ind
             platforms.insert(tag.substr(tag.rfind('-') + 1));
             if (tag.find("-none-") != std::string::npos) interpreter_specific = false;
         }
-        std::vector<const manifest::IndexFile*> same_platform;
+        std::vector<const lockfile::IndexFile*> same_platform;
         for (const auto& f : files) {
             auto wheel = pyenv::parse_wheel_name(f.filename);
             if (!wheel || !pyenv::is_release_of(*wheel, pkg.name, pkg.version)) continue;
@@ -271,7 +280,7 @@ Status attribute_dependencies(const Plan& plan, const state::Journal& journal, c
 Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const Facts& facts,
                          const state::Journal& journal, const std::map<std::string, manifest::LockedStep>& steps,
                          const LockPolicy& policy, std::vector<Extra>& extras) {
-    BS_TRY(auto decisions, predict(plan, facts));
+    BS_TRY(auto decisions, engine::predict(plan, facts));
     std::vector<std::string> due;
     for (const auto& step : plan.steps) {
         auto covered = steps.find(step.id);
@@ -289,7 +298,7 @@ Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const F
                         fmt::format("\na lock stands for the recipe: run it first (bootstrap run {}), then lock",
                                     recipe.file.string()));
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
-    BS_TRY(extras, unowned_extras(plan, journal, installed, facts.python->markers));
+    BS_TRY(extras, engine::unowned_extras(plan, journal, installed, facts.python->markers));
     if (extras.empty() || policy.allow_extras) return {};
     return fail(
         ErrorCode::step_failed,
@@ -306,15 +315,15 @@ Status check_fixed_point(const recipe::Recipe& recipe, const Plan& plan, const F
 
 Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const PlanOptions& options, const Fetch& fetch,
                                          const LockPolicy& policy, std::vector<std::string>* notes) {
-    BS_TRY(auto pre, gather_facts({}, false));
-    BS_TRY(auto venv, resolve_venv_path(recipe, options, pre));
-    BS_TRY(auto facts, gather_facts(venv, true));
+    BS_TRY(auto pre, engine::gather_facts({}, false));
+    BS_TRY(auto venv, engine::resolve_venv_path(recipe, options, pre));
+    BS_TRY(auto facts, engine::gather_facts(venv, true));
     if (!facts.python)
         return fail(ErrorCode::usage, fmt::format("{} does not exist yet: run the recipe first", venv.string()));
     PlanOptions lock_options = options;
     lock_options.probe_devices = false;  // nothing runs: the GPU is not asked
     lock_options.locked.reset();
-    BS_TRY(auto plan, make_plan(recipe, lock_options, facts));
+    BS_TRY(auto plan, engine::make_plan(recipe, lock_options, facts));
     BS_TRY(auto journal, state::Journal::load(venv));
     auto steps = coverage(plan, journal);
     if (std::none_of(steps.begin(), steps.end(), [](const auto& s) { return s.second.covered; }))
@@ -325,7 +334,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     std::vector<Extra> extras;
     BS_CHECK(check_fixed_point(recipe, plan, facts, journal, steps, policy, extras));
 
-    BS_TRY(auto snapshot, snapshot_for_run(plan, facts, "lock", "lock", true));
+    BS_TRY(auto snapshot, engine::snapshot_for_run(plan, facts, "lock", "lock", true));
     for (const auto& extra : extras) {
         snapshot.packages.erase(extra.name);
         if (notes != nullptr)
@@ -391,4 +400,4 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     return lock;
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::lockfile

@@ -1,16 +1,13 @@
-#include "engine/rollback_batch.hpp"
+#include "rollback/batch.hpp"
 
 #include <map>
 #include <utility>
 
 #include "core/strings.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::rollback {
 
 namespace {
-
-using manifest::InstallSource;
-using manifest::RollbackInstall;
 
 bool is_wheel_file(const InstallSource& s) {
     return s.kind == InstallSource::Kind::original_file || s.kind == InstallSource::Kind::artifact ||
@@ -54,7 +51,7 @@ std::vector<std::string> requirement_args(const RollbackInstall& i) {
     return {};
 }
 
-std::vector<InstallBatch> batch_installs(const manifest::RollbackPlan& plan,
+std::vector<InstallBatch> batch_installs(const RollbackPlan& plan,
                                          const std::function<std::string(const manifest::Package&)>& installer_for) {
     std::map<std::pair<int, std::string>, InstallBatch> batches;
     std::vector<std::pair<std::string, const RollbackInstall*>> wheels;  // installer, package
@@ -107,4 +104,4 @@ std::vector<InstallBatch> batch_installs(const manifest::RollbackPlan& plan,
     return out;
 }
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::rollback

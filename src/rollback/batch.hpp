@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "manifest/rollback.hpp"
 #include "pyenv/installer.hpp"
+#include "rollback/plan.hpp"
 
-namespace bootstrap::engine {
+namespace bootstrap::rollback {
 
 struct InstallBatch {
     std::string installer;  // "uv" / "pip"
     pyenv::InstallRequest request;
-    std::vector<const manifest::RollbackInstall*> members;  // point into the plan
+    std::vector<const RollbackInstall*> members;  // point into the plan
     /// Availability is known only once the installer resolves (index and URL sources); wheel
     /// files were found and rehashed by the plan, editables are local directories.
     bool resolves = false;
@@ -38,12 +38,12 @@ struct InstallBatch {
 
 /// The installer arguments that install exactly `install`: `name==version`, a wheel path,
 /// `name @ url` or `-e dir`.
-[[nodiscard]] std::vector<std::string> requirement_args(const manifest::RollbackInstall& install);
+[[nodiscard]] std::vector<std::string> requirement_args(const RollbackInstall& install);
 
 /// The commands for `plan.install`, in the order to run them: index commands first (the first
 /// command needs no dry run: if it fails, nothing changed), then URL, editable, and wheel-only
 /// commands. `installer_for` names the installer ("uv"/"pip") for a target package.
 [[nodiscard]] std::vector<InstallBatch> batch_installs(
-    const manifest::RollbackPlan& plan, const std::function<std::string(const manifest::Package&)>& installer_for);
+    const RollbackPlan& plan, const std::function<std::string(const manifest::Package&)>& installer_for);
 
-}  // namespace bootstrap::engine
+}  // namespace bootstrap::rollback

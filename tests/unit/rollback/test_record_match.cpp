@@ -2,9 +2,9 @@
 
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
-#include "engine/rollback_fixup.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/record.hpp"
+#include "rollback/record_match.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ TEST_CASE("match_record restores REQUESTED and the origin URL, uv_cache.json doe
                                  row("foo/__init__.py", "X = 1\n");
     target.record_sha256 = pyenv::record_text_digest(original);
 
-    auto matched = engine::match_record(di, target);
+    auto matched = rollback::match_record(di, target);
     REQUIRE(matched);
     CHECK(*matched);
     CHECK(core::read_file(di / "RECORD").value() ==
@@ -61,7 +61,7 @@ TEST_CASE("match_record restores REQUESTED and the origin URL, uv_cache.json doe
     CHECK_FALSE(fs::exists(di / "REQUESTED"));
     CHECK(pyenv::record_text_digest(core::read_file(di / "RECORD").value()) == target.record_sha256);
     // Already matching: nothing to do.
-    CHECK(engine::match_record(di, target).value());
+    CHECK(rollback::match_record(di, target).value());
 }
 
 TEST_CASE("match_record adds REQUESTED in sorted position") {
@@ -77,7 +77,7 @@ TEST_CASE("match_record adds REQUESTED in sorted position") {
     REQUIRE(core::write_file_atomic(di / "RECORD", record));
     manifest::Package target;
     target.record_sha256 = pyenv::record_text_digest(with_requested);
-    CHECK(engine::match_record(di, target).value());
+    CHECK(rollback::match_record(di, target).value());
     CHECK(fs::exists(di / "REQUESTED"));
     CHECK(core::read_file(di / "RECORD").value() == with_requested);
 }
@@ -89,7 +89,7 @@ TEST_CASE("match_record changes nothing when no variation matches") {
     manifest::Package target;
     target.origin.url = "file:///elsewhere.whl";
     target.record_sha256 = core::sha256_hex("something else entirely");
-    auto matched = engine::match_record(di, target);
+    auto matched = rollback::match_record(di, target);
     REQUIRE(matched);
     CHECK_FALSE(*matched);
     CHECK(core::read_file(di / "RECORD").value() == before);
@@ -112,42 +112,13 @@ TEST_CASE("match_record drops direct_url.json when the target was installed with
     target.record_sha256 = pyenv::record_text_digest(original);
 
     SECTION("applied when it makes RECORD match") {
-        CHECK(engine::match_record(di, target).value());
+        CHECK(rollback::match_record(di, target).value());
         CHECK_FALSE(fs::exists(di / "direct_url.json"));
         CHECK(core::read_file(di / "RECORD").value() == original);
     }
     SECTION("never for a target that records a URL") {
         target.origin.url = "file:///build/dist/foo-1.0-py3-none-any.whl";
-        CHECK_FALSE(engine::match_record(di, target).value());
+        CHECK_FALSE(rollback::match_record(di, target).value());
         CHECK(fs::exists(di / "direct_url.json"));
     }
-}
-
-TEST_CASE("record_paths and disown_paths: an extra gives up the rows of shared files") {
-    core::TempDir tmp("bs-fixup");
-    const fs::path di = tmp.path() / "full-1.0.dist-info";
-    const std::string record =
-        "full-1.0.dist-info/RECORD,,\n"
-        "\"odd,name.py\",sha256=x,1\n"
-        "../../../bin/shared-tool,sha256=b,2\n"
-        "shared/./__init__.py,sha256=c,3\n"
-        "shared/full_only.py,sha256=d,4\n";
-    REQUIRE(core::write_file_atomic(di / "RECORD", record));
-
-    auto paths = engine::record_paths(di);
-    REQUIRE(paths);
-    CHECK(*paths == std::set<std::string>{"../../../bin/shared-tool", "full-1.0.dist-info/RECORD", "odd,name.py",
-                                          "shared/__init__.py", "shared/full_only.py"});
-
-    const std::set<std::string> owned{"shared/__init__.py", "../../../bin/shared-tool", "lite/other.py"};
-    auto dropped = engine::disown_paths(di, owned);
-    REQUIRE(dropped);
-    CHECK(*dropped == 2);
-    CHECK(core::read_file(di / "RECORD").value() ==
-          "full-1.0.dist-info/RECORD,,\n"
-          "\"odd,name.py\",sha256=x,1\n"
-          "shared/full_only.py,sha256=d,4\n");
-    // Nothing shared: RECORD is left alone.
-    CHECK(engine::disown_paths(di, {"lite/other.py"}).value() == 0);
-    CHECK_FALSE(engine::record_paths(tmp.path() / "missing.dist-info"));
 }

@@ -1,4 +1,4 @@
-#include "manifest/index_page.hpp"
+#include "lockfile/index_page.hpp"
 
 #include <charconv>
 #include <map>
@@ -9,7 +9,7 @@
 
 #include "core/strings.hpp"
 
-namespace bootstrap::manifest {
+namespace bootstrap::lockfile {
 
 namespace {
 
@@ -289,4 +289,4 @@ Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::stri
     return json ? parse_json(body, page_url) : parse_html(body, page_url);
 }
 
-}  // namespace bootstrap::manifest
+}  // namespace bootstrap::lockfile

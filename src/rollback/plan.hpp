@@ -14,13 +14,15 @@
 #include "manifest/manifest.hpp"
 #include "pyenv/dist_info.hpp"
 
-namespace bootstrap::manifest {
+namespace bootstrap::rollback {
+
+namespace fs = std::filesystem;
 
 /// Where a rollback may take packages from, besides what each package's Origin records.
 struct RollbackSources {
-    const ArtifactStore* store = nullptr;  // may be null: no store
-    std::vector<fs::path> find_links;      // wheelhouse directories (--find-links), in order
-    std::optional<std::string> index_url;  // --index-url: replaces the recorded index URLs
+    const manifest::ArtifactStore* store = nullptr;  // may be null: no store
+    std::vector<fs::path> find_links;                // wheelhouse directories (--find-links), in order
+    std::optional<std::string> index_url;            // --index-url: replaces the recorded index URLs
 };
 
 struct InstallSource {
@@ -50,7 +52,7 @@ struct RollbackInstall {
     std::string reason;      // "missing", "1.1.0 -> 1.0.0", "reinstall: RECORD differs"
     bool reinstall = false;  // installed now at an equal version: the installer must be told
     InstallSource source;
-    Package target;  // the package as the target records it
+    manifest::Package target;  // the package as the target records it
 };
 
 struct RollbackRemove {
@@ -81,14 +83,15 @@ struct RollbackPlan {
 /// store, a --find-links wheel of the same name and version (and sha256, when recorded), the
 /// index (--index-url, else the recorded index URLs), the recorded remote/vcs URL. A package
 /// with none of these is listed in `unreachable` with the reason.
-[[nodiscard]] RollbackPlan plan_rollback(const Manifest& target, const Manifest& current,
+[[nodiscard]] RollbackPlan plan_rollback(const manifest::Manifest& target, const manifest::Manifest& current,
                                          const RollbackSources& sources);
 
 /// How `actual`'s packages differ from `target`'s, one line per package, sorted by name:
 /// "demo-core: 2.0.0 installed, expected 1.0.0", "regex 2024.1.0: missing", "click 8.1.7: not in
 /// the target", "mylocal 1.0: RECORD differs (sha256 0123456789ab, expected ba9876543210)".
 /// RECORD digests are compared when the target records one. Empty when they match.
-[[nodiscard]] std::vector<std::string> package_mismatches(const Manifest& target, const Manifest& actual);
+[[nodiscard]] std::vector<std::string> package_mismatches(const manifest::Manifest& target,
+                                                          const manifest::Manifest& actual);
 
 /// What is wrong with `target` as a rollback target, one line per problem, by package name:
 /// a key that is not a normalised PEP 503 name, a display name of another project, a version
@@ -96,12 +99,12 @@ struct RollbackPlan {
 /// URL with blanks.
 /// Everything a rollback puts on an installer's command line comes from these fields, so they
 /// are checked before anything changes. Empty when the target is valid.
-[[nodiscard]] std::vector<std::string> target_problems(const Manifest& target);
+[[nodiscard]] std::vector<std::string> target_problems(const manifest::Manifest& target);
 
 /// The package an installed dist-info states, as a snapshot records it (RECORD digest, WHEEL
 /// tags, direct_url.json origin; no engine annotations): for reading back only what a
 /// rollback changed.
-[[nodiscard]] Result<Package> read_installed_package(const pyenv::Distribution& dist);
+[[nodiscard]] Result<manifest::Package> read_installed_package(const pyenv::Distribution& dist);
 
 /// The first wheel for `name` (normalised) at `version` (PEP 440 equality) in `dirs`;
 /// among several in one directory, one whose tag equals `tag` wins, else the first by name.
@@ -111,4 +114,4 @@ struct RollbackPlan {
 /// The local path of a `file://` URL (percent-decoded), or nullopt for other URLs.
 [[nodiscard]] std::optional<fs::path> file_url_path(const std::string& url);
 
-}  // namespace bootstrap::manifest
+}  // namespace bootstrap::rollback
