@@ -19,6 +19,8 @@
 
 namespace bootstrap::engine {
 
+class RunWorld;  // engine/run_world.hpp
+
 struct RunOptions {
     PlanOptions plan;
     bool force = false;                // run every selected step, whatever the journal says
@@ -78,5 +80,9 @@ public:
 /// only for problems before any step ran (invalid selection, lock timeout, plan errors).
 [[nodiscard]] Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options,
                                            RunObserver& observer);
+
+/// The same run in `world` (tests pass a fake: tests/unit/engine/fake_world.hpp).
+[[nodiscard]] Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options,
+                                           RunObserver& observer, RunWorld& world);
 
 }  // namespace bootstrap::engine
