@@ -66,7 +66,7 @@ Status Runner::write_overrides(const steps::ResolvedStep& step) const {
 /// then skipped while its key holds). `fatal`: the run stops even for an optional step (it
 /// undid an earlier step).
 Status Runner::finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify,
-                     bool retry_can_help, bool fatal) {
+                             bool retry_can_help, bool fatal) {
     const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
     if (interrupted) error.code = ErrorCode::interrupted;
     if (auto note = foreign_interpreter_note(step); !note.empty()) {
@@ -105,8 +105,8 @@ Status Runner::finish_failed(size_t i, const steps::ResolvedStep& step, StepRepo
 
 /// Journal a passed step; the distributions it changed now belong to it.
 /// `after`: the venv as scanned after the step ran, when the caller has it.
-Status Runner::record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged, bool verified,
-                      std::optional<Installed> after) {
+Status Runner::record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged,
+                              bool verified, std::optional<Installed> after) {
     state::JournalEntry& entry = m_journal.steps[step.id];
     if (unchanged && key_matches(entry, step)) {
         // Settled under bootstrap-step-v3 (or by a bootstrap that kept no inputs): the step

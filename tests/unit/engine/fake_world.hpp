@@ -50,8 +50,8 @@ struct FakePackage {
 struct FakeScript {
     int fail_times = 0;  // the next N attempts fail with `error` (-1: every attempt)
     Error error{ErrorCode::step_failed, "fake failure", ""};
-    steps::FailureClass failure;  // what the installer's output would say (ctx.failure)
-    bool interrupt = false;       // the next attempt is stopped by SIGINT (once)
+    steps::FailureClass failure;   // what the installer's output would say (ctx.failure)
+    bool interrupt = false;        // the next attempt is stopped by SIGINT (once)
     std::function<void()> effect;  // what a passing action does to the venv, besides its kind's default
     int verify_fail_times = 0;     // the next N verify calls fail
 };
@@ -77,7 +77,7 @@ public:
     std::vector<double> sleeps;         // seconds slept between attempts
     int facts_gathered = 0;
     int scans = 0;
-    double clock = 1000;         // RunWorld::now
+    double clock = 1000;          // RunWorld::now
     double action_seconds = 0.5;  // each attempt advances the clock this much
 
     /// Change the venv behind the journal's back (or as an action's effect).
@@ -186,9 +186,9 @@ private:
         py.platlib = site_packages();
         py.platform = "linux-x86_64";
         py.markers = {{"implementation_name", "cpython"}, {"os_name", "posix"},
-                      {"platform_machine", "x86_64"},    {"platform_system", "Linux"},
-                      {"python_full_version", "3.11.7"}, {"python_version", "3.11"},
-                      {"sys_platform", "linux"},         {"platform_python_implementation", "CPython"}};
+                      {"platform_machine", "x86_64"},     {"platform_system", "Linux"},
+                      {"python_full_version", "3.11.7"},  {"python_version", "3.11"},
+                      {"sys_platform", "linux"},          {"platform_python_implementation", "CPython"}};
         return py;
     }
 
@@ -199,7 +199,8 @@ private:
         FakePackage out;
         if (auto it = catalog.find(name); it != catalog.end()) out = it->second;
         if (out.version.empty()) out.version = "1.0";
-        if (pin != std::string::npos) out.version = requirement.substr(pin + 2, requirement.find_first_of(",; ", pin) - pin - 2);
+        if (pin != std::string::npos)
+            out.version = requirement.substr(pin + 2, requirement.find_first_of(",; ", pin) - pin - 2);
         return out;
     }
 

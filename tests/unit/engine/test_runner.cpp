@@ -144,8 +144,9 @@ TEST_CASE("run of a step skipped by selection reports the venv off its fixed poi
     auto report = b.run(k_steps);
     REQUIRE_FALSE(report.ok());
     CHECK(step_of(report, "torch").result == engine::StepResult::not_selected);
-    CHECK(report.error->message == "the venv no longer satisfies step 'torch': torch 2.0.0 does not satisfy "
-                                   "torch==2.1.0");
+    CHECK(report.error->message ==
+          "the venv no longer satisfies step 'torch': torch 2.0.0 does not satisfy "
+          "torch==2.1.0");
     CHECK_THAT(report.error->detail, Contains("--from torch"));
 }
 
@@ -173,8 +174,8 @@ TEST_CASE("run interrupted journals the step and the next run resumes there") {
 
 TEST_CASE("run goes on past an optional step that failed for good and skips it while its key holds") {
     RunBench b;
-    const std::string steps = replaced(k_steps, "packages = [\"numpy==1.26.0\"]",
-                                       "packages = [\"numpy==1.26.0\"]\noptional = true");
+    const std::string steps =
+        replaced(k_steps, "packages = [\"numpy==1.26.0\"]", "packages = [\"numpy==1.26.0\"]\noptional = true");
     auto& script = b.world.scripts["numpy"];
     script.fail_times = -1;
     script.error = Error{ErrorCode::step_failed, "no solution for numpy==1.26.0", ""};
@@ -205,8 +206,8 @@ TEST_CASE("run goes on past an optional step that failed for good and skips it w
 
 TEST_CASE("run tries an optional step that failed for a transient reason again") {
     RunBench b;
-    const std::string steps = replaced(k_steps, "packages = [\"numpy==1.26.0\"]",
-                                       "packages = [\"numpy==1.26.0\"]\noptional = true");
+    const std::string steps =
+        replaced(k_steps, "packages = [\"numpy==1.26.0\"]", "packages = [\"numpy==1.26.0\"]\noptional = true");
     b.world.scripts["numpy"].fail_times = 1;
     b.world.scripts["numpy"].error = Error{ErrorCode::network, "connection reset", ""};
     REQUIRE(b.run(steps).ok());
@@ -253,8 +254,8 @@ argv = ["tool", "bump"]
 
 TEST_CASE("run retries a transient failure with backoff on the world's clock") {
     RunBench b;
-    const std::string steps = replaced(k_steps, "packages = [\"torch==2.1.0\"]",
-                                       "packages = [\"torch==2.1.0\"]\nattempts = 4");
+    const std::string steps =
+        replaced(k_steps, "packages = [\"torch==2.1.0\"]", "packages = [\"torch==2.1.0\"]\nattempts = 4");
     b.world.scripts["torch"].fail_times = 2;
     b.world.scripts["torch"].error = Error{ErrorCode::network, "connection reset", ""};
     auto report = b.run(steps);
@@ -271,8 +272,8 @@ TEST_CASE("run retries a transient failure with backoff on the world's clock") {
 
 TEST_CASE("run does not retry a failure another attempt cannot change") {
     RunBench b;
-    const std::string steps = replaced(k_steps, "packages = [\"torch==2.1.0\"]",
-                                       "packages = [\"torch==2.1.0\"]\nattempts = 4");
+    const std::string steps =
+        replaced(k_steps, "packages = [\"torch==2.1.0\"]", "packages = [\"torch==2.1.0\"]\nattempts = 4");
     b.world.scripts["torch"].fail_times = -1;
     b.world.scripts["torch"].error = Error{ErrorCode::not_found, "no such file", ""};
     auto report = b.run(steps);
