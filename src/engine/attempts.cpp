@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "core/interrupt.hpp"
 #include "core/strings.hpp"
 
 namespace bootstrap::engine {
@@ -20,12 +19,12 @@ steps::FailureClass failure_class(const Error& error, const steps::StepContext& 
 }
 
 Attempted attempt_step(const steps::ResolvedStep& step, steps::StepContext& ctx, StepReport& report,
-                       double backoff_base, RunObserver& observer) {
+                       double backoff_base, RunObserver& observer, RunWorld& world) {
     Attempted out{fail(ErrorCode::internal, "no attempt ran"), {}};
     for (int attempt = 1; attempt <= step.attempts; ++attempt) {
         report.attempts = attempt;
         ctx.failure = {};
-        auto outcome = steps::execute(step, ctx);
+        auto outcome = world.execute(step, ctx);
         if (outcome) {
             if (!ctx.note.empty()) report.reason = ctx.note;
             if (attempt > 1) report.reason = fmt::format("succeeded on attempt {}/{}", attempt, step.attempts);
@@ -41,7 +40,7 @@ Attempted attempt_step(const steps::ResolvedStep& step, steps::StepContext& ctx,
         double wait = backoff_base * static_cast<double>(1 << (attempt - 1));
         observer.message(fmt::format("step '{}': attempt {}/{} failed ({}); retrying in {}", step.id, attempt,
                                      step.attempts, outcome.error().message, core::format_duration(wait)));
-        if (!core::sleep_interruptible(wait))
+        if (!world.sleep(wait))
             return {fail(ErrorCode::interrupted, fmt::format("step '{}' interrupted", step.id)), {}};
     }
     return out;

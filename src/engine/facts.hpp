@@ -6,6 +6,7 @@
 #include <string>
 
 #include "exec/environment.hpp"
+#include "manifest/manifest.hpp"
 #include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
 
@@ -15,6 +16,9 @@ struct Facts {
     exec::EnvMap env;  // the caller's complete environment
     int cpus = 1;
     std::optional<pyenv::InterpreterFacts> python;  // when the venv exists
+    /// The host's tools as snapshots record them (gcc, nvcc, glibc); unset, a snapshot probes
+    /// them (processes, cached in the venv). A fake RunWorld sets them.
+    std::optional<manifest::Host> host;
 };
 
 /// A variable the recipe read as `{env.NAME}`: its value here (nullopt: unset, the default was

@@ -47,6 +47,7 @@ Result<manifest::Manifest> snapshot_for_run(const Plan& plan, const Facts& facts
     request.label = phase;
     request.recipe_name = plan.recipe->name;
     request.recipe_digest = plan.recipe->source_digest;
+    request.host = facts.host;
     BS_TRY(auto m, manifest::take_snapshot(request));
     m.run = manifest::RunInfo{run_id, phase, core::utc_iso8601(), ok};
     m.device = plan.device_facts;  // empty when no step used {device.*} (nothing was probed)

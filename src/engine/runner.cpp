@@ -1,9 +1,5 @@
 #include "engine/runner.hpp"
 
-#include <chrono>
-#include <set>
-#include <thread>
-
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -18,6 +14,7 @@
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
 #include "engine/run_history.hpp"
+#include "engine/run_loop.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "exec/environment.hpp"
@@ -37,597 +34,371 @@ namespace bootstrap::engine {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-Result<Installed> scan_installed(const Facts& facts) {
-    if (!facts.python) return Installed{};
-    return pyenv::scan_venv_packages(*facts.python);
-}
-
-Result<state::DistRecord> record_of(const pyenv::Distribution& d) {
-    BS_TRY(auto digest, pyenv::record_digest(d));
-    return state::DistRecord{d.version, digest, d.record_stamp};
-}
-
-/// A run step that ran a Python other than the venv's: its failure says nothing about the venv.
-std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
-    if (step.run() == nullptr || step.argv.empty()) return {};
-    const fs::path program = step.argv[0];
-    const std::string name = program.filename().string();
-    if (!core::starts_with(name, "python") && !core::starts_with(name, "pip")) return {};
-    auto venv_it = step.child_env.find("VIRTUAL_ENV");
-    if (venv_it == step.child_env.end()) return {};
-    const fs::path bin = fs::path(venv_it->second) / "bin";
-    if (program.parent_path() == bin) return {};
-    return fmt::format(
-        "\nnote: this step ran {}, not the venv's interpreter ({}): what it could not find is not "
-        "missing from the venv; write `{}` (the venv's) or `{{venv.python}}` in argv",
-        program.string(), (bin / "python").string(), name);
-}
-
 /// The debug log's line for a step's decision (both keys: a v3 journal can be matched by hand).
 void log_decision(const steps::ResolvedStep& step, const StepDecision& d) {
     core::log::debug("step {} ({}): {}: {}; key {} (bootstrap-step-v3: {})", step.id, step.kind, to_string(d.decision),
                      d.reason, step.key, step.legacy_key);
 }
 
-bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
-    return a.version == b.version && a.record_stamp == b.record_stamp;
-}
+}  // namespace
 
-class Runner {
-public:
-    Runner(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer)
-        : m_recipe(recipe), m_options(options), m_observer(observer) {}
+Result<RunReport> Runner::run() {
+    const double start = m_world.now();
+    // SOURCE_DATE_EPOCH stands in for the time in everything the run records: a malformed
+    // one is refused before anything is written.
+    BS_CHECK(core::source_date_epoch());
+    // The debug log (core/log.hpp): kept in memory until the run changes something.
+    core::log::set_secret_names(m_recipe.env_secret);
+    core::log::begin_run();
+    struct EndLog {
+        ~EndLog() { core::log::end_run(); }
+    } end_log;
+    core::log::debug("run: recipe {} ({} steps), bootstrap pid {}", m_recipe.file.string(), m_recipe.steps.size(),
+                     getpid());
+    BS_TRY(auto venv_facts_pre, gather_facts({}, true));
+    BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
+    BS_CHECK(replan(venv));
+    core::log::debug("venv {}", venv.string());
+    // Said before anything runs: building for an arch nothing confirmed (--arch, --no-device),
+    // a locked step asking other indexes than the lock recorded.
+    for (const auto& notice : m_plan.notices) m_observer.message("warning: " + notice);
 
-    Result<RunReport> run() {
-        const auto start = Clock::now();
-        // SOURCE_DATE_EPOCH stands in for the time in everything the run records: a malformed
-        // one is refused before anything is written.
-        BS_CHECK(core::source_date_epoch());
-        // The debug log (core/log.hpp): kept in memory until the run changes something.
-        core::log::set_secret_names(m_recipe.env_secret);
-        core::log::begin_run();
-        struct EndLog {
-            ~EndLog() { core::log::end_run(); }
-        } end_log;
-        core::log::debug("run: recipe {} ({} steps), bootstrap pid {}", m_recipe.file.string(), m_recipe.steps.size(),
-                         getpid());
-        BS_TRY(auto venv_facts_pre, gather_facts({}, true));
-        BS_TRY(auto venv, resolve_venv_path(m_recipe, m_options.plan, venv_facts_pre));
-        BS_CHECK(replan(venv));
-        core::log::debug("venv {}", venv.string());
-        // Said before anything runs: building for an arch nothing confirmed (--arch, --no-device),
-        // a locked step asking other indexes than the lock recorded.
-        for (const auto& notice : m_plan.notices) m_observer.message("warning: " + notice);
-
-        // A settled venv is confirmed under a shared lock and left untouched: a no-op run
-        // writes nothing, the lock file included (an image layer stays empty, a read-only
-        // venv can be checked).
-        BS_TRY(bool settled, confirm_settled(venv));
-        if (settled) {
-            m_report.seconds = since(start);
-            core::log::debug("run: every step holds; nothing written");
-            return m_report;
-        }
-        m_skip.reset();  // decided again under the exclusive lock
-
-        bool waited = false;
-        BS_TRY(auto lock, state::VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
-                   waited = true;
-                   m_observer.message(state::VenvLock::waiting_message(pid, m_options.lock_timeout));
-               }));
-        // Another run may have changed the venv while we waited; otherwise the plan stands (a
-        // second plan would double the cost of a no-op run, device probing included).
-        // A recreation that an earlier run did not finish is undone first (steps/venv_swap.hpp).
-        BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
-        if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
-        if (waited || restored) BS_CHECK(replan(venv));
-        // Made under the lock: unique among this venv's run logs.
-        m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
-        core::log::debug("run id {}", m_report.run_id);
-        // An install cut short (no METADATA) makes uv fail on every later install and cannot be
-        // uninstalled: remove it, so that the step that installs it runs again.
-        if (m_facts.python) {
-            BS_TRY(auto removed, pyenv::remove_broken_installs(*m_facts.python));
-            for (const auto& note : removed) m_observer.message(note);
-            BS_CHECK(repair_cut_short(venv));
-        }
-        BS_TRY(m_journal, state::Journal::load(venv));
-        m_journal.recipe = m_recipe.name;
-        BS_CHECK(record_declared_overrides(m_plan));
-        BS_TRY(m_installed, scan_installed(m_facts));
-
-        m_report.venv = venv;
-        m_report.steps.resize(m_plan.steps.size());
-        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
-            m_report.steps[i].id = m_plan.steps[i].id;
-            m_report.steps[i].kind = m_plan.steps[i].kind;
-        }
-        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
-            if (!selected(i)) {
-                m_report.steps[i].result = StepResult::not_selected;
-                m_report.steps[i].reason = "not selected";
-                continue;
-            }
-            auto stop = run_step(i);
-            if (!stop) {
-                m_report.error = stop.error();
-                break;
-            }
-        }
-        // The recipe is a fixed point: every passed step's requirements hold at the end.
-        if (m_report.ok()) {
-            if (auto error = fixed_point_error(skip_rule().unsatisfied(m_installed), m_recipe.file))
-                m_report.error = std::move(*error);
-        }
-        if (m_report.ok() && m_options.plan.exact && m_facts.python)
-            if (auto removed = remove_extras(); !removed) m_report.error = removed.error();
-        if (m_report.ok()) BS_CHECK(settle_verified_state());
-        record_device_facts();
-        if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
-        m_history.finish(m_facts);
-        if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
-            restore_before();
+    // A settled venv is confirmed under a shared lock and left untouched: a no-op run
+    // writes nothing, the lock file included (an image layer stays empty, a read-only
+    // venv can be checked).
+    BS_TRY(bool settled, confirm_settled(venv));
+    if (settled) {
         m_report.seconds = since(start);
-        core::log::debug("run {} {} in {:.3f} s", m_report.run_id,
-                         m_report.error ? "failed: " + m_report.error->message : std::string("passed"),
-                         m_report.seconds);
+        core::log::debug("run: every step holds; nothing written");
         return m_report;
     }
+    m_skip.reset();  // decided again under the exclusive lock
 
-private:
-    /// True when, under a shared lock, every selected step is up to date exactly as the journal
-    /// records it (no re-key, no refreshed stamp, no verify due), the recipe is a fixed point
-    /// of the venv and nothing awaits repair: the report is filled, every step skipped, and
-    /// nothing was written. False (nothing reported) sends the run down the locked path.
-    Result<bool> confirm_settled(const fs::path& venv) {
-        if (m_options.force || m_options.verify || !m_facts.python) return false;
-        BS_TRY(auto reader, state::VenvLock::try_read(venv));
-        if (!reader || steps::recreate_pending(venv) || read_changing_marker(venv)) return false;
-        BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
-        if (!broken.empty()) return false;
-        if (auto recorded = core::read_file(declared_overrides_path(venv));
-            !recorded || *recorded != declared_overrides_text(declared_overrides(m_plan)))
-            return false;
-        BS_TRY(m_journal, state::Journal::load(venv));
-        BS_TRY(m_installed, scan_installed(m_facts));
-        if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
-            BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
-            if (!extras.empty()) return false;
-        }
-        auto decisions = settled_decisions(m_plan, m_facts, m_journal, m_installed, log_decision);
-        if (!decisions) return false;
-        if (m_options.plan.locked) {
-            BS_TRY(auto now, snapshot_for_run(m_plan, m_facts, "", "locked", true));
-            if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
-        }
-        m_report.venv = venv;
-        m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
-        m_report.steps.resize(m_plan.steps.size());
-        for (size_t i = 0; i < m_plan.steps.size(); ++i) {
-            auto& report = m_report.steps[i];
-            report.id = m_plan.steps[i].id;
-            report.kind = m_plan.steps[i].kind;
-            if (!selected(i)) {
-                report.result = StepResult::not_selected;
-                report.reason = "not selected";
-                continue;
-            }
-            m_observer.step_started(i, m_plan.steps.size(), m_plan.steps[i]);
-            report.result = StepResult::skipped;
-            report.reason = (*decisions)[i].reason;
-            m_observer.step_finished(i, m_plan.steps.size(), report);
-        }
-        return true;
+    bool waited = false;
+    BS_TRY(auto lock, state::VenvLock::acquire(venv, m_options.lock_timeout, [&](long pid) {
+               waited = true;
+               m_observer.message(state::VenvLock::waiting_message(pid, m_options.lock_timeout));
+           }));
+    // Another run may have changed the venv while we waited; otherwise the plan stands (a
+    // second plan would double the cost of a no-op run, device probing included).
+    // A recreation that an earlier run did not finish is undone first (steps/venv_swap.hpp).
+    BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
+    if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
+    if (waited || restored) BS_CHECK(replan(venv));
+    // Made under the lock: unique among this venv's run logs.
+    m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
+    core::log::debug("run id {}", m_report.run_id);
+    // An install cut short (no METADATA) makes uv fail on every later install and cannot be
+    // uninstalled: remove it, so that the step that installs it runs again.
+    if (m_facts.python) {
+        BS_TRY(auto removed, pyenv::remove_broken_installs(*m_facts.python));
+        for (const auto& note : removed) m_observer.message(note);
+        BS_CHECK(repair_cut_short(venv));
     }
+    BS_TRY(m_journal, state::Journal::load(venv));
+    m_journal.recipe = m_recipe.name;
+    BS_CHECK(record_declared_overrides(m_plan));
+    BS_TRY(m_installed, scan_installed(m_facts));
 
-    /// A step a run did not see end may have left an install cut short (engine/install_repair.hpp):
-    /// the files of every distribution are checked, and the incomplete ones removed so that
-    /// their steps install them again. `--force` checks too, marker or not.
-    Status repair_cut_short(const fs::path& venv) {
-        auto marker = read_changing_marker(venv);
-        if (!marker && !m_options.force) return {};
-        if (marker)
-            m_observer.message(describe(*marker) +
-                               ": checking every installed distribution's files against its RECORD");
-        BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, venv));
-        for (const auto& note : notes) m_observer.message(note);
-        if (!notes.empty()) BS_CHECK(replan(venv));
-        return {};
+    m_report.venv = venv;
+    m_report.steps.resize(m_plan.steps.size());
+    for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+        m_report.steps[i].id = m_plan.steps[i].id;
+        m_report.steps[i].kind = m_plan.steps[i].kind;
     }
-
-    /// After a step's action: a passed one leaves the venv whole; a failed one may have been
-    /// stopped mid-copy by its own timeout or error, so what it left incomplete goes now (an
-    /// optional step's failure lets the run go on). An interrupted one keeps the marker: the
-    /// next run checks.
-    Status settle_changing(const steps::ResolvedStep& step, bool action_passed) {
-        if (action_passed) return clear_changing(m_plan.venv);
-        if (core::interrupt_signal() != 0) {
-            m_observer.message(fmt::format(
-                "step `{}` was stopped while it changed the venv: the next run checks the installed files first",
-                step.id));
-            return {};
+    for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+        if (!selected(i)) {
+            m_report.steps[i].result = StepResult::not_selected;
+            m_report.steps[i].reason = "not selected";
+            continue;
         }
-        if (!m_facts.python) return clear_changing(m_plan.venv);
-        BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, m_plan.venv));
-        for (const auto& note : notes) m_observer.message(note);
-        return {};
+        auto stop = run_step(i);
+        if (!stop) {
+            m_report.error = stop.error();
+            break;
+        }
     }
-
-    Status replan(const fs::path& venv) {
-        BS_TRY(m_facts, gather_facts(venv, true));
-        BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
-        m_skip.reset();
-        return {};
+    // The recipe is a fixed point: every passed step's requirements hold at the end.
+    if (m_report.ok()) {
+        if (auto error = fixed_point_error(skip_rule().unsatisfied(m_installed), m_recipe.file))
+            m_report.error = std::move(*error);
     }
+    if (m_report.ok() && m_options.plan.exact && m_facts.python)
+        if (auto removed = remove_extras(); !removed) m_report.error = removed.error();
+    if (m_report.ok()) BS_CHECK(settle_verified_state());
+    record_device_facts();
+    if (m_options.plan.locked && m_report.ok() && m_facts.python) check_drift();
+    m_history.finish(m_facts);
+    if (m_report.error && m_report.error->code != ErrorCode::interrupted && m_options.rollback_on_failure)
+        restore_before();
+    m_report.seconds = since(start);
+    core::log::debug("run {} {} in {:.3f} s", m_report.run_id,
+                     m_report.error ? "failed: " + m_report.error->message : std::string("passed"), m_report.seconds);
+    return m_report;
+}
 
-    bool selected(size_t i) const { return i < m_plan.selected.size() && m_plan.selected[i]; }
-
-    SkipRule& skip_rule() {
-        if (!m_skip) m_skip.emplace(m_plan, m_facts, m_journal);
-        return *m_skip;
-    }
-
-    /// Run step i; an error return stops the run.
-    Status run_step(size_t i) {
-        auto& report = m_report.steps[i];
-        auto step = m_plan.steps[i];  // copy: a re-plan below replaces m_plan
-        const size_t total = m_plan.steps.size();
-        m_observer.step_started(i, total, step);
-        const auto start = Clock::now();
-
-        const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
-        const bool runs = decision.runs_action();
-        const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
-        log_decision(step, decision);
-        // `run -v`: a changed key, input by input.
-        for (const auto& change : decision.changes) core::log::info("step {} changed: {}", step.id, change);
-        if (core::log::enabled(core::log::Level::debug))
-            for (const auto& line : core::split(step.key_explain, '\n'))
-                if (!line.empty()) core::log::debug("step {} key input: {}", step.id, line);
-        if (decision.decision == Decision::optional_failed) {
-            // Failed for good under this key: no log, no snapshot, no network.
-            report.result = StepResult::skipped;
-            report.reason = decision.reason;
-            report.seconds = since(start);
-            m_observer.step_finished(i, total, report);
-            return {};
-        }
-        steps::StepContext ctx;
-        ctx.venv = m_plan.venv;
-        ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
-        ctx.on_progress = [this](const pyenv::DownloadProgress& p) { m_observer.step_progress(p); };
-        if (runs || verifies) {
-            const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
-            ctx.log_path = dir / fmt::format("{:02}-{}.log", i + 1, step.id);
-            report.log = ctx.log_path.string();
-            // From here the run leaves logs: its debug log joins them (what it kept so far first).
-            if (auto persisted = core::log::persist_run_log(dir / "bootstrap.log"); !persisted)
-                m_observer.message("warning: " + persisted.error().message);
-        }
-
-        report.reason = decision.reason;
-        Status status;
-        steps::Outcome outcome = steps::Outcome::kept;
-        std::vector<const steps::ResolvedStep*> held;
-        steps::FailureClass failure;  // of the action, when it failed
-        if (runs) {
-            BS_CHECK(m_history.take_before(m_facts));
-            BS_CHECK(write_overrides(step));
-            if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
-            const bool marks = !steps::kind_of(step.kind).makes_venv;
-            if (marks)
-                BS_CHECK(mark_changing(m_plan.venv, {step.id, m_report.run_id, core::utc_iso8601()},
-                                       m_facts.python ? &*m_facts.python : nullptr));
-            auto ran = attempt_step(step, ctx, report, m_options.backoff_base, m_observer);
-            if (marks) BS_CHECK(settle_changing(step, ran.outcome.has_value()));
-            failure = ran.failure;
-            if (ran.outcome) outcome = *ran.outcome;
-            else
-                status = tl::unexpected(with_override_note(step, ran.outcome.error(), m_installed,
-                                                           m_facts.python ? &m_facts.python->markers : nullptr,
-                                                           m_plan.installer->name()));
-        }
-        // A step that changed the venv must leave every earlier step's requirements holding;
-        // otherwise it undid a deliberate choice, and the run fails here (even for an optional
-        // step: the venv it leaves is not the one the recipe stands for).
-        std::optional<Installed> after;
-        if (status && outcome == steps::Outcome::ran && m_facts.python && !steps::kind_of(step.kind).makes_venv) {
-            BS_TRY(auto scanned, scan_installed(m_facts));
-            if (auto undone = undone_by(step, held, skip_rule(), m_installed, scanned)) {
-                report.seconds = since(start);
-                return finish_failed(i, step, report, std::move(*undone), false, true, true);
-            }
-            after = std::move(scanned);
-        }
-        bool in_verify = false;
-        if (status && verifies) {
-            in_verify = true;
-            status = steps::verify(step, ctx);
-        }
-
-        report.seconds = since(start);
-        core::log::debug("step {}: {} in {:.3f} s", step.id, status ? "done" : "failed: " + status.error().message,
-                         report.seconds);
-        // Only the action's own failure can be permanent: a failed verify clause says something
-        // about the venv, which can change.
-        if (!status)
-            return finish_failed(i, step, report, status.error(), in_verify,
-                                 in_verify || failure.kind != steps::FailureKind::permanent);
-
-        report.result = runs                                         ? StepResult::ran
-                        : decision.decision == Decision::verify_only ? StepResult::verified
-                                                                     : StepResult::skipped;
-        // Due to run, but it found its work done (the venv kept, a run step's `creates` there,
-        // its `unless` command passing): the label says skipped, as its log does.
-        if (outcome != steps::Outcome::ran && runs) {
-            report.result = StepResult::skipped;
-            if (step.kept) report.reason = step.note;
-        }
-        // What a check or a verify clause saw changes only when something actually ran.
-        if (outcome == steps::Outcome::ran) m_earlier_ran = true;
-        const bool unchanged = decision.decision == Decision::up_to_date || decision.decision == Decision::verify_only;
-        BS_CHECK(record_success(i, step, report, unchanged, verifies, std::move(after)));
-        m_observer.step_finished(i, total, report);
-
-        // Creating the venv makes its interpreter's facts known: resolve the later steps now.
-        if (steps::kind_of(step.kind).makes_venv && outcome == steps::Outcome::ran) {
-            BS_CHECK(replan(m_plan.venv));
-            BS_TRY(m_installed, scan_installed(m_facts));
-        } else if (outcome == steps::Outcome::ran && i + 1 < m_plan.steps.size()) {
-            // A later step's key reads the venv (a build's ABI packages, which this step may
-            // have installed): resolve it against the venv as it is now, as the next run will,
-            // or that run finds the key changed and runs the step again.
-            BS_CHECK(replan(m_plan.venv));
-        }
-        return {};
-    }
-
-    /// --exact, after every step passed: what no step accounts for goes, as `uv pip sync` would
-    /// remove it (the history's before/after entries record it like any change).
-    Status remove_extras() {
+/// True when, under a shared lock, every selected step is up to date exactly as the journal
+/// records it (no re-key, no refreshed stamp, no verify due), the recipe is a fixed point
+/// of the venv and nothing awaits repair: the report is filled, every step skipped, and
+/// nothing was written. False (nothing reported) sends the run down the locked path.
+Result<bool> Runner::confirm_settled(const fs::path& venv) {
+    if (m_options.force || m_options.verify || !m_facts.python) return false;
+    BS_TRY(auto reader, state::VenvLock::try_read(venv));
+    if (!reader || steps::recreate_pending(venv) || read_changing_marker(venv)) return false;
+    BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
+    if (!broken.empty()) return false;
+    if (auto recorded = core::read_file(declared_overrides_path(venv));
+        !recorded || *recorded != declared_overrides_text(declared_overrides(m_plan)))
+        return false;
+    BS_TRY(m_journal, state::Journal::load(venv));
+    BS_TRY(m_installed, scan_installed(m_facts));
+    if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
         BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
-        if (extras.empty()) return {};
-        std::vector<std::string> names;
-        for (const auto& e : extras) names.push_back(e.name);
-        m_observer.message(fmt::format("--exact: removing {}: no step of the recipe installs {}", describe(extras),
-                                       extras.size() == 1 ? "it" : "them"));
-        BS_CHECK(m_history.take_before(m_facts));
-        const auto command = m_plan.installer->uninstall(m_plan.venv, names);
-        const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
-        BS_CHECK(core::create_directories(dir));
-        exec::ProcessSpec spec;
-        spec.argv = command.argv;
-        spec.cwd = "/";  // no project discovery (pyenv/installer.hpp)
-        spec.env = exec::compose_environment(m_facts.env, command.env_set, command.env_unset);
-        spec.log_path = dir / "exact.log";
-        spec.capture = true;
-        BS_TRY(auto result, exec::run_process(spec));
-        BS_TRY(m_installed, scan_installed(m_facts));
-        if (!result.ok())
-            return fail(result.interrupted ? ErrorCode::interrupted : ErrorCode::step_failed,
-                        fmt::format("--exact: removing {} failed: {}", core::join(names, ", "), result.describe()),
-                        fmt::format("command: {}\n{}\nlog: {}", core::redact_text(core::format_argv(command.argv)),
-                                    core::last_lines(result.output, 20), spec.log_path.string()));
+        if (!extras.empty()) return false;
+    }
+    auto decisions = settled_decisions(m_plan, m_facts, m_journal, m_installed, log_decision);
+    if (!decisions) return false;
+    if (m_options.plan.locked) {
+        BS_TRY(auto now, snapshot_for_run(m_plan, m_facts, "", "locked", true));
+        if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
+    }
+    m_report.venv = venv;
+    m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
+    m_report.steps.resize(m_plan.steps.size());
+    for (size_t i = 0; i < m_plan.steps.size(); ++i) {
+        auto& report = m_report.steps[i];
+        report.id = m_plan.steps[i].id;
+        report.kind = m_plan.steps[i].kind;
+        if (!selected(i)) {
+            report.result = StepResult::not_selected;
+            report.reason = "not selected";
+            continue;
+        }
+        m_observer.step_started(i, m_plan.steps.size(), m_plan.steps[i]);
+        report.result = StepResult::skipped;
+        report.reason = (*decisions)[i].reason;
+        m_observer.step_finished(i, m_plan.steps.size(), report);
+    }
+    return true;
+}
+
+/// A step a run did not see end may have left an install cut short (engine/install_repair.hpp):
+/// the files of every distribution are checked, and the incomplete ones removed so that
+/// their steps install them again. `--force` checks too, marker or not.
+Status Runner::repair_cut_short(const fs::path& venv) {
+    auto marker = read_changing_marker(venv);
+    if (!marker && !m_options.force) return {};
+    if (marker)
+        m_observer.message(describe(*marker) + ": checking every installed distribution's files against its RECORD");
+    BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, venv));
+    for (const auto& note : notes) m_observer.message(note);
+    if (!notes.empty()) BS_CHECK(replan(venv));
+    return {};
+}
+
+/// After a step's action: a passed one leaves the venv whole; a failed one may have been
+/// stopped mid-copy by its own timeout or error, so what it left incomplete goes now (an
+/// optional step's failure lets the run go on). An interrupted one keeps the marker: the
+/// next run checks.
+Status Runner::settle_changing(const steps::ResolvedStep& step, bool action_passed) {
+    if (action_passed) return clear_changing(m_plan.venv);
+    if (core::interrupt_signal() != 0) {
+        m_observer.message(fmt::format(
+            "step `{}` was stopped while it changed the venv: the next run checks the installed files first", step.id));
         return {};
     }
+    if (!m_facts.python) return clear_changing(m_plan.venv);
+    BS_TRY(auto notes, repair_incomplete_installs(*m_facts.python, m_plan.venv));
+    for (const auto& note : notes) m_observer.message(note);
+    return {};
+}
 
-    /// A run that passed leaves the venv its recipe stands for: every passed step's verify
-    /// clauses now answer for that state, and re-run only when it changes (or an earlier step
-    /// of a later run runs). A no-op run finds nothing to update and writes nothing.
-    Status settle_verified_state() {
-        const std::string state = installed_state(m_installed);
-        bool changed = false;
-        for (const auto& step : m_plan.steps) {
-            auto it = m_journal.steps.find(step.id);
-            if (it == m_journal.steps.end() || it->second.status != state::StepStatus::ok || it->second.key != step.key)
-                continue;
-            if (it->second.venv_state == state) continue;
-            it->second.venv_state = state;
-            changed = true;
-        }
-        return changed ? m_journal.save(m_plan.venv) : Status{};
+Status Runner::replan(const fs::path& venv) {
+    BS_TRY(m_facts, gather_facts(venv, true));
+    BS_TRY(m_plan, make_plan(m_recipe, m_options.plan, m_facts));
+    m_skip.reset();
+    return {};
+}
+
+SkipRule& Runner::skip_rule() {
+    if (!m_skip) m_skip.emplace(m_plan, m_facts, m_journal);
+    return *m_skip;
+}
+
+/// Run step i; an error return stops the run.
+Status Runner::run_step(size_t i) {
+    auto& report = m_report.steps[i];
+    auto step = m_plan.steps[i];  // copy: a re-plan below replaces m_plan
+    const size_t total = m_plan.steps.size();
+    m_observer.step_started(i, total, step);
+    const double start = m_world.now();
+
+    const auto decision = skip_rule().decide(step, m_installed, m_earlier_ran, m_options.force, m_options.verify);
+    const bool runs = decision.runs_action();
+    const bool verifies = !step.verify.empty() && decision.decision != Decision::up_to_date;
+    log_decision(step, decision);
+    // `run -v`: a changed key, input by input.
+    for (const auto& change : decision.changes) core::log::info("step {} changed: {}", step.id, change);
+    if (core::log::enabled(core::log::Level::debug))
+        for (const auto& line : core::split(step.key_explain, '\n'))
+            if (!line.empty()) core::log::debug("step {} key input: {}", step.id, line);
+    if (decision.decision == Decision::optional_failed) {
+        // Failed for good under this key: no log, no snapshot, no network.
+        report.result = StepResult::skipped;
+        report.reason = decision.reason;
+        report.seconds = since(start);
+        m_observer.step_finished(i, total, report);
+        return {};
+    }
+    steps::StepContext ctx;
+    ctx.venv = m_plan.venv;
+    ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };
+    ctx.on_progress = [this](const pyenv::DownloadProgress& p) { m_observer.step_progress(p); };
+    if (runs || verifies) {
+        const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
+        ctx.log_path = dir / fmt::format("{:02}-{}.log", i + 1, step.id);
+        report.log = ctx.log_path.string();
+        // From here the run leaves logs: its debug log joins them (what it kept so far first).
+        if (auto persisted = core::log::persist_run_log(dir / "bootstrap.log"); !persisted)
+            m_observer.message("warning: " + persisted.error().message);
     }
 
-    /// What {device.*} stood for in a run that ran something: the journal keeps it for doctor's
-    /// built-for check, as a history entry would (a run that changed no distribution has none).
-    void record_device_facts() {
-        if (!m_history.before_taken() || m_plan.device_facts.empty() || m_journal.device == m_plan.device_facts) return;
-        m_journal.device = m_plan.device_facts;
-        if (auto saved = m_journal.save(m_plan.venv); !saved) m_report.warnings.push_back(saved.error().message);
+    report.reason = decision.reason;
+    Status status;
+    steps::Outcome outcome = steps::Outcome::kept;
+    std::vector<const steps::ResolvedStep*> held;
+    steps::FailureClass failure;  // of the action, when it failed
+    if (runs) {
+        BS_CHECK(m_history.take_before(m_facts));
+        BS_CHECK(write_overrides(step));
+        if (m_facts.python) held = holding_before(step, m_plan, skip_rule(), m_installed);
+        const bool marks = !steps::kind_of(step.kind).makes_venv;
+        if (marks)
+            BS_CHECK(mark_changing(m_plan.venv, {step.id, m_report.run_id, core::utc_iso8601()},
+                                   m_facts.python ? &*m_facts.python : nullptr));
+        auto ran = attempt_step(step, ctx, report, m_options.backoff_base, m_observer, m_world);
+        if (marks) BS_CHECK(settle_changing(step, ran.outcome.has_value()));
+        failure = ran.failure;
+        if (ran.outcome) outcome = *ran.outcome;
+        else
+            status = tl::unexpected(with_override_note(step, ran.outcome.error(), m_installed,
+                                                       m_facts.python ? &m_facts.python->markers : nullptr,
+                                                       m_plan.installer->name()));
+    }
+    // A step that changed the venv must leave every earlier step's requirements holding;
+    // otherwise it undid a deliberate choice, and the run fails here (even for an optional
+    // step: the venv it leaves is not the one the recipe stands for).
+    std::optional<Installed> after;
+    if (status && outcome == steps::Outcome::ran && m_facts.python && !steps::kind_of(step.kind).makes_venv) {
+        BS_TRY(auto scanned, scan_installed(m_facts));
+        if (auto undone = undone_by(step, held, skip_rule(), m_installed, scanned)) {
+            report.seconds = since(start);
+            return finish_failed(i, step, report, std::move(*undone), false, true, true);
+        }
+        after = std::move(scanned);
+    }
+    bool in_verify = false;
+    if (status && verifies) {
+        in_verify = true;
+        status = m_world.verify(step, ctx);
     }
 
-    /// --locked: the venv must hold exactly the lock's versions.
-    void check_drift() {
-        auto now = snapshot_for_run(m_plan, m_facts, m_report.run_id, "locked", true);
-        if (!now) {
-            m_report.error = now.error();
-            return;
-        }
-        auto drift = manifest::lock_drift(*m_options.plan.locked, *now);
-        if (!drift.empty())
-            m_report.error = Error{ErrorCode::step_failed,
-                                   fmt::format("the venv differs from the lockfile in {} package(s)", drift.size()),
-                                   core::join(drift, "\n")};
+    report.seconds = since(start);
+    core::log::debug("step {}: {} in {:.3f} s", step.id, status ? "done" : "failed: " + status.error().message,
+                     report.seconds);
+    // Only the action's own failure can be permanent: a failed verify clause says something
+    // about the venv, which can change.
+    if (!status)
+        return finish_failed(i, step, report, status.error(), in_verify,
+                             in_verify || failure.kind != steps::FailureKind::permanent);
+
+    report.result = runs                                         ? StepResult::ran
+                    : decision.decision == Decision::verify_only ? StepResult::verified
+                                                                 : StepResult::skipped;
+    // Due to run, but it found its work done (the venv kept, a run step's `creates` there,
+    // its `unless` command passing): the label says skipped, as its log does.
+    if (outcome != steps::Outcome::ran && runs) {
+        report.result = StepResult::skipped;
+        if (step.kept) report.reason = step.note;
     }
+    // What a check or a verify clause saw changes only when something actually ran.
+    if (outcome == steps::Outcome::ran) m_earlier_ran = true;
+    const bool unchanged = decision.decision == Decision::up_to_date || decision.decision == Decision::verify_only;
+    BS_CHECK(record_success(i, step, report, unchanged, verifies, std::move(after)));
+    m_observer.step_finished(i, total, report);
 
-    /// --rollback-on-failure: put the venv back as the before-snapshot recorded it (a venv this
-    /// run created goes back to holding no packages).
-    void restore_before() {
-        auto target = m_history.restore_target(m_facts);
-        if (!target) return;
-        RestoreRequest request;
-        request.venv = m_plan.venv;
-        request.target = &*target;
-        request.run_id = m_report.run_id;
-        request.net = m_plan.net;
-        request.installer = m_plan.installer->name();
-        for (const auto& step : m_plan.steps)
-            if (const auto* install = step.install()) {
-                const auto& index = install->request;
-                if (index.index_url) request.known_index_urls.push_back(*index.index_url);
-                request.known_index_urls.insert(request.known_index_urls.end(), index.extra_index_urls.begin(),
-                                                index.extra_index_urls.end());
-            }
-        request.message = [this](std::string_view text) { m_observer.message(text); };
-        m_observer.message(fmt::format("step failed: rolling the venv back to {}",
-                                       m_report.history_before
-                                           ? fmt::format("history #{}", *m_report.history_before)
-                                           : std::string("its state before the run (no packages)")));
-        auto rolled = m_options.rollback_on_failure(request);
-        if (!rolled) {
-            m_report.warnings.push_back("rollback after the failure did not complete: " + rolled.error().message);
-            if (!rolled.error().detail.empty()) m_report.warnings.push_back(rolled.error().detail);
-            return;
-        }
-        m_report.rolled_back = true;
+    // Creating the venv makes its interpreter's facts known: resolve the later steps now.
+    if (steps::kind_of(step.kind).makes_venv && outcome == steps::Outcome::ran) {
+        BS_CHECK(replan(m_plan.venv));
+        BS_TRY(m_installed, scan_installed(m_facts));
+    } else if (outcome == steps::Outcome::ran && i + 1 < m_plan.steps.size()) {
+        // A later step's key reads the venv (a build's ABI packages, which this step may
+        // have installed): resolve it against the venv as it is now, as the next run will,
+        // or that run finds the key changed and runs the step again.
+        BS_CHECK(replan(m_plan.venv));
     }
+    return {};
+}
 
-    /// Before an install or build step that keeps earlier steps' overrides runs: their versions now.
-    Status write_overrides(const steps::ResolvedStep& step) const {
-        const std::optional<fs::path>* file = nullptr;
-        if (const auto* install = step.install()) file = &install->request.overrides_file;
-        if (const auto* build = step.build()) {
-            file = &build->overrides_file;
-            if (*file && !build->locked_pins.empty())
-                return core::write_file_atomic(**file, core::join(build->locked_pins, "\n") + "\n");
+/// --exact, after every step passed: what no step accounts for goes, as `uv pip sync` would
+/// remove it (the history's before/after entries record it like any change).
+Status Runner::remove_extras() {
+    BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
+    if (extras.empty()) return {};
+    std::vector<std::string> names;
+    for (const auto& e : extras) names.push_back(e.name);
+    m_observer.message(fmt::format("--exact: removing {}: no step of the recipe installs {}", describe(extras),
+                                   extras.size() == 1 ? "it" : "them"));
+    BS_CHECK(m_history.take_before(m_facts));
+    const auto command = m_plan.installer->uninstall(m_plan.venv, names);
+    const fs::path dir = state::Layout(m_plan.venv).run_logs(m_report.run_id);
+    BS_CHECK(core::create_directories(dir));
+    exec::ProcessSpec spec;
+    spec.argv = command.argv;
+    spec.cwd = "/";  // no project discovery (pyenv/installer.hpp)
+    spec.env = exec::compose_environment(m_facts.env, command.env_set, command.env_unset);
+    spec.log_path = dir / "exact.log";
+    spec.capture = true;
+    BS_TRY(auto result, exec::run_process(spec));
+    BS_TRY(m_installed, scan_installed(m_facts));
+    if (!result.ok())
+        return fail(result.interrupted ? ErrorCode::interrupted : ErrorCode::step_failed,
+                    fmt::format("--exact: removing {} failed: {}", core::join(names, ", "), result.describe()),
+                    fmt::format("command: {}\n{}\nlog: {}", core::redact_text(core::format_argv(command.argv)),
+                                core::last_lines(result.output, 20), spec.log_path.string()));
+    return {};
+}
+
+/// --rollback-on-failure: put the venv back as the before-snapshot recorded it (a venv this
+/// run created goes back to holding no packages).
+void Runner::restore_before() {
+    auto target = m_history.restore_target(m_facts);
+    if (!target) return;
+    RestoreRequest request;
+    request.venv = m_plan.venv;
+    request.target = &*target;
+    request.run_id = m_report.run_id;
+    request.net = m_plan.net;
+    request.installer = m_plan.installer->name();
+    for (const auto& step : m_plan.steps)
+        if (const auto* install = step.install()) {
+            const auto& index = install->request;
+            if (index.index_url) request.known_index_urls.push_back(*index.index_url);
+            request.known_index_urls.insert(request.known_index_urls.end(), index.extra_index_urls.begin(),
+                                            index.extra_index_urls.end());
         }
-        if (file == nullptr || !*file) return {};
-        return core::write_file_atomic(**file, overrides_text(step, m_installed));
+    request.message = [this](std::string_view text) { m_observer.message(text); };
+    m_observer.message(fmt::format("step failed: rolling the venv back to {}",
+                                   m_report.history_before ? fmt::format("history #{}", *m_report.history_before)
+                                                           : std::string("its state before the run (no packages)")));
+    auto rolled = m_options.rollback_on_failure(request);
+    if (!rolled) {
+        m_report.warnings.push_back("rollback after the failure did not complete: " + rolled.error().message);
+        if (!rolled.error().detail.empty()) m_report.warnings.push_back(rolled.error().detail);
+        return;
     }
-
-    /// `retry_can_help`: false when another attempt gives the same answer (an optional step is
-    /// then skipped while its key holds). `fatal`: the run stops even for an optional step (it
-    /// undid an earlier step).
-    Status finish_failed(size_t i, const steps::ResolvedStep& step, StepReport& report, Error error, bool in_verify,
-                         bool retry_can_help, bool fatal = false) {
-        const bool interrupted = error.code == ErrorCode::interrupted || core::interrupt_signal() != 0;
-        if (interrupted) error.code = ErrorCode::interrupted;
-        if (auto note = foreign_interpreter_note(step); !note.empty()) {
-            error.detail += note;
-            report.foreign_interpreter = true;
-        }
-        report.error = error;
-        // The label says what went wrong, never why the step was due ("failed: up to date"),
-        // and nothing when the result says it all ("failed: failed").
-        report.reason = interrupted                        ? std::string(in_verify ? "while verifying" : "")
-                        : in_verify                        ? std::string("verify failed")
-                        : error.code == ErrorCode::timeout ? std::string("timed out")
-                        : report.attempts > 1              ? fmt::format("failed {} attempts", report.attempts)
-                                                           : std::string();
-        report.result = interrupted               ? StepResult::interrupted
-                        : step.optional && !fatal ? StepResult::optional_failed
-                                                  : StepResult::failed;
-        state::JournalEntry& entry = m_journal.steps[step.id];
-        entry.key = step.key;
-        entry.inputs = step.key_inputs;
-        entry.status = interrupted ? state::StepStatus::interrupted : state::StepStatus::failed;
-        entry.run_id = m_report.run_id;
-        entry.finished_at = core::utc_iso8601();
-        entry.seconds = report.seconds;
-        entry.log = report.log;
-        entry.dists.clear();
-        entry.failure = core::redact_text(error.message);
-        entry.retry_can_help = retry_can_help;
-        BS_CHECK(m_journal.save(m_plan.venv));
-        m_observer.step_finished(i, m_plan.steps.size(), report);
-        // What a step changed before failing is real: later steps see it.
-        if (auto rescanned = scan_installed(m_facts)) m_installed = std::move(*rescanned);
-        if (report.result == StepResult::optional_failed) return {};
-        return tl::unexpected(error);
-    }
-
-    /// Journal a passed step; the distributions it changed now belong to it.
-    /// `after`: the venv as scanned after the step ran, when the caller has it.
-    Status record_success(size_t, const steps::ResolvedStep& step, StepReport& report, bool unchanged, bool verified,
-                          std::optional<Installed> after = std::nullopt) {
-        state::JournalEntry& entry = m_journal.steps[step.id];
-        if (unchanged && key_matches(entry, step)) {
-            // Settled under bootstrap-step-v3 (or by a bootstrap that kept no inputs): the step
-            // holds, so it takes its new key without running.
-            const bool rekey = entry.key != step.key || entry.inputs != step.key_inputs;
-            if (rekey) {
-                core::log::debug("step {}: re-keyed {} -> {} (it still holds)", step.id, entry.key, step.key);
-                entry.key = step.key;
-                entry.inputs = step.key_inputs;
-            }
-            if (verified) {
-                entry.venv_state = installed_state(m_installed);
-                skip_rule().clear_refreshed();
-                return m_journal.save(m_plan.venv);
-            }
-            // A no-op must stay cheap: write only when refreshed stamps or new keys need keeping.
-            if (!skip_rule().refreshed() && !rekey) return {};
-            skip_rule().clear_refreshed();
-            return m_journal.save(m_plan.venv);
-        }
-        Installed before = std::move(m_installed);
-        if (steps::kind_of(step.kind).makes_venv) {
-            BS_TRY(m_facts, gather_facts(m_plan.venv, true));
-        }
-        if (after) {
-            m_installed = std::move(*after);
-        } else {
-            BS_TRY(m_installed, scan_installed(m_facts));
-        }
-
-        std::set<std::string> changed;
-        for (const auto& [name, d] : m_installed) {
-            auto it = before.find(name);
-            if (it == before.end() || !same_dist(it->second, d)) changed.insert(name);
-        }
-        for (const auto& [name, d] : before)
-            if (!m_installed.count(name)) changed.insert(name);
-        // Ownership moves forward only: what an earlier step installed and this one changed now
-        // belongs to this step. A later step's record is left alone, so that if this step undid
-        // its work (torch re-pinning cublas), the later step no longer holds and runs again.
-        for (size_t j = 0; j < step.index; ++j) {
-            auto it = m_journal.steps.find(m_plan.steps[j].id);
-            if (it == m_journal.steps.end()) continue;
-            for (const auto& name : changed) it->second.dists.erase(name);
-        }
-
-        std::set<std::string> owned;
-        for (const auto& name : changed)
-            if (m_installed.count(name)) owned.insert(name);
-        if (const auto* install = step.install())
-            for (const auto& req : install->requirements)
-                if (m_installed.count(req.normalized_name)) owned.insert(req.normalized_name);
-
-        entry.dists.clear();
-        for (const auto& name : owned) {
-            BS_TRY(auto rec, record_of(m_installed.at(name)));
-            entry.dists[name] = rec;
-        }
-        entry.key = step.key;
-        entry.inputs = step.key_inputs;
-        entry.status = state::StepStatus::ok;
-        entry.venv_state = installed_state(m_installed);
-        entry.index_urls = step.index_urls();
-        entry.run_id = m_report.run_id;
-        entry.finished_at = core::utc_iso8601();
-        entry.seconds = report.seconds;
-        entry.log = report.log;
-        return m_journal.save(m_plan.venv);
-    }
-
-    const recipe::Recipe& m_recipe;
-    const RunOptions& m_options;
-    RunObserver& m_observer;
-    Facts m_facts;
-    Plan m_plan;
-    state::Journal m_journal;
-    Installed m_installed;
-    RunReport m_report;
-    std::optional<SkipRule> m_skip;
-    bool m_earlier_ran = false;  // a step of this run ran: later verify clauses run again
-    RunHistory m_history{m_plan, m_journal, m_report};
-};
-
-}  // namespace
+    m_report.rolled_back = true;
+}
 
 const char* to_string(StepResult r) {
     switch (r) {
@@ -644,7 +415,13 @@ const char* to_string(StepResult r) {
 }
 
 Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer) {
-    Runner runner(recipe, options, observer);
+    RealRunWorld world;
+    return run_recipe(recipe, options, observer, world);
+}
+
+Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options, RunObserver& observer,
+                             RunWorld& world) {
+    Runner runner(recipe, options, observer, world);
     return runner.run();
 }
 

@@ -21,6 +21,8 @@
 
 namespace bootstrap::engine {
 
+class RunWorld;  // engine/run_world.hpp
+
 /// What `--rollback-on-failure` asks for when a step fails: put `venv` back as `target` (the
 /// run's before-snapshot) records it. The run holds the venv lock. engine/ knows no rollback:
 /// the caller passes rollback::restore_after_failure.
@@ -95,5 +97,9 @@ public:
 /// only for problems before any step ran (invalid selection, lock timeout, plan errors).
 [[nodiscard]] Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options,
                                            RunObserver& observer);
+
+/// The same run in `world` (tests pass a fake: tests/unit/engine/fake_world.hpp).
+[[nodiscard]] Result<RunReport> run_recipe(const recipe::Recipe& recipe, const RunOptions& options,
+                                           RunObserver& observer, RunWorld& world);
 
 }  // namespace bootstrap::engine
