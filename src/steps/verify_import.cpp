@@ -164,11 +164,11 @@ Status run(const ResolvedVerify& clause, const ResolvedStep& step, StepContext& 
     spec.log_path = stepwise.log_path;
     spec.on_output = stepwise.on_output;
     if (step.timeout <= 0) spec.timeout = std::chrono::minutes(10);
-    log_line(ctx, "verify: " + clause.describe() +
-                      (preload.reason.empty() || preload.modules.empty()
-                           ? ""
-                           : fmt::format(" (importing {} first: {})", core::join(preload.modules, ", "),
-                                         preload.reason)));
+    log_line(ctx,
+             "verify: " + clause.describe() +
+                 (preload.reason.empty() || preload.modules.empty()
+                      ? ""
+                      : fmt::format(" (importing {} first: {})", core::join(preload.modules, ", "), preload.reason)));
     BS_TRY(auto result, ctx.run(spec));
     // An error shows what the probe did, not its Python source.
     const std::string shown = pyenv::describe_probe(python, clause.target, clause.attr, preload.modules, clause.equals);
