@@ -18,7 +18,6 @@
 #include "engine/locked_plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
-#include "pyenv/specifier.hpp"
 #include "pyenv/tool_version.hpp"
 #include "recipe/placeholders.hpp"
 #include "steps/kind.hpp"
