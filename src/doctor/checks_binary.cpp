@@ -150,8 +150,7 @@ std::vector<Finding> check_symbols(const DoctorOptions& options, CheckSummary* s
     if (options.recipe)
         for (const auto& step : options.recipe->steps)
             for (const auto& clause : step.verify)
-                if (clause.kind == recipe::VerifyClause::Kind::elf_symbol && clause.library &&
-                    clause.target.value.find('{') == std::string::npos &&
+                if (clause.required_symbol() && clause.target.value.find('{') == std::string::npos &&
                     clause.library->value.find('{') == std::string::npos)
                     from_recipe.push_back(
                         {clause.target.value, clause.library->value, installed_by(step),

@@ -67,7 +67,7 @@ std::vector<ImportCheck> planned_imports(const DoctorOptions& options) {
     if (options.recipe)
         for (const auto& step : options.recipe->steps)
             for (const auto& clause : step.verify) {
-                if (clause.kind != recipe::VerifyClause::Kind::import_module) continue;
+                if (!clause.imported_module()) continue;
                 if (clause.target.value.find('{') != std::string::npos) continue;
                 ImportCheck check{clause.target.value,
                                   clause.attr ? clause.attr->value : "",

@@ -108,8 +108,7 @@ std::string step_verifying(const recipe::Recipe* recipe, const std::string& modu
     for (const auto& step : recipe->steps) {
         if (step.kind == "check") continue;  // checks only look; the step to re-run is the one that builds
         for (const auto& clause : step.verify)
-            if (clause.kind == recipe::VerifyClause::Kind::import_module && clause.target.value == module)
-                return step.id;
+            if (const auto* imported = clause.imported_module(); imported && imported->value == module) return step.id;
     }
     return {};
 }

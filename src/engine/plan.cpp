@@ -18,10 +18,10 @@
 #include "engine/locked_plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
-#include "pyenv/specifier.hpp"
 #include "pyenv/tool_version.hpp"
 #include "recipe/placeholders.hpp"
 #include "steps/kind.hpp"
+#include "steps/verify_clause.hpp"
 
 namespace bootstrap::engine {
 
@@ -265,43 +265,10 @@ private:
         if (!argv.empty()) argv[0] = steps::on_path(argv[0], env);
     }
 
+    /// The clause's own expansion (steps/verify_<name>.cpp).
     Result<steps::ResolvedVerify> verify_clause(const recipe::VerifyClause& clause, steps::ResolvedStep& out) {
         steps::ResolvedVerify v{clause.kind, {}, {}, {}, false, {}};
-        BS_TRY(v.target, text(clause.target, out));
-        if (clause.attr) {
-            BS_TRY(v.attr, text(*clause.attr, out));
-        }
-        if (clause.version) {
-            auto e = m_ex.expand(*clause.version);
-            if (!e) return tl::unexpected(e.error());
-            if (!e->complete) out.complete = false;
-            v.version = e->value;
-            if (e->complete) {  // checked here, as PEP 440 lives in pyenv, not recipe
-                auto specifiers = pyenv::SpecifierSet::parse_detailed(v.version);
-                if (!specifiers)
-                    return fail(ErrorCode::invalid_recipe,
-                                fmt::format("{}: invalid version specifier '{}' in verify clause "
-                                            "'import {}': {}",
-                                            clause.version->loc.str(), v.version, v.target, specifiers.error().what));
-                v.version = specifiers->str();
-            }
-        }
-        if (v.kind == recipe::VerifyClause::Kind::file) v.target = local_path(v.target);
-        for (const auto& m : clause.preload) v.preload.push_back(m.value);
-        if (clause.equals) {
-            BS_TRY(auto expected, text(*clause.equals, out));
-            v.equals = std::move(expected);
-        }
-        if (clause.library) {
-            BS_TRY(v.library, text(*clause.library, out));
-            v.library_is_module = clause.library_is_module;
-            // A cuda_arch library path is taken from the venv (lib/python3.12/site-packages/...);
-            // an elf_symbol library stays a glob, resolved when the clause runs (the library
-            // that will load: site-packages first, then the system).
-            if (v.kind == recipe::VerifyClause::Kind::cuda_arch && !v.library_is_module && !v.library.empty() &&
-                v.library.front() != '<' && fs::path(v.library).is_relative())
-                v.library = (venv / v.library).lexically_normal().string();
-        }
+        BS_CHECK(steps::clause_of(clause.kind).expand(clause, v, out, *this));
         return v;
     }
 
@@ -394,11 +361,7 @@ Status check_venv_source(const recipe::Recipe& recipe, const fs::path& venv) {
     const recipe::Step* needs = nullptr;
     for (const auto& s : recipe.steps) {
         if (steps::kind_of(s.kind).makes_venv) makes_venv = true;
-        const bool imports = std::any_of(s.verify.begin(), s.verify.end(), [](const recipe::VerifyClause& v) {
-            return v.kind == recipe::VerifyClause::Kind::import_module ||
-                   (v.kind == recipe::VerifyClause::Kind::cuda_arch && v.library_is_module);
-        });
-        const bool works_in_venv = steps::kind_of(s.kind).needs_venv || imports;
+        const bool works_in_venv = steps::kind_of(s.kind).needs_venv || steps::clauses_need_venv(s);
         if (!needs && !makes_venv && works_in_venv) needs = &s;
     }
     if (!needs || makes_venv) return {};

@@ -5,6 +5,7 @@
 #include "core/sha256.hpp"
 #include "pyenv/name.hpp"
 #include "steps/kind.hpp"
+#include "steps/verify_clause.hpp"
 
 namespace bootstrap::engine {
 
@@ -16,8 +17,7 @@ bool outputs_exist(const steps::ResolvedStep& step, std::string* why) {
     const auto& kind = steps::kind_of(step.kind);
     std::vector<std::string> paths;
     if (kind.promised_files) paths = kind.promised_files(step);
-    for (const auto& v : step.verify)
-        if (v.kind == recipe::VerifyClause::Kind::file) paths.push_back(v.target);
+    for (auto& p : steps::clauses_promised_files(step)) paths.push_back(std::move(p));
     for (const auto& p : paths) {
         std::error_code ec;
         if (!fs::exists(p, ec)) {

@@ -154,7 +154,8 @@ void read_device(Reader& rd, const toml::table& t, Recipe& out) {
 
 /// Read the whole document; false when the schema is one this version does not read, in
 /// which case nothing else is checked (its keys would only be noise).
-bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, Recipe& out) {
+bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, const ClauseTable& clauses,
+                   Recipe& out) {
     const toml::node* schema = root.get("schema");
     if (!schema) {
         rd.report(rd.file_start(), "missing required key 'schema' (this bootstrap reads schema 1)");
@@ -184,7 +185,7 @@ bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, 
     if (const auto* t = rd.section(root, "env")) read_env(rd, *t, out);
     if (const auto* t = rd.section(root, "device")) read_device(rd, *t, out);
     if (const auto* n = root.get("step")) {
-        detail::read_steps(rd.values(), rd.value(*n), kinds, out);
+        detail::read_steps(rd.values(), rd.value(*n), kinds, clauses, out);
     }
     if (const auto* n = root.get("lint")) detail::read_lint_rules(rd, *n, out);
     if (const auto* n = root.get("fault")) detail::read_faults(rd, *n, out);
@@ -194,7 +195,8 @@ bool read_document(Reader& rd, const toml::table& root, const KindTable& kinds, 
     return true;
 }
 
-Result<Recipe> parse_named(std::string_view text, const std::string& name, const KindTable& kinds) {
+Result<Recipe> parse_named(std::string_view text, const std::string& name, const KindTable& kinds,
+                           const ClauseTable& clauses) {
     if (auto problem = detail::prescan_toml(text, name))
         return tl::unexpected(detail::make_recipe_error({std::move(*problem)}));
     toml::table root;
@@ -206,7 +208,7 @@ Result<Recipe> parse_named(std::string_view text, const std::string& name, const
     }
     Reader rd(name);
     Recipe out;
-    if (read_document(rd, root, kinds, out)) detail::check_placeholders(out, rd.problems());
+    if (read_document(rd, root, kinds, clauses, out)) detail::check_placeholders(out, rd.problems());
     if (!rd.problems().empty()) return tl::unexpected(detail::make_recipe_error(rd.problems()));
     out.source_digest = core::sha256_hex(text);
     return out;
@@ -214,7 +216,7 @@ Result<Recipe> parse_named(std::string_view text, const std::string& name, const
 
 }  // namespace
 
-Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds) {
+Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds, const ClauseTable& clauses) {
     // A recipe path comes from the command line: naming nothing or a directory is a usage error.
     std::error_code ec;
     auto status = std::filesystem::status(file, ec);
@@ -231,14 +233,15 @@ Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& k
     if (!bytes)
         return fail(bytes.error().code == ErrorCode::interrupted ? ErrorCode::interrupted : ErrorCode::io,
                     bytes.error().message, bytes.error().detail);
-    BS_TRY(Recipe recipe, parse_named(*bytes, file.string(), kinds));
+    BS_TRY(Recipe recipe, parse_named(*bytes, file.string(), kinds, clauses));
     auto absolute = std::filesystem::absolute(file, ec);
     recipe.file = ec ? file : absolute.lexically_normal();
     return recipe;
 }
 
-Result<Recipe> parse_recipe(std::string_view text, const std::string& name, const KindTable& kinds) {
-    BS_TRY(Recipe recipe, parse_named(text, name, kinds));
+Result<Recipe> parse_recipe(std::string_view text, const std::string& name, const KindTable& kinds,
+                            const ClauseTable& clauses) {
+    BS_TRY(Recipe recipe, parse_named(text, name, kinds, clauses));
     recipe.file = name;
     return recipe;
 }

@@ -32,28 +32,82 @@ struct Text {
 enum class InstallerKind { uv, pip };
 [[nodiscard]] const char* to_string(InstallerKind kind);
 
+/// A verify clause's own keys beyond what VerifyClause holds: a clause that has more defines its
+/// struct, derived from this, in its own file (steps/verify_<name>.cpp) and fills it in its
+/// parse function; recipe/ never sees inside.
+struct ClauseFields {
+    virtual ~ClauseFields() = default;
+};
+
+/// One entry of a step's `verify = [...]`. Which clause it is, is the key that names it
+/// (`{ import = "torch" }`); the clause registered under that name (steps/verify_clauses.cpp,
+/// handed in as a ClauseTable) reads its keys, so recipe/ knows no clause.
 struct VerifyClause {
-    enum class Kind { import_module, file, cuda_arch, elf_symbol };
-    Kind kind = Kind::import_module;
-    /// module name, or file path; cuda_arch: the arch ("9.0"); elf_symbol: the symbol's name
+    /// The built-in clauses' names, for code that names one (tests, the pybind11 kind's import
+    /// check); a new clause needs no entry here.
+    struct Kind {
+        static constexpr const char* import_module = "import";
+        static constexpr const char* file = "file";
+        static constexpr const char* cuda_arch = "cuda_arch";
+        static constexpr const char* elf_symbol = "elf_symbol";
+    };
+    std::string kind;  // the clause's key ("import"): steps::clause_of(kind) is its home
+    /// The value of that key: module name, file path; cuda_arch: the arch ("9.0"); elf_symbol:
+    /// the symbol's name.
     Text target;
+    SourceLoc loc;
+    /// The clause's own keys (null when it keeps none beyond the fields below); read them with
+    /// fields_as<T>().
+    std::shared_ptr<const ClauseFields> fields;
+
+    // What readers outside steps/ read (doctor links recipe, not steps), set by the clauses
+    // that have them; a new clause keeps its own keys in `fields`.
+
+    /// What `target` names, so that doctor finds "the clauses importing module M" and "the
+    /// symbols a library must define" without naming a clause (imported_module(),
+    /// required_symbol()).
+    enum class Target { other, module, symbol };
+    Target target_is = Target::other;
     std::optional<Text> attr;  // import: attribute that must exist on the module
-    /// import: a PEP 440 specifier (">=2.1") that the installed distribution providing the
-    /// module must satisfy; checked as a specifier when the plan is made (pyenv owns PEP 440).
-    std::optional<Text> version;
     /// import: modules imported before it (`preload = ["torch"]`), besides what the probe rule
     /// adds (pyenv/import_probe.hpp: torch for an extension that needs libc10).
     std::vector<Text> preload;
-    /// import with attr: the value `str(module.attr)` must have (`equals = "13.0"` for
-    /// torch.version.cuda).
-    std::optional<Text> equals;
     /// cuda_arch: the library to inspect, a module name (`module`) or a path (`path`, relative
     /// to the venv). elf_symbol: `library`, a glob under site-packages ("nvidia/**/libX.so.13",
     /// then the file name on the system) or an absolute path.
     std::optional<Text> library;
     bool library_is_module = false;
-    SourceLoc loc;
+
+    /// The module the clause imports, or null (doctor: the step that provides a module).
+    [[nodiscard]] const Text* imported_module() const { return target_is == Target::module ? &target : nullptr; }
+    /// The symbol the clause requires `library` to define, or null (doctor's symbol check).
+    [[nodiscard]] const Text* required_symbol() const {
+        return target_is == Target::symbol && library ? &target : nullptr;
+    }
+    /// The clause's fields as its own type (null when it is another clause).
+    template <class T>
+    [[nodiscard]] const T* fields_as() const {
+        return dynamic_cast<const T*>(fields.get());
+    }
 };
+
+class ClauseReader;
+
+/// How a recipe names a verify clause and reads its keys: a clause table holding the key `name`
+/// is read by `parse` (steps/ provides the table: steps::recipe_clauses()).
+struct ClauseSyntax {
+    std::string_view name;
+    /// Read the clause's keys into `clause` (kind and loc are set); false when it is not kept
+    /// (its problems are reported).
+    bool (*parse)(ClauseReader& reader, VerifyClause& clause);
+    /// A table that names no clause but holds another key of this one: report why it is not a
+    /// clause and return true (null: no such key). `{ library = "x" }` is elf_symbol's.
+    bool (*claims)(ClauseReader& reader) = nullptr;
+};
+/// The verify clauses a recipe may name, in the order they are tried: a table naming two is
+/// read by the first one's parse (import before file: "not both"), and one naming none by the
+/// first entry's (its keys are what a typo is matched against).
+using ClauseTable = std::vector<ClauseSyntax>;
 
 /// A step kind's own fields. Each kind defines its struct, derived from this, in its own file
 /// (steps/kind_<name>.cpp) and fills it in its parse function; recipe/ never sees inside.
@@ -211,13 +265,16 @@ struct Recipe {
 /// option (a leading '-'), `ext::`/`fd::` transports, control characters or blanks.
 [[nodiscard]] std::string git_url_problem(std::string_view url);
 
-/// Parse and validate a recipe file completely, its steps with the kinds of `kinds` (steps/
-/// has the table: steps::load_recipe() passes it). All problems found are reported at once:
+/// Parse and validate a recipe file completely, its steps with the kinds of `kinds` and their
+/// verify clauses with `clauses` (steps/ has the tables: steps::load_recipe() passes them;
+/// without clauses every `verify` entry is a problem). All problems found are reported at once:
 /// Error{invalid_recipe, "<first problem>", "<every problem, one per line>"}, each line
 /// starting with "file:line:col: ".
-[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds);
+[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& file, const KindTable& kinds,
+                                         const ClauseTable& clauses = {});
 
 /// Same, from text (the name is used in messages). Used for embedded recipes and tests.
-[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name, const KindTable& kinds);
+[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::string& name, const KindTable& kinds,
+                                          const ClauseTable& clauses = {});
 
 }  // namespace bootstrap::recipe

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.hpp"
+#include "recipe/clause_reader.hpp"
 #include "recipe/step_reader.hpp"
 
 namespace bootstrap::recipe::detail {
@@ -26,99 +27,26 @@ const std::vector<std::string> k_future_verify{"command"};
 
 // ---- verify clauses -------------------------------------------------------------------------
 
-/// `{ cuda_arch = "9.0", module = "name" }` or `{ cuda_arch = "9.0", path = "lib/x.so" }`.
-void read_cuda_arch_clause(ValueReader& rd, const Value& t, const std::string& name, VerifyClause clause, Step& step) {
-    if (const Value* version = t.get("version"))
-        rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
-    auto suggested = rd.unknown_keys(t, {"cuda_arch", "module", "path", "version"}, " in verify clause");
-    const Value* module = t.get("module");
-    const Value* path = t.get("path");
-    if (!module && !path) {
-        if (contains(suggested, "module") || contains(suggested, "path")) return;
-        rd.report(clause.loc,
-                  "a 'cuda_arch' verify clause needs 'module' or 'path' (the library "
-                  "to inspect)");
-        return;
-    }
-    if (module && path) {
-        rd.report(clause.loc, "a 'cuda_arch' verify clause takes 'module' or 'path', not both");
-        return;
-    }
-    auto arch = rd.text(*t.get("cuda_arch"), name + ".cuda_arch");
-    auto library = rd.text(module ? *module : *path, name + (module ? ".module" : ".path"));
-    if (!arch || !library) return;
-    clause.kind = VerifyClause::Kind::cuda_arch;
-    clause.target = std::move(*arch);
-    clause.library = std::move(*library);
-    clause.library_is_module = module != nullptr;
-    step.verify.push_back(std::move(clause));
-}
-
-/// `{ elf_symbol = "name", library = "nvidia/**/libX.so.13" }`: the library that will load
-/// (steps resolve it as `doctor --symbol` does) must define the symbol.
-void read_elf_symbol_clause(ValueReader& rd, const Value& t, const std::string& name, VerifyClause clause, Step& step) {
-    auto suggested = rd.unknown_keys(t, {"elf_symbol", "library"}, " in verify clause");
-    const Value* library = t.get("library");
-    if (!library) {
-        if (!contains(suggested, "library"))
-            rd.report(clause.loc,
-                      "an 'elf_symbol' verify clause needs 'library' (a glob under "
-                      "site-packages such as \"nvidia/**/libcublasLt.so.13\", or an "
-                      "absolute path)");
-        return;
-    }
-    auto symbol = rd.text(*t.get("elf_symbol"), name + ".elf_symbol");
-    auto glob = rd.text(*library, name + ".library");
-    if (!symbol || !glob) return;
-    bool bad = false;
-    if (symbol->value.empty() || symbol->value.find_first_of(" \t\n") != std::string::npos) {
-        rd.report(symbol->loc, fmt::format("'{}.elf_symbol' must be a symbol name without spaces, "
-                                           "not \"{}\"",
-                                           name, symbol->value));
-        bad = true;
-    }
-    if (core::trim(glob->value).empty()) {
-        rd.report(glob->loc, fmt::format("'{}.library' must name a library file, not be empty", name));
-        bad = true;
-    }
-    if (bad) return;
-    clause.kind = VerifyClause::Kind::elf_symbol;
-    clause.target = std::move(*symbol);
-    clause.library = std::move(*glob);
-    step.verify.push_back(std::move(clause));
-}
-
-/// `version = ">=2.1"`: a non-empty string here; the plan parses it as a PEP 440 specifier
-/// (the recipe module has no PEP 440 parser of its own).
-std::optional<Text> read_version_specifier(ValueReader& rd, const Value& n, const std::string& name) {
-    auto version = rd.text(n, name + ".version");
-    if (version && core::trim(version->value).empty()) {
-        rd.report(version->loc, fmt::format("'{}.version' must be a version specifier such as "
-                                            "'>=2.1', not empty",
-                                            name));
-        return std::nullopt;
-    }
-    return version;
-}
-
-void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name, Step& step) {
+/// One `verify` entry, read by the registered clause whose key it holds (steps/verify_<name>.cpp
+/// reads the keys; here only which clause reads them).
+void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name, const ClauseTable& clauses,
+                        Step& step) {
     VerifyClause clause;
     clause.loc = t.loc;
-    const Value* import = t.get("import");
-    const Value* file = t.get("file");
-    if (!import && !file && t.get("cuda_arch")) {
-        read_cuda_arch_clause(rd, t, name, std::move(clause), step);
+    if (clauses.empty()) {
+        rd.report(clause.loc, "no verify clause is known to this parser");
         return;
     }
-    if (!import && !file && t.get("elf_symbol")) {
-        read_elf_symbol_clause(rd, t, name, std::move(clause), step);
-        return;
-    }
-    if (!import && !file && t.get("library")) {
-        rd.report(clause.loc, "'library' is valid only with 'elf_symbol' in a verify clause");
-        return;
-    }
-    if (!import && !file) {
+    ClauseReader crd(t, name, rd, clauses);
+    const ClauseSyntax* syntax = nullptr;
+    for (const auto& c : clauses)
+        if (t.get(c.name)) {
+            syntax = &c;
+            break;
+        }
+    if (!syntax) {
+        for (const auto& c : clauses)
+            if (c.claims && c.claims(crd)) return;
         for (const auto& entry : t.table) {
             if (contains(k_future_verify, entry.key)) {
                 rd.report(clause.loc, fmt::format("verify clause '{}' is not supported by this "
@@ -127,60 +55,25 @@ void read_verify_clause(ValueReader& rd, const Value& t, const std::string& name
                 return;
             }
         }
+        syntax = &clauses.front();  // reads a table naming no clause: its keys are the suggestions
     }
-    auto suggested =
-        rd.unknown_keys(t, {"import", "attr", "file", "version", "preload", "equals"}, " in verify clause");
-    if (!import && !file && !contains(suggested, "import") && !contains(suggested, "file"))
-        rd.report(clause.loc, "a verify clause needs 'import', 'file', 'cuda_arch' or 'elf_symbol'");
-    if (import && file) {
-        rd.report(clause.loc, "a verify clause takes 'import' or 'file', not both");
-        return;
-    }
-    if (const Value* attr = t.get("attr")) {
-        if (file) rd.report(attr->loc, "'attr' is valid only with 'import' in a verify clause");
-        else clause.attr = rd.text(*attr, name + ".attr");
-    }
-    if (const Value* version = t.get("version")) {
-        if (file) rd.report(version->loc, "'version' is valid only with 'import' in a verify clause");
-        else clause.version = read_version_specifier(rd, *version, name);
-    }
-    if (const Value* equals = t.get("equals")) {  // str(module.attr) must be exactly this
-        if (file || !t.get("attr"))
-            rd.report(equals->loc,
-                      "'equals' needs 'import' and 'attr' in a verify clause (the value "
-                      "str(module.attr) must have)");
-        else clause.equals = rd.text(*equals, name + ".equals");
-    }
-    if (const Value* preload = t.get("preload")) {  // modules the probe imports first
-        if (file) rd.report(preload->loc, "'preload' is valid only with 'import' in a verify clause");
-        else
-            for (auto& m : rd.nonempty_texts(*preload, name + ".preload")) {
-                if (core::trim(m.value).empty() || m.value.find_first_of(" \t\n,") != std::string::npos)
-                    rd.report(m.loc,
-                              fmt::format("'{}.preload' names modules such as \"torch\", not '{}'", name, m.value));
-                else clause.preload.push_back(std::move(m));
-            }
-    }
-    if (!import && !file) return;
-    clause.kind = import ? VerifyClause::Kind::import_module : VerifyClause::Kind::file;
-    auto target = rd.text(import ? *import : *file, name + (import ? ".import" : ".file"));
-    if (!target) return;
-    clause.target = std::move(*target);
-    step.verify.push_back(std::move(clause));
+    clause.kind = std::string(syntax->name);
+    if (syntax->parse(crd, clause)) step.verify.push_back(std::move(clause));
 }
 
-void read_verify(ValueReader& rd, const Value& n, Step& step) {
+void read_verify(ValueReader& rd, const Value& n, const ClauseTable& clauses, Step& step) {
     if (!rd.expect(n, ValueType::array, "verify", "an array of tables")) return;
     for (size_t i = 0; i < n.array.size(); ++i) {
         std::string name = fmt::format("verify[{}]", i);
-        if (rd.expect(n.array[i], ValueType::table, name, "a table")) read_verify_clause(rd, n.array[i], name, step);
+        if (rd.expect(n.array[i], ValueType::table, name, "a table"))
+            read_verify_clause(rd, n.array[i], name, clauses, step);
     }
 }
 
 // ---- common keys ----------------------------------------------------------------------------
 
 /// The keys every kind has, read before the kind's own.
-void read_common_keys(StepReader& rd, Step& step) {
+void read_common_keys(StepReader& rd, const ClauseTable& clauses, Step& step) {
     (void)rd.get("id");
     (void)rd.get("kind");
     if (const Value* n = rd.get("env")) step.env = rd.values().env_table(*n, "env");
@@ -190,7 +83,7 @@ void read_common_keys(StepReader& rd, Step& step) {
     step.timeout = rd.positive_number("timeout", k_max_step_timeout_s, "30 days");
     step.attempts = rd.integer("attempts", 1);
     step.optional = rd.flag("optional");
-    if (const Value* n = rd.get("verify")) read_verify(rd.values(), *n, step);
+    if (const Value* n = rd.get("verify")) read_verify(rd.values(), *n, clauses, step);
 }
 
 /// The step's id, checked for form and uniqueness; `label` becomes "step 'id'" when valid.
@@ -252,7 +145,7 @@ std::vector<std::string> keys_of(const KindSyntax& kind) {
     std::vector<Problem> dropped;
     ValueReader values(dropped);
     StepReader rd(empty, step, "", values);
-    read_common_keys(rd, step);
+    read_common_keys(rd, {}, step);
     (void)kind.parse(rd);
     return rd.asked();
 }
@@ -287,7 +180,7 @@ std::vector<std::string> report_unasked_keys(ValueReader& rd, const Value& t, co
 }
 
 std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index, std::map<std::string, SourceLoc>& ids,
-                              const KindTable& kinds) {
+                              const KindTable& kinds, const ClauseTable& clauses) {
     Step step;
     step.loc = t.loc;
     std::string label = fmt::format("step #{}", index + 1);
@@ -299,7 +192,7 @@ std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index, std
 
     rd.collect(&step.texts);
     StepReader srd(t, step, label, rd);
-    read_common_keys(srd, step);
+    read_common_keys(srd, clauses, step);
     step.fields = kind->parse(srd);
     rd.collect(nullptr);
 
@@ -311,7 +204,7 @@ std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index, std
 
 }  // namespace
 
-void read_steps(ValueReader& rd, const Value& n, const KindTable& kinds, Recipe& out) {
+void read_steps(ValueReader& rd, const Value& n, const KindTable& kinds, const ClauseTable& clauses, Recipe& out) {
     if (n.is(ValueType::table)) {
         rd.report(n.loc, "'step' must be an array of tables (write [[step]]), not a table");
         return;
@@ -320,7 +213,7 @@ void read_steps(ValueReader& rd, const Value& n, const KindTable& kinds, Recipe&
     std::map<std::string, SourceLoc> ids;
     for (size_t i = 0; i < n.array.size(); ++i) {
         if (!rd.expect(n.array[i], ValueType::table, fmt::format("step[{}]", i), "a table")) continue;
-        if (auto step = read_step(rd, n.array[i], i, ids, kinds)) out.steps.push_back(std::move(*step));
+        if (auto step = read_step(rd, n.array[i], i, ids, kinds, clauses)) out.steps.push_back(std::move(*step));
     }
 }
 

@@ -9,7 +9,7 @@
 
 namespace bootstrap::recipe::detail {
 
-/// Read the `step` value (an array of tables) into `out.steps`.
-void read_steps(ValueReader& rd, const Value& steps, const KindTable& kinds, Recipe& out);
+/// Read the `step` value (an array of tables) into `out.steps`, its verify clauses with `clauses`.
+void read_steps(ValueReader& rd, const Value& steps, const KindTable& kinds, const ClauseTable& clauses, Recipe& out);
 
 }  // namespace bootstrap::recipe::detail

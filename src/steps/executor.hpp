@@ -37,7 +37,8 @@ enum class Outcome { ran, skipped_creates, skipped_unless, kept };
 /// (steps::installer_cause), the exit status after it.
 [[nodiscard]] Result<Outcome> execute(const ResolvedStep& step, StepContext& ctx);
 
-/// Run every verify clause; each import in its own interpreter. The error shows the real
+/// Run every verify clause, each by its registered clause (steps/verify_clause.hpp; defined in
+/// verify_clauses.cpp); each import in its own interpreter. The error shows the real
 /// exception the import raised. An import clause's `version` is then checked against the
 /// distribution that provides the module (pyenv::check_module_version).
 [[nodiscard]] Status verify(const ResolvedStep& step, StepContext& ctx);

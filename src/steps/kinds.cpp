@@ -56,11 +56,11 @@ const recipe::KindTable& recipe_kinds() {
 }
 
 Result<recipe::Recipe> load_recipe(const std::filesystem::path& file) {
-    return recipe::load_recipe(file, recipe_kinds());
+    return recipe::load_recipe(file, recipe_kinds(), recipe_clauses());
 }
 
 Result<recipe::Recipe> parse_recipe(std::string_view text, const std::string& name) {
-    return recipe::parse_recipe(text, name, recipe_kinds());
+    return recipe::parse_recipe(text, name, recipe_kinds(), recipe_clauses());
 }
 
 Result<std::vector<std::string>> PlanContext::texts(const std::vector<recipe::Text>& ts, ResolvedStep& step) {

@@ -35,8 +35,18 @@ struct BuildSource {
     recipe::SourceLoc loc;
 };
 
+/// A clause's values that ResolvedVerify has no field for: a clause that needs them derives its
+/// payload from this in its own file (steps/verify_<name>.cpp) and reads it back with
+/// ResolvedVerify::payload_as<T>().
+struct ClausePayload {
+    virtual ~ClausePayload() = default;
+};
+
+/// A verify clause after expansion. Its clause (steps/verify_clause.hpp) describes and runs it;
+/// the fields after `target` are the built-in clauses' (tests and the pybind11 kind build them
+/// field by field), `payload` any other clause's.
 struct ResolvedVerify {
-    recipe::VerifyClause::Kind kind;
+    std::string kind;     // the clause's name ("import"): steps::clause_of(kind)
     std::string target;   // module or file path; cuda_arch: the arch ("9.0")
     std::string attr;     // import only, may be empty
     std::string library;  // cuda_arch: a module name, or an absolute path; elf_symbol: a glob
@@ -49,9 +59,16 @@ struct ResolvedVerify {
     std::vector<std::string> preload = {};
     /// import with attr: the value str(module.attr) must have.
     std::optional<std::string> equals = {};
+    /// A clause's own values (null for the built-in clauses).
+    std::shared_ptr<const ClausePayload> payload = {};
     /// "import transformers.AutoTokenizer", "import torch version >=2.11", "file /x",
-    /// "cuda_arch 9.0 in module te", "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13".
+    /// "cuda_arch 9.0 in module te", "elf_symbol cublasLtX in nvidia/**/libcublasLt.so.13"
+    /// (the clause's describe; the step key hashes it).
     [[nodiscard]] std::string describe() const;
+    template <class T>
+    [[nodiscard]] const T* payload_as() const {
+        return dynamic_cast<const T*>(payload.get());
+    }
 };
 
 /// A `build` step after expansion; steps/build.hpp says what runs.
