@@ -23,13 +23,14 @@ DEB_PACKAGES=(cmake ninja-build g++ pkg-config python3 python3-venv git ccache
   libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
   libfmt-dev libcli11-dev catch2 libexpected-dev libyaml-cpp-dev libelf-dev libssl-dev
   nettle-dev libacl1-dev zlib1g-dev liblzma-dev libbz2-dev libzstd-dev)
-# Only the test suite needs these (scripts/test.sh passes --test-tools): clang's libFuzzer and
+# Only the test suite needs these (scripts/test.sh passes --test-tools): clang-format and clang-tidy
+# for the format and tidy stages, clang's libFuzzer and
 # sanitizer runtimes for scripts/fuzz.sh, llvm's symbolizer for readable stacks, python3-dev and
 # pybind11 for the pybind11 and build steps' tests, tmux for the terminal tests, hyperfine for
 # bench/, slurm-wlm and munge for the Slurm bring-up test (a four-node cluster on one host),
 # buildah, podman, docker.io (a Docker Engine the image tests start) and mmdebstrap (their bare
 # base image).
-TEST_PACKAGES=(clang-14 clang-format-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman
+TEST_PACKAGES=(clang-14 clang-format-14 clang-tidy-14 libclang-rt-14-dev llvm-14 python3-dev pybind11-dev tmux hyperfine slurm-wlm munge buildah podman
   docker.io mmdebstrap)
 TARGETS=()
 while [ $# -gt 0 ]; do

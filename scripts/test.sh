@@ -3,6 +3,9 @@
 # even when an earlier one failed:
 #   layering     scripts/check-layering.sh: every include is of a module the includer links
 #   format       scripts/check-format.sh: every C++ file as .clang-format writes it
+#   tidy         scripts/check-tidy.sh: every source file passes .clang-tidy's checks (it runs
+#                in the background, niced, one file at a time, while `integration` waits on
+#                its children; alone when integration is not run)
 #   names        scripts/check-test-names.py: no test hides another (duplicate names), every
 #                Catch2 name is one ctest can select
 #   unit         ctest in build/ (Catch2)
@@ -24,7 +27,7 @@ export FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-STAGES=(${TEST_STAGES:-layering format names unit integration sanitize fuzz})
+STAGES=(${TEST_STAGES:-layering format tidy names unit integration sanitize fuzz})
 
 summary=()
 failed=0
@@ -41,16 +44,42 @@ stage() {
   fi
 }
 
+# tidy beside integration: clang-tidy is CPU-bound, the integration tests mostly wait on uv,
+# Python and the loopback index.
+tidy_log=""
+tidy_pid=""
+tidy_start=0
+if [[ " ${STAGES[*]} " == *" tidy "* && " ${STAGES[*]} " == *" integration "* ]]; then
+  tidy_log=$(mktemp)
+  tidy_start=$SECONDS
+  TIDY_JOBS=1 nice -n 10 bash scripts/check-tidy.sh >"$tidy_log" 2>&1 &
+  tidy_pid=$!
+fi
+tidy_wait() {
+  local rc=0
+  wait "$tidy_pid" || rc=$?
+  cat "$tidy_log" >&2
+  rm -f "$tidy_log"
+  return $rc
+}
+
 for s in "${STAGES[@]}"; do
   case $s in
     layering) stage layering bash scripts/check-layering.sh ;;
     format) stage format bash scripts/check-format.sh ;;
+    tidy)
+      if [ -z "$tidy_pid" ]; then stage tidy bash scripts/check-tidy.sh; fi ;;
     names) stage names python3 scripts/check-test-names.py ;;
     unit) stage unit ctest --test-dir build --output-on-failure -j2 ;;
-    integration) stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider ;;
+    integration)
+      stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider
+      if [ -n "$tidy_pid" ]; then
+        stage tidy tidy_wait
+        summary[-1]="${summary[-1]} (beside integration: $((SECONDS - tidy_start)) s in all)"
+      fi ;;
     sanitize) stage sanitize bash scripts/sanitize.sh ;;
     fuzz) stage fuzz bash scripts/fuzz.sh ;;
-    *) echo "test: unknown stage '$s' (known: layering format names unit integration sanitize fuzz)" >&2; exit 2 ;;
+    *) echo "test: unknown stage '$s' (known: layering format tidy names unit integration sanitize fuzz)" >&2; exit 2 ;;
   esac
 done
 

@@ -115,7 +115,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
                    d.fetched ? "downloaded now" : "from this machine's cache");
     for (const auto& [name, value] : spec.env)
         if (std::none_of(args.env.begin(), args.env.end(),
-                         [&](const std::string& w) { return w == name || w.rfind(name + "=", 0) == 0; }))
+                         [&name = name](const std::string& w) { return w == name || w.rfind(name + "=", 0) == 0; }))
             fmt::print("  the build sets {}={} (the recipe reads {{env.{}}})\n", name, value, name);
     std::string secrets;
     for (const auto& name : spec.secrets) {

@@ -247,7 +247,8 @@ Result<std::vector<std::pair<std::string, std::string>>> recipe_env(const recipe
     const auto& given = options.env;
     for (const auto& [name, read] : plan.env_read) {
         if (!read.value || machine_variable(name)) continue;
-        if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == name; })) continue;
+        if (std::any_of(given.begin(), given.end(), [&name = name](const auto& g) { return g.first == name; }))
+            continue;
         if (std::count(options.secrets.begin(), options.secrets.end(), name)) continue;  // a build secret
         if (core::is_secret_name(name, recipe.env_secret))
             return fail(ErrorCode::usage,

@@ -158,7 +158,7 @@ private:
         auto& plan = m_report.plan;
         for (const auto& [name, p] : m_broken) {
             auto it = std::find_if(plan.install.begin(), plan.install.end(),
-                                   [&](const RollbackInstall& i) { return i.name == name; });
+                                   [&name = name](const RollbackInstall& i) { return i.name == name; });
             if (it != plan.install.end()) {
                 it->current = p.version;
                 it->reason = fmt::format("broken install: {}", p.broken);
