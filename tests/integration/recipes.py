@@ -155,3 +155,14 @@ PIPELINE_IDS = ["venv", "torch", "cublas", "transformers", "helpers", "check"]
 PIPELINE_VERSIONS = {"demo-torch": "2.11.0+cu130", "nvidia-cublas": "13.4.1.1",
                      "transformers": "4.57.1", "regex": "2024.1.0", "wandb": "0.22.0",
                      "click": "8.1.7", "platformdirs": "4.3.6", "demo-requests": "2.32.3"}
+
+
+def write(world, steps, **kw) -> Path:
+    """The world's recipe.toml with these steps."""
+    return write_recipe(world.root, steps=steps, **kw)
+
+
+def ok(proc):
+    """`proc`, after asserting it exited 0 (its output in the message otherwise)."""
+    assert proc.returncode == 0, f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
