@@ -2,6 +2,7 @@
 
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "steps/kind.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -70,25 +71,9 @@ std::string plan_json(const engine::Plan& plan, const engine::Facts& facts,
                           {"attempts", s.attempts},
                           {"optional", s.optional}};
         if (!s.note.empty()) js["note"] = s.note;
-        if (const auto* run = s.run()) {
-            if (!run->creates.empty()) js["creates"] = run->creates;
-            if (!run->unless.empty()) {
-                std::vector<std::string> unless;
-                for (const auto& a : run->unless) unless.push_back(core::redact_text(a));
-                js["unless"] = unless;
-            }
-        }
-        if (s.build())
-            js["build"] = {{"source", s.build()->location_shown()},
-                           {"rev", s.build()->rev},
-                           {"sha256", s.build()->sha256},
-                           {"subdirectory", s.build()->subdirectory},
-                           {"identity", s.build()->source_identity},
-                           {"abi_packages", s.build()->abi_versions},
-                           {"archs", s.build()->archs ? s.build()->archs->derived.torch_arch_list : std::string()}};
+        steps::describe_step_json(s, js);
         js["verify"] = nlohmann::json::array();
         for (const auto& v : s.verify) js["verify"].push_back(v.describe());
-        if (s.install() && !s.install()->index_urls.empty()) js["index_urls"] = s.install()->index_urls;
         if (s.index < decisions.size()) {
             js["would"] = {{"action", engine::to_string(decisions[s.index].decision)},
                            {"reason", decisions[s.index].reason}};

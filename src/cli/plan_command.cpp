@@ -9,13 +9,13 @@
 #include "cli/status.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
-#include "engine/build_key.hpp"
 #include "engine/fixed_point.hpp"
 #include "engine/install_repair.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
 #include "recipe/recipe.hpp"
 #include "state/journal.hpp"
+#include "steps/kind.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -29,34 +29,6 @@ struct PlanCommandArgs {
     bool explain = false;
     bool check = false;
 };
-
-std::string describe_source(const steps::BuildSpec& b) {
-    std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
-    switch (b.source_kind) {
-        case steps::BuildSource::Kind::git:
-            return fmt::format("git {} at {}{}{}", b.location_shown(), b.rev, b.submodules ? " with submodules" : "",
-                               sub);
-        case steps::BuildSource::Kind::url:
-            return fmt::format("archive {} (sha256 {}){}", b.location_shown(), b.sha256, sub);
-        case steps::BuildSource::Kind::path:
-            return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
-    }
-    return {};
-}
-
-/// A build step's cache key as it would be computed now (torch, nvcc and the compiler are
-/// asked), with its inputs, and whether the cache already holds it.
-void print_build_key(const engine::Plan& plan, const steps::ResolvedStep& s) {
-    auto key = engine::build_key_now(plan, s);
-    if (!key) {
-        fmt::print("  build key: cannot be computed now: {}\n", key.error().message);
-        return;
-    }
-    fmt::print("  build key: {} ({})\n", key->digest,
-               key->cached ? "in the build cache: installs without building" : "not built yet");
-    for (const auto& line : core::split(key->explain, '\n'))
-        if (!line.empty()) fmt::print("    | {}\n", line);
-}
 
 void print_plan(const engine::Plan& plan, const engine::Facts& facts,
                 const std::vector<engine::StepDecision>& decisions, bool explain) {
@@ -79,21 +51,19 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
             if (explain)  // every input that changed, not only the first
                 for (const auto& change : d.changes) fmt::print("    changed: {}\n", change);
         }
+        const auto described = steps::describe_step(s, steps::DescribeAsk{explain, plan.venv});
+        auto print_lines = [](const std::vector<std::string>& lines) {
+            for (const auto& line : lines) fmt::print("  {}\n", line);
+        };
         if (!s.note.empty()) fmt::print("  note: {}\n", s.note);
-        if (s.install() && !s.install()->index_urls.empty())
-            fmt::print("  indexes: {}\n", core::join(s.install()->index_urls, ", "));
-        if (s.build()) fmt::print("  source: {}\n", describe_source(*s.build()));
+        print_lines(described.before_argv);
         if (!s.argv.empty()) fmt::print("  argv: {}\n", core::redact_text(core::format_argv(s.argv)));
-        if (const auto* install = s.install())  // --locked: one command per list of indexes
-            for (size_t b = 1; b < install->locked.size(); ++b)
-                fmt::print("  then: {}\n", core::redact_text(core::format_argv(install->locked[b].argv)));
+        print_lines(described.after_argv);
         fmt::print("  cwd: {}\n", s.cwd.string());
         for (const auto& [k, v] : s.env_set)
             fmt::print("  env set: {}={}\n", k, core::shown_value(k, v, plan.recipe->env_secret));
         if (!s.env_unset.empty()) fmt::print("  env unset: {}\n", core::join(s.env_unset, " "));
-        if (s.run() && !s.run()->creates.empty()) fmt::print("  creates: {}\n", s.run()->creates);
-        if (s.run() && !s.run()->unless.empty())
-            fmt::print("  unless: {}\n", core::redact_text(core::format_argv(s.run()->unless)));
+        print_lines(described.after_env);
         if (s.timeout > 0) fmt::print("  timeout: {}s\n", s.timeout);
         if (s.attempts > 1) fmt::print("  attempts: {}\n", s.attempts);
         for (const auto& v : s.verify) fmt::print("  verify: {}\n", v.describe());
@@ -101,7 +71,7 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
         if (explain) {
             for (const auto& line : core::split(s.key_explain, '\n'))
                 if (!line.empty()) fmt::print("    | {}\n", line);
-            if (s.build() && s.complete) print_build_key(plan, s);
+            print_lines(described.explain);
         }
     }
 }

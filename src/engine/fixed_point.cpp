@@ -10,6 +10,7 @@
 #include "pyenv/name.hpp"
 #include "pyenv/version.hpp"
 #include "state/layout.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::engine {
 
@@ -36,18 +37,17 @@ std::string overrides_text(const steps::ResolvedStep& step, const Installed& ins
         "# Written by bootstrap before step '{}' runs: versions other steps chose on purpose,\n"
         "# which this step's resolution keeps (uv --override, pip --constraint).\n",
         step.id);
-    const auto* install = step.install();
-    const auto* build = step.build();
-    if (install == nullptr && build == nullptr) return text;
-    for (const auto& [id, name] : install ? install->overrides : build->overrides) {
-        auto it = installed.find(name);
-        if (it == installed.end()) continue;
-        text += fmt::format("# step '{}'\n{}=={}\n", id, it->second.name, it->second.version);
-    }
-    if (install == nullptr) return text;
+    const auto kept = steps::overrides_of(step);
+    if (kept.earlier != nullptr)
+        for (const auto& [id, name] : *kept.earlier) {
+            auto it = installed.find(name);
+            if (it == installed.end()) continue;
+            text += fmt::format("# step '{}'\n{}=={}\n", id, it->second.name, it->second.version);
+        }
+    if (kept.later == nullptr) return text;
     // A later step's deliberate choice, as installed while it holds: this step then needs no
     // other version (none is fetched from this step's indexes, which may not have it).
-    for (const auto& o : install->later_overrides) {
+    for (const auto& o : *kept.later) {
         auto it = installed.find(o.name);
         if (it == installed.end()) continue;
         auto req = pyenv::Requirement::parse(o.requirement);
@@ -60,12 +60,12 @@ std::string overrides_text(const steps::ResolvedStep& step, const Installed& ins
 
 std::string override_conflicts(const steps::ResolvedStep& step, const Installed& installed,
                                const pyenv::MarkerEnv& markers) {
-    const auto* install = step.install();
-    if (install == nullptr) return {};
+    const auto kept = steps::overrides_of(step);
+    if (!kept.resolves || kept.earlier == nullptr) return {};
     pyenv::MarkerEnv env = markers;
     if (!env.count("extra")) env["extra"] = "";
     std::vector<std::string> lines;
-    for (const auto& [id, name] : install->overrides) {
+    for (const auto& [id, name] : *kept.earlier) {
         auto kept = installed.find(name);
         if (kept == installed.end()) continue;
         auto version = pyenv::Version::parse(kept->second.version);
@@ -88,17 +88,19 @@ std::string override_conflicts(const steps::ResolvedStep& step, const Installed&
 
 Error with_override_note(const steps::ResolvedStep& step, Error error, const Installed& installed,
                          const pyenv::MarkerEnv* markers, const std::string& installer) {
-    const auto* install = step.install();
-    if (install == nullptr || install->overrides.empty() || error.code == ErrorCode::interrupted) return error;
+    const auto overrides = steps::overrides_of(step);
+    if (!overrides.resolves || overrides.earlier == nullptr || overrides.earlier->empty() || !*overrides.file ||
+        error.code == ErrorCode::interrupted)
+        return error;
     std::vector<std::string> kept;
-    for (const auto& [id, name] : install->overrides)
+    for (const auto& [id, name] : *overrides.earlier)
         if (auto it = installed.find(name); it != installed.end())
             kept.push_back(fmt::format("{} {} (step '{}')", it->second.name, it->second.version, id));
     if (kept.empty()) return error;
     const std::string conflicts = markers ? override_conflicts(step, installed, *markers) : std::string();
     error.detail += fmt::format(
         "{}note: this step's resolution keeps what earlier steps chose on purpose: {} ({}){}{}",
-        error.detail.empty() ? "" : "\n", core::join(kept, ", "), install->request.overrides_file->string(),
+        error.detail.empty() ? "" : "\n", core::join(kept, ", "), overrides.file->value().string(),
         conflicts.empty() ? "" : "; installed pins exclude them:\n" + conflicts,
         installer == "pip" ? "\npip cannot override a dependency's pin (uv can: set `installer = \"uv\"` in "
                              "[venv]), so a dependency pinning another version cannot be installed"
@@ -112,7 +114,7 @@ std::vector<const steps::ResolvedStep*> holding_before(const steps::ResolvedStep
     for (const auto& earlier : plan.steps) {
         if (earlier.index >= step.index) break;
         std::string ignored;
-        if (earlier.install() != nullptr && rule.passed(earlier) &&
+        if (steps::owned_of(earlier).requirements != nullptr && rule.passed(earlier) &&
             rule.own_requirements_hold(earlier, installed, &ignored))
             out.push_back(&earlier);
     }
@@ -163,10 +165,10 @@ DeclaredOverrides declared_overrides(const Plan& plan) {
         out.recipe_digest = plan.recipe->source_digest;
     }
     for (const auto& step : plan.steps) {
-        const auto* install = step.install();
-        if (install == nullptr || step.source == nullptr) continue;
+        const auto own = steps::owned_of(step);
+        if (own.requirements == nullptr || step.source == nullptr) continue;
         for (const auto& dependent : step.source->allow_conflicts)
-            for (const auto& req : install->requirements) {
+            for (const auto& req : *own.requirements) {
                 DeclaredOverride o{step.id, pyenv::normalize_name(dependent), req.normalized_name};
                 if (std::find(out.overrides.begin(), out.overrides.end(), o) == out.overrides.end())
                     out.overrides.push_back(std::move(o));
@@ -258,10 +260,9 @@ std::string where(const steps::ResolvedStep& step, size_t i) {
 /// (`upgrade` or `allow_conflicts`, asking for it): the earlier pin was settled there.
 bool overridden_between(const Plan& plan, size_t from, size_t to, const std::string& name) {
     for (const auto& step : plan.steps) {
-        const auto* install = step.install();
-        if (step.index <= from || step.index >= to || install == nullptr) continue;
-        if (!install->upgrade && step.source->allow_conflicts.empty()) continue;
-        for (const auto& r : install->requirements)
+        const auto own = steps::owned_of(step);
+        if (step.index <= from || step.index >= to || own.requirements == nullptr || !own.deliberate) continue;
+        for (const auto& r : *own.requirements)
             if (r.normalized_name == name) return true;
     }
     return false;
@@ -272,18 +273,18 @@ bool overridden_between(const Plan& plan, size_t from, size_t to, const std::str
 std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers, std::vector<std::string>& notes) {
     std::vector<Error> out;
     for (const auto& later : plan.steps) {
-        const auto* install = later.install();
-        if (install == nullptr) continue;
-        const bool deliberate = install->upgrade || !later.source->allow_conflicts.empty();
-        for (size_t i = 0; i < install->requirements.size(); ++i) {
-            const auto& req = install->requirements[i];
+        const auto own = steps::owned_of(later);
+        if (own.requirements == nullptr) continue;
+        const bool deliberate = own.deliberate;
+        for (size_t i = 0; i < own.requirements->size(); ++i) {
+            const auto& req = (*own.requirements)[i];
             if (!applies(req, markers)) continue;
             for (const auto& earlier : plan.steps) {
                 if (earlier.index >= later.index) break;
-                const auto* before = earlier.install();
+                const auto* before = steps::owned_of(earlier).requirements;
                 if (before == nullptr) continue;
-                for (size_t j = 0; j < before->requirements.size(); ++j) {
-                    const auto& old = before->requirements[j];
+                for (size_t j = 0; j < before->size(); ++j) {
+                    const auto& old = (*before)[j];
                     if (old.normalized_name != req.normalized_name || !applies(old, markers) || !disagree(old, req))
                         continue;
                     if (overridden_between(plan, earlier.index, later.index, req.normalized_name)) continue;
@@ -299,7 +300,7 @@ std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* marke
                             "step '{}' asks for {} and step '{}' for {}: the later one wins ({}), and step '{}' is "
                             "held to the rest of its requirements",
                             earlier.id, old.str(), later.id, req.str(),
-                            install->upgrade ? "upgrade = true" : "allow_conflicts", earlier.id));
+                            own.upgrade ? "upgrade = true" : "allow_conflicts", earlier.id));
                         continue;
                     }
                     out.push_back(Error{
@@ -323,8 +324,8 @@ Result<std::vector<Extra>> unowned_extras(const Plan& plan, const state::Journal
     for (const auto& step : plan.steps) {
         if (auto it = journal.steps.find(step.id); it != journal.steps.end())
             for (const auto& [name, rec] : it->second.dists) accounted.insert(name);
-        if (const auto* install = step.install()) {
-            BS_TRY(auto closure, pyenv::installed_closure(install->requirements, installed, markers));
+        if (const auto* own = steps::owned_of(step).requirements) {
+            BS_TRY(auto closure, pyenv::installed_closure(*own, installed, markers));
             accounted.insert(closure.begin(), closure.end());
         }
     }

@@ -18,7 +18,7 @@
 
 namespace bootstrap::engine {
 
-/// The overrides file of install or build step `step` (InstallSpec/BuildSpec::overrides): one
+/// The overrides file of a step that keeps overrides (steps::overrides_of): one
 /// `name==version` line per overridden package as `installed` holds it now, each after a
 /// comment naming the step that chose it. Packages not installed are left out.
 [[nodiscard]] std::string overrides_text(const steps::ResolvedStep& step, const Installed& installed);

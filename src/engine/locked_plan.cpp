@@ -7,6 +7,7 @@
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
 #include "state/layout.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::engine {
 
@@ -36,10 +37,9 @@ Status LockedPlan::check(const manifest::Lockfile& lock, const recipe::Recipe& r
 
 LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked) : m_lock(lock) {
     for (const auto& st : unlocked.steps)
-        if (const auto* install = st.install())
+        if (const auto* request = steps::index_request_of(st))
             m_step_indexes[st.id] =
-                pyenv::effective_indexes(unlocked.installer->name(), install->request, st.child_env, unlocked.venv)
-                    .all();
+                pyenv::effective_indexes(unlocked.installer->name(), *request, st.child_env, unlocked.venv).all();
 }
 
 Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv, const fs::path& home,

@@ -148,14 +148,7 @@ public:
     /// planned so far give them (once).
     const std::vector<std::string>& known_index_urls() {
         if (!m_known_urls) {
-            std::vector<std::string> recipe_urls;
-            for (const auto& st : m_plan.steps)
-                if (const auto* install = st.install()) {
-                    if (install->request.index_url) recipe_urls.push_back(*install->request.index_url);
-                    recipe_urls.insert(recipe_urls.end(), install->request.extra_index_urls.begin(),
-                                       install->request.extra_index_urls.end());
-                }
-            m_known_urls = pyenv::known_index_urls(m_facts.env, venv, recipe_urls);
+            m_known_urls = pyenv::known_index_urls(m_facts.env, venv, steps::configured_index_urls(m_plan.steps));
         }
         return *m_known_urls;
     }
@@ -228,9 +221,10 @@ public:
             if (auto it = m_facts.env.find(name); it != m_facts.env.end() && !out.child_env.count(name) &&
                                                   !std::count(out.env_unset.begin(), out.env_unset.end(), name))
                 out.child_env[name] = it->second;
-        if (kind.venv_environment) use_venv_environment(out);
+        auto* other_argv = kind.other_argv ? kind.other_argv(out) : nullptr;
+        if (kind.venv_environment) use_venv_environment(out, other_argv);
         resolve_program(out.argv, out.child_env);
-        if (auto* run = out.as<steps::RunSpec>()) resolve_program(run->unless, out.child_env);
+        if (other_argv) resolve_program(*other_argv, out.child_env);
         if (kind.environment_known) kind.environment_known(out, *this);
         std::vector<std::string> key_argv = cmd.argv.empty() ? out.argv : key_cmd.argv;
         if (!key_argv.empty() && !out.argv.empty()) key_argv[0] = out.argv[0];
@@ -248,13 +242,12 @@ public:
 private:
     /// Run steps and checks work inside the venv, as `launch` does: its bin/ first on PATH,
     /// VIRTUAL_ENV set, no PYTHONHOME. A value the step sets itself wins.
-    void use_venv_environment(steps::ResolvedStep& out) const {
+    void use_venv_environment(steps::ResolvedStep& out, std::vector<std::string>* other_argv) const {
         std::set<std::string> own;
         for (const auto& [name, value] : out.env_set) own.insert(name);
         exec::enter_venv(out.child_env, venv, own);
         if (out.env_set.count("PATH")) return;
-        auto* run = out.as<steps::RunSpec>();
-        for (auto* argv : {&out.argv, run ? &run->unless : nullptr})
+        for (auto* argv : {&out.argv, other_argv})
             if (argv && !argv->empty() && venv_provides((*argv)[0], m_recipe.venv.python))
                 (*argv)[0] = (venv / "bin" / (*argv)[0]).string();
     }

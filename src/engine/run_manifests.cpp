@@ -7,6 +7,7 @@
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/wheel_name.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::engine {
 
@@ -27,8 +28,9 @@ std::optional<fs::path> local_wheel_of(const manifest::Package& pkg, const steps
         if (fs::exists(p, ec)) return p;
     }
     // Installed from a --find-links directory: look for its wheel there.
-    if (step != nullptr && step->install())
-        for (const auto& dir : step->install()->request.find_links) {
+    const auto* request = step != nullptr ? steps::index_request_of(*step) : nullptr;
+    if (request != nullptr)
+        for (const auto& dir : request->find_links) {
             std::error_code ec;
             for (const auto& entry : fs::directory_iterator(dir, ec))
                 if (wheel_matches(entry.path(), pkg.name, pkg.version)) return entry.path();

@@ -380,13 +380,7 @@ void Runner::restore_before() {
     request.run_id = m_report.run_id;
     request.net = m_plan.net;
     request.installer = m_plan.installer->name();
-    for (const auto& step : m_plan.steps)
-        if (const auto* install = step.install()) {
-            const auto& index = install->request;
-            if (index.index_url) request.known_index_urls.push_back(*index.index_url);
-            request.known_index_urls.insert(request.known_index_urls.end(), index.extra_index_urls.begin(),
-                                            index.extra_index_urls.end());
-        }
+    request.known_index_urls = steps::configured_index_urls(m_plan.steps);
     request.message = [this](std::string_view text) { m_observer.message(text); };
     m_observer.message(fmt::format("step failed: rolling the venv back to {}",
                                    m_report.history_before ? fmt::format("history #{}", *m_report.history_before)

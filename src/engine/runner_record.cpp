@@ -27,9 +27,10 @@ Result<state::DistRecord> record_of(const pyenv::Distribution& d) {
     return state::DistRecord{d.version, digest, d.record_stamp};
 }
 
-/// A run step that ran a Python other than the venv's: its failure says nothing about the venv.
+/// A step that ran a command of the recipe's in the venv's environment (a run step) with a
+/// Python other than the venv's: its failure says nothing about the venv.
 std::string foreign_interpreter_note(const steps::ResolvedStep& step) {
-    if (step.run() == nullptr || step.argv.empty()) return {};
+    if (!steps::kind_of(step.kind).venv_environment || step.argv.empty()) return {};
     const fs::path program = step.argv[0];
     const std::string name = program.filename().string();
     if (!core::starts_with(name, "python") && !core::starts_with(name, "pip")) return {};
@@ -51,15 +52,11 @@ bool same_dist(const pyenv::Distribution& a, const pyenv::Distribution& b) {
 
 /// Before an install or build step that keeps earlier steps' overrides runs: their versions now.
 Status Runner::write_overrides(const steps::ResolvedStep& step) const {
-    const std::optional<fs::path>* file = nullptr;
-    if (const auto* install = step.install()) file = &install->request.overrides_file;
-    if (const auto* build = step.build()) {
-        file = &build->overrides_file;
-        if (*file && !build->locked_pins.empty())
-            return core::write_file_atomic(**file, core::join(build->locked_pins, "\n") + "\n");
-    }
-    if (file == nullptr || !*file) return {};
-    return core::write_file_atomic(**file, overrides_text(step, m_installed));
+    const auto kept = steps::overrides_of(step);
+    if (kept.file == nullptr || !*kept.file) return {};
+    if (kept.locked_pins != nullptr)
+        return core::write_file_atomic(**kept.file, core::join(*kept.locked_pins, "\n") + "\n");
+    return core::write_file_atomic(**kept.file, overrides_text(step, m_installed));
 }
 
 /// `retry_can_help`: false when another attempt gives the same answer (an optional step is
@@ -156,8 +153,8 @@ Status Runner::record_success(size_t, const steps::ResolvedStep& step, StepRepor
     std::set<std::string> owned;
     for (const auto& name : changed)
         if (m_installed.count(name)) owned.insert(name);
-    if (const auto* install = step.install())
-        for (const auto& req : install->requirements)
+    if (const auto* own = steps::owned_of(step).requirements)
+        for (const auto& req : *own)
             if (m_installed.count(req.normalized_name)) owned.insert(req.normalized_name);
 
     entry.dists.clear();

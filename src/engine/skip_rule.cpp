@@ -60,13 +60,13 @@ SkipRule::SkipRule(const Plan& plan, const Facts& facts, state::Journal& journal
     : m_plan(plan), m_facts(facts), m_journal(journal) {
     std::set<std::string> named_later;  // walking backwards: names later install steps ask for
     for (auto st = plan.steps.rbegin(); st != plan.steps.rend(); ++st) {
-        const auto* install = st->install();
-        if (install == nullptr) continue;
+        const auto own = steps::owned_of(*st);
+        if (own.requirements == nullptr) continue;
         for (const auto& dependent : st->source->allow_conflicts)
-            for (const auto& req : install->requirements)
+            for (const auto& req : *own.requirements)
                 m_allowed_conflicts.insert({pyenv::normalize_name(dependent), req.normalized_name});
         m_superseded[st->id] = named_later;
-        for (const auto& req : install->requirements) named_later.insert(req.normalized_name);
+        for (const auto& req : *own.requirements) named_later.insert(req.normalized_name);
     }
 }
 
@@ -101,15 +101,15 @@ bool SkipRule::outcome_holds(state::JournalEntry& entry, const Installed& instal
 /// moves forward), and that must not make this step's promise vanish.
 bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Installed& installed,
                                      std::string* why) const {
-    const auto* install = step.install();
-    if (install == nullptr || !m_facts.python) return true;
+    const auto asked = steps::owned_of(step);
+    if (asked.requirements == nullptr || !m_facts.python) return true;
     // A later step that asks for the same distribution itself decides its version (a pin,
     // then an upgrade of it): the earlier requirement on that name is superseded.
     std::vector<pyenv::Requirement> own;
     auto superseded = m_superseded.find(step.id);
-    for (const auto& req : install->requirements)
+    for (const auto& req : *asked.requirements)
         if (superseded == m_superseded.end() || !superseded->second.count(req.normalized_name)) own.push_back(req);
-    return requirements_hold(own, install->pre, installed, why);
+    return requirements_hold(own, asked.pre, installed, why);
 }
 
 bool SkipRule::passed(const steps::ResolvedStep& step) const {

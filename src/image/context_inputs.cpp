@@ -11,7 +11,7 @@
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "net/download.hpp"
-#include "steps/build_source.hpp"
+#include "steps/kind.hpp"
 #include "steps/resolved_step.hpp"
 
 namespace bootstrap::image {
@@ -230,12 +230,10 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
 Result<std::vector<ContextDownload>> context_downloads(const engine::Plan& here, const fs::path& stage) {
     std::vector<ContextDownload> out;
     for (const auto& step : here.steps) {
-        const auto* build = step.build();
         // (The step itself is not complete without the image's venv; its URL and sha256 are.)
-        if (!build || build->source_kind != steps::BuildSource::Kind::url ||
-            build->location.find('<') != std::string::npos || !core::is_sha256_hex(build->sha256))
-            continue;
-        net::DownloadRequest request = steps::archive_request(step);
+        auto archive = steps::archive_of(step);
+        if (!archive) continue;
+        net::DownloadRequest request = std::move(*archive);
         auto got = net::download(request);
         if (!got)
             return fail(got.error().code,

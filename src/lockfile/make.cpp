@@ -16,6 +16,7 @@
 #include "pyenv/name.hpp"
 #include "pyenv/wheel_name.hpp"
 #include "state/journal.hpp"
+#include "steps/kind.hpp"
 
 namespace bootstrap::lockfile {
 
@@ -227,13 +228,13 @@ std::map<std::string, manifest::LockedStep> coverage(const Plan& plan, const sta
 /// those it owns (a package it installed that no requirement names, found by the journal).
 Result<std::vector<std::string>> step_packages(const steps::ResolvedStep& step, const Installed& installed,
                                                const pyenv::MarkerEnv& markers, const manifest::Lockfile& lock) {
-    const auto* install = step.install();
+    const auto* own = steps::owned_of(step).requirements;
     if (!step.complete)
         return fail(
             ErrorCode::usage,
             fmt::format("cannot lock step '{}': its packages use a value known only with the GPU's arch", step.id),
             "pass the arch the run used: bootstrap lock RECIPE --arch X (or --no-device)");
-    BS_TRY(auto names, pyenv::installed_closure(install->requirements, installed, markers));
+    BS_TRY(auto names, pyenv::installed_closure(*own, installed, markers));
     std::set<std::string> out(names.begin(), names.end());
     for (const auto& [name, p] : lock.packages)
         if (p.origin.step == step.id) out.insert(name);
@@ -254,12 +255,12 @@ Status attribute_dependencies(const Plan& plan, const state::Journal& journal, c
                               manifest::Manifest& snapshot) {
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     for (const auto& step : plan.steps) {
-        const auto* install = step.install();
+        const auto* own = steps::owned_of(step).requirements;
         auto entry = journal.steps.find(step.id);
-        if (install == nullptr || !step.complete || entry == journal.steps.end() ||
+        if (own == nullptr || !step.complete || entry == journal.steps.end() ||
             entry->second.status != state::StepStatus::ok)
             continue;
-        BS_TRY(auto closure, pyenv::installed_closure(install->requirements, installed, facts.python->markers));
+        BS_TRY(auto closure, pyenv::installed_closure(*own, installed, facts.python->markers));
         const auto urls = entry->second.index_urls.empty() ? step.index_urls() : entry->second.index_urls;
         for (const auto& name : closure) {
             auto it = snapshot.packages.find(name);
@@ -356,14 +357,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.python_version = snapshot.python.version;
     lock.platform = snapshot.python.platform;
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
-    std::vector<std::string> recipe_urls;
-    for (const auto& step : plan.steps)
-        if (step.install()) {
-            if (step.install()->request.index_url) recipe_urls.push_back(*step.install()->request.index_url);
-            recipe_urls.insert(recipe_urls.end(), step.install()->request.extra_index_urls.begin(),
-                               step.install()->request.extra_index_urls.end());
-        }
-    const auto known = pyenv::known_index_urls(facts.env, venv, recipe_urls);
+    const auto known = pyenv::known_index_urls(facts.env, venv, steps::configured_index_urls(plan.steps));
     std::vector<std::string> missing;
     for (const auto& [name, pkg] : snapshot.packages) {
         manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};
@@ -392,7 +386,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     for (const auto& step : plan.steps) {
         auto& ls = steps.at(step.id);
-        if (ls.covered && step.install()) {
+        if (ls.covered && steps::owned_of(step).requirements != nullptr) {
             BS_TRY(ls.packages, step_packages(step, installed, facts.python->markers, lock));
         }
     }

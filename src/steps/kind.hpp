@@ -14,10 +14,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/error.hpp"
 #include "core/key.hpp"
 #include "device/arch.hpp"
 #include "exec/environment.hpp"
+#include "net/download.hpp"
 #include "pyenv/installer.hpp"
 #include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
@@ -87,6 +90,43 @@ struct Satisfiable {
     bool pre = false;  // pre-releases satisfy them
 };
 
+/// What a step asks the venv to hold by name (an install step's `packages`): the skip rule holds
+/// a step that ran to them, the plan checks pins between steps against them, a lock gives the
+/// step their closure. Null `requirements`: the kind asks for no packages by name.
+struct Owned {
+    const std::vector<pyenv::Requirement>* requirements = nullptr;
+    bool pre = false;         // pre-releases satisfy them
+    bool deliberate = false;  // `upgrade` or `allow_conflicts`: it overrides earlier pins on purpose
+    bool upgrade = false;     // `upgrade = true`
+};
+
+/// Versions other steps chose on purpose that a step's resolution keeps (README pitfall P10),
+/// written to `file` right before the step runs (engine/runner_record.cpp). Null `file`: none.
+struct Overrides {
+    const std::optional<fs::path>* file = nullptr;
+    const std::vector<std::pair<std::string, std::string>>* earlier = nullptr;  // {step id, name}
+    const std::vector<LaterOverride>* later = nullptr;                          // uv only
+    /// `run --locked`: every locked pin instead (a build's wheel install resolves to the lock).
+    const std::vector<std::string>* locked_pins = nullptr;
+    /// A failure of the step is its resolution's: its error notes what it kept.
+    bool resolves = false;
+};
+
+/// What `plan` shows of a step beyond the fields every step has: whole lines, without the
+/// listing's two-space indent, in the places they go.
+struct Description {
+    std::vector<std::string> before_argv;  // "indexes: ...", "source: ..."
+    std::vector<std::string> after_argv;   // "then: ..." (a --locked install's later commands)
+    std::vector<std::string> after_env;    // "creates: ...", "unless: ..."
+    std::vector<std::string> explain;      // `plan --explain`, last: "build key: ..."
+};
+
+/// What `plan` asks a description for.
+struct DescribeAsk {
+    bool explain = false;  // --explain: also what only a costlier look tells (a build's cache key now)
+    fs::path venv;
+};
+
 /// How a key names a tool the step runs or builds with (a program path): by what it is, its
 /// version line (pyenv/tool_version.hpp), or in a bootstrap-step-v3 key by its file's stat.
 using ToolName = std::function<std::string(const std::string& program)>;
@@ -115,6 +155,25 @@ struct Kind {
     /// The arches the step's `{device.*}` values stood for (may be null).
     void (*arches_used)(ResolvedStep& step, const device::ArchChoice& archs) = nullptr;
 
+    // What the plan, the run, the lock, images and the CLI ask of a step without knowing its
+    // kind (each may be null: the kind has none). Callers use the functions below.
+    Owned (*owned)(const ResolvedStep& step) = nullptr;
+    Overrides (*overrides)(const ResolvedStep& step) = nullptr;
+    /// The index settings its installer is asked for, as configured (credentials included:
+    /// never shown); find-links directories too.
+    const pyenv::InstallRequest* (*index_request)(const ResolvedStep& step) = nullptr;
+    /// The indexes its packages come from, redacted: recorded as their origin.
+    std::vector<std::string> (*index_urls)(const ResolvedStep& step) = nullptr;
+    void (*describe)(const ResolvedStep& step, const DescribeAsk& ask, Description& out) = nullptr;
+    /// Members of the step's object in `plan --json`.
+    void (*describe_json)(const ResolvedStep& step, nlohmann::json& out) = nullptr;
+    /// A second command the step runs besides argv (run's `unless`): its program is found on
+    /// the child's PATH, and taken from the venv, as argv's is.
+    std::vector<std::string>* (*other_argv)(ResolvedStep& step) = nullptr;
+    /// A source archive the step fetches by URL and sha256 (an image's build context carries
+    /// it); nullopt when it fetches none or its URL is known only later.
+    std::optional<net::DownloadRequest> (*archive)(const ResolvedStep& step) = nullptr;
+
     bool runs_installer = false;    // its children are uv/pip: the installer's version and the
                                     // inherited settings that change what it installs
                                     // (uv_input/pip_input) are in the key; the installer's
@@ -138,6 +197,18 @@ struct Kind {
 
 /// Every registered kind, in the order messages list them.
 [[nodiscard]] const std::vector<const Kind*>& kinds();
+
+/// The hooks above for one step (through kind_of(step.kind); none: empty).
+[[nodiscard]] Owned owned_of(const ResolvedStep& step);
+[[nodiscard]] Overrides overrides_of(const ResolvedStep& step);
+[[nodiscard]] const pyenv::InstallRequest* index_request_of(const ResolvedStep& step);
+[[nodiscard]] Description describe_step(const ResolvedStep& step, const DescribeAsk& ask);
+void describe_step_json(const ResolvedStep& step, nlohmann::json& out);
+[[nodiscard]] std::optional<net::DownloadRequest> archive_of(const ResolvedStep& step);
+
+/// The index URLs the steps' recipe entries configure, credentials included (what
+/// pyenv::known_index_urls matches redacted URLs against).
+[[nodiscard]] std::vector<std::string> configured_index_urls(const std::vector<ResolvedStep>& steps);
 
 /// A program as a file for keys: its real path, size and mtime ("PROG (not found)").
 [[nodiscard]] std::string program_identity(const std::string& program);

@@ -3,6 +3,7 @@
 // step key; the build-cache key is computed when the step runs.
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
@@ -13,6 +14,7 @@
 #include "pyenv/name.hpp"
 #include "state/layout.hpp"
 #include "steps/build.hpp"
+#include "steps/build_cache.hpp"
 #include "steps/build_source.hpp"
 #include "steps/kind.hpp"
 
@@ -284,6 +286,68 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
 /// A build whose values use `{device.*}` is checked against those arches before it runs.
 void arches_used(ResolvedStep& step, const device::ArchChoice& archs) { std::get<BuildSpec>(step.spec).archs = archs; }
 
+Overrides overrides(const ResolvedStep& step) {
+    const auto& b = std::get<BuildSpec>(step.spec);
+    return Overrides{&b.overrides_file, &b.overrides, nullptr, b.locked_pins.empty() ? nullptr : &b.locked_pins, false};
+}
+
+std::vector<std::string> index_urls(const ResolvedStep& step) { return std::get<BuildSpec>(step.spec).index_urls; }
+
+std::string describe_source(const BuildSpec& b) {
+    std::string sub = b.subdirectory.empty() ? "" : fmt::format(" (subdirectory {})", b.subdirectory);
+    switch (b.source_kind) {
+        case BuildSource::Kind::git:
+            return fmt::format("git {} at {}{}{}", b.location_shown(), b.rev, b.submodules ? " with submodules" : "",
+                               sub);
+        case BuildSource::Kind::url: return fmt::format("archive {} (sha256 {}){}", b.location_shown(), b.sha256, sub);
+        case BuildSource::Kind::path: return fmt::format("directory {} ({}){}", b.location, b.source_identity, sub);
+    }
+    return {};
+}
+
+/// With --explain, the build-cache key as it would be computed now (torch, nvcc and the
+/// compiler are asked), its inputs, and whether the cache already holds it.
+void describe_build_key(const ResolvedStep& step, const fs::path& venv, std::vector<std::string>& out) {
+    StepContext ctx;
+    ctx.venv = venv;
+    auto key = current_build_key(step, ctx);
+    if (!key) {
+        out.push_back("build key: cannot be computed now: " + key.error().message);
+        return;
+    }
+    const bool cached = BuildCache(std::get<BuildSpec>(step.spec).home / "builds").find(key->digest).has_value();
+    out.push_back(fmt::format("build key: {} ({})", key->digest,
+                              cached ? "in the build cache: installs without building" : "not built yet"));
+    for (const auto& line : core::split(key->explain, '\n'))
+        if (!line.empty()) out.push_back("  | " + line);
+}
+
+void describe(const ResolvedStep& step, const DescribeAsk& ask, Description& out) {
+    out.before_argv.push_back("source: " + describe_source(std::get<BuildSpec>(step.spec)));
+    if (ask.explain && step.complete) describe_build_key(step, ask.venv, out.explain);
+}
+
+void describe_json(const ResolvedStep& step, nlohmann::json& out) {
+    const auto& b = std::get<BuildSpec>(step.spec);
+    out["build"] = {{"source", b.location_shown()},
+                    {"rev", b.rev},
+                    {"sha256", b.sha256},
+                    {"subdirectory", b.subdirectory},
+                    {"identity", b.source_identity},
+                    {"abi_packages", b.abi_versions},
+                    {"archs", b.archs ? b.archs->derived.torch_arch_list : std::string()}};
+}
+
+/// A `url` source whose URL and sha256 are known at plan time (the step itself may not be
+/// complete without the image's venv).
+std::optional<net::DownloadRequest> archive(const ResolvedStep& step) {
+    const auto& b = std::get<BuildSpec>(step.spec);
+    if (b.source_kind != BuildSource::Kind::url || b.location.find('<') != std::string::npos ||
+        !core::is_sha256_hex(b.sha256))
+        return std::nullopt;
+    return archive_request(step);
+}
+
 }  // namespace
 
 extern const Kind k_build_kind;
@@ -296,6 +360,11 @@ const Kind k_build_kind{
     .key_inputs = key_inputs,
     .execute = execute_step,
     .arches_used = arches_used,
+    .overrides = overrides,
+    .index_urls = index_urls,
+    .describe = describe,
+    .describe_json = describe_json,
+    .archive = archive,
     .runs_installer = true,
     .needs_venv = true,
     .build_env = true,

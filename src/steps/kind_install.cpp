@@ -4,9 +4,11 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
 #include "core/redact.hpp"
+#include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
@@ -224,6 +226,35 @@ std::optional<Satisfiable> satisfiable(const ResolvedStep& step) {
     return Satisfiable{spec.requirements, spec.pre};
 }
 
+Owned owned(const ResolvedStep& step) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    const bool allows = step.source != nullptr && !step.source->allow_conflicts.empty();
+    return Owned{&spec.requirements, spec.pre, spec.upgrade || allows, spec.upgrade};
+}
+
+Overrides overrides(const ResolvedStep& step) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    return Overrides{&spec.request.overrides_file, &spec.overrides, &spec.later_overrides, nullptr, true};
+}
+
+const pyenv::InstallRequest* index_request(const ResolvedStep& step) {
+    return &std::get<InstallSpec>(step.spec).request;
+}
+
+std::vector<std::string> index_urls(const ResolvedStep& step) { return std::get<InstallSpec>(step.spec).index_urls; }
+
+void describe(const ResolvedStep& step, const DescribeAsk& /*ask*/, Description& out) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    if (!spec.index_urls.empty()) out.before_argv.push_back("indexes: " + core::join(spec.index_urls, ", "));
+    for (size_t b = 1; b < spec.locked.size(); ++b)  // --locked: one command per list of indexes
+        out.after_argv.push_back("then: " + core::redact_text(core::format_argv(spec.locked[b].argv)));
+}
+
+void describe_json(const ResolvedStep& step, nlohmann::json& out) {
+    const auto& spec = std::get<InstallSpec>(step.spec);
+    if (!spec.index_urls.empty()) out["index_urls"] = spec.index_urls;
+}
+
 }  // namespace
 
 extern const Kind k_install_kind;
@@ -236,6 +267,12 @@ const Kind k_install_kind{
     .key_inputs = key_inputs,
     .execute = execute_step,
     .satisfiable = satisfiable,
+    .owned = owned,
+    .overrides = overrides,
+    .index_request = index_request,
+    .index_urls = index_urls,
+    .describe = describe,
+    .describe_json = describe_json,
     .runs_installer = true,
     .shows_downloads = true,
     .network_attempts = true,

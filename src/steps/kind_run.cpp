@@ -2,6 +2,7 @@
 // that says it is done) and `unless` (a command that says it is done).
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/redact.hpp"
 #include "core/strings.hpp"
@@ -80,6 +81,24 @@ std::vector<std::string> promised_files(const ResolvedStep& step) {
     return {spec.creates};
 }
 
+std::vector<std::string>* other_argv(ResolvedStep& step) { return &std::get<RunSpec>(step.spec).unless; }
+
+void describe(const ResolvedStep& step, const DescribeAsk& /*ask*/, Description& out) {
+    const auto& spec = std::get<RunSpec>(step.spec);
+    if (!spec.creates.empty()) out.after_env.push_back("creates: " + spec.creates);
+    if (!spec.unless.empty()) out.after_env.push_back("unless: " + core::redact_text(core::format_argv(spec.unless)));
+}
+
+void describe_json(const ResolvedStep& step, nlohmann::json& out) {
+    const auto& spec = std::get<RunSpec>(step.spec);
+    if (!spec.creates.empty()) out["creates"] = spec.creates;
+    if (!spec.unless.empty()) {
+        std::vector<std::string> unless;
+        for (const auto& a : spec.unless) unless.push_back(core::redact_text(a));
+        out["unless"] = unless;
+    }
+}
+
 }  // namespace
 
 extern const Kind k_run_kind;
@@ -91,6 +110,9 @@ const Kind k_run_kind{
     .key_inputs = key_inputs,
     .execute = execute_step,
     .promised_files = promised_files,
+    .describe = describe,
+    .describe_json = describe_json,
+    .other_argv = other_argv,
     .venv_environment = true,
 };
 

@@ -93,6 +93,11 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     return Outcome::ran;
 }
 
+/// Read when asked (after the step ran, its uv.lock exists).
+std::vector<std::string> index_urls(const ResolvedStep& step) {
+    return lock_registries(std::get<SyncSpec>(step.spec).lock);
+}
+
 }  // namespace
 
 extern const Kind k_sync_kind;
@@ -103,6 +108,7 @@ const Kind k_sync_kind{
     .expand = expand,
     .key_inputs = key_inputs,
     .execute = execute_step,
+    .index_urls = index_urls,
     .runs_installer = true,
     .shows_downloads = true,
     .network_attempts = true,

@@ -46,6 +46,51 @@ const Kind& kind_of(std::string_view name) {
     std::abort();
 }
 
+Owned owned_of(const ResolvedStep& step) {
+    const auto& k = kind_of(step.kind);
+    return k.owned ? k.owned(step) : Owned{};
+}
+
+Overrides overrides_of(const ResolvedStep& step) {
+    const auto& k = kind_of(step.kind);
+    return k.overrides ? k.overrides(step) : Overrides{};
+}
+
+const pyenv::InstallRequest* index_request_of(const ResolvedStep& step) {
+    const auto& k = kind_of(step.kind);
+    return k.index_request ? k.index_request(step) : nullptr;
+}
+
+std::vector<std::string> ResolvedStep::index_urls() const {
+    const auto& k = kind_of(kind);
+    return k.index_urls ? k.index_urls(*this) : std::vector<std::string>{};
+}
+
+Description describe_step(const ResolvedStep& step, const DescribeAsk& ask) {
+    Description out;
+    if (const auto& k = kind_of(step.kind); k.describe) k.describe(step, ask, out);
+    return out;
+}
+
+void describe_step_json(const ResolvedStep& step, nlohmann::json& out) {
+    if (const auto& k = kind_of(step.kind); k.describe_json) k.describe_json(step, out);
+}
+
+std::optional<net::DownloadRequest> archive_of(const ResolvedStep& step) {
+    const auto& k = kind_of(step.kind);
+    return k.archive ? k.archive(step) : std::nullopt;
+}
+
+std::vector<std::string> configured_index_urls(const std::vector<ResolvedStep>& steps) {
+    std::vector<std::string> out;
+    for (const auto& step : steps)
+        if (const auto* request = index_request_of(step)) {
+            if (request->index_url) out.push_back(*request->index_url);
+            out.insert(out.end(), request->extra_index_urls.begin(), request->extra_index_urls.end());
+        }
+    return out;
+}
+
 const recipe::KindTable& recipe_kinds() {
     static const recipe::KindTable k_table = [] {
         recipe::KindTable table;

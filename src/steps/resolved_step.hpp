@@ -287,13 +287,9 @@ struct ResolvedStep {
     [[nodiscard]] const RunSpec* run() const { return as<RunSpec>(); }
     [[nodiscard]] const BuildSpec* build() const { return as<BuildSpec>(); }
     [[nodiscard]] const Pybind11Spec* pybind11() const { return as<Pybind11Spec>(); }
-    /// The indexes the step's packages come from (install and sync steps; empty otherwise).
-    [[nodiscard]] std::vector<std::string> index_urls() const {
-        if (const auto* i = install()) return i->index_urls;
-        if (const auto* s = as<SyncSpec>()) return lock_registries(s->lock);
-        if (const auto* b = build()) return b->index_urls;
-        return {};
-    }
+    /// The indexes the step's packages come from, redacted (install, sync and build steps;
+    /// empty otherwise): its kind's index_urls hook (steps/kind.hpp).
+    [[nodiscard]] std::vector<std::string> index_urls() const;
 };
 
 }  // namespace bootstrap::steps
