@@ -96,6 +96,17 @@ def sync(id: str, project: str, **extra) -> dict:
     return {"id": id, "kind": "sync", "project": project, **extra}
 
 
+def uv_project(world, dependencies: str = "demo-core<2") -> Path:
+    """A local uv project (`world.root / "proj"`) whose one dependency comes from the fixture index."""
+    project = world.root / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "itest-proj"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
+        f'dependencies = ["{dependencies}"]\n\n'
+        f'[[tool.uv.index]]\nname = "fixture"\nurl = "{world.index.url()}"\ndefault = true\n')
+    return project
+
+
 def imp(module: str, attr: str | None = None) -> dict:
     return {"import": module} if attr is None else {"import": module, "attr": attr}
 

@@ -174,12 +174,7 @@ def test_venv_with_other_python_needs_recreate(world):
 # --------------------------------------------------------------------------- sync
 
 def test_sync_step_with_local_project(world):
-    project = world.root / "proj"
-    project.mkdir()
-    (project / "pyproject.toml").write_text(
-        '[project]\nname = "itest-proj"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
-        'dependencies = ["demo-core<2"]\n\n'
-        f'[[tool.uv.index]]\nname = "fixture"\nurl = "{world.index.url()}"\ndefault = true\n')
+    project = R.uv_project(world)
     recipe = write(world, [R.venv(),
                            R.install("click", ["click"], index_url=world.index.url()),
                            # The tests' hermetic environment sets UV_NO_CONFIG=1, which would

@@ -8,12 +8,7 @@ from recipes import steps_by_id
 
 
 def test_changed_network_timeout_is_a_noop(world):
-    project = world.root / "proj"
-    project.mkdir()
-    (project / "pyproject.toml").write_text(
-        '[project]\nname = "itest-proj"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
-        'dependencies = ["demo-core<2"]\n\n'
-        f'[[tool.uv.index]]\nname = "fixture"\nurl = "{world.index.url()}"\ndefault = true\n')
+    project = R.uv_project(world)
     steps = [R.venv(),
              R.install("click", ["click"], index_url=world.index.url()),
              R.sync("sync", "proj", args=["--inexact"], env_unset=["UV_NO_CONFIG"])]
