@@ -18,18 +18,18 @@ struct Outcome {
 void set_run_command(CLI::App& app, Outcome& outcome);
 void set_plan_command(CLI::App& app, Outcome& outcome);
 void set_demo_command(CLI::App& app, Outcome& outcome);
-void set_snapshot_command(CLI::App& app, Outcome& outcome);       // manifest_commands.cpp
-void set_history_command(CLI::App& app, Outcome& outcome);        // manifest_commands.cpp
-void set_diff_command(CLI::App& app, Outcome& outcome);           // manifest_commands.cpp
-void set_fleet_command(CLI::App& app, Outcome& outcome);          // manifest_commands.cpp
+void set_snapshot_command(CLI::App& app, Outcome& outcome);       // snapshot_command.cpp
+void set_history_command(CLI::App& app, Outcome& outcome);        // history_command.cpp
+void set_diff_command(CLI::App& app, Outcome& outcome);           // diff_command.cpp
+void set_fleet_command(CLI::App& app, Outcome& outcome);          // fleet_command.cpp
 void set_pack_command(CLI::App& app, Outcome& outcome);           // pack_commands.cpp
 void set_unpack_command(CLI::App& app, Outcome& outcome);         // pack_commands.cpp
-void set_containerfile_command(CLI::App& app, Outcome& outcome);  // image_commands.cpp
-void set_seal_command(CLI::App& app, Outcome& outcome);           // image_commands.cpp
+void set_containerfile_command(CLI::App& app, Outcome& outcome);  // containerfile_command.cpp
+void set_seal_command(CLI::App& app, Outcome& outcome);           // seal_command.cpp
 void set_rollback_command(CLI::App& app, Outcome& outcome);       // rollback_command.cpp
 void set_lock_command(CLI::App& app, Outcome& outcome);           // lock_command.cpp
-void set_device_command(CLI::App& app, Outcome& outcome);         // device_commands.cpp
-void set_inspect_command(CLI::App& app, Outcome& outcome);        // device_commands.cpp
+void set_device_command(CLI::App& app, Outcome& outcome);         // device_command.cpp
+void set_inspect_command(CLI::App& app, Outcome& outcome);        // inspect_command.cpp
 void set_explain_command(CLI::App& app, Outcome& outcome);        // explain_command.cpp
 void set_lint_command(CLI::App& app, Outcome& outcome);           // lint_command.cpp
 void set_perf_command(CLI::App& app, Outcome& outcome);           // perf_command.cpp

@@ -45,13 +45,6 @@ bool uses_te_path(const doctor::TrainingConfig& config) {
 
 }  // namespace
 
-int report_error(const Error& e, bool json) {
-    TerminalStatus status;
-    status.error(e);
-    if (json) fmt::print("{}", error_json(e));
-    return exit_code_for(e);
-}
-
 nlohmann::json finding_json(const doctor::Finding& f) {
     return {{"rule", f.rule},       {"severity", recipe::to_string(f.severity)},
             {"message", f.message}, {"evidence", f.evidence},

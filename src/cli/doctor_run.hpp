@@ -21,9 +21,6 @@ namespace bootstrap::cli {
 /// lint, doctor and launch exit with this when a finding has severity error.
 inline constexpr int k_exit_lint_errors = 3;
 
-/// Print `e` (and its JSON with `json`); the exit code it maps to.
-int report_error(const Error& e, bool json);
-
 [[nodiscard]] nlohmann::json finding_json(const doctor::Finding& f);
 
 /// Lint `config_path` against the recipe; the probe imports in `venv` when one is given.

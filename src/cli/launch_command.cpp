@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/doctor_run.hpp"
+#include "cli/status.hpp"
 #include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "doctor/checks.hpp"

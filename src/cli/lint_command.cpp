@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/doctor_run.hpp"
 #include "cli/json_output.hpp"
+#include "cli/status.hpp"
 #include "doctor/flags.hpp"
 #include "doctor/lint.hpp"
 #include "recipe/recipe.hpp"

@@ -27,12 +27,6 @@ struct UnpackArgs {
     std::string dest;
 };
 
-int fail_with(const Error& e) {
-    TerminalStatus status;
-    status.error(e);
-    return exit_code_for(e);
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -49,16 +43,16 @@ Result<std::int64_t> pack_mtime() {
 
 int execute_pack(const PackArgs& args) {
     auto chosen = required_venv_choice(args.venv);
-    if (!chosen) return fail_with(chosen.error());
+    if (!chosen) return report_error(chosen.error());
     const std::string venv = *chosen;
     pack::PackOptions options;
     auto mtime = pack_mtime();
-    if (!mtime) return fail_with(mtime.error());
+    if (!mtime) return report_error(mtime.error());
     options.mtime = *mtime;
     options.lock_timeout = args.lock_timeout;
     const auto start = std::chrono::steady_clock::now();
     auto packed = pack::pack_venv(venv, args.output, options);
-    if (!packed) return fail_with(packed.error());
+    if (!packed) return report_error(packed.error());
     fmt::print("packed {} ({} packages, {} files, {}) into {} ({}) in {:.1f} s\nsha256 {}\n", venv, packed->packages,
                packed->files, core::format_bytes(packed->bytes_in), args.output, core::format_bytes(packed->bytes_out),
                seconds_since(start), packed->sha256);
@@ -68,7 +62,7 @@ int execute_pack(const PackArgs& args) {
 int execute_unpack(const UnpackArgs& args) {
     const auto start = std::chrono::steady_clock::now();
     auto unpacked = pack::unpack_venv(args.pack, args.dest);
-    if (!unpacked) return fail_with(unpacked.error());
+    if (!unpacked) return report_error(unpacked.error());
     fmt::print(
         "unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "
         "manifest, in {:.1f} s\n",

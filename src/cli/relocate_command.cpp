@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/doctor_run.hpp"
+#include "cli/status.hpp"
 #include "pyenv/relocate.hpp"
 
 namespace bootstrap::cli {

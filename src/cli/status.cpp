@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/json_output.hpp"
 #include "core/log.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
@@ -283,6 +284,13 @@ void TerminalStatus::error(const Error& error) {
     while (!detail.empty() && detail.front() == '\n') detail.remove_prefix(1);
     if (!detail.empty()) fmt::print(stderr, "{}\n", detail);
     std::fflush(stderr);
+}
+
+int report_error(const Error& e, bool json) {
+    TerminalStatus status;
+    status.error(e);
+    if (json) fmt::print("{}", error_json(e));
+    return exit_code_for(e);
 }
 
 }  // namespace bootstrap::cli

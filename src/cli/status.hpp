@@ -78,4 +78,7 @@ private:
 /// Same decisions, for other commands: should stderr get colour?
 [[nodiscard]] bool stderr_is_smart();
 
+/// Print `e` on stderr (and its JSON on stdout with `json`); the exit code it maps to.
+int report_error(const Error& e, bool json = false);
+
 }  // namespace bootstrap::cli

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/plan.hpp"
+#include "pyenv/interpreter.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
@@ -39,6 +40,13 @@ Result<std::string> required_venv_choice(const VenvChoice& choice) {
     if (venv.empty())
         return fail(ErrorCode::usage, "no venv given: pass --venv DIR or --recipe R, or activate one (VIRTUAL_ENV)");
     return venv;
+}
+
+Result<std::string> required_venv(const VenvChoice& choice) {
+    BS_TRY(std::string v, required_venv_choice(choice));
+    BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(v));
+    (void)cfg;
+    return v;
 }
 
 }  // namespace bootstrap::cli

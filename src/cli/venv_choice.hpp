@@ -27,4 +27,7 @@ void add_venv_choice(CLI::App& cmd, VenvChoice& choice);
 /// The chosen venv; none is a usage error naming the three ways.
 [[nodiscard]] Result<std::string> required_venv_choice(const VenvChoice& choice);
 
+/// required_venv_choice, which must be a venv (has pyvenv.cfg): `snapshot`, `history`.
+[[nodiscard]] Result<std::string> required_venv(const VenvChoice& choice);
+
 }  // namespace bootstrap::cli

@@ -1,6 +1,5 @@
 // `containerfile`: a build context that runs a recipe as one image build step
-// (image/containerfile.hpp); `seal`: a venv's state reduced to what its inputs decide, the
-// build step's last command (image/seal.hpp).
+// (image/containerfile.hpp).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +14,6 @@
 #include "core/fs.hpp"
 #include "exec/process.hpp"
 #include "image/containerfile.hpp"
-#include "image/seal.hpp"
 #include "lockfile/make.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -37,12 +35,6 @@ struct ContainerfileArgs {
     std::vector<std::string> secrets;
 };
 
-int fail_with(const Error& e) {
-    TerminalStatus status;
-    status.error(e);
-    return exit_code_for(e);
-}
-
 /// `--env NAME=VALUE`, or `--env NAME` for this process's value of NAME.
 Result<std::pair<std::string, std::string>> parse_env(const std::string& word) {
     auto eq = word.find('=');
@@ -55,7 +47,7 @@ Result<std::pair<std::string, std::string>> parse_env(const std::string& word) {
 
 int execute_containerfile(const ContainerfileArgs& args) {
     auto loaded = steps::load_recipe(args.recipe);
-    if (!loaded) return fail_with(loaded.error());
+    if (!loaded) return report_error(loaded.error());
     image::ContainerfileOptions options;
     options.output_dir = args.output;
     options.base_image = args.base;
@@ -66,7 +58,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
     std::error_code ec;
     options.bootstrap_binary = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec)
-        return fail_with(
+        return report_error(
             Error{ErrorCode::io, "cannot find this bootstrap binary (/proc/self/exe): " + ec.message(), {}});
     if (loaded->venv.installer == recipe::InstallerKind::uv) {
         std::filesystem::path uv = args.uv;
@@ -81,12 +73,12 @@ int execute_containerfile(const ContainerfileArgs& args) {
             args.lockfile.empty() ? lockfile::default_lockfile_path(*loaded) : std::filesystem::path(args.lockfile);
     for (const auto& word : args.env) {
         auto kv = parse_env(word);
-        if (!kv) return fail_with(kv.error());
+        if (!kv) return report_error(kv.error());
         options.env.push_back(*kv);
     }
     options.secrets = args.secrets;
     auto written = image::write_build_context(*loaded, options);
-    if (!written) return fail_with(written.error());
+    if (!written) return report_error(written.error());
     const auto& spec = written->spec;
     const std::string dir = written->dir.string();
     fmt::print("wrote {}/{}: recipe '{}' for arch {}, venv {} in the image", dir, image::k_build_file, spec.recipe_name,
@@ -132,41 +124,7 @@ int execute_containerfile(const ContainerfileArgs& args) {
     return 0;
 }
 
-struct SealArgs {
-    std::string venv;
-    double lock_timeout = 600;
-};
-
-int execute_seal(const SealArgs& args) {
-    const char* active = std::getenv("VIRTUAL_ENV");
-    const std::string venv = !args.venv.empty() ? args.venv : active ? active : "";
-    if (venv.empty()) return fail_with(Error{ErrorCode::usage, "no venv: pass --venv DIR (or activate one)", {}});
-    auto sealed = image::seal_venv(venv, args.lock_timeout);
-    if (!sealed) return fail_with(sealed.error());
-    fmt::print("sealed {}: removed {} path(s), reset {} journal entr{}\n", venv, sealed->removed.size(),
-               sealed->journal_steps, sealed->journal_steps == 1 ? "y" : "ies");
-    for (const auto& path : sealed->removed) fmt::print("  removed {}\n", path);
-    return 0;
-}
-
 }  // namespace
-
-void set_seal_command(CLI::App& app, Outcome& outcome) {
-    auto args = std::make_shared<SealArgs>();
-    auto* cmd = app.add_subcommand(
-        "seal", "Remove a venv's host-local state (lock, logs, caches, stat stamps, timings) before it is imaged");
-    cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
-    cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for the venv lock")->capture_default_str();
-    cmd->footer(
-        "Removes VENV/.bootstrap/{lock,logs/,*.cache,*.facts,torch-probe.json} and uv's\n"
-        "*.dist-info/uv_cache.json (with its RECORD row), and resets the journal's RECORD stat stamps,\n"
-        "venv_state, seconds and log paths. Keeps the history, the journal's steps, keys, owners and\n"
-        "digests, and every installed file: `history`, `diff`, `doctor` and later runs work as before\n"
-        "(a later run rehashes RECORDs and re-verifies). The Containerfile's build step ends with it, so\n"
-        "two builds of the same inputs give the same venv layer.\n"
-        "Exit codes: 0 ok, 1 failed, 2 usage.");
-    cmd->callback([args, &outcome] { outcome.exit_code = execute_seal(*args); });
-}
 
 void set_containerfile_command(CLI::App& app, Outcome& outcome) {
     auto args = std::make_shared<ContainerfileArgs>();

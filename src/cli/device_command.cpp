@@ -1,5 +1,5 @@
 // `bootstrap device`: every probe's answer, the one that counts, disagreements, the derived arch
-// strings and the pre-build checks. `bootstrap inspect FILE`: the CUDA code a library carries.
+// strings and the pre-build checks.
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,24 +16,12 @@
 #include "device/preflight.hpp"
 #include "device/probe.hpp"
 #include "exec/environment.hpp"
-#include "inspect/fatbin.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
 namespace bootstrap::cli {
 
 namespace {
-
-constexpr int k_exit_no_usable_code = 3;  // inspect --arch: the library lacks code for the arch
-
-int report_error(const Error& e, bool json) {
-    TerminalStatus status;
-    status.error(e);
-    if (json) fmt::print("{}", error_json(e));
-    return exit_code_for(e);
-}
-
-// ---------------------------------------------------------------- device
 
 struct DeviceArgs {
     std::string venv;
@@ -200,65 +188,6 @@ int execute_device(const DeviceArgs& args) {
     return 0;
 }
 
-// ---------------------------------------------------------------- inspect
-
-struct InspectArgs {
-    std::string file;
-    std::string arch;
-    bool json = false;
-};
-
-int execute_inspect(const InspectArgs& args) {
-    auto contents = inspect::read_cuda_contents(args.file);
-    if (!contents) return report_error(contents.error(), args.json);
-    std::optional<Status> check;
-    if (!args.arch.empty()) check = inspect::check_cuda_arch(contents->entries, args.arch, args.file);
-    if (check && !*check && (*check).error().code == ErrorCode::usage) return report_error((*check).error(), args.json);
-
-    if (args.json) {
-        nlohmann::json entries = nlohmann::json::array();
-        for (const auto& e : contents->entries)
-            entries.push_back({{"kind", inspect::to_string(e.kind)},
-                               {"sm", e.sm},
-                               {"target", e.target()},
-                               {"variant", e.variant ? std::string(1, e.variant) : ""},
-                               {"compressed", e.compressed()},
-                               {"compression", inspect::to_string(e.compression)},
-                               {"size", e.size},
-                               {"offset", e.offset}});
-        nlohmann::json doc{{"file", args.file},
-                           {"has_fatbin", contents->has_fatbin},
-                           {"summary", inspect::summarize(contents->entries)},
-                           {"entries", entries}};
-        if (check)
-            doc["check"] = {{"arch", args.arch},
-                            {"ok", static_cast<bool>(*check)},
-                            {"message", *check ? "" : (*check).error().message}};
-        fmt::print("{}\n", doc.dump(2));
-    } else {
-        if (!contents->has_fatbin) {
-            fmt::print("{}: no CUDA code (no .nv_fatbin section)\n", args.file);
-        } else {
-            fmt::print("{}: {} fatbin entr{} ({})\n", args.file, contents->entries.size(),
-                       contents->entries.size() == 1 ? "y" : "ies", inspect::summarize(contents->entries));
-            for (const auto& e : contents->entries)
-                fmt::print(
-                    "  {:<12} {:<4} {:<13} {:>10} bytes  at {:#x}\n", e.target(), inspect::to_string(e.kind),
-                    e.compressed() ? std::string(inspect::to_string(e.compression)) : std::string("uncompressed"),
-                    e.size, e.offset);
-        }
-        if (check && *check) fmt::print("ok: {} has code usable on {}\n", args.file, args.arch);
-    }
-    if (check && !*check) {
-        if (!args.json) {
-            TerminalStatus status;
-            status.error((*check).error());
-        }
-        return k_exit_no_usable_code;
-    }
-    return 0;
-}
-
 }  // namespace
 
 void set_device_command(CLI::App& app, Outcome& outcome) {
@@ -278,15 +207,6 @@ void set_device_command(CLI::App& app, Outcome& outcome) {
     cmd->add_flag("--ptx", args->ptx, "Add +PTX to the highest arch, as [device] ptx = true does");
     cmd->add_flag("--json", args->json, "Print the report as JSON");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_device(*args); });
-}
-
-void set_inspect_command(CLI::App& app, Outcome& outcome) {
-    auto args = std::make_shared<InspectArgs>();
-    auto* cmd = app.add_subcommand("inspect", "List the CUDA code (SASS/PTX per sm) a shared library carries");
-    cmd->add_option("file", args->file, "Shared library (.so) or executable")->required();
-    cmd->add_option("--arch", args->arch, "Exit 3 unless the file has SASS or PTX usable on this compute capability");
-    cmd->add_flag("--json", args->json, "Print the listing as JSON");
-    cmd->callback([args, &outcome] { outcome.exit_code = execute_inspect(*args); });
 }
 
 }  // namespace bootstrap::cli
