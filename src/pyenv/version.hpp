@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -28,6 +29,8 @@ public:
     [[nodiscard]] bool is_prerelease() const;  // has a pre or dev segment
     [[nodiscard]] bool is_postrelease() const { return m_post.has_value(); }
     [[nodiscard]] bool is_devrelease() const { return m_dev.has_value(); }
+    /// The pre-release segment: 'a', 'b' or 'c' (rc) and its number; empty if none.
+    [[nodiscard]] const std::optional<std::pair<char, long>>& pre() const { return m_pre; }
     [[nodiscard]] const std::string& local() const { return m_local; }  // normalised, "" if none
     [[nodiscard]] Version public_version() const;                       // without the local label
     [[nodiscard]] Version base_version() const;                         // epoch + release only

@@ -159,6 +159,52 @@ TEST_CASE("Specifier::contains follows PEP 440 operator semantics") {
     }
 }
 
+TEST_CASE("exclusive < and > leave out only V's own pre-, post- and local releases") {
+    // PEP 440 "Exclusive ordered comparison": >V excludes V's local versions, and V's
+    // post-releases unless V is a post- or dev-release; <V excludes V's pre-releases unless V is
+    // a pre-release. Everything else compares in full. Expected values checked against
+    // packaging 26.4's Specifier.contains(v, prereleases=True).
+    const std::vector<std::tuple<std::string, std::string, bool>> cases{
+        {"2.4.0+cu121", ">2.4.0a0", true},  // was false: base versions compared
+        {"2.4.0a0+cu121", ">2.4.0a0", false},
+        {"2.4.0a0.post1", ">2.4.0a0", false},
+        {"2.4.0a1.dev0", ">2.4.0a0", true},
+        {"2.4.0", ">2.4.0a0", true},
+        {"2.4.0.post1", ">2.4.0.dev0", true},  // was false: base versions compared
+        {"2.4.0.dev0+x", ">2.4.0.dev0", false},
+        {"2.4.0.dev1", ">2.4.0.dev0", true},
+        {"2.4.0a0", ">2.4.0.dev0", true},
+        {"2.4.0.post1+x", ">2.4.0.post1", false},
+        {"2.4.0.post2.dev0", ">2.4.0.post1", true},
+        {"2.4.0.post1.dev5", ">2.4.0.post1", false},
+        {"2.4.0.post1", ">2.4.0", false},
+        {"2.4.0.post1.dev1", ">2.4.0", false},
+        {"2.4.0+cu121", ">2.4.0", false},
+        {"2.4.1.dev0", ">2.4.0", true},
+        {"2.4.0.post1", ">2.4", false},
+        {"2.4.0rc1", "<2.4.0.post1", true},  // was false: base versions compared
+        {"2.4.0", "<2.4.0.post1", true},
+        {"2.4.0+cu121", "<2.4.0.post1", true},
+        {"2.4.0.post0", "<2.4.0.post1", true},
+        {"2.4.0.post1.dev0", "<2.4.0.post1", false},
+        {"2.4.0rc1", "<2.4.0", false},
+        {"2.4.0.dev0", "<2.4.0", false},
+        {"2.3.9+x", "<2.4.0", true},
+        {"2.3.9.post1", "<2.4.0", true},
+        {"2.4.0b1", "<2.4.0rc1", true},
+        {"2.4.0.dev0", "<2.4.0rc1", true},
+        {"2.4.0rc1+x", "<2.4.0rc1", false},
+        {"2.4.0.dev0", "<2.4.0.dev1", true},
+        {"2.4.0.post1.dev0", "<2.4.0.post1.dev1", true},
+        {"2.4.0rc1", "<2.4.0.post1.dev1", true},
+    };
+    for (const auto& [version, text, expected] : cases) {
+        INFO(version << " in " << text);
+        CHECK(spec(text).contains(v(version)) == expected);
+        CHECK(set(text).contains(v(version), true) == expected);
+    }
+}
+
 TEST_CASE("the ~= operator expands to >= and a prefix ==") {
     // PEP 440: ~=2.2 is >=2.2,==2.*; ~=1.4.5 is >=1.4.5,==1.4.*; suffixes drop before the
     // prefix is taken.
