@@ -110,6 +110,12 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     if (!parsed) return bad(fmt::format("'{}' is not a valid version", version));
     if (!parsed->local().empty() && (wildcard || (op != "==" && op != "!=")))
         return bad(fmt::format("a local version label is not allowed in '{}{}'", op, version));
+    // PEP 440 "Version matching": a prefix match ('.*') follows release numbers only.
+    if (wildcard && (parsed->is_prerelease() || parsed->is_postrelease())) {
+        std::string_view segment = parsed->is_devrelease() ? "dev" : parsed->is_postrelease() ? "post" : "pre";
+        return bad(fmt::format("'.*' may only follow release numbers, and '{}{}' puts it after a {}-release segment",
+                               op, version, segment));
+    }
     if (op == "~=" && parsed->release().size() < 2)
         return bad(fmt::format("'~=' needs at least two release numbers, as in '~={}.0'", body));
     return Specifier{std::string(op), std::string(version)};

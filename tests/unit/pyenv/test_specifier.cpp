@@ -305,6 +305,17 @@ TEST_CASE("SpecifierSet parse errors say what and where") {
         {"~=1.0+abc",
          "invalid specifier '~=1.0+abc': a local version label is not allowed "
          "in '~=1.0+abc' at column 3"},
+        // PEP 440 prefix matching takes release numbers only; packaging 26.4 raises
+        // InvalidSpecifier for each of these, and bootstrap used to accept them.
+        {"==1.0.dev1.*",
+         "invalid specifier '==1.0.dev1.*': '.*' may only follow release numbers, and "
+         "'==1.0.dev1.*' puts it after a dev-release segment at column 3"},
+        {"==2.0a1.*",
+         "invalid specifier '==2.0a1.*': '.*' may only follow release numbers, and "
+         "'==2.0a1.*' puts it after a pre-release segment at column 3"},
+        {">=1, != 2.0.post1.*",
+         "invalid specifier '>=1, != 2.0.post1.*': '.*' may only follow release numbers, and "
+         "'!=2.0.post1.*' puts it after a post-release segment at column 9"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);
@@ -313,6 +324,7 @@ TEST_CASE("SpecifierSet parse errors say what and where") {
         CHECK(r.error().message == message);
     }
     CHECK(SpecifierSet::parse("===anything-goes").has_value());
+    CHECK(SpecifierSet::parse("==1!2.0.*, !=2.0.*").has_value());
     CHECK(SpecifierSet::parse("   ").has_value());
     CHECK_FALSE(Specifier::parse("").has_value());
 }
