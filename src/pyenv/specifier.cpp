@@ -134,7 +134,9 @@ Result<Specifier> Specifier::parse(std::string_view text) {
 }
 
 bool Specifier::contains(const Version& v) const {
-    if (op == "===") return core::to_lower(v.str()) == core::to_lower(core::trim(version));
+    // PEP 440 "Arbitrary equality": the text as written, compared case-insensitively (as
+    // packaging 26 does), not the normalised version: ===1.01 takes "1.01" but not "1.1".
+    if (op == "===") return core::to_lower(v.text()) == core::to_lower(core::trim(version));
 
     bool wildcard = is_wildcard(version);
     auto spec =

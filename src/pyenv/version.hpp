@@ -36,6 +36,9 @@ public:
     [[nodiscard]] Version base_version() const;                         // epoch + release only
     /// Canonical string (PEP 440 normal form).
     [[nodiscard]] std::string str() const;
+    /// The text parse() read, trimmed ("1.01" where str() says "1.1"): what `===` compares.
+    /// A version made by public_version() or base_version() gives its str().
+    [[nodiscard]] const std::string& text() const { return m_text; }
 
     friend std::strong_ordering operator<=>(const Version& a, const Version& b);
     friend bool operator==(const Version& a, const Version& b) { return (a <=> b) == std::strong_ordering::equal; }
@@ -47,6 +50,7 @@ private:
     std::optional<long> m_post;
     std::optional<long> m_dev;
     std::string m_local;
+    std::string m_text;
 };
 
 }  // namespace bootstrap::pyenv

@@ -205,6 +205,27 @@ TEST_CASE("exclusive < and > leave out only V's own pre-, post- and local releas
     }
 }
 
+TEST_CASE("=== compares the version's text as written, ignoring case") {
+    // PEP 440 "Arbitrary equality" is a string comparison; packaging 26.4 lower-cases both
+    // sides and strips the specifier's whitespace. Expected values checked against
+    // packaging's Specifier.contains.
+    const std::vector<std::tuple<std::string, std::string, bool>> cases{
+        {"1.01", "===1.01", true},  // was false: the normalised "1.1" was compared
+        {"1.01", "===1.1", false},  // was true
+        {"1.1", "===1.01", false}, {"1.0rc1", "===1.0RC1", true}, {"V1.0", "===v1.0", true},  // was false
+        {"v1.0", "===1.0", false},                                                            // was true
+        {"1.0", "=== 1.0", true},  {"1.0.0", "===1.0", false},    {"2.0+cu121", "===2.0+CU121", true},
+    };
+    for (const auto& [version, text, expected] : cases) {
+        INFO(version << " in " << text);
+        CHECK(spec(text).contains(v(version)) == expected);
+        CHECK(set(text).contains(v(version), true) == expected);
+    }
+    CHECK(v(" 1.01 ").text() == "1.01");
+    CHECK(v("1.01+Local").public_version().text() == "1.1");
+    CHECK(v("1.01rc1").base_version().text() == "1.1");
+}
+
 TEST_CASE("the ~= operator expands to >= and a prefix ==") {
     // PEP 440: ~=2.2 is >=2.2,==2.*; ~=1.4.5 is >=1.4.5,==1.4.*; suffixes drop before the
     // prefix is taken.
