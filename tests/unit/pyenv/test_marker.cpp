@@ -54,9 +54,9 @@ TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
         {"'arm' in platform_machine", false},
         {"platform_machine not in 'arm64 aarch64'", true},
         {"'x86' not in platform_machine", false},
-        {"platform_release >= '6'", true},  // not a version: string compare
+        {"platform_release >= '6'", false},  // not a version: no order (see below)
         {"platform_release < '10'", false},
-        {"implementation_name === 'cpython'", true},
+        {"implementation_name === 'cpython'", true},  // packaging raises UndefinedComparison
         {"platform_python_implementation == 'CPython'", true},
         {"os.name == 'posix'", true},  // legacy spelling
         {"sys.platform == 'linux'", true},
@@ -69,6 +69,37 @@ TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
         {"sys_platform == 'darwin' or python_version >= '3' and os_name == 'nt'", false},
         {"((python_version >= '3.8'))", true},
         {"extra == 'cuda'", false},  // no extra requested
+    };
+    MarkerEnv env = linux_env();
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        CHECK(eval(text, env) == expected);
+    }
+}
+
+TEST_CASE("Marker gives strings that are not versions no order") {
+    // The dependency-specifiers spec ("Marker comparisons") and packaging 26: where a
+    // comparison has no PEP 440 meaning, < and > are false and <= and >= mean ==. A version
+    // variable whose comparison is a valid specifier but whose value is not a version
+    // ("6.8.0-45-generic") matches none of the specifier's operators. Expected values are
+    // packaging 26.4's Marker.evaluate with linux_env().
+    const std::vector<std::pair<std::string, bool>> cases{
+        {"platform_release < '7'", false},       // was true: "6.8..." < "7" as strings
+        {"platform_release > '5'", false},       // was true
+        {"'7' > platform_release", false},       // was true
+        {"sys_platform < 'win32'", false},       // was true
+        {"sys_platform > 'darwin'", false},      // was true
+        {"platform_release != '6.8.0'", false},  // was true: a specifier, and no version
+        {"platform_release == '6.8.0'", false},
+        {"platform_release <= '6.8.0-45-generic'", true},
+        {"platform_release > '6.8.0-45-generia'", false},
+        {"platform_release === '6.8.0-45-GENERIC'", true},  // was false: text, any case
+        {"sys_platform >= 'linux'", true},
+        {"'linux' <= sys_platform", true},
+        {"os_name <= 'nt'", false},
+        {"implementation_version > '3.12.3rc1'", true},
+        {"python_version < 'abc'", false},  // was true
+        {"python_version >= 'abc'", false},
     };
     MarkerEnv env = linux_env();
     for (const auto& [text, expected] : cases) {
