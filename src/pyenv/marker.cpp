@@ -238,6 +238,10 @@ std::string operand_value(const Node::Operand& o, const MarkerEnv& env) {
     if (!o.is_variable) return o.text;
     auto it = env.find(o.text);
     std::string value = it == env.end() ? std::string() : it->second;
+    // An interpreter built from an untagged tree reports "3.12.3+", which is not PEP 440.
+    // packaging (markers._repair_python_full_version) reads it as "3.12.3+local" before any
+    // comparison, so it still compares as 3.12.3: `>= "3.9"` holds, `== "3.12.3+"` does not.
+    if (o.text == "python_full_version" && value.ends_with('+')) value += "local";
     return value;
 }
 

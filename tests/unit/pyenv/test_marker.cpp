@@ -108,6 +108,26 @@ TEST_CASE("Marker gives strings that are not versions no order") {
     }
 }
 
+TEST_CASE("Marker reads an untagged build's python_full_version '3.12.3+' as 3.12.3+local") {
+    // platform.python_version() of a CPython built from an untagged tree ends in '+', which is
+    // not PEP 440; packaging appends "local" before comparing. Expected values are packaging
+    // 26.4's Marker.evaluate.
+    MarkerEnv env = linux_env();
+    env["python_full_version"] = "3.12.3+";
+    const std::vector<std::pair<std::string, bool>> cases{
+        {"python_full_version >= '3.9'", true},     // was false: a string compare
+        {"python_full_version == '3.12.3'", true},  // was false
+        {"python_full_version < '3.12.3'", false}, {"python_full_version == '3.12.3+'", false},
+        {"'local' in python_full_version", true},
+    };
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        CHECK(eval(text, env) == expected);
+    }
+    env["python_version"] = "3.12+";  // only python_full_version is repaired
+    CHECK_FALSE(eval("python_version >= '3.9'", env));
+}
+
 TEST_CASE("Marker compares extras by normalised name") {
     MarkerEnv env = linux_env();
     env["extra"] = "foo-bar";
