@@ -37,8 +37,9 @@ struct VariableName {
     std::string_view canonical;
 };
 
-// PEP 508 names plus the legacy dotted spellings that packaging still accepts.
-constexpr std::array<VariableName, 18> k_variables{{
+// PEP 508 names, PEP 751's set-valued two, and the legacy dotted spellings that packaging
+// still accepts.
+constexpr std::array<VariableName, 20> k_variables{{
     {"python_version", "python_version"},
     {"python_full_version", "python_full_version"},
     {"os_name", "os_name"},
@@ -51,6 +52,8 @@ constexpr std::array<VariableName, 18> k_variables{{
     {"implementation_name", "implementation_name"},
     {"implementation_version", "implementation_version"},
     {"extra", "extra"},
+    {"extras", "extras"},
+    {"dependency_groups", "dependency_groups"},
     {"os.name", "os_name"},
     {"sys.platform", "sys_platform"},
     {"platform.version", "platform_version"},
@@ -234,6 +237,11 @@ bool is_version_variable(std::string_view name) {
            name == "platform_release";
 }
 
+// PEP 751's set-valued variables: the extras and dependency groups a lock file was installed with.
+bool is_set_variable(const Node::Operand& o) {
+    return o.is_variable && (o.text == "extras" || o.text == "dependency_groups");
+}
+
 std::string operand_value(const Node::Operand& o, const MarkerEnv& env) {
     if (!o.is_variable) return o.text;
     auto it = env.find(o.text);
@@ -269,7 +277,24 @@ bool compare_versions(const std::string& lhs, const std::string& op, const std::
     return version && spec->contains(*version);
 }
 
+/// `"name" op set`, set being a PEP 751 variable's comma-separated names ("" is the empty set).
+/// As packaging 26: `in` / `not in` test membership by normalised name; a string is never equal
+/// to a set (`==` false, `!=` true) and has no order with it; `~=` and `===` are undefined.
+bool compare_with_set(const std::string& name, const std::string& op, const std::string& set) {
+    bool member = false;
+    std::string wanted = normalize_name(name);
+    for (const std::string& item : core::split(set, ','))
+        member = member || (!core::trim(item).empty() && normalize_name(core::trim(item)) == wanted);
+    if (op == "in") return member;
+    if (op == "not in") return !member;
+    return op == "!=";
+}
+
 bool compare(const Node& node, const MarkerEnv& env) {
+    // A set on the left ('extras == "x"') is undefined: packaging raises, we say no.
+    if (is_set_variable(node.lhs)) return false;
+    if (is_set_variable(node.rhs))
+        return compare_with_set(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env));
     std::string lhs = operand_value(node.lhs, env);
     std::string rhs = operand_value(node.rhs, env);
     // The variable names the comparison's kind; packaging looks at the left side first.

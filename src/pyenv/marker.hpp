@@ -14,6 +14,8 @@ namespace bootstrap::pyenv {
 /// Marker variables: python_version, python_full_version, os_name, sys_platform,
 /// platform_machine, platform_system, platform_release, platform_version,
 /// platform_python_implementation, implementation_name, implementation_version, and "extra".
+/// PEP 751's "extras" and "dependency_groups" are sets: their value here is the names joined
+/// by ',' ("" or missing is the empty set, as packaging has them for a lock file).
 using MarkerEnv = std::map<std::string, std::string>;
 
 /// The longest marker parsed. PEP 508 sets none; real markers are under 300 characters.

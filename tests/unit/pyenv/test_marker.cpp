@@ -128,6 +128,35 @@ TEST_CASE("Marker reads an untagged build's python_full_version '3.12.3+' as 3.1
     CHECK_FALSE(eval("python_version >= '3.9'", env));
 }
 
+TEST_CASE("Marker reads PEP 751's extras and dependency_groups as sets") {
+    // packaging 26 evaluates a lock file's markers with both empty unless given; membership is
+    // by normalised name, a string is never == to a set, and a set on the left is undefined
+    // (packaging raises; bootstrap says false). Expected values are packaging 26.4's
+    // Marker.evaluate(context="lock_file").
+    MarkerEnv env = linux_env();
+    CHECK_FALSE(eval("'x' in extras", env));  // was a parse error: unknown variable
+    CHECK(eval("'x' not in extras", env));
+    CHECK_FALSE(eval("'' in extras", env));
+    CHECK_FALSE(eval("'dev' in dependency_groups", env));
+    env["extras"] = "cuda,X_Y";
+    env["dependency_groups"] = "dev";
+    CHECK(eval("'cuda' in extras", env));
+    CHECK(eval("'x-y' in extras", env));
+    CHECK(eval("'X.Y' in extras", env));
+    CHECK_FALSE(eval("'x' in extras", env));
+    CHECK_FALSE(eval("'cuda' not in extras", env));
+    CHECK(eval("'dev' in dependency_groups and 'test' not in dependency_groups", env));
+    CHECK_FALSE(eval("'cuda' == extras", env));
+    CHECK(eval("'cuda' != extras", env));
+    CHECK_FALSE(eval("'cuda' >= extras", env));
+    CHECK_FALSE(eval("'cuda' < extras", env));
+    CHECK_FALSE(eval("extras == 'cuda'", env));
+    CHECK_FALSE(eval("'cu' in extras", env));  // a member, not a substring
+    auto m = Marker::parse("'cuda' in extras or 'dev' in dependency_groups");
+    REQUIRE(m);
+    CHECK(m->str() == "\"cuda\" in extras or \"dev\" in dependency_groups");
+}
+
 TEST_CASE("Marker compares extras by normalised name") {
     MarkerEnv env = linux_env();
     env["extra"] = "foo-bar";
