@@ -1,5 +1,6 @@
 #include "lockfile/index_page.hpp"
 
+#include <array>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -89,10 +90,66 @@ bool has_scheme(std::string_view s) {
 
 using Attributes = std::map<std::string, std::string>;
 
-/// Every `<a ...>` tag's attributes (names lower-cased, values with references decoded), in
-/// page order. Comments are skipped.
-std::vector<Attributes> anchors(std::string_view html) {
-    std::vector<Attributes> out;
+struct Tag {
+    std::string name;  // lower case: "a" or "base"
+    Attributes attrs;
+};
+
+/// The attributes from `i` (just after the tag name) to the tag's '>' (names lower-cased,
+/// values with references decoded); `i` ends past the '>'. `self_closing` is set when the tag
+/// ends in "/>".
+Attributes read_attributes(std::string_view html, size_t& i, bool& self_closing) {
+    Attributes attrs;
+    while (i < html.size() && html[i] != '>') {
+        if (is_space(html[i]) || html[i] == '/') {
+            ++i;
+            continue;
+        }
+        size_t name_at = i;
+        while (i < html.size() && !is_space(html[i]) && html[i] != '=' && html[i] != '>' && html[i] != '/') ++i;
+        std::string name = core::to_lower(html.substr(name_at, i - name_at));
+        while (i < html.size() && is_space(html[i])) ++i;
+        std::string value;
+        if (i < html.size() && html[i] == '=') {
+            ++i;
+            while (i < html.size() && is_space(html[i])) ++i;
+            if (i < html.size() && (html[i] == '"' || html[i] == '\'')) {
+                char quote = html[i++];
+                size_t end = html.find(quote, i);
+                if (end == std::string_view::npos) end = html.size();
+                value = html.substr(i, end - i);
+                i = end + 1;
+            } else {
+                size_t value_at = i;
+                while (i < html.size() && !is_space(html[i]) && html[i] != '>') ++i;
+                value = html.substr(value_at, i - value_at);
+            }
+        }
+        attrs.emplace(std::move(name), decode_html_entities(value));
+    }
+    self_closing = i < html.size() && i > 0 && html[i - 1] == '/';
+    ++i;
+    return attrs;
+}
+
+/// Where the raw text of a `<script>` or `<style>` element that starts at `i` ends: at its end
+/// tag ("</script" then a space, '/' or '>', in any case), or the end of the page.
+size_t raw_text_end(std::string_view html, size_t i, std::string_view name) {
+    while ((i = html.find("</", i)) != std::string_view::npos) {
+        size_t after = i + 2 + name.size();
+        if (core::to_lower(html.substr(i + 2, name.size())) == name &&
+            (after == html.size() || is_space(html[after]) || html[after] == '/' || html[after] == '>'))
+            return i;
+        i += 2;
+    }
+    return html.size();
+}
+
+/// Every `<a>` and `<base>` tag, in page order. Comments are skipped, and so is the text of
+/// `<script>` and `<style>`: it is raw text in HTML, so an `<a href>` written there is no link
+/// (pip's parser, Python's html.parser, reads it so too).
+std::vector<Tag> link_tags(std::string_view html) {
+    std::vector<Tag> out;
     size_t i = 0;
     while ((i = html.find('<', i)) != std::string_view::npos) {
         if (html.substr(i, 4) == "<!--") {
@@ -101,43 +158,74 @@ std::vector<Attributes> anchors(std::string_view html) {
             i = end + 3;
             continue;
         }
-        ++i;
-        if (i + 1 >= html.size() || (html[i] != 'a' && html[i] != 'A') ||
-            !(is_space(html[i + 1]) || html[i + 1] == '>' || html[i + 1] == '/'))
+        size_t name_at = ++i;
+        while (i < html.size() && (is_alpha(html[i]) || is_digit(html[i]))) ++i;
+        std::string name = core::to_lower(html.substr(name_at, i - name_at));
+        bool tag_ends = i < html.size() && (is_space(html[i]) || html[i] == '>' || html[i] == '/');
+        bool wanted = name == "a" || name == "base" || name == "script" || name == "style";
+        if (!tag_ends || !wanted) continue;
+        bool self_closing = false;
+        Attributes attrs = read_attributes(html, i, self_closing);
+        if (name == "script" || name == "style") {
+            // `<script src=x />` has no content for Python's parser (an HTML parser would
+            // still read raw text after it; pip's view keeps the links that follow).
+            if (!self_closing) i = raw_text_end(html, i, name);
             continue;
-        ++i;
-        Attributes attrs;
-        while (i < html.size() && html[i] != '>') {
-            if (is_space(html[i]) || html[i] == '/') {
-                ++i;
-                continue;
-            }
-            size_t name_at = i;
-            while (i < html.size() && !is_space(html[i]) && html[i] != '=' && html[i] != '>' && html[i] != '/') ++i;
-            std::string name = core::to_lower(html.substr(name_at, i - name_at));
-            while (i < html.size() && is_space(html[i])) ++i;
-            std::string value;
-            if (i < html.size() && html[i] == '=') {
-                ++i;
-                while (i < html.size() && is_space(html[i])) ++i;
-                if (i < html.size() && (html[i] == '"' || html[i] == '\'')) {
-                    char quote = html[i++];
-                    size_t end = html.find(quote, i);
-                    if (end == std::string_view::npos) end = html.size();
-                    value = html.substr(i, end - i);
-                    i = end + 1;
-                } else {
-                    size_t value_at = i;
-                    while (i < html.size() && !is_space(html[i]) && html[i] != '>') ++i;
-                    value = html.substr(value_at, i - value_at);
-                }
-            }
-            attrs.emplace(std::move(name), decode_html_entities(value));
         }
-        out.push_back(std::move(attrs));
+        out.push_back(Tag{std::move(name), std::move(attrs)});
     }
     return out;
 }
+
+/// An href as a URL parser reads it (WHATWG URL, "basic URL parser"): leading and trailing C0
+/// controls and spaces stripped, tabs and newlines removed wherever they are.
+std::string clean_href(std::string_view href) {
+    while (!href.empty() && static_cast<unsigned char>(href.front()) <= 0x20) href.remove_prefix(1);
+    while (!href.empty() && static_cast<unsigned char>(href.back()) <= 0x20) href.remove_suffix(1);
+    std::string out;
+    for (char c : href)
+        if (c != '\t' && c != '\n' && c != '\r') out += c;
+    return out;
+}
+
+/// The URL relative links resolve against: the first `<base href>`'s (itself resolved against
+/// the page's URL), else the page's. pip (HTMLLinkParser) takes the first base too; it does
+/// not resolve a relative one, which HTML does.
+std::string base_url(const std::vector<Tag>& tags, const std::string& page_url) {
+    for (const Tag& tag : tags) {
+        if (tag.name != "base") continue;
+        auto href = tag.attrs.find("href");
+        if (href == tag.attrs.end()) continue;
+        std::string cleaned = clean_href(href->second);
+        return cleaned.empty() ? page_url : resolve_url(page_url, cleaned);
+    }
+    return page_url;
+}
+
+/// The sha256 in a URL's fragment (`url` from its '#'), read as pip's LinkHash does: the first
+/// `<name>=<value>` that follows a '#' or '&' and names a hash pip knows wins, its value running
+/// to the next '&' ("#sha256=<hex>&egg=x" gives the hex). Nothing when there is none or the
+/// winner is not a sha256 ("#md5=..&sha256=.." gives nothing: pip checks the md5).
+std::optional<std::string_view> fragment_sha256(std::string_view url) {
+    static constexpr std::array<std::string_view, 6> k_hashes{
+        "sha512=", "sha384=", "sha256=", "sha224=", "sha1=", "md5="};
+    size_t hash = url.find('#');
+    if (hash == std::string_view::npos) return std::nullopt;
+    for (size_t i = hash; i < url.size(); ++i) {
+        if (url[i] != '#' && url[i] != '&') continue;
+        std::string_view item = url.substr(i + 1);
+        for (std::string_view name : k_hashes) {
+            if (!core::starts_with(item, name)) continue;
+            if (name != "sha256=") return std::nullopt;
+            std::string_view value = item.substr(name.size());
+            return value.substr(0, value.find('&'));
+        }
+    }
+    return std::nullopt;
+}
+
+/// `url` without its fragment.
+std::string_view without_fragment(std::string_view url) { return url.substr(0, url.find('#')); }
 
 /// A sha256 as the index wrote it, checked and lower-cased.
 Result<std::string> checked_sha256(std::string_view hex, const std::string& filename, const std::string& page_url) {
@@ -152,25 +240,23 @@ Result<std::string> checked_sha256(std::string_view hex, const std::string& file
 
 Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::string& page_url) {
     std::vector<IndexFile> files;
-    for (const auto& attrs : anchors(body)) {
-        auto href = attrs.find("href");
-        if (href == attrs.end()) continue;
-        std::string_view link = href->second;
-        std::string_view fragment;
-        if (auto hash = link.find('#'); hash != std::string_view::npos) {
-            fragment = link.substr(hash + 1);
-            link = link.substr(0, hash);
-        }
+    std::vector<Tag> tags = link_tags(body);
+    std::string base = base_url(tags, page_url);
+    for (const Tag& tag : tags) {
+        auto href = tag.attrs.find("href");
+        if (tag.name != "a" || href == tag.attrs.end()) continue;
+        std::string cleaned = clean_href(href->second);
+        std::string_view link = without_fragment(cleaned);
         std::string_view path = link.substr(0, link.find('?'));
         IndexFile f;
         f.filename = percent_decode(path.substr(path.rfind('/') + 1));
         if (f.filename.empty()) continue;  // a link to a directory, not a file
-        f.url = resolve_url(page_url, link);
+        f.url = resolve_url(base, link);
         // PEP 503: the fragment is "<hashname>=<hexdigest>"; only sha256 is of use here.
-        if (auto digest = core::after_prefix(fragment, "sha256=")) {
+        if (auto digest = fragment_sha256(cleaned)) {
             BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
         }
-        f.yanked = attrs.count("data-yanked") > 0;
+        f.yanked = tag.attrs.count("data-yanked") > 0;
         files.push_back(std::move(f));
     }
     return files;
@@ -198,9 +284,14 @@ Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::stri
         for (const auto& entry : page["files"]) {
             IndexFile f;
             f.filename = entry.at("filename").get<std::string>();
-            f.url = resolve_url(page_url, entry.at("url").get<std::string>());
+            auto url = entry.at("url").get<std::string>();
+            f.url = resolve_url(page_url, without_fragment(url));
             if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
                 BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
+            }
+            // A "#sha256=" on the url wins over "hashes", as in pip (Link.from_json).
+            if (auto digest = fragment_sha256(url)) {
+                BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
             }
             // PEP 691: false, true, or a non-empty reason string.
             if (auto y = entry.find("yanked"); y != entry.end())

@@ -12,7 +12,7 @@ namespace bootstrap::lockfile {
 
 struct IndexFile {
     std::string filename;  // PEP 691 "filename"; in HTML the href's last path segment, decoded
-    std::string url;       // absolute (resolved against the page's URL), without the fragment
+    std::string url;       // absolute (against the page's <base href> or URL), without the fragment
     std::string sha256;    // lower-case hex; "" when the index gives none
     bool yanked = false;
 };
@@ -20,8 +20,9 @@ struct IndexFile {
 /// The files a project page lists. `content_type` (the response's Content-Type) picks the
 /// format: a `...json` type is PEP 691, an `...html` type PEP 503; otherwise the body decides.
 /// `page_url` is the URL the page came from (after redirects): relative links resolve against
-/// it and errors name it. A malformed JSON page, an unknown PEP 691 major version or a sha256
-/// that is not 64 hex digits is an error.
+/// it (in HTML, against the first `<base href>` when there is one) and errors name it. A hash
+/// in a link's fragment is read as pip reads it. A malformed JSON page, an unknown PEP 691
+/// major version or a sha256 that is not 64 hex digits is an error.
 [[nodiscard]] Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::string_view content_type,
                                                               const std::string& page_url);
 

@@ -37,8 +37,9 @@ struct VariableName {
     std::string_view canonical;
 };
 
-// PEP 508 names plus the legacy dotted spellings that packaging still accepts.
-constexpr std::array<VariableName, 18> k_variables{{
+// PEP 508 names, PEP 751's set-valued two, and the legacy dotted spellings that packaging
+// still accepts.
+constexpr std::array<VariableName, 20> k_variables{{
     {"python_version", "python_version"},
     {"python_full_version", "python_full_version"},
     {"os_name", "os_name"},
@@ -51,6 +52,8 @@ constexpr std::array<VariableName, 18> k_variables{{
     {"implementation_name", "implementation_name"},
     {"implementation_version", "implementation_version"},
     {"extra", "extra"},
+    {"extras", "extras"},
+    {"dependency_groups", "dependency_groups"},
     {"os.name", "os_name"},
     {"sys.platform", "sys_platform"},
     {"platform.version", "platform_version"},
@@ -227,37 +230,84 @@ std::string node_str(const Node& node) {
     return {};
 }
 
-const std::string& operand_value(const Node::Operand& o, const MarkerEnv& env) {
-    static const std::string empty;
-    if (!o.is_variable) return o.text;
-    auto it = env.find(o.text);
-    return it == env.end() ? empty : it->second;
+// The variables whose values packaging 26 compares as PEP 440 versions (its
+// MARKERS_REQUIRING_VERSION); every other variable compares as a string.
+bool is_version_variable(std::string_view name) {
+    return name == "python_version" || name == "python_full_version" || name == "implementation_version" ||
+           name == "platform_release";
 }
 
-/// One comparison, as packaging's _eval_op: a PEP 440 specifier when "op rhs" is one and lhs is
-/// a version, otherwise Python string comparison.
-bool compare(std::string lhs, const std::string& op, std::string rhs, bool is_extra) {
-    if (is_extra) {  // extras compare by normalised name: "Foo_Bar" == "foo-bar"
+// PEP 751's set-valued variables: the extras and dependency groups a lock file was installed with.
+bool is_set_variable(const Node::Operand& o) {
+    return o.is_variable && (o.text == "extras" || o.text == "dependency_groups");
+}
+
+std::string operand_value(const Node::Operand& o, const MarkerEnv& env) {
+    if (!o.is_variable) return o.text;
+    auto it = env.find(o.text);
+    std::string value = it == env.end() ? std::string() : it->second;
+    // An interpreter built from an untagged tree reports "3.12.3+", which is not PEP 440.
+    // packaging (markers._repair_python_full_version) reads it as "3.12.3+local" before any
+    // comparison, so it still compares as 3.12.3: `>= "3.9"` holds, `== "3.12.3+"` does not.
+    if (o.text == "python_full_version" && value.ends_with('+')) value += "local";
+    return value;
+}
+
+/// `lhs op rhs` between strings, where there is no PEP 440 meaning. PEP 508 ("Environment
+/// Markers") fell back to Python's string operators; the PyPA dependency-specifiers spec as
+/// amended ("Marker comparisons") and packaging 26 (markers._operators) define no order
+/// between strings: `<` and `>` are false, `<=` and `>=` mean `==`. So
+/// `platform_release < "7"` is false for "6.1.0-18-amd64", not a lexicographic true.
+bool compare_strings(const std::string& lhs, const std::string& op, const std::string& rhs) {
+    if (op == "in") return rhs.find(lhs) != std::string::npos;
+    if (op == "not in") return rhs.find(lhs) == std::string::npos;
+    if (op == "==" || op == "===" || op == "<=" || op == ">=") return lhs == rhs;
+    if (op == "!=") return lhs != rhs;
+    return false;  // "<", ">"; "~=" between non-versions is undefined: packaging raises, we say no
+}
+
+/// A version variable, as packaging's _eval_op: when "op rhs" is a PEP 440 specifier, the
+/// specifier decides, and a value that is not a version ("6.1.0-18-amd64") matches none of
+/// its operators (even `!=`); `===` compares the text. Otherwise, strings.
+bool compare_versions(const std::string& lhs, const std::string& op, const std::string& rhs) {
+    auto spec = Specifier::parse(op + rhs);
+    if (!spec) return compare_strings(lhs, op, rhs);
+    if (spec->op == "===") return core::to_lower(lhs) == core::to_lower(spec->version);
+    auto version = Version::parse(lhs);
+    return version && spec->contains(*version);
+}
+
+/// `"name" op set`, set being a PEP 751 variable's comma-separated names ("" is the empty set).
+/// As packaging 26: `in` / `not in` test membership by normalised name; a string is never equal
+/// to a set (`==` false, `!=` true) and has no order with it; `~=` and `===` are undefined.
+bool compare_with_set(const std::string& name, const std::string& op, const std::string& set) {
+    bool member = false;
+    std::string wanted = normalize_name(name);
+    for (const std::string& item : core::split(set, ','))
+        member = member || (!core::trim(item).empty() && normalize_name(core::trim(item)) == wanted);
+    if (op == "in") return member;
+    if (op == "not in") return !member;
+    return op == "!=";
+}
+
+bool compare(const Node& node, const MarkerEnv& env) {
+    // A set on the left ('extras == "x"') is undefined: packaging raises, we say no.
+    if (is_set_variable(node.lhs)) return false;
+    if (is_set_variable(node.rhs))
+        return compare_with_set(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env));
+    std::string lhs = operand_value(node.lhs, env);
+    std::string rhs = operand_value(node.rhs, env);
+    // The variable names the comparison's kind; packaging looks at the left side first.
+    std::string_view variable;
+    if (node.lhs.is_variable) variable = node.lhs.text;
+    else if (node.rhs.is_variable) variable = node.rhs.text;
+    if (variable == "extra") {  // extras compare by normalised name: "Foo_Bar" == "foo-bar"
         lhs = normalize_name(lhs);
         rhs = normalize_name(rhs);
     }
-    if (op == "in") return rhs.find(lhs) != std::string::npos;
-    if (op == "not in") return rhs.find(lhs) == std::string::npos;
-    // Cheap pre-check: most string comparisons (sys_platform == "linux") are not versions, and
-    // skipping the parse attempts keeps evaluation free of error-message formatting.
-    bool may_be_version = !lhs.empty() && ((lhs[0] >= '0' && lhs[0] <= '9') || lhs[0] == 'v' || lhs[0] == 'V');
-    if (!is_extra && may_be_version) {
-        auto version = Version::parse(lhs);
-        auto spec = version ? Specifier::parse(op + rhs) : Result<Specifier>();
-        if (version && spec) return spec->contains(*version);
-    }
-    if (op == "==" || op == "===") return lhs == rhs;
-    if (op == "!=") return lhs != rhs;
-    if (op == "<") return lhs < rhs;
-    if (op == "<=") return lhs <= rhs;
-    if (op == ">") return lhs > rhs;
-    if (op == ">=") return lhs >= rhs;
-    return false;  // "~=" between non-versions is undefined; packaging raises, we say no
+    bool membership = node.op == "in" || node.op == "not in";  // never a PEP 440 specifier
+    if (!membership && is_version_variable(variable)) return compare_versions(lhs, node.op, rhs);
+    return compare_strings(lhs, node.op, rhs);
 }
 
 bool evaluate_node(const Node& node, const MarkerEnv& env) {
@@ -268,11 +318,7 @@ bool evaluate_node(const Node& node, const MarkerEnv& env) {
         case Node::Kind::any_of:
             return std::any_of(node.children.begin(), node.children.end(),
                                [&](const NodePtr& c) { return evaluate_node(*c, env); });
-        case Node::Kind::compare: {
-            bool is_extra = (node.lhs.is_variable && node.lhs.text == "extra") ||
-                            (node.rhs.is_variable && node.rhs.text == "extra");
-            return compare(operand_value(node.lhs, env), node.op, operand_value(node.rhs, env), is_extra);
-        }
+        case Node::Kind::compare: return compare(node, env);
     }
     return false;
 }

@@ -47,6 +47,30 @@ bool prefix_match(const Version& candidate, const Version& prefix) {
     return c.size() >= p.size() && std::equal(p.begin(), p.end(), c.begin());
 }
 
+// PEP 440, "Exclusive ordered comparison", as packaging 26 reads it. Both operators compare
+// whole versions (pre, post and dev segments included); each then carves out one family of V:
+//   <V  excludes the pre-releases of V (V.dev0 and up) unless V is itself a pre-release (a dev
+//       release counts): "<2.0" rejects 2.0rc1, "<2.0.post1" takes 2.0rc1, "<2.0rc1" takes 2.0b1.
+//   >V  excludes V's local versions, and V's post-releases unless V is a post or dev release:
+//       ">2.0" rejects 2.0.post1 and 2.0+cu121, ">2.0a0" takes 2.0+cu121, ">2.0.dev0" takes
+//       2.0.post1.
+
+/// `v < V`, and when V is not a pre-release, `v < V.dev0` (the first pre-release of V).
+bool less_than(const Version& v, const Version& spec) {
+    if (spec.is_prerelease()) return v < spec;
+    // `<` takes no local label, so V.dev0 is V's public text with ".dev0" appended.
+    auto first_dev = Version::parse(spec.public_version().str() + ".dev0");
+    return first_dev && v < *first_dev;
+}
+
+/// `v > V` with v's local label dropped (1.7+x is 1.7), and no V.postN when V is final or a
+/// pre-release: those share V's release and pre segment.
+bool greater_than(const Version& v, const Version& spec) {
+    if (!(v.public_version() > spec)) return false;
+    if (spec.is_devrelease() || spec.is_postrelease()) return true;
+    return !(v.base_version() == spec.base_version() && v.pre() == spec.pre());
+}
+
 /// Check one "<op><version>" item (already split and trimmed); offsets are into `item`.
 tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     size_t pos = 0;
@@ -86,6 +110,12 @@ tl::expected<Specifier, SyntaxError> parse_item(std::string_view item) {
     if (!parsed) return bad(fmt::format("'{}' is not a valid version", version));
     if (!parsed->local().empty() && (wildcard || (op != "==" && op != "!=")))
         return bad(fmt::format("a local version label is not allowed in '{}{}'", op, version));
+    // PEP 440 "Version matching": a prefix match ('.*') follows release numbers only.
+    if (wildcard && (parsed->is_prerelease() || parsed->is_postrelease())) {
+        std::string_view segment = parsed->is_devrelease() ? "dev" : parsed->is_postrelease() ? "post" : "pre";
+        return bad(fmt::format("'.*' may only follow release numbers, and '{}{}' puts it after a {}-release segment",
+                               op, version, segment));
+    }
     if (op == "~=" && parsed->release().size() < 2)
         return bad(fmt::format("'~=' needs at least two release numbers, as in '~={}.0'", body));
     return Specifier{std::string(op), std::string(version)};
@@ -104,7 +134,9 @@ Result<Specifier> Specifier::parse(std::string_view text) {
 }
 
 bool Specifier::contains(const Version& v) const {
-    if (op == "===") return core::to_lower(v.str()) == core::to_lower(core::trim(version));
+    // PEP 440 "Arbitrary equality": the text as written, compared case-insensitively (as
+    // packaging 26 does), not the normalised version: ===1.01 takes "1.01" but not "1.1".
+    if (op == "===") return core::to_lower(v.text()) == core::to_lower(core::trim(version));
 
     bool wildcard = is_wildcard(version);
     auto spec =
@@ -130,19 +162,8 @@ bool Specifier::contains(const Version& v) const {
     }
     if (op == "<=") return v.public_version() <= *spec;
     if (op == ">=") return v.public_version() >= *spec;
-    if (op == "<") {
-        if (!(v < *spec)) return false;
-        // "<1.7" must not admit 1.7's own pre-releases (1.7.dev0, 1.7rc1) unless it names one.
-        if (!spec->is_prerelease() && v.is_prerelease() && v.base_version() == spec->base_version()) return false;
-        return true;
-    }
-    if (op == ">") {
-        if (!(v > *spec)) return false;
-        // ">1.7" must not admit 1.7.post1 (unless it names a post-release) nor 1.7+local.
-        if (!spec->is_postrelease() && v.is_postrelease() && v.base_version() == spec->base_version()) return false;
-        if (!v.local().empty() && v.base_version() == spec->base_version()) return false;
-        return true;
-    }
+    if (op == "<") return less_than(v, *spec);
+    if (op == ">") return greater_than(v, *spec);
     return false;
 }
 

@@ -32,6 +32,13 @@ public:
 
     /// PEP 440 semantics; pre-releases match only when `prereleases` is true or a specifier
     /// itself names a pre-release.
+    ///
+    /// Two questions use it. "Is this installed version acceptable?" is `contains(v, true)`: a
+    /// pre-release that passes the operators is fine, as `pip check` sees it (transitive
+    /// dependencies, doctor, the fixed point). "Would the installer have picked it?" is
+    /// `contains(v, pre)` with the install step's `pre` (pip/uv `--pre`): following pip and uv,
+    /// a pre-release only when asked for or when a specifier names one (the skip rule's check of
+    /// a step's own requirements, through is_satisfied).
     [[nodiscard]] bool contains(const Version& v, bool prereleases = false) const;
     [[nodiscard]] bool empty() const { return m_specs.empty(); }
     [[nodiscard]] const std::vector<Specifier>& specs() const { return m_specs; }

@@ -202,6 +202,7 @@ Result<Version> Version::parse(std::string_view text) {
     }
     if (!in.at_end()) return invalid(in.pos(), fmt::format("unexpected '{}'", s.substr(in.pos())));
     if (overflow) return invalid(0, "a number is too large");
+    v.m_text = s;
     return v;
 }
 
@@ -210,6 +211,7 @@ bool Version::is_prerelease() const { return m_pre.has_value() || m_dev.has_valu
 Version Version::public_version() const {
     Version v = *this;
     v.m_local.clear();
+    v.m_text = v.str();
     return v;
 }
 
@@ -217,6 +219,7 @@ Version Version::base_version() const {
     Version v;
     v.m_epoch = m_epoch;
     v.m_release = m_release;
+    v.m_text = v.str();
     return v;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -28,11 +29,16 @@ public:
     [[nodiscard]] bool is_prerelease() const;  // has a pre or dev segment
     [[nodiscard]] bool is_postrelease() const { return m_post.has_value(); }
     [[nodiscard]] bool is_devrelease() const { return m_dev.has_value(); }
+    /// The pre-release segment: 'a', 'b' or 'c' (rc) and its number; empty if none.
+    [[nodiscard]] const std::optional<std::pair<char, long>>& pre() const { return m_pre; }
     [[nodiscard]] const std::string& local() const { return m_local; }  // normalised, "" if none
     [[nodiscard]] Version public_version() const;                       // without the local label
     [[nodiscard]] Version base_version() const;                         // epoch + release only
     /// Canonical string (PEP 440 normal form).
     [[nodiscard]] std::string str() const;
+    /// The text parse() read, trimmed ("1.01" where str() says "1.1"): what `===` compares.
+    /// A version made by public_version() or base_version() gives its str().
+    [[nodiscard]] const std::string& text() const { return m_text; }
 
     friend std::strong_ordering operator<=>(const Version& a, const Version& b);
     friend bool operator==(const Version& a, const Version& b) { return (a <=> b) == std::strong_ordering::equal; }
@@ -44,6 +50,7 @@ private:
     std::optional<long> m_post;
     std::optional<long> m_dev;
     std::string m_local;
+    std::string m_text;
 };
 
 }  // namespace bootstrap::pyenv

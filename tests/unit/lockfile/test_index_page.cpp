@@ -123,6 +123,98 @@ TEST_CASE("HTML anchors: quoting, case, entities, percent-encoding, fragments, c
     CHECK_FALSE(files[0].yanked);
 }
 
+// The expected files below are what pip 26.3's parse_links (pip._internal.index.collector)
+// makes of the same page: filename, url_without_fragment and the link's hashes.
+TEST_CASE("HTML pages: <base href> is where relative links resolve, the first one only") {
+    std::string html = R"(<html><head><base href="https://files.example/dist/"></head><body>
+<a href="x-1.0.tar.gz">x</a><a href="../y-1.0.tar.gz">y</a><a href="/z-1.0.tar.gz">z</a>
+<a href="https://other/w-1.0.tar.gz">w</a></body></html>)";
+    auto files = parse(html, "text/html", "https://idx.example/simple/x/");
+    REQUIRE(files.size() == 4);
+    CHECK(files[0].url == "https://files.example/dist/x-1.0.tar.gz");  // was .../simple/x/x-1.0...
+    CHECK(files[1].url == "https://files.example/y-1.0.tar.gz");
+    CHECK(files[2].url == "https://files.example/z-1.0.tar.gz");
+    CHECK(files[3].url == "https://other/w-1.0.tar.gz");
+    // A <base> without href does not count; a later one does not replace the first; it
+    // applies to links before it too.
+    auto later = parse(R"(<base target="_blank"><a href="x-1.0.tar.gz">x</a><base href="https://b1/d/">
+<base href="https://b2/">)",
+                       "text/html", "https://idx.example/simple/x/");
+    REQUIRE(later.size() == 1);
+    CHECK(later[0].url == "https://b1/d/x-1.0.tar.gz");
+    // A relative base resolves against the page's URL, as HTML has it (pip leaves it
+    // unresolved and makes a URL with no scheme of it).
+    auto relative = parse(R"(<base href=" ../../files/ "><a href="x-1.0.tar.gz">x</a>)", "text/html",
+                          "https://idx.example/simple/x/");
+    REQUIRE(relative.size() == 1);
+    CHECK(relative[0].url == "https://idx.example/files/x-1.0.tar.gz");
+}
+
+TEST_CASE("HTML pages: a hash fragment is read as pip reads it, other items beside it") {
+    const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
+    std::string html = "<a href=\"/p/x-1.0.tar.gz#sha256=" + a + "&egg=x\">x</a>" +  //
+                       "<a href=\"y-1.0.tar.gz#egg=y&sha256=" + b + "\">y</a>" +     //
+                       "<a href=\"z-1.0.tar.gz#md5=00&sha256=" + c + "\">z</a>" +    //
+                       "<a href=\"w-1.0.tar.gz#sha256=" + c + "&amp;md5=00\">w</a>";
+    auto files = parse(html, "text/html", "https://idx.example/simple/x/");  // was an error
+    REQUIRE(files.size() == 4);
+    CHECK(files[0].url == "https://idx.example/p/x-1.0.tar.gz");
+    CHECK(files[0].sha256 == a);
+    CHECK(files[1].sha256 == b);
+    CHECK(files[2].sha256.empty());  // pip's hash for it is the md5, the first one named
+    CHECK(files[3].sha256 == c);
+    CHECK(files[3].url == "https://idx.example/simple/x/w-1.0.tar.gz");
+}
+
+TEST_CASE("HTML pages: whitespace around an href is not part of the URL") {
+    // WHATWG URL parsing: C0 controls and spaces at either end go, tabs and newlines go
+    // wherever they are. (pip strips the leading ones and drops tabs and newlines, but keeps
+    // trailing spaces as %20 in the URL.)
+    auto files = parse(
+        "<a href=\"  x-1.0.tar.gz\">x</a><a href=\"\ny-1.0.tar.gz\t\">y</a>"
+        "<a href=\"z-1.0\n.tar.gz\">z</a><a href=\"w-1.0.tar.gz  \">w</a>",
+        "text/html", "https://idx.example/simple/x/");
+    REQUIRE(files.size() == 4);
+    CHECK(files[0].filename == "x-1.0.tar.gz");  // was "  x-1.0.tar.gz"
+    CHECK(files[0].url == "https://idx.example/simple/x/x-1.0.tar.gz");
+    CHECK(files[1].filename == "y-1.0.tar.gz");
+    CHECK(files[1].url == "https://idx.example/simple/x/y-1.0.tar.gz");
+    CHECK(files[2].filename == "z-1.0.tar.gz");
+    CHECK(files[3].filename == "w-1.0.tar.gz");
+    CHECK(files[3].url == "https://idx.example/simple/x/w-1.0.tar.gz");
+}
+
+TEST_CASE("HTML pages: an <a> inside <script> or <style> is no link") {
+    std::string html = R"(<script>document.write('<a href="evil-1.0.tar.gz">e</a>');</script>
+<a href="ok-1.0.tar.gz">o</a>
+<STYLE>a::after { content: "<a href='css-1.0.tar.gz'>" }</STYLE >
+<a href="ok-2.0.tar.gz">o</a><script src="x.js"></script><a href="ok-3.0.tar.gz">o</a>
+<script src="y.js"/><a href="ok-4.0.tar.gz">o</a>)";
+    auto files = parse(html, "text/html", "https://idx.example/simple/x/");
+    REQUIRE(files.size() == 4);  // was 6: evil and css were files
+    CHECK(files[0].filename == "ok-1.0.tar.gz");
+    CHECK(files[1].filename == "ok-2.0.tar.gz");
+    CHECK(files[2].filename == "ok-3.0.tar.gz");
+    CHECK(files[3].filename == "ok-4.0.tar.gz");
+    // An unclosed script hides the rest of the page.
+    CHECK(parse("<a href=\"a-1.0.tar.gz\">a</a><script><a href=\"b-1.0.tar.gz\">", "text/html").size() == 1);
+}
+
+TEST_CASE("JSON pages: a url's #sha256= fragment is not kept, and its hash wins") {
+    const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
+    std::string json = R"({"meta": {"api-version": "1.1"}, "files": [
+        {"filename": "x-1.0.tar.gz", "url": "../../f/x-1.0.tar.gz#sha256=)" +
+                       a + R"(", "hashes": {"sha256": ")" + b + R"("}},
+        {"filename": "y-1.0.tar.gz", "url": "https://f/y-1.0.tar.gz#md5=00", "hashes": {"sha256": ")" +
+                       c + R"("}}]})";
+    auto files = parse(json, k_json, "https://idx.example/simple/x/");
+    REQUIRE(files.size() == 2);
+    CHECK(files[0].url == "https://idx.example/f/x-1.0.tar.gz");  // was ...x-1.0.tar.gz#sha256=aaa...
+    CHECK(files[0].sha256 == a);                                  // pip merges the fragment's hash over "hashes"
+    CHECK(files[1].url == "https://f/y-1.0.tar.gz");
+    CHECK(files[1].sha256 == c);
+}
+
 TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
     CHECK(lockfile::percent_decode("a%2Bb%2b") == "a+b+");
     CHECK(lockfile::percent_decode("%") == "%");

@@ -54,9 +54,9 @@ TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
         {"'arm' in platform_machine", false},
         {"platform_machine not in 'arm64 aarch64'", true},
         {"'x86' not in platform_machine", false},
-        {"platform_release >= '6'", true},  // not a version: string compare
+        {"platform_release >= '6'", false},  // not a version: no order (see below)
         {"platform_release < '10'", false},
-        {"implementation_name === 'cpython'", true},
+        {"implementation_name === 'cpython'", true},  // packaging raises UndefinedComparison
         {"platform_python_implementation == 'CPython'", true},
         {"os.name == 'posix'", true},  // legacy spelling
         {"sys.platform == 'linux'", true},
@@ -75,6 +75,86 @@ TEST_CASE("Marker evaluates comparisons, in, and, or, parentheses") {
         INFO(text);
         CHECK(eval(text, env) == expected);
     }
+}
+
+TEST_CASE("Marker gives strings that are not versions no order") {
+    // The dependency-specifiers spec ("Marker comparisons") and packaging 26: where a
+    // comparison has no PEP 440 meaning, < and > are false and <= and >= mean ==. A version
+    // variable whose comparison is a valid specifier but whose value is not a version
+    // ("6.8.0-45-generic") matches none of the specifier's operators. Expected values are
+    // packaging 26.4's Marker.evaluate with linux_env().
+    const std::vector<std::pair<std::string, bool>> cases{
+        {"platform_release < '7'", false},       // was true: "6.8..." < "7" as strings
+        {"platform_release > '5'", false},       // was true
+        {"'7' > platform_release", false},       // was true
+        {"sys_platform < 'win32'", false},       // was true
+        {"sys_platform > 'darwin'", false},      // was true
+        {"platform_release != '6.8.0'", false},  // was true: a specifier, and no version
+        {"platform_release == '6.8.0'", false},
+        {"platform_release <= '6.8.0-45-generic'", true},
+        {"platform_release > '6.8.0-45-generia'", false},
+        {"platform_release === '6.8.0-45-GENERIC'", true},  // was false: text, any case
+        {"sys_platform >= 'linux'", true},
+        {"'linux' <= sys_platform", true},
+        {"os_name <= 'nt'", false},
+        {"implementation_version > '3.12.3rc1'", true},
+        {"python_version < 'abc'", false},  // was true
+        {"python_version >= 'abc'", false},
+    };
+    MarkerEnv env = linux_env();
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        CHECK(eval(text, env) == expected);
+    }
+}
+
+TEST_CASE("Marker reads an untagged build's python_full_version '3.12.3+' as 3.12.3+local") {
+    // platform.python_version() of a CPython built from an untagged tree ends in '+', which is
+    // not PEP 440; packaging appends "local" before comparing. Expected values are packaging
+    // 26.4's Marker.evaluate.
+    MarkerEnv env = linux_env();
+    env["python_full_version"] = "3.12.3+";
+    const std::vector<std::pair<std::string, bool>> cases{
+        {"python_full_version >= '3.9'", true},     // was false: a string compare
+        {"python_full_version == '3.12.3'", true},  // was false
+        {"python_full_version < '3.12.3'", false}, {"python_full_version == '3.12.3+'", false},
+        {"'local' in python_full_version", true},
+    };
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        CHECK(eval(text, env) == expected);
+    }
+    env["python_version"] = "3.12+";  // only python_full_version is repaired
+    CHECK_FALSE(eval("python_version >= '3.9'", env));
+}
+
+TEST_CASE("Marker reads PEP 751's extras and dependency_groups as sets") {
+    // packaging 26 evaluates a lock file's markers with both empty unless given; membership is
+    // by normalised name, a string is never == to a set, and a set on the left is undefined
+    // (packaging raises; bootstrap says false). Expected values are packaging 26.4's
+    // Marker.evaluate(context="lock_file").
+    MarkerEnv env = linux_env();
+    CHECK_FALSE(eval("'x' in extras", env));  // was a parse error: unknown variable
+    CHECK(eval("'x' not in extras", env));
+    CHECK_FALSE(eval("'' in extras", env));
+    CHECK_FALSE(eval("'dev' in dependency_groups", env));
+    env["extras"] = "cuda,X_Y";
+    env["dependency_groups"] = "dev";
+    CHECK(eval("'cuda' in extras", env));
+    CHECK(eval("'x-y' in extras", env));
+    CHECK(eval("'X.Y' in extras", env));
+    CHECK_FALSE(eval("'x' in extras", env));
+    CHECK_FALSE(eval("'cuda' not in extras", env));
+    CHECK(eval("'dev' in dependency_groups and 'test' not in dependency_groups", env));
+    CHECK_FALSE(eval("'cuda' == extras", env));
+    CHECK(eval("'cuda' != extras", env));
+    CHECK_FALSE(eval("'cuda' >= extras", env));
+    CHECK_FALSE(eval("'cuda' < extras", env));
+    CHECK_FALSE(eval("extras == 'cuda'", env));
+    CHECK_FALSE(eval("'cu' in extras", env));  // a member, not a substring
+    auto m = Marker::parse("'cuda' in extras or 'dev' in dependency_groups");
+    REQUIRE(m);
+    CHECK(m->str() == "\"cuda\" in extras or \"dev\" in dependency_groups");
 }
 
 TEST_CASE("Marker compares extras by normalised name") {

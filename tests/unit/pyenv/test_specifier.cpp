@@ -159,6 +159,73 @@ TEST_CASE("Specifier::contains follows PEP 440 operator semantics") {
     }
 }
 
+TEST_CASE("exclusive < and > leave out only V's own pre-, post- and local releases") {
+    // PEP 440 "Exclusive ordered comparison": >V excludes V's local versions, and V's
+    // post-releases unless V is a post- or dev-release; <V excludes V's pre-releases unless V is
+    // a pre-release. Everything else compares in full. Expected values checked against
+    // packaging 26.4's Specifier.contains(v, prereleases=True).
+    const std::vector<std::tuple<std::string, std::string, bool>> cases{
+        {"2.4.0+cu121", ">2.4.0a0", true},  // was false: base versions compared
+        {"2.4.0a0+cu121", ">2.4.0a0", false},
+        {"2.4.0a0.post1", ">2.4.0a0", false},
+        {"2.4.0a1.dev0", ">2.4.0a0", true},
+        {"2.4.0", ">2.4.0a0", true},
+        {"2.4.0.post1", ">2.4.0.dev0", true},  // was false: base versions compared
+        {"2.4.0.dev0+x", ">2.4.0.dev0", false},
+        {"2.4.0.dev1", ">2.4.0.dev0", true},
+        {"2.4.0a0", ">2.4.0.dev0", true},
+        {"2.4.0.post1+x", ">2.4.0.post1", false},
+        {"2.4.0.post2.dev0", ">2.4.0.post1", true},
+        {"2.4.0.post1.dev5", ">2.4.0.post1", false},
+        {"2.4.0.post1", ">2.4.0", false},
+        {"2.4.0.post1.dev1", ">2.4.0", false},
+        {"2.4.0+cu121", ">2.4.0", false},
+        {"2.4.1.dev0", ">2.4.0", true},
+        {"2.4.0.post1", ">2.4", false},
+        {"2.4.0rc1", "<2.4.0.post1", true},  // was false: base versions compared
+        {"2.4.0", "<2.4.0.post1", true},
+        {"2.4.0+cu121", "<2.4.0.post1", true},
+        {"2.4.0.post0", "<2.4.0.post1", true},
+        {"2.4.0.post1.dev0", "<2.4.0.post1", false},
+        {"2.4.0rc1", "<2.4.0", false},
+        {"2.4.0.dev0", "<2.4.0", false},
+        {"2.3.9+x", "<2.4.0", true},
+        {"2.3.9.post1", "<2.4.0", true},
+        {"2.4.0b1", "<2.4.0rc1", true},
+        {"2.4.0.dev0", "<2.4.0rc1", true},
+        {"2.4.0rc1+x", "<2.4.0rc1", false},
+        {"2.4.0.dev0", "<2.4.0.dev1", true},
+        {"2.4.0.post1.dev0", "<2.4.0.post1.dev1", true},
+        {"2.4.0rc1", "<2.4.0.post1.dev1", true},
+    };
+    for (const auto& [version, text, expected] : cases) {
+        INFO(version << " in " << text);
+        CHECK(spec(text).contains(v(version)) == expected);
+        CHECK(set(text).contains(v(version), true) == expected);
+    }
+}
+
+TEST_CASE("=== compares the version's text as written, ignoring case") {
+    // PEP 440 "Arbitrary equality" is a string comparison; packaging 26.4 lower-cases both
+    // sides and strips the specifier's whitespace. Expected values checked against
+    // packaging's Specifier.contains.
+    const std::vector<std::tuple<std::string, std::string, bool>> cases{
+        {"1.01", "===1.01", true},  // was false: the normalised "1.1" was compared
+        {"1.01", "===1.1", false},  // was true
+        {"1.1", "===1.01", false}, {"1.0rc1", "===1.0RC1", true}, {"V1.0", "===v1.0", true},  // was false
+        {"v1.0", "===1.0", false},                                                            // was true
+        {"1.0", "=== 1.0", true},  {"1.0.0", "===1.0", false},    {"2.0+cu121", "===2.0+CU121", true},
+    };
+    for (const auto& [version, text, expected] : cases) {
+        INFO(version << " in " << text);
+        CHECK(spec(text).contains(v(version)) == expected);
+        CHECK(set(text).contains(v(version), true) == expected);
+    }
+    CHECK(v(" 1.01 ").text() == "1.01");
+    CHECK(v("1.01+Local").public_version().text() == "1.1");
+    CHECK(v("1.01rc1").base_version().text() == "1.1");
+}
+
 TEST_CASE("the ~= operator expands to >= and a prefix ==") {
     // PEP 440: ~=2.2 is >=2.2,==2.*; ~=1.4.5 is >=1.4.5,==1.4.*; suffixes drop before the
     // prefix is taken.
@@ -259,6 +326,17 @@ TEST_CASE("SpecifierSet parse errors say what and where") {
         {"~=1.0+abc",
          "invalid specifier '~=1.0+abc': a local version label is not allowed "
          "in '~=1.0+abc' at column 3"},
+        // PEP 440 prefix matching takes release numbers only; packaging 26.4 raises
+        // InvalidSpecifier for each of these, and bootstrap used to accept them.
+        {"==1.0.dev1.*",
+         "invalid specifier '==1.0.dev1.*': '.*' may only follow release numbers, and "
+         "'==1.0.dev1.*' puts it after a dev-release segment at column 3"},
+        {"==2.0a1.*",
+         "invalid specifier '==2.0a1.*': '.*' may only follow release numbers, and "
+         "'==2.0a1.*' puts it after a pre-release segment at column 3"},
+        {">=1, != 2.0.post1.*",
+         "invalid specifier '>=1, != 2.0.post1.*': '.*' may only follow release numbers, and "
+         "'!=2.0.post1.*' puts it after a post-release segment at column 9"},
     };
     for (const auto& [text, message] : cases) {
         INFO(text);
@@ -267,6 +345,7 @@ TEST_CASE("SpecifierSet parse errors say what and where") {
         CHECK(r.error().message == message);
     }
     CHECK(SpecifierSet::parse("===anything-goes").has_value());
+    CHECK(SpecifierSet::parse("==1!2.0.*, !=2.0.*").has_value());
     CHECK(SpecifierSet::parse("   ").has_value());
     CHECK_FALSE(Specifier::parse("").has_value());
 }
