@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: set up (building every target of build/), then seven stages, each run
+# The whole test suite: set up (building every target of build/), then nine stages, each run
 # even when an earlier one failed:
 #   layering     scripts/check-layering.sh: every include is of a module the includer links
 #   format       scripts/check-format.sh: every C++ file as .clang-format writes it
@@ -9,6 +9,9 @@
 #   names        scripts/check-test-names.py: no test hides another (duplicate names), every
 #                Catch2 name is one ctest can select
 #   unit         ctest in build/ (Catch2)
+#   differential tests/differential/run.py: bootstrap's PEP 440/508/427/503/691 answers (through
+#                build/differential_driver) against packaging's and pip's, on hand-written
+#                vectors and a few thousand random cases from a new seed (printed; --seed N again)
 #   integration  pytest tests/integration (real uv, real venvs, a loopback fixture index and,
 #                when PyPI answers, real PyPI)
 #   sanitize     the unit tests again under ASan+UBSan (scripts/sanitize.sh, build-asan/)
@@ -27,7 +30,7 @@ export FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-STAGES=(${TEST_STAGES:-layering format tidy names unit integration sanitize fuzz})
+STAGES=(${TEST_STAGES:-layering format tidy names unit differential integration sanitize fuzz})
 
 summary=()
 failed=0
@@ -71,6 +74,7 @@ for s in "${STAGES[@]}"; do
       if [ -z "$tidy_pid" ]; then stage tidy bash scripts/check-tidy.sh; fi ;;
     names) stage names python3 scripts/check-test-names.py ;;
     unit) stage unit ctest --test-dir build --output-on-failure -j2 ;;
+    differential) stage differential .tools/venv/bin/python tests/differential/run.py ;;
     integration)
       stage integration .tools/venv/bin/pytest tests/integration -q -p no:cacheprovider
       if [ -n "$tidy_pid" ]; then
@@ -79,7 +83,7 @@ for s in "${STAGES[@]}"; do
       fi ;;
     sanitize) stage sanitize bash scripts/sanitize.sh ;;
     fuzz) stage fuzz bash scripts/fuzz.sh ;;
-    *) echo "test: unknown stage '$s' (known: layering format tidy names unit integration sanitize fuzz)" >&2; exit 2 ;;
+    *) echo "test: unknown stage '$s' (known: layering format tidy names unit differential integration sanitize fuzz)" >&2; exit 2 ;;
   esac
 done
 
