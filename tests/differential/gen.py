@@ -518,12 +518,16 @@ def known_difference(case: dict) -> str | None:
     if op in ("specifier_parse", "specifier_contains") and case["spec"].strip():
         if any(not item.strip() for item in case["spec"].split(",")):
             return "an empty item in a specifier list"
+    if op == "specifier_contains" and "===" in case["spec"] and case["v"] != case["v"].strip():
+        return "=== against a candidate with whitespace around it"
     if op == "requirement_parse":
         req = case["req"]
         if re.search(r",\s*(\)|;|\Z)", req):
             return "a trailing comma in a requirement's specifier list"
         if re.search(r"[A-Za-z0-9._-]_+(?![A-Za-z0-9._-])", req.split("@")[0].split(";")[0]):
             return "a requirement name or extra ending in '_'"
+        if re.search(r"===\s*[^\s;)]*[^\x00-\x7f]", req):
+            return "=== text beyond ASCII in a requirement"
     if op in ("requirement_parse", "marker_evaluate") and any("\n" in t or "\r" in t for t in texts):
         return "a newline as whitespace in PEP 508"
     if op == "wheel_name":

@@ -48,13 +48,17 @@ What "agree" means, per op (either side's {"error": ...} is a rejection; both re
 Not generated (gen.known_difference() says which; hand-written cases of them are left out
 and counted): classes where bootstrap and the reference differ knowingly, each reported for a
 decision or a deliberate, documented choice of bootstrap's:
-  - a version number beyond 64 bits (bootstrap: "a number is too large"; version.cpp);
+  - a version number beyond 64 bits (bootstrap: "a number is too large"; version.cpp), and
+    `===` against a candidate with whitespace around it (" 0.9" in "===0.9": bootstrap compares
+    the trimmed text, Version::text() in version.hpp; packaging the string as given);
   - an empty item in a specifier list (">=1,,<2", ",>=1": packaging's SpecifierSet drops it,
     bootstrap follows PEP 440/508's grammar), a trailing comma in a requirement's specifiers
     ("foo>=1.0,": packaging's grammar takes it), and a newline as PEP 508 whitespace (bootstrap
     takes it, packaging only space and tab);
   - a requirement name or extra ending in '_' ("foo_": packaging's IDENTIFIER regex ends in \b,
-    which '_' satisfies; its own canonicalize_name(validate=True) calls the name invalid);
+    which '_' satisfies; its own canonicalize_name(validate=True) calls the name invalid), and
+    `===` text beyond ASCII in a requirement ("foo===\u00e91": packaging's requirement grammar
+    takes printable ASCII only, its SpecifierSet any text; bootstrap takes it in both);
   - wheel names: a name part with "__", a leading or trailing '_' or '.', or letters beyond
     ASCII (packaging: [\w._]+ without "__"; bootstrap: a PEP 508 name), a tag character beyond
     [A-Za-z0-9_] (packaging takes any in abi and platform tags), a python tag that is no
