@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine for bootstrap: the Debian packages that building and running
-# it need (with --test-tools, also those only the test suite needs), a pinned uv (and pytest)
-# from PyPI in a project-local tools venv, then a Release build in build/ of the `bootstrap`
-# target alone (the unit tests are built by scripts/test.sh). Safe to re-run: each part is
-# skipped when already in place.
+# it need (with --test-tools, also those only the test suite needs), pinned uv, pytest,
+# auditwheel, packaging and pip from PyPI in a project-local tools venv, then a Release build in
+# build/ of the `bootstrap` target alone (the unit tests are built by scripts/test.sh). Safe to
+# re-run: each part is skipped when already in place.
 #
 #   scripts/setup.sh [--test-tools] [--target NAME]...   NAME: a CMake target, or `all`
 #   BOOTSTRAP_WERROR=ON         warnings fail the build (CI: .ci/run sets it; default OFF)
@@ -15,6 +15,10 @@ source scripts/lib/configure.sh
 UV_VERSION=0.13.9
 PYTEST_VERSION=8.3.5
 AUDITWHEEL_VERSION=6.4.2  # the wheel test asks it whether scripts/wheel.sh's wheel is manylinux
+# The differential test's references (tests/differential/): packaging for PEP 440/508/427 and
+# name normalisation, pip's index-page parsing for PEP 503/691.
+PACKAGING_VERSION=26.4
+PIP_VERSION=26.3
 # Building (compiler, CMake, Ninja, the libraries' headers, Catch2 for CMake's configure step;
 # the static archives the self-contained binary links: libarchive's codecs, nettle and libacl,
 # zlib, xz, bzip2, zstd) and running the demo (python3 and python3-venv for the tools venv; the
@@ -57,15 +61,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Tools venv: uv (pinned) and pytest. /usr/bin/python3 is Debian's; any python3 >= 3.9 works.
+# Tools venv: uv, pytest, auditwheel, packaging and pip, each pinned. /usr/bin/python3 is
+# Debian's; any python3 >= 3.9 works. A pinned Python package is in place when its dist-info is.
 PY=${BOOTSTRAP_SETUP_PYTHON:-python3}
+has_dist() { compgen -G ".tools/venv/lib/python3*/site-packages/$1-$2.dist-info" >/dev/null; }
 if [ ! -x .tools/venv/bin/uv ] || [ "$(.tools/venv/bin/uv --version | awk '{print $2}')" != "$UV_VERSION" ] \
-   || [ ! -x .tools/venv/bin/pytest ] || [ ! -x .tools/venv/bin/auditwheel ]; then
-  echo "setup: installing uv $UV_VERSION, pytest and auditwheel into .tools/venv" >&2
+   || [ ! -x .tools/venv/bin/pytest ] || [ ! -x .tools/venv/bin/auditwheel ] \
+   || ! has_dist packaging "$PACKAGING_VERSION" || ! has_dist pip "$PIP_VERSION"; then
+  echo "setup: installing uv $UV_VERSION, pytest, auditwheel, packaging $PACKAGING_VERSION and pip $PIP_VERSION" \
+    "into .tools/venv" >&2
   rm -rf .tools/venv
   "$PY" -m venv .tools/venv
   .tools/venv/bin/python -m pip install -q --disable-pip-version-check \
-    "uv==$UV_VERSION" "pytest==$PYTEST_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
+    "uv==$UV_VERSION" "pytest==$PYTEST_VERSION" "auditwheel==$AUDITWHEEL_VERSION" \
+    "packaging==$PACKAGING_VERSION" "pip==$PIP_VERSION"
 fi
 
 BUILD_TYPE=${BUILD_TYPE:-Release}

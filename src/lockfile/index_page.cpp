@@ -145,9 +145,9 @@ size_t raw_text_end(std::string_view html, size_t i, std::string_view name) {
     return html.size();
 }
 
-/// Every `<a>` and `<base>` tag, in page order. Comments are skipped, and so is the text of
-/// `<script>` and `<style>`: it is raw text in HTML, so an `<a href>` written there is no link
-/// (pip's parser, Python's html.parser, reads it so too).
+/// Every `<a>` and `<base>` tag, in page order. Comments (bogus ones too) are skipped, and so is
+/// the text of `<script>` and `<style>`: it is raw text in HTML, so an `<a href>` written there
+/// is no link (pip's parser, Python's html.parser, reads it so too).
 std::vector<Tag> link_tags(std::string_view html) {
     std::vector<Tag> out;
     size_t i = 0;
@@ -156,6 +156,14 @@ std::vector<Tag> link_tags(std::string_view html) {
             size_t end = html.find("-->", i + 4);
             if (end == std::string_view::npos) break;
             i = end + 3;
+            continue;
+        }
+        // "<!DOCTYPE ..>", "<![CDATA[ ..", "<?xml ..": in HTML a bogus comment (or the doctype)
+        // that ends at the first '>', so an <a> written inside is no link (nor is it to pip).
+        if (html.substr(i, 2) == "<!" || html.substr(i, 2) == "<?") {
+            size_t end = html.find('>', i + 2);
+            if (end == std::string_view::npos) break;
+            i = end + 1;
             continue;
         }
         size_t name_at = ++i;

@@ -170,7 +170,9 @@ bool Specifier::contains(const Version& v) const {
 bool Specifier::names_prerelease() const {
     if (op == "!=") return false;
     std::string_view body = version;
-    if (is_wildcard(body)) body.remove_suffix(2);
+    // '.*' is a prefix match only after == and !=; `===` text ending in it is no version at all
+    // ("===1.0a1.*" names no pre-release, as packaging's Specifier.prereleases has it).
+    if (is_wildcard(body) && op != "===") body.remove_suffix(2);
     auto parsed = Version::parse(body);
     return parsed && parsed->is_prerelease();
 }

@@ -276,6 +276,17 @@ TEST_CASE("SpecifierSet filters pre-releases unless asked or named") {
     CHECK(set(">=2.0").contains(v("2.11.0+cu130")));
 }
 
+TEST_CASE("a specifier names a pre-release by its version, never by === text that ends in a wildcard") {
+    // packaging's Specifier.prereleases: the version without a '.*' suffix, but `===` takes its
+    // text whole, and "1.0a1.*" is no version (the differential test found it).
+    CHECK(spec("===1.0a1").names_prerelease());
+    CHECK_FALSE(spec("===1.0a1.*").names_prerelease());
+    CHECK_FALSE(spec("===2c.*").names_prerelease());
+    CHECK(spec(">=1.0.dev0").names_prerelease());
+    CHECK_FALSE(spec("==1.0.*").names_prerelease());
+    CHECK_FALSE(spec("!=1.0a1").names_prerelease());
+}
+
 TEST_CASE("SpecifierSet intersects its specifiers") {
     SpecifierSet s = set(">=1.0, <2.0, !=1.5.*");
     CHECK(s.specs().size() == 3);
