@@ -38,8 +38,8 @@ public:
     const Value* typed(const Value& table, std::string_view k, ValueType type, std::string_view where) {
         const Value* v = table.get(k);
         if (v == nullptr || v->is(type)) return v;
-        report(v->loc, fmt::format("{}'{}' must be {}, not {}", where, k, recipe::type_name(type),
-                                   recipe::type_name(v->type)));
+        report(v->loc,
+               fmt::format("{}'{}' must be {}, not {}", where, k, recipe::type_name(type), recipe::type_name(v->type)));
         return nullptr;
     }
     std::string str(const Value& table, std::string_view k, std::string_view where) {
@@ -64,7 +64,9 @@ public:
         if (v == nullptr) return out;
         for (const auto& item : v->array) {
             if (item.is(ValueType::string)) out.push_back(item.string);
-            else report(item.loc, fmt::format("{}'{}' must hold strings, not {}", where, k, recipe::type_name(item.type)));
+            else
+                report(item.loc,
+                       fmt::format("{}'{}' must hold strings, not {}", where, k, recipe::type_name(item.type)));
         }
         return out;
     }
@@ -75,7 +77,9 @@ public:
         if (v == nullptr) return out;
         for (const auto& item : v->array) {
             if (item.is(ValueType::table)) out.push_back(&item);
-            else report(item.loc, fmt::format("{}'{}' must hold tables, not {}", where, k, recipe::type_name(item.type)));
+            else
+                report(item.loc,
+                       fmt::format("{}'{}' must hold tables, not {}", where, k, recipe::type_name(item.type)));
         }
         return out;
     }
@@ -94,8 +98,8 @@ bool read_version(Reader& rd, const Value& doc) {
     if (!version) return false;
     if (version->substr(0, version->find('.')) == "1") return true;
     const auto* at = doc.get("lock-version");
-    rd.report(at->loc, fmt::format("lock-version \"{}\" is not supported: this bootstrap reads pylock.toml 1.x",
-                                   *version));
+    rd.report(at->loc,
+              fmt::format("lock-version \"{}\" is not supported: this bootstrap reads pylock.toml 1.x", *version));
     return false;
 }
 
@@ -153,8 +157,8 @@ void read_wheel(Reader& rd, const Value& w, const fs::path& dir, LockedPackage& 
     else if (const auto* hashes = rd.typed(w, "hashes", ValueType::table, where)) {
         const auto* h = hashes->get("sha256");
         if (h == nullptr)
-            rd.report(hashes->loc, fmt::format("{}wheel {}: no sha256 in 'hashes' (bootstrap checks sha256)", where,
-                                               file_name));
+            rd.report(hashes->loc,
+                      fmt::format("{}wheel {}: no sha256 in 'hashes' (bootstrap checks sha256)", where, file_name));
         else if (!h->is(ValueType::string) || !is_hex64(h->string))
             rd.report(h->loc, fmt::format("{}wheel {}: hashes.sha256 is not 64 hex digits", where, file_name));
         else sha256 = core::to_lower(h->string);
@@ -176,9 +180,12 @@ void read_directory(Reader& rd, const Value& d, const fs::path& dir, LockedPacka
                     bool own) {
     auto path = rd.required(d, "path", where + "directory: ").value_or("");
     if (own && !lp.origin.url.empty()) return;
-    if (fs::path(path).is_relative()) path = (dir / path).lexically_normal().string();
-    lp.origin.kind = rd.boolean(d, "editable", false, where) ? manifest::OriginKind::editable
-                                                              : manifest::OriginKind::local;
+    if (fs::path(path).is_relative()) {
+        auto absolute = (dir / path).lexically_normal();  // "." -> "/dir/": no trailing '/'
+        path = (absolute.has_filename() ? absolute : absolute.parent_path()).string();
+    }
+    lp.origin.kind =
+        rd.boolean(d, "editable", false, where) ? manifest::OriginKind::editable : manifest::OriginKind::local;
     lp.origin.url = "file://" + path;
 }
 

@@ -48,9 +48,7 @@ std::string array(const std::vector<std::string>& items) {
     return "[" + core::join(parts, ", ") + "]";
 }
 
-void put(std::string& out, std::string_view k, const std::string& literal) {
-    out += key(k) + " = " + literal + "\n";
-}
+void put(std::string& out, std::string_view k, const std::string& literal) { out += key(k) + " = " + literal + "\n"; }
 
 void put_string(std::string& out, std::string_view k, const std::string& value) {
     if (!value.empty()) put(out, k, toml_string(value));

@@ -125,7 +125,8 @@ std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) 
     for (const auto& [name, p] : lock.packages)
         // A pylock's package with a marker may be meant for another environment only.
         if (!venv.packages.count(name) && p.marker.empty())
-            drift.push_back(fmt::format("{} {} is locked but not installed", name, p.version));
+            drift.push_back(
+                fmt::format("{}{}{} is locked but not installed", name, p.version.empty() ? "" : " ", p.version));
     return drift;
 }
 
