@@ -30,8 +30,13 @@ Lockfile sample() {
     index.kind = OriginKind::index;
     index.step = "torch";
     index.index_urls = {"https://download.pytorch.org/whl/cu130", "https://pypi.org/simple"};
-    lock.packages["demo-core"] = {"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", k_sha_a, index,
-                                  "https://files.example/demo_core-1.0.0-py3-none-any.whl", "https://pypi.org/simple"};
+    lock.packages["demo-core"] = {"demo-core",
+                                  "1.0.0",
+                                  "demo_core-1.0.0-py3-none-any.whl",
+                                  k_sha_a,
+                                  index,
+                                  "https://files.example/demo_core-1.0.0-py3-none-any.whl",
+                                  "https://pypi.org/simple"};
     manifest::Origin built;
     built.kind = OriginKind::local;
     built.step = "apex";

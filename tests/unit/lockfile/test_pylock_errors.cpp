@@ -37,28 +37,29 @@ TEST_CASE("pylock errors: no lock-version, an unknown major version, a TOML synt
 }
 
 TEST_CASE("pylock errors: a package without version or wheels, a wheel without url or path, bad hashes") {
-    const auto text = "lock-version = \"1.0\"\n"                              // 1
-                      "created-by = \"x\"\n"                                  // 2
-                      "\n"                                                    // 3
-                      "[[packages]]\n"                                        // 4
-                      "name = \"no-version\"\n" +                             // 5
-                      wheel("no_version-1.0-py3-none-any.whl") +              // 6
-                      "\n[[packages]]\n"                                      // 7, 8
-                      "name = \"no-wheels\"\n"                                // 9
-                      "version = \"1.0\"\n"                                   // 10
-                      "\n[[packages]]\n"                                      // 11, 12
-                      "name = \"bad-hash\"\n"                                 // 13
-                      "version = \"1.0\"\n"                                   // 14
-                      "wheels = [{ url = \"https://h/bad_hash-1.0-py3-none-any.whl\", hashes = { sha256 = \"abc\" } }]\n"
-                      "\n[[packages]]\n"  // 16, 17
-                      "name = \"md5-only\"\n"
-                      "version = \"1.0\"\n"
-                      "wheels = [{ url = \"https://h/md5_only-1.0-py3-none-any.whl\", hashes = { md5 = \"abc\" } }]\n"
-                      "\n[[packages]]\n"  // 21, 22
-                      "name = \"nowhere\"\n"
-                      "version = \"1.0\"\n"
-                      "wheels = [{ name = \"nowhere-1.0-py3-none-any.whl\", hashes = { sha256 = \"" +
-                      k_sha + "\" } }]\n";
+    const auto text =
+        "lock-version = \"1.0\"\n"                  // 1
+        "created-by = \"x\"\n"                      // 2
+        "\n"                                        // 3
+        "[[packages]]\n"                            // 4
+        "name = \"no-version\"\n" +                 // 5
+        wheel("no_version-1.0-py3-none-any.whl") +  // 6
+        "\n[[packages]]\n"                          // 7, 8
+        "name = \"no-wheels\"\n"                    // 9
+        "version = \"1.0\"\n"                       // 10
+        "\n[[packages]]\n"                          // 11, 12
+        "name = \"bad-hash\"\n"                     // 13
+        "version = \"1.0\"\n"                       // 14
+        "wheels = [{ url = \"https://h/bad_hash-1.0-py3-none-any.whl\", hashes = { sha256 = \"abc\" } }]\n"
+        "\n[[packages]]\n"  // 16, 17
+        "name = \"md5-only\"\n"
+        "version = \"1.0\"\n"
+        "wheels = [{ url = \"https://h/md5_only-1.0-py3-none-any.whl\", hashes = { md5 = \"abc\" } }]\n"
+        "\n[[packages]]\n"  // 21, 22
+        "name = \"nowhere\"\n"
+        "version = \"1.0\"\n"
+        "wheels = [{ name = \"nowhere-1.0-py3-none-any.whl\", hashes = { sha256 = \"" +
+        k_sha + "\" } }]\n";
     const auto error = refused(text);
     INFO(error);
     CHECK(error.rfind("not a valid pylock.toml: /l/pylock.toml:4:1: package no-version: 'version' is missing "
@@ -77,16 +78,17 @@ TEST_CASE("pylock errors: a package without version or wheels, a wheel without u
 }
 
 TEST_CASE("pylock errors: sources bootstrap does not install, a wheel of another release, a duplicate") {
-    const auto text = "lock-version = \"1.0\"\ncreated-by = \"x\"\n"
-                      "[[packages]]\nname = \"from-git\"\nvcs = { type = \"git\", url = \"https://g\", commit-id = "
-                      "\"abc\" }\n"  // 3-5
-                      "[[packages]]\nname = \"sdist-only\"\nversion = \"1.0\"\nsdist = { url = \"https://h/s.tar.gz\", "
-                      "hashes = { sha256 = \"" +
-                      k_sha +
-                      "\" } }\n"  // 6-9
-                      "[[packages]]\nname = \"other\"\nversion = \"1.0\"\n" +
-                      wheel("other-2.0-py3-none-any.whl") +  // 10-13
-                      "[[packages]]\nname = \"other\"\nversion = \"2.0\"\n" + wheel("other-2.0-py3-none-any.whl");
+    const auto text =
+        "lock-version = \"1.0\"\ncreated-by = \"x\"\n"
+        "[[packages]]\nname = \"from-git\"\nvcs = { type = \"git\", url = \"https://g\", commit-id = "
+        "\"abc\" }\n"  // 3-5
+        "[[packages]]\nname = \"sdist-only\"\nversion = \"1.0\"\nsdist = { url = \"https://h/s.tar.gz\", "
+        "hashes = { sha256 = \"" +
+        k_sha +
+        "\" } }\n"  // 6-9
+        "[[packages]]\nname = \"other\"\nversion = \"1.0\"\n" +
+        wheel("other-2.0-py3-none-any.whl") +  // 10-13
+        "[[packages]]\nname = \"other\"\nversion = \"2.0\"\n" + wheel("other-2.0-py3-none-any.whl");
     const auto error = refused(text);
     INFO(error);
     CHECK(error.find("/l/pylock.toml:5:7: package from-git: a 'vcs' source: bootstrap installs a pylock's wheels "
@@ -98,9 +100,10 @@ TEST_CASE("pylock errors: sources bootstrap does not install, a wheel of another
 }
 
 TEST_CASE("pylock errors: bootstrap's own tables are checked too") {
-    const auto text = "lock-version = \"1.0\"\ncreated-by = \"bootstrap\"\npackages = []\n"
-                      "[tool.bootstrap]\nschema = 9\nrecipe = \"r\"\n"  // 4-6
-                      "[tool.bootstrap.steps.web]\npackages = [\"requests\"]\n";
+    const auto text =
+        "lock-version = \"1.0\"\ncreated-by = \"bootstrap\"\npackages = []\n"
+        "[tool.bootstrap]\nschema = 9\nrecipe = \"r\"\n"  // 4-6
+        "[tool.bootstrap.steps.web]\npackages = [\"requests\"]\n";
     const auto error = refused(text);
     INFO(error);
     CHECK(error.find("/l/pylock.toml:5:10: tool.bootstrap: schema 9 is not one this bootstrap reads (1 to 2)") !=
