@@ -89,7 +89,8 @@ private:
 };
 
 bool is_hex64(std::string_view s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit((unsigned char)c); });
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
 /// lock-version "1.x": an unknown major version must be an error (PEP 751); nullopt then.
