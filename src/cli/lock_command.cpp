@@ -5,9 +5,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/status.hpp"
+#include "core/fs.hpp"
 #include "core/redact.hpp"
+#include "core/strings.hpp"
 #include "lockfile/make.hpp"
 #include "lockfile/page_fetch.hpp"
+#include "lockfile/pylock.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -23,7 +26,22 @@ struct LockArgs {
     bool no_device = false;
     bool allow_extras = false;
     double timeout = 600;
+    std::string format = "json";  // json, pylock or both
 };
+
+/// Where each format goes: `-o` names the file of the one format asked for (with `both`, the
+/// JSON one, and the pylock goes beside it); otherwise both go to the lockfiles directory.
+std::vector<std::pair<std::filesystem::path, bool>> lock_outputs(const LockArgs& args, const recipe::Recipe& recipe) {
+    const auto json =
+        args.output.empty() ? lockfile::default_lockfile_path(recipe) : std::filesystem::path(args.output);
+    const auto pylock = args.output.empty() || args.format == "both"
+                            ? lockfile::pylock_path_in(json.parent_path(), recipe.name)
+                            : std::filesystem::path(args.output);
+    std::vector<std::pair<std::filesystem::path, bool>> out;  // (path, is pylock)
+    if (args.format != "pylock") out.emplace_back(json, false);
+    if (args.format != "json") out.emplace_back(pylock, true);
+    return out;
+}
 
 int execute_lock(const LockArgs& args) {
     TerminalStatus status;
@@ -54,9 +72,15 @@ int execute_lock(const LockArgs& args) {
     std::vector<std::string> notes;
     auto lock = lockfile::make_lockfile(*loaded, options, fetch, policy, &notes);
     if (!lock) return fail_with(lock.error());
-    auto path = args.output.empty() ? lockfile::default_lockfile_path(*loaded) : std::filesystem::path(args.output);
-    if (auto saved = manifest::save_lockfile(path, *lock); !saved) return fail_with(saved.error());
-    fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name, path.string());
+    std::vector<std::string> written;
+    for (const auto& [path, pylock] : lock_outputs(args, *loaded)) {
+        auto saved =
+            pylock ? core::write_file_atomic(path, lockfile::to_pylock(*lock)) : manifest::save_lockfile(path, *lock);
+        if (!saved) return fail_with(saved.error());
+        written.push_back(path.string());
+    }
+    fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name,
+               core::join(written, " and "));
     for (const auto& note : notes) fmt::print(stderr, "{}\n", note);
     // A partial bring-up locks what ran; a --locked run refuses the rest (optional ones it skips).
     for (const auto& recipe_step : loaded->steps)
@@ -79,7 +103,13 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--venv", args->venv, "Use this venv instead of the recipe's [venv] path");
     cmd->add_option(
         "-o,--output", args->output,
-        "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one exists)");
+        "Lockfile path (default: lockfiles/<name>.lock.json beside the recipe, or beside its directory when only that one "
+        "exists; a pylock goes to pylock.<name>.toml there, or beside -o's file with --format both)");
+    cmd->add_option("--format", args->format,
+                    "json (bootstrap's lockfile), pylock (PEP 751 pylock.toml, which uv and pip read too; bootstrap's "
+                    "own facts under [tool.bootstrap]) or both")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"json", "pylock", "both"}));
     // The recipe is planned to map its steps to packages, probing no GPU: a {device.*} value is
     // needed only when an install step's packages use one (then give the arch the run used).
     auto* arch = cmd->add_option(

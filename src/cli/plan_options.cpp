@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lockfile/make.hpp"
+#include "lockfile/pylock.hpp"
 #include "manifest/lockfile.hpp"
 
 namespace bootstrap::cli {
@@ -19,8 +20,11 @@ void add_plan_options(CLI::App& cmd, PlanArgs& args) {
         ->excludes(arch);
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
-                 "lockfiles/<name>.lock.json beside the recipe, or beside its directory) and fail on any drift");
-    cmd.add_option("--lockfile", args.lockfile, "The lockfile for --locked (implies --locked)");
+                 "lockfiles/<name>.lock.json beside the recipe, or beside its directory, else pylock.<name>.toml "
+                 "there) and fail on any drift");
+    cmd.add_option("--lockfile", args.lockfile,
+                   "The lockfile for --locked (implies --locked): bootstrap's JSON, or a PEP 751 pylock.toml (a .toml "
+                   "file), also one another tool wrote");
     cmd.add_flag("--exact", args.exact,
                  "Remove the distributions no step installs (installed by hand, or by a step since taken out of "
                  "the recipe) once every step passed, as `uv pip sync` would");
@@ -43,7 +47,13 @@ Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Rec
     if (args.locked || !args.lockfile.empty()) {
         auto path =
             args.lockfile.empty() ? lockfile::default_lockfile_path(recipe) : std::filesystem::path(args.lockfile);
-        BS_TRY(auto lock, manifest::load_lockfile(path));
+        // Only a pylock written (`lock --format pylock`): that one is the default.
+        std::error_code ec;
+        if (args.lockfile.empty() && !std::filesystem::exists(path, ec)) {
+            auto pylock = lockfile::pylock_path_in(path.parent_path(), recipe.name);
+            if (std::filesystem::exists(pylock, ec)) path = pylock;
+        }
+        BS_TRY(auto lock, lockfile::load_any_lockfile(path));
         options.locked = std::move(lock);
     }
     return options;

@@ -6,6 +6,8 @@
 #include "core/strings.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
+#include "pyenv/marker.hpp"
+#include "pyenv/specifier.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
 
@@ -22,6 +24,7 @@ std::vector<std::string> redacted(const std::vector<std::string>& urls) {
 }  // namespace
 
 Status LockedPlan::check(const manifest::Lockfile& lock, const recipe::Recipe& recipe) {
+    if (!lock.foreign_tool.empty()) return {};  // bound to no recipe: adopt_foreign maps it
     if (lock.schema < 2)
         return fail(ErrorCode::usage,
                     fmt::format("{}: lockfile schema {} cannot rebuild a venv from nothing: it credits each package "
@@ -35,25 +38,94 @@ Status LockedPlan::check(const manifest::Lockfile& lock, const recipe::Recipe& r
     return {};
 }
 
-LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked) : m_lock(lock) {
+LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked, const pyenv::MarkerEnv* markers)
+    : m_lock(lock) {
     for (const auto& st : unlocked.steps)
         if (const auto* request = steps::index_request_of(st))
             m_step_indexes[st.id] =
                 pyenv::effective_indexes(unlocked.installer->name(), *request, st.child_env, unlocked.venv).all();
+    if (!m_lock.foreign_tool.empty()) adopt_foreign(unlocked, markers);
+}
+
+void LockedPlan::adopt_foreign(const Plan& unlocked, const pyenv::MarkerEnv* markers) {
+    const steps::ResolvedStep* first = nullptr;
+    for (const auto& st : unlocked.steps) {
+        m_lock.steps[st.id] = {};
+        if (first == nullptr && steps::owned_of(st).requirements != nullptr && steps::index_request_of(st) != nullptr)
+            first = &st;
+    }
+    if (first == nullptr) {
+        m_foreign_problems.push_back("the recipe has no install step to install its packages");
+        return;
+    }
+    auto& packages = m_lock.steps[first->id].packages;
+    for (auto& [name, p] : m_lock.packages) {
+        if (p.sha256.empty()) continue;  // a source tree: the recipe's steps install it
+        p.origin.step = first->id;
+        packages.push_back(name);
+    }
+    // What the recipe asks for must be what the lock holds: nothing else checks a lock that
+    // was not made from this recipe's venv.
+    for (const auto& st : unlocked.steps) {
+        const auto* own = steps::owned_of(st).requirements;
+        if (own == nullptr) continue;
+        for (const auto& req : *own) {
+            if (req.marker && (markers == nullptr || !req.marker->evaluate(*markers))) continue;
+            auto it = m_lock.packages.find(req.normalized_name);
+            if (it == m_lock.packages.end()) {
+                m_foreign_problems.push_back(
+                    fmt::format("step '{}' asks for {}, which it does not lock", st.id, req.str()));
+                continue;
+            }
+            auto version = pyenv::Version::parse(it->second.version);
+            if (req.url.empty() && version && !req.specifier.contains(*version, true))
+                m_foreign_problems.push_back(fmt::format("step '{}' asks for {}; it locks {} {}", st.id, req.str(),
+                                                         it->first, it->second.version));
+        }
+    }
+}
+
+Status LockedPlan::check_interpreter(const pyenv::InterpreterFacts& python) const {
+    if (!m_lock.requires_python.empty()) {
+        auto spec = pyenv::SpecifierSet::parse(m_lock.requires_python);
+        auto version = pyenv::Version::parse(python.version);
+        if (spec && version && !spec->contains(*version, true))
+            return fail(ErrorCode::usage,
+                        fmt::format("--locked: {} requires Python {}; the venv's is {}", m_lock.file.string(),
+                                    m_lock.requires_python, python.version),
+                        "lock again with this Python, or make the venv with the one the lock names");
+    }
+    if (m_lock.environments.empty()) return {};
+    for (const auto& env : m_lock.environments)
+        if (auto marker = pyenv::Marker::parse(env); marker && marker->evaluate(python.markers)) return {};
+    auto value = [&](const char* name) {
+        auto it = python.markers.find(name);
+        return it == python.markers.end() ? std::string() : it->second;
+    };
+    return fail(ErrorCode::usage,
+                fmt::format("--locked: {} is for {}; the venv's interpreter is sys_platform '{}', platform_machine "
+                            "'{}'",
+                            m_lock.file.string(), core::join(m_lock.environments, " or "), value("sys_platform"),
+                            value("platform_machine")),
+                "lock again on a machine like this one");
 }
 
 Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv, const fs::path& home,
                                                  const std::vector<std::string>& known,
+                                                 const pyenv::InterpreterFacts* python,
                                                  const std::function<void(std::string)>& notice) {
     steps::LockedInstall out;
     auto covered = m_lock.steps.find(step_id);
     if (covered == m_lock.steps.end() || !covered->second.covered) return out;
+    if (python != nullptr) BS_CHECK(check_interpreter(*python));
     manifest::ArtifactStore store(home / "artifacts");
     std::vector<std::vector<std::string>> index_lists;  // in order of first use
     std::map<std::vector<std::string>, std::vector<const manifest::LockedPackage*>> by_indexes;
     std::vector<std::pair<const manifest::LockedPackage*, fs::path>> wheels;
     for (const auto& name : covered->second.packages) {
         const auto& p = m_lock.packages.at(name);
+        if (!p.marker.empty() && python != nullptr)
+            if (auto marker = pyenv::Marker::parse(p.marker); marker && !marker->evaluate(python->markers)) continue;
         if (auto r = pyenv::Requirement::parse(name + "==" + p.version)) out.requirements.push_back(*r);
         if (!p.origin.artifact_sha256.empty()) {
             auto stored = store.find(p.origin.artifact_sha256);
@@ -70,17 +142,24 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
             continue;
         }
         // Seeded by the venv's creation, or an editable project: left to the step that makes it.
-        if (p.sha256.empty() || p.origin.index_urls.empty()) continue;
+        if (p.sha256.empty()) continue;
+        if (!p.path.empty()) {  // a pylock's wheel by path
+            wheels.emplace_back(&p, p.path);
+            continue;
+        }
         std::vector<std::string> urls;
         if (auto now = m_step_indexes.find(p.origin.step); now != m_step_indexes.end()) {
             urls = now->second;
-            if (redacted(urls) != p.origin.index_urls && m_noted.insert(p.origin.step).second)
+            if (!p.origin.index_urls.empty() && redacted(urls) != p.origin.index_urls &&
+                m_noted.insert(p.origin.step).second)
                 notice(
                     fmt::format("--locked: the packages of step '{}' were locked from {}; on this node it asks {} "
                                 "(the same files must be there: their sha256 is checked)",
                                 p.origin.step, core::join(p.origin.index_urls, " "), core::join(redacted(urls), " ")));
-        } else {
+        } else if (!p.origin.index_urls.empty()) {
             for (const auto& recorded : p.origin.index_urls) urls.push_back(pyenv::with_credentials(recorded, known));
+        } else {
+            continue;  // no index to ask (the step it names is not an install step of the recipe)
         }
         if (!by_indexes.count(urls)) index_lists.push_back(urls);
         by_indexes[urls].push_back(&p);
@@ -113,6 +192,13 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
 }
 
 Status LockedPlan::apply_coverage(Plan& plan) const {
+    if (!m_foreign_problems.empty())
+        return fail(ErrorCode::usage,
+                    fmt::format("--locked: {} (written by {}) does not fit the recipe {}", m_lock.file.string(),
+                                m_lock.foreign_tool,
+                                plan.recipe != nullptr ? plan.recipe->file.string() : std::string("(none)")),
+                    core::join(m_foreign_problems, "\n") +
+                        "\na pylock.toml from another tool gives every package to the recipe's first install step");
     std::vector<std::string> uncovered, ids;
     for (auto& step : plan.steps) {
         if (!plan.selected[step.index]) continue;

@@ -10,6 +10,13 @@
 // and the hash proves it. A package whose step is not an install step of the recipe (a sync or
 // build step brought it in) is asked from the indexes the lock recorded. Wheels kept in the
 // artifact store go by path.
+//
+// A pylock.toml another tool wrote (Lockfile::foreign_tool) names no recipe and no steps: every
+// package it installs goes to the recipe's first install step (asked from that step's indexes,
+// hash-checked), every other step is covered with nothing to install (a build, run or check
+// step still runs), and each install step's requirements must hold in the lock. Its
+// requires-python and environments are checked against the venv's interpreter (bootstrap's own
+// pylock has them too), and a package whose marker does not hold there is not installed.
 
 #include <filesystem>
 #include <functional>
@@ -28,19 +35,24 @@ namespace bootstrap::engine {
 class LockedPlan {
 public:
     /// The lock must be able to rebuild the venv from nothing (schema 2) and belong to this
-    /// recipe (the same digest); usage errors naming the file otherwise.
+    /// recipe (the same digest; a foreign pylock belongs to none); usage errors naming the file
+    /// otherwise.
     [[nodiscard]] static Status check(const manifest::Lockfile& lock, const recipe::Recipe& recipe);
 
     /// `unlocked`: the same recipe planned on this node without the lock (its install steps'
-    /// indexes are where locked packages are asked for).
-    LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked);
+    /// indexes are where locked packages are asked for). `markers`: the venv's interpreter's,
+    /// null before the venv exists (a requirement's marker then is not judged).
+    LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked, const pyenv::MarkerEnv* markers);
 
     /// What install step `step_id` installs. `known`: index URLs with their credentials (the
     /// recorded ones are redacted); `home`: $BOOTSTRAP_HOME (its artifact store); `notice`:
-    /// told once per origin step whose indexes differ from those the lock recorded. An error
+    /// told once per origin step whose indexes differ from those the lock recorded. `python`:
+    /// the venv's interpreter (null before the venv exists): the lock's requires-python and
+    /// environments must hold for it, and packages whose marker does not are left out. An error
     /// when a local wheel of the closure is no longer in the artifact store.
     [[nodiscard]] Result<steps::LockedInstall> install(const std::string& step_id, const fs::path& venv,
                                                        const fs::path& home, const std::vector<std::string>& known,
+                                                       const pyenv::InterpreterFacts* python,
                                                        const std::function<void(std::string)>& notice);
 
     /// Selected steps the lock does not cover: a usage error naming them (an optional one is
@@ -49,7 +61,11 @@ public:
     [[nodiscard]] Status apply_coverage(Plan& plan) const;
 
 private:
-    const manifest::Lockfile& m_lock;
+    void adopt_foreign(const Plan& unlocked, const pyenv::MarkerEnv* markers);
+    [[nodiscard]] Status check_interpreter(const pyenv::InterpreterFacts& python) const;
+
+    manifest::Lockfile m_lock;                    // a foreign pylock's packages and steps assigned (adopt_foreign)
+    std::vector<std::string> m_foreign_problems;  // the recipe's requirements it does not hold
     std::map<std::string, std::vector<std::string>> m_step_indexes;  // real URLs, default first
     std::set<std::string> m_noted;                                   // origin steps whose changed indexes were told
 };

@@ -137,7 +137,7 @@ public:
         std::vector<std::string> known = known_index_urls();
         known.insert(known.end(), own_urls.begin(), own_urls.end());
         BS_TRY(auto install,
-               m_locked->install(s.id, venv, home, known, [this](std::string n) { add_notice(std::move(n)); }));
+               m_locked->install(s.id, venv, home, known, python, [this](std::string n) { add_notice(std::move(n)); }));
         return std::optional(std::move(install));
     }
 
@@ -528,7 +528,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         plain.locked.reset();
         plain.probe_devices = false;
         BS_TRY(auto unlocked, make_plan(recipe, plain, facts));
-        locked.emplace(*options.locked, unlocked);
+        locked.emplace(*options.locked, unlocked, facts.python ? &facts.python->markers : nullptr);
         builder.set_locked(&*locked);
     }
     for (size_t i = 0; i < recipe.steps.size(); ++i) {

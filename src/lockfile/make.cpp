@@ -120,9 +120,22 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
         }
         lp.wheel = file->filename;
         lp.sha256 = file->sha256;
+        lp.url = core::strip_credentials(file->url);
+        lp.index = recorded;
         return {};
     }
     return {};
+}
+
+/// The one environment a lock is for (PEP 751 `environments`): the interpreter's platform. Its
+/// Python version is the lock's `requires-python`.
+std::string locked_environment(const pyenv::MarkerEnv& markers) {
+    auto value = [&](const char* name) {
+        auto it = markers.find(name);
+        return it == markers.end() ? std::string() : it->second;
+    };
+    return fmt::format("sys_platform == '{}' and platform_machine == '{}'", value("sys_platform"),
+                       value("platform_machine"));
 }
 
 }  // namespace
@@ -356,6 +369,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.recipe_digest = recipe.source_digest;
     lock.python_version = snapshot.python.version;
     lock.platform = snapshot.python.platform;
+    lock.environments = {locked_environment(facts.python->markers)};
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
     const auto known = pyenv::known_index_urls(facts.env, venv, steps::configured_index_urls(plan.steps));
     std::vector<std::string> missing;
@@ -363,7 +377,10 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
         manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};
         if (!pkg.origin.artifact_sha256.empty()) {
             lp.sha256 = pkg.origin.artifact_sha256;
-            if (auto stored = store.find(lp.sha256)) lp.wheel = stored->filename().string();
+            if (auto stored = store.find(lp.sha256)) {
+                lp.wheel = stored->filename().string();
+                lp.path = stored->string();
+            }
         } else if (!pkg.origin.index_urls.empty()) {
             std::vector<std::string> why_not;
             BS_CHECK(lock_from_index(pkg, fetch, known, pages, lp, why_not));

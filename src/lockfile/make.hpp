@@ -1,8 +1,9 @@
 #pragma once
 // `bootstrap lock`: a lockfile from the venv a successful run left (and only from one at the
 // recipe's fixed point) — exact versions, each
-// wheel's file name and sha256 (from the artifact store, or the index's project page: PEP 691
-// JSON or PEP 503 HTML), and origins.
+// wheel's file name, URL and sha256 (from the artifact store, or the index's project page: PEP
+// 691 JSON or PEP 503 HTML), and origins. Written as JSON or as a PEP 751 pylock.toml
+// (lockfile/pylock.hpp).
 
 #include <filesystem>
 #include <functional>

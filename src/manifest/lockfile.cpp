@@ -18,9 +18,12 @@ std::string to_json(const Lockfile& lock) {
     j["recipe"] = {{"name", lock.recipe_name}, {"digest", lock.recipe_digest}};
     j["python"] = {{"version", lock.python_version}, {"platform", lock.platform}};
     j["packages"] = nlohmann::json::object();
-    for (const auto& [name, p] : lock.packages)
+    for (const auto& [name, p] : lock.packages) {
         j["packages"][name] = {
             {"version", p.version}, {"wheel", p.wheel}, {"sha256", p.sha256}, {"origin", origin_to_json(p.origin)}};
+        if (!p.url.empty()) j["packages"][name]["url"] = p.url;
+        if (!p.index.empty()) j["packages"][name]["index"] = p.index;
+    }
     j["steps"] = nlohmann::json::object();
     for (const auto& [id, st] : lock.steps) {
         nlohmann::json js = nlohmann::json::object();
@@ -69,6 +72,8 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 lp.version = required(p, "version");
                 lp.wheel = p.str("wheel");
                 lp.sha256 = p.str("sha256");
+                lp.url = p.str("url");
+                lp.index = p.str("index");
                 if (auto origin = p.object("origin")) {
                     lp.origin = origin_from_json(*origin);
                 } else {
@@ -99,10 +104,11 @@ std::string locked_requirements(const std::vector<const LockedPackage*>& package
                                 const std::map<std::string, fs::path>& artifact_paths) {
     std::string out;
     for (const auto* p : packages) {
+        std::string hashes = "--hash=sha256:" + p->sha256;
+        for (const auto& more : p->more_sha256) hashes += " --hash=sha256:" + more;
         auto artifact = artifact_paths.find(p->name);
-        if (artifact != artifact_paths.end())
-            out += fmt::format("{} --hash=sha256:{}\n", artifact->second.string(), p->sha256);
-        else out += fmt::format("{}=={} --hash=sha256:{}\n", p->name, p->version, p->sha256);
+        if (artifact != artifact_paths.end()) out += fmt::format("{} {}\n", artifact->second.string(), hashes);
+        else out += fmt::format("{}=={} {}\n", p->name, p->version, hashes);
     }
     return out;
 }
@@ -113,12 +119,14 @@ std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) 
         auto it = lock.packages.find(name);
         if (it == lock.packages.end())
             drift.push_back(fmt::format("{} {} is installed but not locked", name, pkg.version));
-        else if (it->second.version != pkg.version)
+        else if (!it->second.version.empty() && it->second.version != pkg.version)
             drift.push_back(fmt::format("{} is {}, locked {}", name, pkg.version, it->second.version));
     }
     for (const auto& [name, p] : lock.packages)
-        if (!venv.packages.count(name))
-            drift.push_back(fmt::format("{} {} is locked but not installed", name, p.version));
+        // A pylock's package with a marker may be meant for another environment only.
+        if (!venv.packages.count(name) && p.marker.empty())
+            drift.push_back(
+                fmt::format("{}{}{} is locked but not installed", name, p.version.empty() ? "" : " ", p.version));
     return drift;
 }
 

@@ -28,6 +28,18 @@ struct LockedPackage {
                          // no step installed it (seeded by venv creation: locked by version)
     std::string sha256;  // of the wheel file; "" when `wheel` is
     Origin origin;
+    // The fields below have `{}` so an aggregate initialiser may stop at `origin`
+    // (-Wmissing-field-initializers).
+    std::string url{};    // the wheel's URL on its index, credentials stripped; "" when unknown
+    std::string index{};  // the index it was found on (as recorded: credentials `***`); "" when none
+    /// A wheel the lock names by path: a pylock's `path` (made absolute against the lock's
+    /// directory), or the artifact store's file when bootstrap wrote the lock. Not in the JSON.
+    std::string path{};
+    /// A pylock's `marker` for the package: installed only where it holds. Not in the JSON.
+    std::string marker{};
+    /// sha256 of the other wheels a pylock lists for it (one per platform, say): the installer
+    /// may take any of them. Not in the JSON.
+    std::vector<std::string> more_sha256{};
 };
 
 /// What the lock says of one recipe step.
@@ -48,19 +60,30 @@ struct Lockfile {
     std::string platform;
     std::map<std::string, LockedPackage> packages;
     std::map<std::string, LockedStep> steps;  // by step id (schema >= 2)
+    /// A pylock.toml another tool wrote (its `created-by`): no recipe digest, no steps; a locked
+    /// run gives every package to the recipe's first install step (engine/locked_plan.hpp).
+    /// "" for bootstrap's own lockfiles, JSON or pylock.
+    std::string foreign_tool{};
+    /// PEP 751 `requires-python` and `environments` (bootstrap writes the interpreter's minor
+    /// version and platform); a locked run checks them against the venv. Not in the JSON.
+    std::string requires_python{};
+    std::vector<std::string> environments{};
 };
 
 [[nodiscard]] std::string to_json(const Lockfile& lock);
 [[nodiscard]] Result<Lockfile> load_lockfile(const fs::path& file);
 [[nodiscard]] Status save_lockfile(const fs::path& file, const Lockfile& lock);
 
-/// Requirement lines with hashes for the packages a step owns ("name==1.0 --hash=sha256:...").
-/// Packages with a stored artifact are given by the artifact's path.
+/// Requirement lines with hashes for the packages a step owns ("name==1.0 --hash=sha256:...",
+/// one --hash per wheel the lock allows). Packages in `artifact_paths` (a stored artifact, a
+/// pylock's wheel by path) are given by that path.
 [[nodiscard]] std::string locked_requirements(const std::vector<const LockedPackage*>& packages,
                                               const std::map<std::string, fs::path>& artifact_paths);
 
 /// Differences between a venv and its lock: "demo-core is 2.0.0, locked 1.0.0", "regex is not
-/// locked", "wandb is locked but not installed". Empty when they match.
+/// locked", "wandb is locked but not installed". Empty when they match. A locked package
+/// without a version (a pylock's source tree) is checked by name only, and one with a marker
+/// only when it is installed.
 [[nodiscard]] std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv);
 
 }  // namespace bootstrap::manifest

@@ -76,3 +76,35 @@ TEST_CASE("lockfile: schema 1 reads (for the message), a newer schema and a step
     CHECK(dangling.error().message ==
           file.string() + ": not a valid lockfile: steps.web.packages: names requests, which is not locked");
 }
+
+TEST_CASE("lockfile: every wheel a pylock allows is a --hash, and a marker or a source tree relaxes drift") {
+    LockedPackage core{"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", "aa", {}};
+    core.more_sha256 = {"bb", "cc"};
+    CHECK(locked_requirements({&core}, {}) == "demo-core==1.0.0 --hash=sha256:aa --hash=sha256:bb --hash=sha256:cc\n");
+
+    Lockfile lock;
+    lock.packages["demo-core"] = core;
+    lock.packages["win-only"] = {"win-only", "1.0", "w.whl", "dd", {}};
+    lock.packages["win-only"].marker = "sys_platform == 'win32'";
+    lock.packages["myproject"] = {"myproject", "", "", "", {}};  // a pylock's directory entry
+    Manifest venv;
+    venv.packages["demo-core"].version = "1.0.0";
+    venv.packages["myproject"].version = "0.3.dev1";
+    CHECK(lock_drift(lock, venv).empty());
+    venv.packages.erase("myproject");
+    CHECK(lock_drift(lock, venv) == std::vector<std::string>{"myproject is locked but not installed"});
+}
+
+TEST_CASE("lockfile: the wheel's URL and its index survive the JSON") {
+    TempDir tmp("bs-lockfile");
+    auto lock = sample();
+    lock.packages["idna"].url = "https://files.example/idna-3.10-py3-none-any.whl";
+    lock.packages["idna"].index = "https://pypi.org/simple";
+    const auto file = tmp.path() / "r.lock.json";
+    REQUIRE(save_lockfile(file, lock));
+    auto back = load_lockfile(file);
+    REQUIRE(back);
+    CHECK(back->packages.at("idna").url == lock.packages["idna"].url);
+    CHECK(back->packages.at("idna").index == "https://pypi.org/simple");
+    CHECK(back->packages.at("requests").url.empty());
+}
