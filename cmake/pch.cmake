@@ -46,19 +46,20 @@ function(bs_module_pch target)
   endif()
 endfunction()
 
-# bs_test_pch(TARGET): the unit tests' PCH (Catch2 + the common headers), built once with the first
-# unit test binary and reused by the others. (Not on bs_catch_main: catch_main.cpp defines
+# bs_test_pch(TARGET): the unit tests' PCH (Catch2 + the common headers), owned by an object
+# library of one empty file (as bs_pch is for the modules), so that building one test binary
+# builds only that PCH, not another test binary. (Not on bs_catch_main: catch_main.cpp defines
 # CATCH_CONFIG_MAIN before including Catch2, and CMake cannot reuse the PCH of an object library
 # whose only source skips it.)
 function(bs_test_pch target)
   if(NOT BOOTSTRAP_PCH)
     return()
   endif()
-  get_property(owner GLOBAL PROPERTY BS_TEST_PCH_OWNER)
-  if(owner)
-    target_precompile_headers(${target} REUSE_FROM ${owner})
-  else()
-    set_property(GLOBAL PROPERTY BS_TEST_PCH_OWNER ${target})
-    target_precompile_headers(${target} PRIVATE ${BS_PCH_COMMON} <catch2/catch.hpp>)
+  if(NOT TARGET bs_test_pch_owner)
+    file(WRITE ${CMAKE_BINARY_DIR}/generated/test_pch.cpp "// the unit tests' precompiled header's owner\n")
+    add_library(bs_test_pch_owner OBJECT ${CMAKE_BINARY_DIR}/generated/test_pch.cpp)
+    target_link_libraries(bs_test_pch_owner PRIVATE tl::expected ${BS_FMT} Catch2::Catch2)
+    target_precompile_headers(bs_test_pch_owner PRIVATE ${BS_PCH_COMMON} <catch2/catch.hpp>)
   endif()
+  target_precompile_headers(${target} REUSE_FROM bs_test_pch_owner)
 endfunction()
