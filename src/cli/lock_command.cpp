@@ -44,13 +44,8 @@ std::vector<std::pair<std::filesystem::path, bool>> lock_outputs(const LockArgs&
 }
 
 int execute_lock(const LockArgs& args) {
-    TerminalStatus status;
-    auto fail_with = [&](const Error& e) {
-        status.error(e);
-        return exit_code_for(e);
-    };
     auto loaded = steps::load_recipe(args.recipe);
-    if (!loaded) return fail_with(loaded.error());
+    if (!loaded) return report_error(loaded.error());
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
     if (!args.arch.empty()) options.arch = args.arch;
@@ -71,12 +66,12 @@ int execute_lock(const LockArgs& args) {
     policy.allow_extras = args.allow_extras;
     std::vector<std::string> notes;
     auto lock = lockfile::make_lockfile(*loaded, options, fetch, policy, &notes);
-    if (!lock) return fail_with(lock.error());
+    if (!lock) return report_error(lock.error());
     std::vector<std::string> written;
     for (const auto& [path, pylock] : lock_outputs(args, *loaded)) {
         auto saved =
             pylock ? core::write_file_atomic(path, lockfile::to_pylock(*lock)) : manifest::save_lockfile(path, *lock);
-        if (!saved) return fail_with(saved.error());
+        if (!saved) return report_error(saved.error());
         written.push_back(path.string());
     }
     fmt::print(stderr, "locked {} packages of {} into {}\n", lock->packages.size(), loaded->name,

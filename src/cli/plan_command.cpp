@@ -101,12 +101,7 @@ void print_state(const engine::Plan& plan, const PlanState& state) {
 }
 
 int execute_plan(const PlanCommandArgs& args) {
-    auto fail_with = [&](const Error& e) {
-        TerminalStatus status;
-        status.error(e);
-        if (args.json) fmt::print("{}", error_json(e));
-        return exit_code_for(e);
-    };
+    auto fail_with = [&](const Error& e) { return report_error(e, args.json); };
     auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return fail_with(loaded.error());
     auto planned = plan_options(args.plan, *loaded);
