@@ -115,6 +115,26 @@ std::string last_lines(std::string_view text, size_t n) {
     return std::string(text.substr(pos + 1));
 }
 
+std::string percent_decode(std::string_view text) {
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+            out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+            i += 2;
+            continue;
+        }
+        out += text[i];
+    }
+    return out;
+}
+
 std::string format_duration(double seconds) {
     if (seconds < 10) return fmt::format("{:.2f}s", seconds);
     if (seconds < 60) return fmt::format("{:.0f}s", seconds);

@@ -35,6 +35,10 @@ bool consume_prefix(std::string_view& s, std::string_view prefix);
 /// The last `n` lines of `text`.
 [[nodiscard]] std::string last_lines(std::string_view text, size_t n);
 
+/// "%2B" -> "+" (a URL's path part). A '%' not followed by two hex digits is kept as
+/// written; never throws.
+[[nodiscard]] std::string percent_decode(std::string_view text);
+
 /// Seconds as "0.12s", "42s", "3:05".
 [[nodiscard]] std::string format_duration(double seconds);
 

@@ -257,7 +257,7 @@ Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::stri
         std::string_view link = without_fragment(cleaned);
         std::string_view path = link.substr(0, link.find('?'));
         IndexFile f;
-        f.filename = percent_decode(path.substr(path.rfind('/') + 1));
+        f.filename = core::percent_decode(path.substr(path.rfind('/') + 1));
         if (f.filename.empty()) continue;  // a link to a directory, not a file
         f.url = resolve_url(base, link);
         // PEP 503: the fragment is "<hashname>=<hexdigest>"; only sha256 is of use here.
@@ -313,22 +313,6 @@ Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::stri
 }
 
 }  // namespace
-
-std::string percent_decode(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size()) {
-            if (auto byte = parse_number(text.substr(i + 1, 2), 16)) {
-                out += static_cast<char>(*byte);
-                i += 2;
-                continue;
-            }
-        }
-        out += text[i];
-    }
-    return out;
-}
 
 std::string decode_html_entities(std::string_view text) {
     std::string out;

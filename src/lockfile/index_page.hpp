@@ -26,9 +26,6 @@ struct IndexFile {
 [[nodiscard]] Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::string_view content_type,
                                                               const std::string& page_url);
 
-/// "%2B" -> "+". A '%' not followed by two hex digits is kept as written; never throws.
-[[nodiscard]] std::string percent_decode(std::string_view text);
-
 /// HTML character references in an attribute value: `&amp;` `&lt;` `&gt;` `&quot;` `&apos;`
 /// `&#NN;` `&#xHH;`. Unknown or malformed ones are kept as written.
 [[nodiscard]] std::string decode_html_entities(std::string_view text);

@@ -66,7 +66,7 @@ std::string requires_python(const Lockfile& lock) {
 std::string directory_of(const LockedPackage& p) {
     if (!p.sha256.empty() || p.origin.kind != manifest::OriginKind::editable || !p.origin.url.starts_with("file://"))
         return {};
-    return percent_decode(std::string_view(p.origin.url).substr(7));
+    return core::percent_decode(std::string_view(p.origin.url).substr(7));
 }
 
 /// The origin bootstrap recorded, every URL redacted (the recorded ones already are).

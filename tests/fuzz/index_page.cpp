@@ -3,6 +3,7 @@
 // helpers it uses on the page's first line.
 
 #include "lockfile/index_page.hpp"
+#include "core/strings.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 fuzz::invariant_failed("a sha256 that is not 64 digits", f.sha256);
     }
     std::string_view line = body.substr(0, body.find('\n'));
-    (void)lockfile::percent_decode(line);
+    (void)core::percent_decode(line);
     (void)lockfile::decode_html_entities(line);
     (void)lockfile::resolve_url(page_url, line);
     return 0;

@@ -89,3 +89,13 @@ TEST_CASE("after_prefix and consume_prefix take a named prefix off") {
     CHECK_FALSE(consume_prefix(s, "sm_"));
     CHECK(s == "90a");
 }
+
+TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
+    CHECK(percent_decode("a%2Bb%2b") == "a+b+");
+    CHECK(percent_decode("%") == "%");
+    CHECK(percent_decode("x%2") == "x%2");
+    CHECK(percent_decode("%zz%g1%1g") == "%zz%g1%1g");
+    CHECK(percent_decode("%-1%+1% 1") == "%-1%+1% 1");
+    CHECK(percent_decode("%25%41") == "%A");
+    CHECK(percent_decode("") == "");
+}

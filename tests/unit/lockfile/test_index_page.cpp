@@ -227,16 +227,6 @@ TEST_CASE("JSON pages: a url's #sha256= fragment is not kept, and its hash wins"
     CHECK(files[1].sha256 == c);
 }
 
-TEST_CASE("percent-decoding never throws and keeps bad escapes as written") {
-    CHECK(lockfile::percent_decode("a%2Bb%2b") == "a+b+");
-    CHECK(lockfile::percent_decode("%") == "%");
-    CHECK(lockfile::percent_decode("x%2") == "x%2");
-    CHECK(lockfile::percent_decode("%zz%g1%1g") == "%zz%g1%1g");
-    CHECK(lockfile::percent_decode("%-1%+1% 1") == "%-1%+1% 1");
-    CHECK(lockfile::percent_decode("%25%41") == "%A");
-    CHECK(lockfile::percent_decode("") == "");
-}
-
 TEST_CASE("HTML character references decode, unknown ones stay") {
     CHECK(lockfile::decode_html_entities("a&amp;b&lt;&gt;&quot;&apos;") == "a&b<>\"'");
     CHECK(lockfile::decode_html_entities("&#43;&#x2B;&#X2b;") == "+++");

@@ -1,0 +1,270 @@
+// Reading a pylock.toml into plain data (steps/pylock_data.hpp), and the pins an install step
+// with `pylock` installs from it.
+
+#include "steps/pylock_data.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "pyenv/marker.hpp"
+#include "pyenv/name.hpp"
+#include "pyenv/specifier.hpp"
+#include "pyenv/wheel_name.hpp"
+#include "recipe/toml_document.hpp"
+
+namespace bootstrap::steps {
+
+using recipe::Value;
+using recipe::ValueType;
+
+const Value* PylockReader::typed(const Value& table, std::string_view k, ValueType type, std::string_view where) {
+    const Value* v = table.get(k);
+    if (v == nullptr || v->is(type)) return v;
+    report(v->loc, fmt::format("{}'{}' must be {}, not {}", where, k, recipe::type_name(type), recipe::type_name(v->type)));
+    return nullptr;
+}
+
+std::string PylockReader::str(const Value& table, std::string_view k, std::string_view where) {
+    const Value* v = typed(table, k, ValueType::string, where);
+    return v ? v->string : std::string();
+}
+
+std::optional<std::string> PylockReader::required(const Value& table, std::string_view k, std::string_view where) {
+    if (table.get(k) == nullptr) {
+        report(table.loc, fmt::format("{}'{}' is missing", where, k));
+        return std::nullopt;
+    }
+    const Value* v = typed(table, k, ValueType::string, where);
+    return v ? std::optional(v->string) : std::nullopt;
+}
+
+bool PylockReader::boolean(const Value& table, std::string_view k, bool fallback, std::string_view where) {
+    const Value* v = typed(table, k, ValueType::boolean, where);
+    return v ? v->boolean : fallback;
+}
+
+std::vector<std::string> PylockReader::strings(const Value& table, std::string_view k, std::string_view where) {
+    std::vector<std::string> out;
+    const Value* v = typed(table, k, ValueType::array, where);
+    if (v == nullptr) return out;
+    for (const auto& item : v->array) {
+        if (item.is(ValueType::string)) out.push_back(item.string);
+        else report(item.loc, fmt::format("{}'{}' must hold strings, not {}", where, k, recipe::type_name(item.type)));
+    }
+    return out;
+}
+
+std::vector<const Value*> PylockReader::tables(const Value& table, std::string_view k, std::string_view where) {
+    std::vector<const Value*> out;
+    const Value* v = typed(table, k, ValueType::array, where);
+    if (v == nullptr) return out;
+    for (const auto& item : v->array) {
+        if (item.is(ValueType::table)) out.push_back(&item);
+        else report(item.loc, fmt::format("{}'{}' must hold tables, not {}", where, k, recipe::type_name(item.type)));
+    }
+    return out;
+}
+
+namespace {
+
+bool is_hex64(std::string_view s) {
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+/// The file name a wheel entry stands for: its `name`, else the last part of its url or path.
+std::string wheel_file_name(const std::string& name, const std::string& url, const std::string& path) {
+    if (!name.empty()) return name;
+    if (!path.empty()) return fs::path(path).filename().string();
+    std::string_view u = url;
+    u = u.substr(0, u.find_first_of("?#"));
+    return core::percent_decode(u.substr(u.rfind('/') + 1));
+}
+
+/// One [[packages.wheels]] entry of package `p`.
+PylockWheel read_wheel(PylockReader& rd, const Value& w, const fs::path& dir, const PylockPackage& p,
+                       const std::string& where) {
+    PylockWheel out;
+    out.loc = w.loc;
+    const auto name = rd.str(w, "name", where);
+    out.url = rd.str(w, "url", where);
+    out.path = rd.str(w, "path", where);
+    if (out.url.empty() && out.path.empty()) rd.report(w.loc, where + "a wheel needs a 'url' or a 'path'");
+    out.file_name = wheel_file_name(name, out.url, out.path);
+    if (auto wheel = pyenv::parse_wheel_name(out.file_name); !wheel)
+        rd.report(w.loc, fmt::format("{}{} is not a wheel file name", where, out.file_name));
+    else if (!p.version.empty() && !pyenv::is_release_of(*wheel, p.name, p.version))
+        rd.report(w.loc, fmt::format("{}{} is not a wheel of {} {}", where, out.file_name, p.name, p.version));
+    if (w.get("hashes") == nullptr) rd.report(w.loc, where + "wheel " + out.file_name + ": 'hashes' is missing");
+    else if (const auto* hashes = rd.typed(w, "hashes", ValueType::table, where)) {
+        const auto* h = hashes->get("sha256");
+        if (h == nullptr)
+            rd.report(hashes->loc,
+                      fmt::format("{}wheel {}: no sha256 in 'hashes' (bootstrap checks sha256)", where, out.file_name));
+        else if (!h->is(ValueType::string) || !is_hex64(h->string))
+            rd.report(h->loc, fmt::format("{}wheel {}: hashes.sha256 is not 64 hex digits", where, out.file_name));
+        else out.sha256 = core::to_lower(h->string);
+    }
+    if (!out.path.empty() && fs::path(out.path).is_relative()) out.path = (dir / out.path).lexically_normal().string();
+    return out;
+}
+
+PylockDirectory read_directory(PylockReader& rd, const Value& d, const fs::path& dir, const std::string& where) {
+    PylockDirectory out;
+    out.loc = d.loc;
+    out.path = rd.required(d, "path", where + "directory: ").value_or("");
+    if (fs::path(out.path).is_relative()) {
+        auto absolute = (dir / out.path).lexically_normal();  // "." -> "/dir/": no trailing '/'
+        out.path = (absolute.has_filename() ? absolute : absolute.parent_path()).string();
+    }
+    out.editable = rd.boolean(d, "editable", false, where);
+    return out;
+}
+
+/// One [[packages]] entry (nullopt when it has no name, or no source bootstrap reads).
+std::optional<PylockPackage> read_package(PylockReader& rd, const Value& entry, size_t index, const fs::path& dir,
+                                          const PylockPackageHook& hook) {
+    auto raw_name = rd.required(entry, "name", fmt::format("packages[{}]: ", index));
+    if (!raw_name) return std::nullopt;
+    PylockPackage p;
+    p.loc = entry.loc;
+    p.name = pyenv::normalize_name(*raw_name);
+    const std::string where = fmt::format("package {}: ", p.name);
+    p.version = rd.str(entry, "version", where);
+    p.marker = rd.str(entry, "marker", where);
+    if (!p.marker.empty())
+        if (auto m = pyenv::Marker::parse(p.marker); !m) rd.report(entry.get("marker")->loc, where + m.error().message);
+    p.index = rd.str(entry, "index", where);
+    if (hook) hook(rd, entry, p);
+    for (const char* other : {"vcs", "archive"})
+        if (const auto* v = entry.get(other))
+            rd.report(v->loc, fmt::format("{}a '{}' source: bootstrap installs a pylock's wheels only", where, other));
+    if (const auto* d = rd.typed(entry, "directory", ValueType::table, where)) {
+        p.directory = read_directory(rd, *d, dir, where);
+        return p;
+    }
+    const auto wheels = rd.tables(entry, "wheels", where);
+    if (wheels.empty()) {
+        if (entry.get("sdist") != nullptr) rd.report(entry.loc, where + "only an sdist: bootstrap installs wheels");
+        else if (entry.get("wheels") == nullptr) rd.report(entry.loc, where + "no 'wheels' (nor a 'directory')");
+        else if (entry.get("wheels")->is(ValueType::array))
+            rd.report(entry.get("wheels")->loc, where + "'wheels' is empty");
+        return std::nullopt;
+    }
+    if (p.version.empty())
+        rd.report(entry.loc, where + "'version' is missing (bootstrap pins every package by version)");
+    for (const auto* w : wheels) p.wheels.push_back(read_wheel(rd, *w, dir, p, where));
+    return p;
+}
+
+Error problems_error(std::string_view prefix, const std::vector<std::string>& problems) {
+    const auto more = problems.size() > 1 ? fmt::format(" (and {} more problem(s))", problems.size() - 1) : "";
+    return Error{ErrorCode::usage, fmt::format("{}{}{}", prefix, problems.front(), more),
+                 problems.size() > 1 ? core::join(problems, "\n") : std::string()};
+}
+
+}  // namespace
+
+bool read_pylock_header(PylockReader& rd, const Value& doc, PylockData& out) {
+    // lock-version "1.x": an unknown major version must be an error (PEP 751).
+    auto version = rd.required(doc, "lock-version", "");
+    if (!version) return false;
+    if (version->substr(0, version->find('.')) != "1") {
+        rd.report(doc.get("lock-version")->loc,
+                  fmt::format("lock-version \"{}\" is not supported: this bootstrap reads pylock.toml 1.x", *version));
+        return false;
+    }
+    out.created_by = rd.required(doc, "created-by", "").value_or("");
+    out.requires_python = rd.str(doc, "requires-python", "");
+    if (!out.requires_python.empty())
+        if (auto spec = pyenv::SpecifierSet::parse(out.requires_python); !spec)
+            rd.report(doc.get("requires-python")->loc, "'requires-python': " + spec.error().message);
+    out.environments = rd.strings(doc, "environments", "");
+    if (const auto* envs = doc.get("environments"); envs != nullptr && envs->is(ValueType::array))
+        for (const auto& item : envs->array)
+            if (item.is(ValueType::string))
+                if (auto m = pyenv::Marker::parse(item.string); !m)
+                    rd.report(item.loc, "'environments': " + m.error().message);
+    return true;
+}
+
+void read_pylock_packages(PylockReader& rd, const Value& doc, PylockData& out, const PylockPackageHook& hook) {
+    if (doc.get("packages") == nullptr) rd.report(doc.loc, "'packages' is missing");
+    std::map<std::string, int> seen;  // name -> line of its entry
+    const auto packages = rd.tables(doc, "packages", "");
+    const fs::path dir = out.file.parent_path();
+    for (size_t i = 0; i < packages.size(); ++i) {
+        auto p = read_package(rd, *packages[i], i, dir, hook);
+        if (!p) continue;
+        if (auto [it, fresh] = seen.emplace(p->name, packages[i]->loc.line); !fresh) {
+            rd.report(packages[i]->loc, fmt::format("package {} is listed twice (also at line {}): bootstrap reads "
+                                                    "locks of one environment",
+                                                    p->name, it->second));
+            continue;
+        }
+        out.packages.push_back(std::move(*p));
+    }
+}
+
+Error invalid_pylock(const std::vector<std::string>& problems) {
+    return problems_error("not a valid pylock.toml: ", problems);
+}
+
+Result<PylockData> read_pylock(std::string_view text, const fs::path& file) {
+    BS_TRY(auto doc, recipe::parse_toml_document(text, file.string()));
+    PylockReader rd;
+    PylockData out;
+    out.file = file;
+    if (read_pylock_header(rd, doc, out)) read_pylock_packages(rd, doc, out);
+    if (!rd.problems().empty()) return tl::unexpected(invalid_pylock(rd.problems()));
+    return out;
+}
+
+Result<PylockPins> pylock_pins(const PylockData& lock) {
+    PylockPins out;
+    std::vector<std::string> problems;
+    for (const auto& p : lock.packages) {
+        const std::string at = p.loc.str() + ": package " + p.name;
+        if (p.directory) {
+            problems.push_back(fmt::format("{} is a source tree (directory {}), not a built wheel: build it with a "
+                                           "`build` step, or name it in a step's packages",
+                                           at, p.directory->path));
+            continue;
+        }
+        std::vector<const PylockWheel*> by_path;
+        for (const auto& w : p.wheels)
+            if (w.url.empty()) by_path.push_back(&w);
+        // Wheels on an index (a url each): the installer picks the one for the venv from the
+        // step's indexes and --require-hashes proves it is one the lock names. Wheels given only
+        // as files: that file (one, since nothing here picks among platforms).
+        const bool from_index = by_path.size() < p.wheels.size();
+        if (!from_index && by_path.size() != 1) {
+            problems.push_back(fmt::format("{} has {} wheels by 'path' and none by 'url': bootstrap installs one "
+                                           "wheel file per package",
+                                           at, by_path.size()));
+            continue;
+        }
+        const std::string marker = p.marker.empty() ? "" : " ; " + p.marker;
+        auto req = pyenv::Requirement::parse(p.name + "==" + p.version + marker);
+        if (!req) {
+            problems.push_back(fmt::format("{}: {}", at, req.error().message));
+            continue;
+        }
+        out.requirements.push_back(std::move(*req));
+        std::string line = from_index ? p.name + "==" + p.version : by_path.front()->path;
+        line += marker;
+        for (const auto& w : p.wheels)
+            if (from_index || &w == by_path.front()) line += " --hash=sha256:" + w.sha256;
+        out.text += line + "\n";
+        if (!from_index) out.files.push_back(by_path.front());
+    }
+    if (!problems.empty())
+        return tl::unexpected(problems_error("", problems));
+    return out;
+}
+
+}  // namespace bootstrap::steps
