@@ -46,6 +46,10 @@ public:
     [[nodiscard]] fs::path locked() const { return dir() / "locked"; }
     /// The requirements file of a `--locked` run's install command `index` (0-based) of a step.
     [[nodiscard]] fs::path locked_requirements(std::string_view step_id, size_t index) const;
+    /// The hashed requirements file an install step with `pylock` hands its installer.
+    [[nodiscard]] fs::path pylock_requirements(std::string_view step_id) const {
+        return dir() / "pylock" / (std::string(step_id) + ".txt");
+    }
 
     // Stat-keyed caches and facts of this host (host-local: see is_host_local_state)
     [[nodiscard]] fs::path packages_cache() const { return dir() / "packages.cache"; }

@@ -1,4 +1,5 @@
-// Step kind `install`: packages from indexes, find-links or paths, through the venv's installer.
+// Step kind `install`: packages from indexes, find-links or paths, through the venv's installer;
+// or, with `pylock`, exactly the pins of a PEP 751 pylock.toml (steps/pylock_data.hpp).
 // Skipped without running the installer when the venv already satisfies its requirements.
 
 #include <algorithm>
@@ -8,10 +9,12 @@
 
 #include "core/fs.hpp"
 #include "core/redact.hpp"
+#include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
+#include "steps/pylock_data.hpp"
 
 namespace bootstrap::steps {
 
@@ -19,6 +22,10 @@ namespace {
 
 /// The install kind's own keys (`packages` and `allow_conflicts` are cross-kind: recipe::Step).
 struct InstallFields : recipe::KindFields {
+    /// A pylock.toml instead of `packages` (exactly one of them): named `pylock`, not
+    /// `requirements_file`, because it is a PEP 751 lock, pinned and hashed, not pip's
+    /// requirements format (which such a key would promise).
+    std::optional<recipe::Text> pylock;
     std::optional<recipe::Text> index_url;
     std::vector<recipe::Text> extra_index_urls;
     std::vector<recipe::Text> find_links;
@@ -28,10 +35,20 @@ struct InstallFields : recipe::KindFields {
     bool pre = false;
 };
 
+/// `packages` (requirements, resolved with their dependencies), or `pylock` (a pylock.toml
+/// relative to the recipe's directory: every package it locks with a version is pinned and its
+/// wheels' sha256 checked, `--no-deps`; `upgrade` has no meaning there). Both index keys and
+/// find_links apply to either.
 std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     auto f = std::make_shared<InstallFields>();
     rd.step().packages = rd.nonempty_texts("packages");
-    rd.require("packages");
+    f->pylock = rd.text("pylock");
+    if (!f->pylock) rd.require("packages");
+    else if (rd.get("packages") != nullptr)
+        rd.report(f->pylock->loc, fmt::format("{} takes 'packages' or 'pylock', not both (a pylock step installs "
+                                              "exactly the lock's pins)",
+                                              rd.label()));
+    else if (f->pylock->value.empty()) rd.report(f->pylock->loc, "'pylock' must name a pylock.toml file");
     f->index_url = rd.text("index_url");
     f->extra_index_urls = rd.texts("extra_index_urls", true);
     f->find_links = rd.texts("find_links", true);
@@ -39,6 +56,10 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     f->reinstall = rd.flag("reinstall");
     f->no_deps = rd.flag("no_deps");
     f->pre = rd.flag("pre");
+    if (f->pylock && f->upgrade)
+        rd.report(rd.get("upgrade")->loc,
+                  "'upgrade' does not apply with 'pylock': the step installs the lock's exact "
+                  "versions");
     rd.step().allow_conflicts = rd.strings("allow_conflicts").value_or(std::vector<std::string>{});
     return f;
 }
@@ -98,11 +119,55 @@ std::vector<LaterOverride> later_overrides(const recipe::Step& s, const std::vec
     return out;
 }
 
+/// A problem of the step's pylock, as its reader says it (FILE:LINE:COL), prefixed by the step.
+Error pylock_error(const recipe::Step& s, const Error& e) {
+    return Error{ErrorCode::invalid_recipe, fmt::format("step '{}': {}", s.id, e.message), e.detail};
+}
+
+/// `pylock`: read when the plan is made, as `packages` are known then (the skip rule, pin
+/// checks, ownership and lock closures use the requirements): its pins become the step's
+/// requirements, each with its marker (the installer and the skip rule judge it against the
+/// venv's interpreter, so the plan needs no venv), and the hashed requirements file its command
+/// installs. A lock not there yet (an earlier run step may write it, or an image's copy) leaves
+/// the step incomplete until it is; the lock's requires-python and environments are checked
+/// once the venv exists.
+Status expand_pylock(const recipe::Step& s, const recipe::Text& field, ResolvedStep& out, PlanContext& ctx,
+                     InstallSpec& spec) {
+    BS_TRY(auto raw, ctx.text(field, out));
+    const std::string path = ctx.local_path(raw);
+    BS_CHECK(check_local_input(s, field, path, "pylock", false, out, ctx));
+    spec.pylock = PylockInstall{path, {}, 0, state::Layout(ctx.venv).pylock_requirements(s.id), {}};
+    std::error_code ec;
+    if (!out.complete || !fs::is_regular_file(path, ec)) {
+        out.complete = false;
+        return {};
+    }
+    auto text = core::read_regular_file(path, core::k_max_user_input);
+    if (!text) return tl::unexpected(pylock_error(s, text.error()));
+    auto lock = read_pylock(*text, path);
+    if (!lock) return tl::unexpected(pylock_error(s, lock.error()));
+    if (ctx.python != nullptr)
+        if (auto fits = check_pylock_interpreter(*lock, *ctx.python); !fits)
+            return tl::unexpected(pylock_error(s, fits.error()));
+    auto pins = pylock_pins(*lock);
+    if (!pins) return tl::unexpected(pylock_error(s, pins.error()));
+    for (const auto* wheel : pins->files) add_local_input(out, wheel->path, false, "pylock wheel", field.loc);
+    spec.requirements = std::move(pins->requirements);
+    spec.pylock->sha256 = core::sha256_hex(*text);
+    spec.pylock->packages = lock->packages.size();
+    spec.pylock->text = std::move(pins->text);
+    return {};
+}
+
 Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expansion& ex) {
     const auto& f = *s.fields_as<InstallFields>();
     InstallSpec spec;
     pyenv::InstallRequest& req = spec.request;
-    BS_TRY(req.requirements, ctx.texts(s.packages, out));
+    if (f.pylock) {
+        BS_CHECK(expand_pylock(s, *f.pylock, out, ctx, spec));
+    } else {
+        BS_TRY(req.requirements, ctx.texts(s.packages, out));
+    }
     for (size_t i = 0; i < req.requirements.size(); ++i) {
         auto parsed = pyenv::Requirement::parse(req.requirements[i]);
         if (!parsed)
@@ -123,7 +188,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     req.upgrade = spec.upgrade = f.upgrade;
     req.reinstall = spec.reinstall = f.reinstall;
     req.pre = spec.pre = f.pre;
-    req.no_deps = f.no_deps;
+    req.no_deps = f.no_deps || f.pylock.has_value();  // a lock's pins are its whole closure
     std::vector<std::string> own_urls = req.extra_index_urls;
     if (req.index_url) own_urls.push_back(*req.index_url);
     BS_TRY(auto locked, ctx.locked(s, own_urls));
@@ -132,6 +197,7 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         // resolution), one command per list of indexes its packages came from.
         spec.requirements = std::move(locked->requirements);
         spec.locked_run = true;
+        spec.pylock.reset();
         req.requirements.clear();
         req.find_links.clear();
         req.no_deps = true;
@@ -173,6 +239,9 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
         req.overrides_file = state::Layout(ctx.venv).overrides(s.id);
     ex.command = ctx.installer->install(ctx.venv, req, ctx.net);
     ex.key_command = ctx.installer->install(ctx.venv, req, ctx.key_net);
+    if (spec.pylock)  // uv and pip spell these the same: every pin from the file, with its hash
+        for (auto* c : {&ex.command, &ex.key_command})
+            c->argv.insert(c->argv.end(), {"-r", spec.pylock->file.string(), "--require-hashes"});
     out.spec = std::move(spec);
     return {};
 }
@@ -186,6 +255,8 @@ void environment_known(ResolvedStep& step, const PlanContext& ctx) {
 
 void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&) {
     const auto& spec = std::get<InstallSpec>(step.spec);
+    // The lock's content: a changed lock re-runs the step (unless the venv holds its pins).
+    if (spec.pylock) key.add("pylock", spec.pylock->path + " sha256 " + spec.pylock->sha256);
     for (const auto& c : spec.locked) key.add("locked", c.indexes_shown + "\n" + c.text);
     // Which earlier steps' packages this resolution keeps, not their versions: those are venv
     // facts, written to the file when the step runs; the end-of-run check holds every step to
@@ -214,6 +285,12 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
             BS_CHECK(run_child(step, ctx, c.argv));
         }
         return Outcome::ran;
+    }
+    if (spec.pylock) {
+        if (spec.pylock->sha256.empty())  // not there when the plan was made, nor since
+            return fail(ErrorCode::not_found,
+                        fmt::format("step '{}': the pylock {} does not exist", step.id, spec.pylock->path));
+        BS_CHECK(core::write_file_atomic(spec.pylock->file, spec.pylock->text));
     }
     BS_CHECK(run_child(step, ctx, step.argv));
     return Outcome::ran;
@@ -246,6 +323,11 @@ std::vector<std::string> index_urls(const ResolvedStep& step) { return std::get<
 void describe(const ResolvedStep& step, const DescribeAsk& /*ask*/, Description& out) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (!spec.index_urls.empty()) out.before_argv.push_back("indexes: " + core::join(spec.index_urls, ", "));
+    if (spec.pylock)
+        out.before_argv.push_back(spec.pylock->sha256.empty()
+                                      ? "pylock: " + spec.pylock->path + " (not there yet)"
+                                      : fmt::format("pylock: {} ({} package(s), sha256 {})", spec.pylock->path,
+                                                    spec.pylock->packages, spec.pylock->sha256.substr(0, 12)));
     for (size_t b = 1; b < spec.locked.size(); ++b)  // --locked: one command per list of indexes
         out.after_argv.push_back("then: " + core::redact_text(core::format_argv(spec.locked[b].argv)));
 }
@@ -253,6 +335,7 @@ void describe(const ResolvedStep& step, const DescribeAsk& /*ask*/, Description&
 void describe_json(const ResolvedStep& step, nlohmann::json& out) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (!spec.index_urls.empty()) out["index_urls"] = spec.index_urls;
+    if (spec.pylock) out["pylock"] = {{"path", spec.pylock->path}, {"sha256", spec.pylock->sha256}};
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ using recipe::ValueType;
 const Value* PylockReader::typed(const Value& table, std::string_view k, ValueType type, std::string_view where) {
     const Value* v = table.get(k);
     if (v == nullptr || v->is(type)) return v;
-    report(v->loc, fmt::format("{}'{}' must be {}, not {}", where, k, recipe::type_name(type), recipe::type_name(v->type)));
+    report(v->loc,
+           fmt::format("{}'{}' must be {}, not {}", where, k, recipe::type_name(type), recipe::type_name(v->type)));
     return nullptr;
 }
 
@@ -224,15 +225,40 @@ Result<PylockData> read_pylock(std::string_view text, const fs::path& file) {
     return out;
 }
 
+Status check_pylock_interpreter(const PylockData& lock, const pyenv::InterpreterFacts& python) {
+    if (!lock.requires_python.empty()) {
+        auto spec = pyenv::SpecifierSet::parse(lock.requires_python);
+        auto version = pyenv::Version::parse(python.version);
+        if (spec && version && !spec->contains(*version, true))
+            return fail(ErrorCode::usage,
+                        fmt::format("{} requires Python {}; the venv's is {}", lock.file.string(), lock.requires_python,
+                                    python.version),
+                        "lock again with this Python, or make the venv with the one the lock names");
+    }
+    if (lock.environments.empty()) return {};
+    for (const auto& env : lock.environments)
+        if (auto marker = pyenv::Marker::parse(env); marker && marker->evaluate(python.markers)) return {};
+    auto value = [&](const char* name) {
+        auto it = python.markers.find(name);
+        return it == python.markers.end() ? std::string() : it->second;
+    };
+    return fail(ErrorCode::usage,
+                fmt::format("{} is for {}; the venv's interpreter is sys_platform '{}', platform_machine '{}'",
+                            lock.file.string(), core::join(lock.environments, " or "), value("sys_platform"),
+                            value("platform_machine")),
+                "lock again on a machine like this one");
+}
+
 Result<PylockPins> pylock_pins(const PylockData& lock) {
     PylockPins out;
     std::vector<std::string> problems;
     for (const auto& p : lock.packages) {
         const std::string at = p.loc.str() + ": package " + p.name;
         if (p.directory) {
-            problems.push_back(fmt::format("{} is a source tree (directory {}), not a built wheel: build it with a "
-                                           "`build` step, or name it in a step's packages",
-                                           at, p.directory->path));
+            problems.push_back(
+                fmt::format("{} is a source tree (directory {}), not a built wheel: build it with a "
+                            "`build` step, or name it in a step's packages",
+                            at, p.directory->path));
             continue;
         }
         std::vector<const PylockWheel*> by_path;
@@ -243,9 +269,10 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
         // as files: that file (one, since nothing here picks among platforms).
         const bool from_index = by_path.size() < p.wheels.size();
         if (!from_index && by_path.size() != 1) {
-            problems.push_back(fmt::format("{} has {} wheels by 'path' and none by 'url': bootstrap installs one "
-                                           "wheel file per package",
-                                           at, by_path.size()));
+            problems.push_back(
+                fmt::format("{} has {} wheels by 'path' and none by 'url': bootstrap installs one "
+                            "wheel file per package",
+                            at, by_path.size()));
             continue;
         }
         const std::string marker = p.marker.empty() ? "" : " ; " + p.marker;
@@ -262,8 +289,7 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
         out.text += line + "\n";
         if (!from_index) out.files.push_back(by_path.front());
     }
-    if (!problems.empty())
-        return tl::unexpected(problems_error("", problems));
+    if (!problems.empty()) return tl::unexpected(problems_error("", problems));
     return out;
 }
 

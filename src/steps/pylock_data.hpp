@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "pyenv/interpreter.hpp"
 #include "pyenv/requirement.hpp"
 #include "recipe/value.hpp"
 
@@ -105,13 +106,18 @@ void read_pylock_packages(PylockReader& rd, const recipe::Value& doc, PylockData
 /// `[tool]` table is not looked into.
 [[nodiscard]] Result<PylockData> read_pylock(std::string_view text, const fs::path& file);
 
+/// Whether the lock is for `python`: its requires-python must hold for the interpreter's version
+/// and one of its environments (if any) for its markers; a usage error naming the lock and
+/// what the venv has otherwise.
+[[nodiscard]] Status check_pylock_interpreter(const PylockData& lock, const pyenv::InterpreterFacts& python);
+
 /// What an install step with `pylock` installs: every package pinned (`name==version`, with its
 /// marker: the installer and the skip rule judge it against the venv), and the requirements
 /// file the installer gets with `--no-deps --require-hashes`: per package its pin, or its one
 /// wheel file when the lock gives the wheel by `path`, with every wheel's sha256.
 struct PylockPins {
     std::vector<pyenv::Requirement> requirements;
-    std::string text;                      // the requirements file
+    std::string text;                       // the requirements file
     std::vector<const PylockWheel*> files;  // wheels installed by path (into `lock`)
 };
 

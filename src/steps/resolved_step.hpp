@@ -141,6 +141,16 @@ struct LaterOverride {
     friend bool operator==(const LaterOverride&, const LaterOverride&) = default;
 };
 
+/// An install step's `pylock` after expansion (steps/pylock_data.hpp): what its installer
+/// command (`--no-deps -r FILE --require-hashes`) installs.
+struct PylockInstall {
+    std::string path;    // the pylock.toml (absolute)
+    std::string sha256;  // of its content: the step key hashes it
+    size_t packages = 0;
+    fs::path file;     // the requirements file, written right before the step runs
+    std::string text;  // its pins (or wheel files), each with its --hash=sha256 lines
+};
+
 /// An `install` step after expansion.
 struct InstallSpec {
     std::vector<pyenv::Requirement> requirements;
@@ -152,6 +162,9 @@ struct InstallSpec {
     /// is the step's argv.
     std::vector<LockedBatch> locked;
     bool locked_run = false;
+    /// `pylock`: the lock's pins are `requirements` and the command installs this file (unset
+    /// under --locked, where the lockfile decides as for any install step).
+    std::optional<PylockInstall> pylock;
     bool upgrade = false;
     bool reinstall = false;
     bool pre = false;
