@@ -151,7 +151,7 @@ Status expand_pylock(const recipe::Step& s, const recipe::Text& field, ResolvedS
             return tl::unexpected(pylock_error(s, fits.error()));
     auto pins = pylock_pins(*lock);
     if (!pins) return tl::unexpected(pylock_error(s, pins.error()));
-    for (const auto* wheel : pins->files) add_local_input(out, wheel->path, false, "pylock wheel", field.loc);
+    for (const auto& wheel : pins->files) add_local_input(out, wheel, false, "pylock wheel", field.loc);
     spec.requirements = std::move(pins->requirements);
     spec.pylock->sha256 = core::sha256_hex(*text);
     spec.pylock->packages = lock->packages.size();

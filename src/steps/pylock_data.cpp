@@ -287,7 +287,7 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
         for (const auto& w : p.wheels)
             if (from_index || &w == by_path.front()) line += " --hash=sha256:" + w.sha256;
         out.text += line + "\n";
-        if (!from_index) out.files.push_back(by_path.front());
+        if (!from_index) out.files.push_back(by_path.front()->path);
     }
     if (!problems.empty()) return tl::unexpected(problems_error("", problems));
     return out;

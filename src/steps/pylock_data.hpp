@@ -117,8 +117,8 @@ void read_pylock_packages(PylockReader& rd, const recipe::Value& doc, PylockData
 /// wheel file when the lock gives the wheel by `path`, with every wheel's sha256.
 struct PylockPins {
     std::vector<pyenv::Requirement> requirements;
-    std::string text;                       // the requirements file
-    std::vector<const PylockWheel*> files;  // wheels installed by path (into `lock`)
+    std::string text;                // the requirements file
+    std::vector<std::string> files;  // the wheels installed by path
 };
 
 /// The pins of `lock`. A package the lock gives as a source tree (`directory`) or by several

@@ -21,6 +21,21 @@ TEST_CASE("golden: a typo of a key gets a suggestion, not a missing-key error") 
           "r.toml:9:1: unknown key 'pakages' in step 'torch' (did you mean 'packages'?)");
 }
 
+TEST_CASE("golden: an install step takes exactly one of 'packages' and 'pylock'") {
+    const std::string step = k_head + "[[step]]\nid = \"pinned\"\nkind = \"install\"\n";
+    CHECK(problems(step + "packages = [\"torch\"]\npylock = \"pylock.toml\"\n") ==
+          "r.toml:10:10: step 'pinned' takes 'packages' or 'pylock', not both (a pylock step installs exactly the "
+          "lock's pins)");
+    CHECK(problems(step) == "r.toml:6:1: step 'pinned' (kind install) is missing required key 'packages'");
+    CHECK(problems(step + "pylock = \"\"\n") == "r.toml:9:10: 'pylock' must name a pylock.toml file");
+    CHECK(problems(step + "pylock = \"pylock.toml\"\nupgrade = true\n") ==
+          "r.toml:10:11: 'upgrade' does not apply with 'pylock': the step installs the lock's exact versions");
+    CHECK(problems(step + "pylock = \"pylock.toml\"\nindex_url = \"https://i/simple\"\nreinstall = true\n") ==
+          "<valid>");
+    CHECK(problems(k_head + "[[step]]\nid = \"r\"\nkind = \"run\"\nargv = [\"true\"]\npylock = \"p.toml\"\n") ==
+          "r.toml:10:1: key 'pylock' is not valid for a step of kind 'run'");
+}
+
 TEST_CASE("golden: wrong type") {
     CHECK(problems(k_head + "[[step]]\nid = \"torch\"\nkind = \"install\"\n"
                             "packages = [\"torch\"]\nupgrade = \"yes\"\n") ==
