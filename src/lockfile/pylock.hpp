@@ -13,7 +13,8 @@
 // (the origin: kind, step, recorded index URLs, artifact sha256; a directory's version), so
 // bootstrap reads its own pylock back as it reads its JSON.
 //
-// Read (`run --locked --lockfile X.toml`): any pylock whose major version is 1 and whose
+// Read (`run --locked --lockfile X.toml`; the format through steps/pylock_data.hpp, the reader
+// an install step's `pylock` uses too): any pylock whose major version is 1 and whose
 // packages are wheels (sdist-, vcs- and archive-only entries are refused; a `directory` entry
 // is left to the recipe's steps, as an editable project is). One written by another tool (no
 // [tool.bootstrap]) has no recipe and no steps: Lockfile::foreign_tool says so.
