@@ -1,6 +1,8 @@
 // Writing a pylock.toml (lockfile/pylock.hpp): keys in the PEP's order, packages by name, one
 // inline table per wheel, so two locks of one venv diff line by line.
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "core/redact.hpp"
@@ -32,6 +34,14 @@ std::string toml_string(std::string_view s) {
         }
     }
     return out + "\"";
+}
+
+/// `s` on one comment line: control characters (a newline would end the comment) as '?'.
+std::string comment_text(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return out;
 }
 
 /// A key, bare when TOML allows it (step ids may hold anything a recipe allows).
@@ -141,7 +151,7 @@ std::string to_pylock(const Lockfile& lock) {
     out += fmt::format(
         "# A PEP 751 lock of the venv of bootstrap recipe {}: bootstrap lock --format pylock.\n"
         "# [tool.bootstrap] and [packages.tool.bootstrap] are what bootstrap's own --locked run reads.\n",
-        lock.recipe_name.empty() ? std::string("(none)") : lock.recipe_name);
+        lock.recipe_name.empty() ? std::string("(none)") : comment_text(lock.recipe_name));
     put(out, "lock-version", toml_string("1.0"));
     if (!lock.environments.empty()) put(out, "environments", array(lock.environments));
     put_string(out, "requires-python", requires_python(lock));
@@ -157,8 +167,10 @@ std::string to_pylock(const Lockfile& lock) {
 }
 
 fs::path pylock_path_in(const fs::path& dir, std::string_view recipe_name) {
-    std::string name(recipe_name);
-    std::replace(name.begin(), name.end(), '.', '-');
+    // PEP 751's name holds no dot; a recipe's name may hold anything (a '/' would leave `dir`).
+    std::string name;
+    for (const char c : recipe_name)
+        name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '-';
     return dir / ("pylock." + name + ".toml");
 }
 

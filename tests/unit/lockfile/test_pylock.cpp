@@ -103,6 +103,7 @@ TEST_CASE("pylock: the PEP's keys, a source tree without a version, seeded packa
     CHECK(text.find("[tool.bootstrap.steps.\"with space\"]\ncovered = false\nwhy = \"not run\"\n") !=
           std::string::npos);
     CHECK(lockfile::pylock_path_in("/l", "h200.te") == fs::path("/l/pylock.h200-te.toml"));
+    CHECK(lockfile::pylock_path_in("/l", "../up/x") == fs::path("/l/pylock.---up-x.toml"));  // stays in /l
 }
 
 TEST_CASE("pylock: no credential is written, in PEP keys or bootstrap's") {
