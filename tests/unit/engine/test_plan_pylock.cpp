@@ -49,8 +49,9 @@ struct PylockWorld {
     mutable recipe::Recipe recipe;
 };
 
-const std::string k_step = "[[step]]\nid = \"pinned\"\nkind = \"install\"\npylock = \"pylock.toml\"\n"
-                           "index_url = \"http://127.0.0.1:1/simple\"\n";
+const std::string k_step =
+    "[[step]]\nid = \"pinned\"\nkind = \"install\"\npylock = \"pylock.toml\"\n"
+    "index_url = \"http://127.0.0.1:1/simple\"\n";
 
 std::string package(const std::string& name, const std::string& version, const std::string& marker = "") {
     const std::string file = name + "-" + version + "-py3-none-any.whl";  // names without '-'
@@ -131,8 +132,8 @@ TEST_CASE("pylock step: problems of the lock are the reader's, prefixed by the s
     fs::remove(path);
     plan = w.plan(k_step);
     REQUIRE_FALSE(plan);
-    CHECK(plan.error().message == (w.dir.path() / "t.toml").string() + ":12:10: step 'pinned': pylock " + path +
-                                      " does not exist");
+    CHECK(plan.error().message ==
+          (w.dir.path() / "t.toml").string() + ":12:10: step 'pinned': pylock " + path + " does not exist");
 }
 
 TEST_CASE("pylock step: a lock an earlier run step writes is read once it is there") {

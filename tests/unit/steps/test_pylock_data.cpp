@@ -28,15 +28,16 @@ std::string refused_pins(const std::string& text) {
 }  // namespace
 
 TEST_CASE("pylock data: names normalised, markers, indexes and wheels with relative paths made absolute") {
-    const auto lock = read(k_head + "requires-python = \">=3.11\"\n"
-                                    "[[packages]]\nname = \"Demo_Utils\"\nversion = \"1.0.0\"\n"
-                                    "marker = \"sys_platform == 'linux'\"\nindex = \"https://i/simple\"\n"
-                                    "wheels = [{ url = \"https://i/f/demo_utils-1.0.0-py3-none-any.whl\", "
-                                    "hashes = { sha256 = \"" +
-                               std::string(64, 'A') +
-                               "\" } },\n"
-                               "  { path = \"w/demo_utils-1.0.0-cp311-cp311-linux_x86_64.whl\", hashes = { sha256 = \"" +
-                               k_b + "\" } }]\n");
+    const auto lock = read(k_head +
+                           "requires-python = \">=3.11\"\n"
+                           "[[packages]]\nname = \"Demo_Utils\"\nversion = \"1.0.0\"\n"
+                           "marker = \"sys_platform == 'linux'\"\nindex = \"https://i/simple\"\n"
+                           "wheels = [{ url = \"https://i/f/demo_utils-1.0.0-py3-none-any.whl\", "
+                           "hashes = { sha256 = \"" +
+                           std::string(64, 'A') +
+                           "\" } },\n"
+                           "  { path = \"w/demo_utils-1.0.0-cp311-cp311-linux_x86_64.whl\", hashes = { sha256 = \"" +
+                           k_b + "\" } }]\n");
     CHECK(lock.created_by == "uv");
     CHECK(lock.requires_python == ">=3.11");
     REQUIRE(lock.packages.size() == 1);
@@ -53,8 +54,9 @@ TEST_CASE("pylock data: names normalised, markers, indexes and wheels with relat
 
 TEST_CASE("pylock pins: a pin per package with its marker and every wheel's hash, a path-only wheel by file") {
     const auto pins = steps::pylock_pins(
-        read(k_head + "[[packages]]\nname = \"demo-core\"\nversion = \"2.0.0\"\n"
-                      "wheels = [{ url = \"https://i/f/demo_core-2.0.0-py3-none-any.whl\", hashes = { sha256 = \"" +
+        read(k_head +
+             "[[packages]]\nname = \"demo-core\"\nversion = \"2.0.0\"\n"
+             "wheels = [{ url = \"https://i/f/demo_core-2.0.0-py3-none-any.whl\", hashes = { sha256 = \"" +
              k_a +
              "\" } },\n"
              "  { url = \"https://i/f/demo_core-2.0.0-cp311-none-any.whl\", hashes = { sha256 = \"" +
@@ -86,14 +88,14 @@ TEST_CASE("pylock pins: a pin per package with its marker and every wheel's hash
 }
 
 TEST_CASE("pylock pins: a source tree or several wheel files of one package are refused at its line") {
-    const auto error = refused_pins(
-        k_head + "[[packages]]\nname = \"mine\"\ndirectory = { path = \"src/mine\", editable = true }\n" +
-        "[[packages]]\nname = \"two\"\nversion = \"1.0\"\nwheels = [\n"
-        "  { path = \"two-1.0-cp311-cp311-linux_x86_64.whl\", hashes = { sha256 = \"" +
-        k_a +
-        "\" } },\n"
-        "  { path = \"two-1.0-cp312-cp312-linux_x86_64.whl\", hashes = { sha256 = \"" +
-        k_b + "\" } }]\n");
+    const auto error =
+        refused_pins(k_head + "[[packages]]\nname = \"mine\"\ndirectory = { path = \"src/mine\", editable = true }\n" +
+                     "[[packages]]\nname = \"two\"\nversion = \"1.0\"\nwheels = [\n"
+                     "  { path = \"two-1.0-cp311-cp311-linux_x86_64.whl\", hashes = { sha256 = \"" +
+                     k_a +
+                     "\" } },\n"
+                     "  { path = \"two-1.0-cp312-cp312-linux_x86_64.whl\", hashes = { sha256 = \"" +
+                     k_b + "\" } }]\n");
     INFO(error);
     CHECK(error.rfind("/l/pylock.toml:3:1: package mine is a source tree (directory /l/src/mine), not a built wheel: "
                       "build it with a `build` step, or name it in a step's packages (and 1 more problem(s))\n",
@@ -103,9 +105,10 @@ TEST_CASE("pylock pins: a source tree or several wheel files of one package are 
 }
 
 TEST_CASE("pylock data: the reader's errors are located, and lockfile/'s messages") {
-    auto lock = steps::read_pylock(k_head + "[[packages]]\nname = \"x\"\nversion = \"1.0\"\n"
-                                            "wheels = [{ url = \"https://h/x-1.0-py3-none-any.whl\", "
-                                            "hashes = { sha256 = \"nothex\" } }]\n",
+    auto lock = steps::read_pylock(k_head +
+                                       "[[packages]]\nname = \"x\"\nversion = \"1.0\"\n"
+                                       "wheels = [{ url = \"https://h/x-1.0-py3-none-any.whl\", "
+                                       "hashes = { sha256 = \"nothex\" } }]\n",
                                    "/l/pylock.toml");
     REQUIRE_FALSE(lock);
     CHECK(lock.error().code == ErrorCode::usage);
@@ -130,6 +133,7 @@ TEST_CASE("pylock data: requires-python and environments are checked against the
     CHECK(old.error().message == "/l/pylock.toml requires Python ==3.11.*; the venv's is 3.12.1");
     auto other = fits("environments = [\"sys_platform == 'darwin'\"]\n");
     REQUIRE_FALSE(other);
-    CHECK(other.error().message == "/l/pylock.toml is for sys_platform == 'darwin'; the venv's interpreter is "
-                                   "sys_platform 'linux', platform_machine 'x86_64'");
+    CHECK(other.error().message ==
+          "/l/pylock.toml is for sys_platform == 'darwin'; the venv's interpreter is "
+          "sys_platform 'linux', platform_machine 'x86_64'");
 }
