@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "core/fs.hpp"
 #include "fixture.hpp"
 #include "manifest/manifest.hpp"
@@ -204,4 +206,24 @@ TEST_CASE("a broken install is written as such, manifests without the field read
                            "d.json");
     REQUIRE_FALSE(typed.has_value());
     CHECK(typed.error().message == "d.json: not a valid manifest: packages.a.broken: expected a string");
+}
+
+TEST_CASE("a manifest's text is what nlohmann writes for the same document (keys sorted, 2-space indent)") {
+    auto canonical = [](const std::string& text) {
+        return nlohmann::json::parse(text).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    };
+    Manifest m = full_manifest();
+    CHECK(to_json(m) == canonical(to_json(m)));
+    m.torch.reset();
+    m.run.reset();
+    m.build_env.clear();
+    m.packages["odd"] = pkg("odd", "1.0");
+    m.packages["odd"].display_name = "Odd\t\"quoted\"\\ caf\xc3\xa9 \x01";
+    m.packages["odd"].origin.index_urls = {"https://z/simple", "https://a/simple"};  // a list: order kept
+    CHECK(to_json(m) == canonical(to_json(m)));
+    // Bytes that are not UTF-8 are replaced, and the text still parses.
+    m.packages["odd"].display_name = "bad\xff\xc3";
+    std::string text = to_json(m);
+    CHECK(text == canonical(text));
+    CHECK(text.find("bad\xef\xbf\xbd") != std::string::npos);
 }
