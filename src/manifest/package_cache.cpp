@@ -1,34 +1,128 @@
 #include "manifest/package_cache.hpp"
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <vector>
 
 #include "core/fs.hpp"
-#include "core/json_fields.hpp"
 #include "core/strings.hpp"
-#include "manifest/origin_json.hpp"
 
 namespace bootstrap::manifest {
 
 namespace {
 
-// {"version": 4, "entries": {"<dist-info path>": {"stamp": [size, mtime_ns, inode],
-//  "record_sha256": ..., "record_sha256_portable": ..., "wheel_tag": ..., "origin": {...}}}}
-// (the origin as manifests write it: origin_json.hpp). Bump when a field is added or the meaning
-// of one changes; another version is empty (v2 was tab-separated lines; v3's origin URLs were
-// not yet redacted).
-constexpr int k_cache_version = 4;
+// The file: a first line naming the format, then one line per dist-info, its fields
+// tab-separated in k_fields' order, each with `\` `\t` `\n` `\r` escaped as `\\` `\t` `\n`
+// `\r`. A line with another field count or a field that does not parse is a miss. Bump the
+// version when a field is added or the meaning of one changes; another version is empty (v2
+// was tab-separated with RECORD stamps only; v3 and v4 were JSON, read with a DOM: at 3,000
+// packages parsing it cost more than the scan it saved).
+constexpr std::string_view k_header = "bootstrap-packages-cache-v5";
+constexpr size_t k_fields = 20;
 
-using core::JsonFields;
-using nlohmann::json;
+void append_escaped(std::string& out, std::string_view value) {
+    for (char c : value) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default: out += c;
+        }
+    }
+}
 
-/// One entry, or nothing when it is damaged (a damaged entry is a miss, not an error).
-std::optional<core::FileStamp> read_stamp(const JsonFields& e) {
-    const json* st = e.find("stamp");
-    if (!st || !st->is_array() || st->size() != 3 || !(*st)[0].is_number_unsigned() || !(*st)[1].is_number_integer() ||
-        !(*st)[2].is_number_unsigned())
-        return std::nullopt;
-    return core::FileStamp{(*st)[0].get<uint64_t>(), (*st)[1].get<int64_t>(), (*st)[2].get<uint64_t>()};
+/// Undo append_escaped; false on a dangling or unknown escape.
+bool unescape(std::string_view in, std::string& out) {
+    size_t first = in.find('\\');
+    out.assign(in.substr(0, first));
+    if (first == std::string_view::npos) return true;  // the common case: nothing escaped
+    for (size_t i = first; i < in.size(); ++i) {
+        if (in[i] != '\\') {
+            out += in[i];
+            continue;
+        }
+        if (++i == in.size()) return false;
+        switch (in[i]) {
+            case '\\': out += '\\'; break;
+            case 't': out += '\t'; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            default: return false;
+        }
+    }
+    return true;
+}
+
+template <class Int>
+bool parse_int(std::string_view text, Int& value) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+/// One line's fields split at tabs (escaped tabs are `\t`, never a raw tab).
+bool split_fields(std::string_view line, std::array<std::string_view, k_fields>& fields) {
+    size_t n = 0, start = 0;
+    for (;;) {
+        size_t tab = line.find('\t', start);
+        if (n == k_fields) return false;
+        fields[n++] = line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start);
+        if (tab == std::string_view::npos) break;
+        start = tab + 1;
+    }
+    return n == k_fields;
+}
+
+bool parse_entry(std::string_view line, std::string& path, pyenv::Distribution& d, CachedPackageFacts& f) {
+    std::array<std::string_view, k_fields> x;
+    if (!split_fields(line, x)) return false;
+    std::string kind, requested;
+    return unescape(x[0], path) && parse_int(x[1], d.dir_stamp.size) && parse_int(x[2], d.dir_stamp.mtime_ns) &&
+           parse_int(x[3], d.dir_stamp.inode) && parse_int(x[4], d.record_stamp.size) &&
+           parse_int(x[5], d.record_stamp.mtime_ns) && parse_int(x[6], d.record_stamp.inode) &&
+           unescape(x[7], d.name) && unescape(x[8], d.version) && unescape(x[9], d.installer) &&
+           unescape(x[10], requested) && (requested == "0" || requested == "1") &&
+           (d.requested = requested == "1", true) && unescape(x[11], f.record_sha256) &&
+           unescape(x[12], f.record_sha256_portable) && unescape(x[13], f.wheel_tag) && unescape(x[14], kind) &&
+           (f.origin.kind = parse_origin_kind(kind), true) && unescape(x[15], f.origin.url) &&
+           unescape(x[16], f.origin.vcs) && unescape(x[17], f.origin.commit) &&
+           unescape(x[18], f.origin.archive_hash) && unescape(x[19], d.normalized_name) && !d.name.empty() &&
+           !d.normalized_name.empty() && d.record_stamp != core::FileStamp{};
+}
+
+void append_entry(std::string& out, const std::string& path, const pyenv::Distribution& d,
+                  const CachedPackageFacts& f) {
+    auto field = [&](std::string_view value) {
+        append_escaped(out, value);
+        out += '\t';
+    };
+    auto number = [&](auto value) {
+        out += std::to_string(value);
+        out += '\t';
+    };
+    field(path);
+    number(d.dir_stamp.size);
+    number(d.dir_stamp.mtime_ns);
+    number(d.dir_stamp.inode);
+    number(d.record_stamp.size);
+    number(d.record_stamp.mtime_ns);
+    number(d.record_stamp.inode);
+    field(d.name);
+    field(d.version);
+    field(d.installer);
+    field(d.requested ? "1" : "0");
+    field(f.record_sha256);
+    field(f.record_sha256_portable);
+    field(f.wheel_tag);
+    field(to_string(f.origin.kind));
+    field(f.origin.url);
+    field(f.origin.vcs);
+    field(f.origin.commit);
+    field(f.origin.archive_hash);
+    append_escaped(out, d.normalized_name);
+    out += '\n';
 }
 
 }  // namespace
@@ -38,66 +132,73 @@ PackageCache PackageCache::load(fs::path file) {
     cache.m_file = std::move(file);
     auto text = core::read_file(cache.m_file);
     if (!text) return cache;
-    using Entries = std::map<std::string, Entry>;
-    auto entries = core::read_json(
-        *text,
-        [&](const JsonFields& top) -> Result<Entries> {
-            if (top.integer("version") != k_cache_version) return fail(ErrorCode::not_found, "another version");
-            Entries out;
-            for (const auto& [path, e] : top.objects("entries")) {
-                auto stamp = read_stamp(e);
-                if (!stamp) continue;  // a damaged entry is a miss
-                Entry entry;
-                entry.stamp = *stamp;
-                entry.facts.record_sha256 = e.str("record_sha256");
-                entry.facts.record_sha256_portable = e.str("record_sha256_portable");
-                entry.facts.wheel_tag = e.str("wheel_tag");
-                if (auto o = e.object("origin")) entry.facts.origin = origin_from_json(*o);
-                out.emplace(path, std::move(entry));
-            }
-            return out;
-        },
-        [](const std::string& why) -> Result<Entries> { return fail(ErrorCode::io, why); });
-    if (entries) cache.m_entries = std::move(*entries);
+    std::string_view rest = *text;
+    size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos || rest.substr(0, nl) != k_header) return cache;
+    rest.remove_prefix(nl + 1);
+    std::string path;
+    cache.m_entries.reserve(static_cast<size_t>(std::count(rest.begin(), rest.end(), '\n')) + 1);
+    while (!rest.empty()) {
+        nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+        Entry entry;
+        if (!parse_entry(line, path, entry.dist, entry.facts)) continue;  // a damaged line is a miss
+        cache.m_entries.insert_or_assign(path, std::move(entry));
+    }
     return cache;
 }
 
+const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, std::string_view entry,
+                                                const core::FileStamp& dir) const {
+    // The key as (site_packages / entry).native() spells it, without building a path.
+    m_key.assign(site_packages.native());
+    if (!m_key.empty() && m_key.back() != '/') m_key += '/';
+    m_key.append(entry);
+    auto it = m_entries.find(m_key);
+    if (it == m_entries.end() || !(it->second.dist.dir_stamp == dir)) return nullptr;
+    it->second.used = true;
+    return &it->second.dist;
+}
+
 const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) const {
-    auto it = m_entries.find(dist.dist_info.string());
+    auto it = m_entries.find(dist.dist_info.native());
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
-    if (it == m_entries.end() || dist.record_stamp == core::FileStamp{} || !(it->second.stamp == dist.record_stamp))
+    if (it == m_entries.end() || dist.record_stamp == core::FileStamp{} ||
+        !(it->second.dist.record_stamp == dist.record_stamp) || !(it->second.dist.dir_stamp == dist.dir_stamp))
         return nullptr;
     it->second.used = true;
     return &it->second.facts;
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
-    if (dist.record_stamp == core::FileStamp{}) return;
-    m_entries[dist.dist_info.string()] = Entry{dist.record_stamp, std::move(facts), true};
+    if (dist.record_stamp == core::FileStamp{} || !dist.broken.empty()) return;
+    m_entries.insert_or_assign(dist.dist_info.native(), Entry{dist, std::move(facts), true});
     m_dirty = true;
 }
 
 void PackageCache::save() {
-    json entries = json::object();
+    std::vector<const decltype(m_entries)::value_type*> kept;
+    kept.reserve(m_entries.size());
     bool dropped = false;
-    for (const auto& [path, e] : m_entries) {
-        if (!e.used) {
-            dropped = true;
-            continue;
-        }
-        entries[path] = json{
-            {"stamp", {e.stamp.size, e.stamp.mtime_ns, e.stamp.inode}},
-            {"record_sha256", e.facts.record_sha256},
-            {"record_sha256_portable", e.facts.record_sha256_portable},
-            {"wheel_tag", e.facts.wheel_tag},
-            {"origin", origin_to_json(e.facts.origin)},
-        };
+    // Stamps younger than this may not show a change made within the same timestamp tick.
+    const std::int64_t settled = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch() - std::chrono::seconds(2))
+                                     .count();
+    for (const auto& entry : m_entries) {
+        const auto& d = entry.second.dist;
+        if (entry.second.used && d.dir_stamp.mtime_ns < settled && d.record_stamp.mtime_ns < settled)
+            kept.push_back(&entry);
+        else dropped = true;
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
-    if (m_dirty || dropped) {
-        json j{{"version", k_cache_version}, {"entries", std::move(entries)}};
-        (void)core::write_file_atomic(m_file, j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
-    }
+    if (!m_dirty && !dropped) return;
+    std::sort(kept.begin(), kept.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    std::string out(k_header);
+    out += '\n';
+    out.reserve(kept.size() * 400);
+    for (const auto* entry : kept) append_entry(out, entry->first, entry->second.dist, entry->second.facts);
+    (void)core::write_file_atomic(m_file, out);
     m_dirty = false;
 }
 

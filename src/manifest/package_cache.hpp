@@ -1,13 +1,14 @@
 #pragma once
-// What a snapshot reads from each `*.dist-info` beyond the scan (the RECORD digest, WHEEL tags,
-// the direct_url.json origin), cached in `<venv>/.bootstrap/packages.cache` under the RECORD's
-// stat stamp. Installers write RECORD last and rewrite it on every (re)install, so an unchanged
-// stamp means an unchanged dist-info -- the same trust the journal's stamps place in it. A
-// repeated snapshot then reads one file instead of three per package.
+// What a snapshot reads from each `*.dist-info`, cached in `<venv>/.bootstrap/packages.cache`
+// under the dist-info directory's stat stamp (pyenv::ScanMemo says what that stamp catches):
+// the scan's facts (name, version, INSTALLER, REQUESTED, RECORD's stamp) and the rest (the
+// RECORD digest, WHEEL tags, the direct_url.json origin). A repeated snapshot then costs one
+// stat call per package and no open; only what changed is read. Entries younger than 2 s are
+// not written (a change within the same timestamp tick could leave the stamp equal).
 
 #include <filesystem>
-#include <map>
 #include <string>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "manifest/manifest.hpp"
@@ -22,13 +23,19 @@ struct CachedPackageFacts {
     Origin origin;  // as read from direct_url.json / INSTALLER (no engine annotations)
 };
 
-class PackageCache {
+class PackageCache final : public pyenv::ScanMemo {
 public:
-    /// Load `file`; a missing, stale-format or unreadable cache is simply empty.
+    /// Load `file`; a missing, stale-format or unreadable cache is simply empty, and a damaged
+    /// line is a miss for its package only.
     [[nodiscard]] static PackageCache load(fs::path file);
 
-    /// The cached facts for a dist-info directory whose RECORD still has `stamp`.
+    /// pyenv::ScanMemo: the distribution scanned from `dist_info` while both stamps still hold.
+    [[nodiscard]] const pyenv::Distribution* recall(const fs::path& site_packages, std::string_view entry,
+                                                    const core::FileStamp& dir) const override;
+
+    /// The cached facts for a whole distribution whose stamps still match the cache's.
     [[nodiscard]] const CachedPackageFacts* find(const pyenv::Distribution& dist) const;
+    /// Remember a whole distribution (a broken one, or one without RECORD, is never cached).
     void put(const pyenv::Distribution& dist, CachedPackageFacts facts);
     /// Rewrite the file atomically when something was added or is gone, keeping only the
     /// entries looked up or put since load (so uninstalled packages drop out). Best effort.
@@ -36,12 +43,13 @@ public:
 
 private:
     struct Entry {
-        core::FileStamp stamp;
+        pyenv::Distribution dist;  // as scanned: name, version, installer, requested, stamps
         CachedPackageFacts facts;
         mutable bool used = false;
     };
     fs::path m_file;
-    std::map<std::string, Entry> m_entries;  // by dist-info directory path
+    std::unordered_map<std::string, Entry> m_entries;  // by dist-info directory path
+    mutable std::string m_key;                         // recall()'s lookup key, reused
     bool m_dirty = false;
 };
 

@@ -202,7 +202,7 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
         // platlib may not exist when it differs from purelib (lib64 layouts).
         if (site != sites.front() && !fs::exists(site)) continue;
         // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
-        BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true));
+        BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true, &cache));
         for (const auto& [name, dist] : dists) {
             if (m.packages.count(name)) continue;  // purelib first, as sys.path has it
             BS_TRY(auto facts, read_package_facts(dist, cache));

@@ -135,6 +135,22 @@ std::string read_small_file(int dir_fd, const char* name) {
     return n > 0 ? std::string(core::trim(std::string_view(buf, static_cast<size_t>(n)))) : "";
 }
 
+core::FileStamp stamp_of(const struct stat& st) {
+    return {static_cast<std::uint64_t>(st.st_size),
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+            static_cast<std::uint64_t>(st.st_ino)};
+}
+
+/// The memo's distribution for dist-info `entry` while its directory's stamp still matches;
+/// nullptr otherwise (then the caller reads the dist-info, which also finds what is wrong).
+const Distribution* recall(const ScanMemo& memo, int site_fd, const std::filesystem::path& site, std::string_view entry,
+                           std::string& scratch) {
+    scratch.assign(entry);
+    struct stat dir_st {};
+    if (::fstatat(site_fd, scratch.c_str(), &dir_st, 0) != 0 || !S_ISDIR(dir_st.st_mode)) return nullptr;
+    return memo.recall(site, entry, stamp_of(dir_st));
+}
+
 /// "{name}-{version}.dist-info" → name and version (the version "" when there is no dash).
 void names_from_directory(std::string_view entry, Distribution& dist) {
     std::string_view stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
@@ -149,6 +165,8 @@ void names_from_directory(std::string_view entry, Distribution& dist) {
 bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Distribution& dist) {
     Fd dir(::openat(site_fd, std::string(entry).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
     if (!dir.is_open()) return false;
+    struct stat dir_st {};
+    if (::fstat(dir.get(), &dir_st) == 0) dist.dir_stamp = stamp_of(dir_st);
     Fd metadata = open_dist_file(dir.get(), "METADATA", dist.broken);
     if (metadata.is_open()) {
         HeaderReader headers(metadata.get(), buffer);
@@ -179,9 +197,7 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Di
         else if (static_cast<std::uint64_t>(st.st_size) > k_max_dist_info_file && dist.broken.empty())
             dist.broken = fmt::format("RECORD is larger than {} ({})", core::format_size(k_max_dist_info_file),
                                       core::format_size(static_cast<std::uint64_t>(st.st_size)));
-        dist.record_stamp.size = static_cast<std::uint64_t>(st.st_size);
-        dist.record_stamp.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-        dist.record_stamp.inode = static_cast<std::uint64_t>(st.st_ino);
+        dist.record_stamp = stamp_of(st);
     }
     dist.installer = read_small_file(dir.get(), "INSTALLER");
     dist.requested = ::faccessat(dir.get(), "REQUESTED", F_OK, 0) == 0;
@@ -200,14 +216,14 @@ bool newer(const Distribution& a, const Distribution& b) {
 
 Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesystem::path& site_packages,
                                                                const std::vector<std::string>& only,
-                                                               bool include_broken) {
+                                                               bool include_broken, const ScanMemo* memo) {
     DIR* dir = ::opendir(site_packages.c_str());
     if (dir == nullptr)
         return fail(
             errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
             fmt::format("cannot list installed packages in {}: {}", site_packages.string(), std::strerror(errno)));
     std::map<std::string, Distribution> out;
-    std::string buffer;
+    std::string buffer, scratch;
     buffer.reserve(16384);
     while (dirent* entry = ::readdir(dir)) {
         std::string_view name = entry->d_name;
@@ -219,7 +235,11 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
             std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) == only.end())
             continue;
         Distribution dist;
-        if (!read_dist_info(::dirfd(dir), name, buffer, dist)) continue;
+        if (const Distribution* known = memo ? recall(*memo, ::dirfd(dir), site_packages, name, scratch) : nullptr) {
+            dist = *known;
+        } else if (!read_dist_info(::dirfd(dir), name, buffer, dist)) {
+            continue;
+        }
         if (!dist.broken.empty() && !include_broken) continue;
         dist.dist_info = site_packages / name;
         std::string key = dist.normalized_name;

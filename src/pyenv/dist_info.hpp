@@ -22,6 +22,7 @@ struct Distribution {
     std::string version;              // as written in METADATA
     std::filesystem::path dist_info;  // the *.dist-info directory
     core::FileStamp record_stamp;     // stat of RECORD
+    core::FileStamp dir_stamp;        // stat of the dist-info directory (its entries' names)
     std::string installer;            // INSTALLER file content ("uv", "pip"), "" if none
     bool requested = false;           // REQUESTED file present
     /// Why the dist-info cannot be used, "" when it can: "METADATA missing" (an install cut
@@ -34,14 +35,34 @@ struct Distribution {
 /// a few MiB (RECORD of a large wheel); anything larger is treated as damaged.
 inline constexpr std::uint64_t k_max_dist_info_file = 64ull * 1024 * 1024;
 
+/// What a scan may take from an earlier one instead of opening METADATA, INSTALLER, REQUESTED
+/// and RECORD: the Distribution it read from a dist-info whose directory stamp (size, mtime,
+/// inode) is still the same. An install makes a new dist-info directory, and every file added
+/// to, removed from or renamed into one (REQUESTED, a RECORD rewritten atomically, as pip, uv
+/// and bootstrap do) changes its mtime; what it does not catch is a file edited in place, which
+/// doctor's files check reports against RECORD's hashes. A memo must not offer an entry whose
+/// stamp is so recent that a change in the same clock tick would leave it equal (PackageCache
+/// keeps none younger than 2 s).
+class ScanMemo {
+public:
+    virtual ~ScanMemo() = default;
+    /// The whole (never broken) distribution read from `site_packages`/`entry` when its
+    /// directory had the stamp `dir`; nullptr when there is none. Its `dist_info` may be left
+    /// empty: the scan sets it.
+    [[nodiscard]] virtual const Distribution* recall(const std::filesystem::path& site_packages, std::string_view entry,
+                                                     const core::FileStamp& dir) const = 0;
+};
+
 /// Every distribution in `site_packages`, keyed by normalised name. Reads only the METADATA
 /// headers it needs (stops at the first blank line). With `only` (normalised names), reads just
 /// the `*.dist-info` directories named for those. A broken dist-info (Distribution::broken) is
 /// left out, unless `include_broken`: then it is listed, and wins over a whole one of the same
 /// name. Never blocks on or reads more than k_max_dist_info_file bytes of a dist-info file.
+/// With a `memo`, a dist-info whose stamp it recognises costs one stat call and no open.
 [[nodiscard]] Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesystem::path& site_packages,
                                                                              const std::vector<std::string>& only = {},
-                                                                             bool include_broken = false);
+                                                                             bool include_broken = false,
+                                                                             const ScanMemo* memo = nullptr);
 
 /// The Requires-Dist lines of an installed distribution, parsed. A METADATA that is not a
 /// regular file, or whose headers run past k_max_dist_info_file, is an error naming it.

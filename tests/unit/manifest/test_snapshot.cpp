@@ -2,8 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
@@ -18,6 +21,18 @@ using bs_test::DistSpec;
 using bs_test::write_dist;
 
 namespace {
+
+/// Every dist-info directory in `site` and the regular files in it dated 10 s back: the package
+/// cache keeps only stamps older than 2 s (a change in the same tick could leave one equal).
+void settle(const fs::path& site) {
+    const auto past = fs::file_time_type::clock::now() - std::chrono::seconds(10);
+    for (const auto& e : fs::directory_iterator(site)) {
+        if (e.path().extension() != ".dist-info") continue;
+        for (const auto& f : fs::directory_iterator(e.path()))
+            if (fs::is_regular_file(fs::symlink_status(f.path()))) fs::last_write_time(f.path(), past);
+        fs::last_write_time(e.path(), past);
+    }
+}
 
 /// The golden fixture: one package of every origin kind, torch with its version file and CMake
 /// config, and a distutils-era install without RECORD.
@@ -181,6 +196,7 @@ TEST_CASE("snapshot lists a hostile dist-info as broken instead of reading it") 
     CHECK(m.error().message == "cannot read " + (wheel_fifo / "WHEEL").string() + ": not a regular file (a FIFO)");
     fs::remove_all(wheel_fifo);
 
+    settle(site);
     m = take_snapshot(fixture_request(venv));
     REQUIRE(m);
     CHECK(m->packages.at("good").broken.empty());
@@ -293,8 +309,31 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
     CHECK(*second == *first);
     CHECK(calls() == 2);  // nothing spawned
     const std::string cached = bootstrap::core::read_file(cache).value();
-    CHECK(cached.find("\"version\": 1") != std::string::npos);
+    CHECK(cached.find("\"version\": 2") != std::string::npos);
     CHECK(cached.find("\"gcc\": \"99.1.0\"") != std::string::npos);
+    CHECK(cached.find("\"libstdcxx\": \"/") != std::string::npos);
+    CHECK(cached.find("\"loader_key\": \"LD_LIBRARY_PATH=") != std::string::npos);
+
+    // Where libstdc++ is comes from the cache while the loader's inputs are the same (no
+    // dlopen): a cached path to another library is believed, and its GLIBCXX level read.
+    {
+        auto doc = nlohmann::json::parse(cached);
+        const fs::path fake = tmp.path() / "libstdc++.so.6";
+        REQUIRE(bootstrap::core::write_file_atomic(fake, std::string("x\0GLIBCXX_9.9.9\0y", 17)));
+        doc["libstdcxx"] = fake.string();
+        REQUIRE(bootstrap::core::write_file_atomic(cache, doc.dump(1)));
+        auto faked = probe_host(env, cache);
+        REQUIRE(faked.has_value());
+        CHECK(faked->glibcxx == "9.9.9");
+        // Another LD_LIBRARY_PATH or ld.so.cache: the loader is asked again.
+        doc["loader_key"] = "LD_LIBRARY_PATH=/elsewhere | ld.so.cache 0";
+        REQUIRE(bootstrap::core::write_file_atomic(cache, doc.dump(1)));
+        auto asked = probe_host(env, cache);
+        REQUIRE(asked.has_value());
+        CHECK(asked->glibcxx == first->glibcxx);
+        CHECK(bootstrap::core::read_file(cache).value() == cached);
+        CHECK(calls() == 4);  // the fake library's stamp re-asked gcc and nvcc; the real one is cached
+    }
 
     // An older bootstrap's "stamp=..." lines, or a damaged file: a miss, rewritten as JSON.
     for (const std::string& old : {std::string("stamp=host-facts-v1 | x\ngcc=1\n"), std::string("{")}) {
@@ -304,14 +343,14 @@ TEST_CASE("probe_host caches gcc and nvcc answers keyed on the tools") {
         CHECK(*again == *first);
         CHECK(bootstrap::core::read_file(cache).value() == cached);
     }
-    CHECK(calls() == 6);
+    CHECK(calls() == 8);
 
     // A changed tool (size differs) invalidates the cache.
     write_tool("gcc", "echo 100.0.0.1\n");
     auto third = probe_host(env, cache);
     REQUIRE(third.has_value());
     CHECK(third->gcc == "100.0.0.1");
-    CHECK(calls() == 8);
+    CHECK(calls() == 10);
 
     // No tools on PATH: empty facts, not an error.
     auto none = probe_host({{"PATH", (tmp.path() / "empty").string()}}, "");
@@ -327,21 +366,37 @@ TEST_CASE("build_env_names lists the build-relevant variables") {
     CHECK(std::is_sorted(names.begin(), names.end()));
 }
 
-TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged") {
+TEST_CASE("repeated snapshots reuse per-package facts while the dist-info directory is unchanged") {
     TempDir tmp("bs-snapshot");
     fs::path venv = make_fixture_venv(tmp.path());
+    settle(bs_test::site_packages(venv));
     const fs::path cache = venv / ".bootstrap" / "packages.cache";
     auto first = take_snapshot(fixture_request(venv));
     REQUIRE(first.has_value());
     REQUIRE(fs::exists(cache));
 
-    // WHEEL changes behind an unchanged RECORD: the cached tag is what a snapshot reports.
+    // WHEEL edited in place behind an unchanged RECORD and directory: the cached tag is what a
+    // snapshot reports (the stamps are what the cache trusts).
     fs::path dist = bs_test::site_packages(venv) / "remote-3.0.dist-info";
-    REQUIRE(bootstrap::core::write_file_atomic(dist / "WHEEL", "Tag: cp311-none-any\n"));
+    const auto dir_time = fs::last_write_time(dist);
+    {
+        std::ofstream in_place(dist / "WHEEL", std::ios::trunc);
+        in_place << "Tag: cp311-none-any\n";
+    }
+    fs::last_write_time(dist, dir_time);
     auto second = take_snapshot(fixture_request(venv));
     REQUIRE(second.has_value());
     CHECK(second->packages.at("remote").wheel_tag == "py3-none-any");
     CHECK(to_json(*second) == to_json(*first));
+
+    // A file added to the dist-info (REQUESTED) changes the directory's stamp: read again.
+    REQUIRE_FALSE(first->packages.at("remote").requested);
+    REQUIRE(bootstrap::core::write_file_atomic(dist / "REQUESTED", ""));
+    auto requested = take_snapshot(fixture_request(venv));
+    REQUIRE(requested.has_value());
+    CHECK(requested->packages.at("remote").requested);
+    CHECK(requested->packages.at("remote").wheel_tag == "cp311-none-any");
+    fs::remove(dist / "REQUESTED");
 
     // A reinstall rewrites RECORD: everything is read again.
     REQUIRE(bootstrap::core::write_file_atomic(dist / "RECORD", "remote/__init__.py,,\n"));
@@ -350,6 +405,10 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     CHECK(third->packages.at("remote").wheel_tag == "cp311-none-any");
     CHECK(third->packages.at("remote").record_sha256 != first->packages.at("remote").record_sha256);
     CHECK(third->packages.at("remote").origin == first->packages.at("remote").origin);
+
+    // A change younger than 2 s is read, not cached; once settled it is cached.
+    CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") == std::string::npos);
+    settle(bs_test::site_packages(venv));
 
     // An uninstalled package drops out of the cache; a damaged cache is only a miss.
     fs::remove_all(bs_test::site_packages(venv) / "vcspkg-0.5.dist-info");
@@ -363,20 +422,32 @@ TEST_CASE("repeated snapshots reuse per-package facts while RECORD is unchanged"
     REQUIRE(fourth.has_value());
     CHECK(fourth->packages.at("remote").wheel_tag == "cp311-none-any");
     CHECK(fourth->packages.size() == 9);
-    // The damaged file was a miss, and the rewritten one is versioned JSON again.
+    // The damaged file was a miss, and the rewritten one is the current format again.
     auto rewritten = bootstrap::core::read_file(cache);
     REQUIRE(rewritten.has_value());
-    CHECK(rewritten->rfind("{", 0) == 0);
-    CHECK(rewritten->find("\"version\": 4") != std::string::npos);
-    CHECK(rewritten->find("remote-3.0.dist-info\": {") != std::string::npos);
+    CHECK(rewritten->rfind("bootstrap-packages-cache-v5\n", 0) == 0);
+    CHECK(rewritten->find("remote-3.0.dist-info\t") != std::string::npos);
 
-    // An old tab-separated (v2) cache is a miss too, never an error.
-    REQUIRE(bootstrap::core::write_file_atomic(
-        cache, "bootstrap-packages-cache-v2\n/x.dist-info\t1\t2\t3\ta\tb\tc\td\te\tf\tg\th\n"));
+    // An old JSON (v4) cache is a miss too, never an error; so is a damaged line, for its
+    // package only (a bad escape, a missing field, a stamp that is not a number).
+    REQUIRE(bootstrap::core::write_file_atomic(cache, "{\"version\": 4, \"entries\": {}}\n"));
     auto fifth = take_snapshot(fixture_request(venv));
     REQUIRE(fifth.has_value());
     CHECK(to_json(*fifth) == to_json(*fourth));
-    CHECK(bootstrap::core::read_file(cache)->find("\"version\": 4") != std::string::npos);
+    auto v5 = bootstrap::core::read_file(cache);
+    REQUIRE(v5.has_value());
+    CHECK(v5->rfind("bootstrap-packages-cache-v5\n", 0) == 0);
+    std::string damaged = *v5;
+    for (const char* bad : {"\\q", "\tx", "\\"}) {
+        size_t at = damaged.find("remote-3.0.dist-info");
+        REQUIRE(at != std::string::npos);
+        damaged.insert(damaged.find('\n', at), bad);
+        REQUIRE(bootstrap::core::write_file_atomic(cache, damaged));
+        auto sixth = take_snapshot(fixture_request(venv));
+        REQUIRE(sixth.has_value());
+        CHECK(to_json(*sixth) == to_json(*fourth));
+        damaged = *bootstrap::core::read_file(cache);
+    }
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {
@@ -387,6 +458,7 @@ TEST_CASE("a console script's row is left out of the portable digest only, also 
     const std::string files = "tool/__init__.py,sha256=abc,10\n";
     tool.record = "../../../bin/tool,sha256=shebang-of-this-venv,211\n" + files;
     write_dist(site, tool);
+    settle(site);
     for (int pass = 0; pass < 2; ++pass) {  // the second reads .bootstrap/packages.cache
         auto m = take_snapshot(fixture_request(venv));
         REQUIRE(m.has_value());
