@@ -6,6 +6,7 @@
 #include <gnu/libc-version.h>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -72,7 +73,17 @@ struct Tools {
     }
 };
 
-Tools find_tools(const exec::EnvMap& env) {
+/// What decides which libstdc++ dlopen() finds: the LD_LIBRARY_PATH this process started with
+/// and the loader's cache (/etc/ld.so.cache, rewritten by ldconfig when libraries change).
+std::string loader_key() {
+    const char* path = std::getenv("LD_LIBRARY_PATH");
+    return fmt::format("LD_LIBRARY_PATH={} | {}", path ? path : "", pyenv::file_identity("/etc/ld.so.cache"));
+}
+
+/// `known`: where the loader found libstdc++ under the same loader_key() ("" when unknown). Only
+/// otherwise is it asked again: a dlopen() of libstdc++ runs its constructors, which cost more
+/// than the rest of a snapshot of a small venv.
+Tools find_tools(const exec::EnvMap& env, const std::string& known) {
     auto get = [&](const char* name) {
         auto it = env.find(name);
         return it == env.end() ? std::string() : it->second;
@@ -83,7 +94,7 @@ Tools find_tools(const exec::EnvMap& env) {
     if (t.nvcc.empty() && !get("CUDA_HOME").empty())
         t.nvcc = exec::find_program("nvcc", (fs::path(get("CUDA_HOME")) / "bin").string());
     if (t.nvcc.empty()) t.nvcc = exec::find_program("nvcc", "/usr/local/cuda/bin");
-    t.libstdcxx = loaded_libstdcxx();
+    t.libstdcxx = !known.empty() && fs::is_regular_file(known) ? fs::path(known) : loaded_libstdcxx();
     return t;
 }
 
@@ -108,6 +119,14 @@ struct CachedFacts {
     std::string gcc, nvcc, glibcxx;
 };
 
+/// The cache file: the facts under the tools' stamp, and where libstdc++ was found under which
+/// loader_key().
+struct CacheFile {
+    std::string stamp;
+    CachedFacts facts;
+    std::string loader_key, libstdcxx;
+};
+
 Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
     CachedFacts f;
     if (!t.gcc.empty()) {
@@ -123,28 +142,30 @@ Result<CachedFacts> probe_tools(const Tools& t, const exec::EnvMap& env) {
     return f;
 }
 
-// `<venv>/.bootstrap/host.facts`: {"version": 1, "stamp": "<the tools' identities>", "gcc": ...,
-// "nvcc": ..., "glibcxx": ...}. Another version or stamp, or an unreadable file (an older
-// bootstrap's "stamp=..." lines), is a miss, and the file is rewritten.
-constexpr int k_cache_version = 1;
+// `<venv>/.bootstrap/host.facts`: {"version": 2, "stamp": "<the tools' identities>", "gcc": ...,
+// "nvcc": ..., "glibcxx": ..., "loader_key": ..., "libstdcxx": "<path>"}. Another version, or an
+// unreadable file (an older bootstrap's "stamp=..." lines), is a miss, and the file is
+// rewritten; another stamp keeps only where libstdc++ is (if its loader_key still holds).
+constexpr int k_cache_version = 2;
 
-std::string render_cache(const std::string& stamp, const CachedFacts& f) {
-    nlohmann::json j{
-        {"version", k_cache_version}, {"stamp", stamp}, {"gcc", f.gcc}, {"nvcc", f.nvcc}, {"glibcxx", f.glibcxx}};
+std::string render_cache(const CacheFile& c) {
+    nlohmann::json j{{"version", k_cache_version}, {"stamp", c.stamp},           {"gcc", c.facts.gcc},
+                     {"nvcc", c.facts.nvcc},       {"glibcxx", c.facts.glibcxx}, {"loader_key", c.loader_key},
+                     {"libstdcxx", c.libstdcxx}};
     return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::optional<CachedFacts> parse_cache(std::string_view text, const std::string& stamp) {
-    auto facts = core::read_json(
+std::optional<CacheFile> parse_cache(std::string_view text) {
+    auto file = core::read_json(
         text,
-        [&](const core::JsonFields& j) -> Result<CachedFacts> {
-            if (j.integer("version") != k_cache_version || j.str("stamp") != stamp)
-                return fail(ErrorCode::not_found, "stale");
-            return CachedFacts{j.str("gcc"), j.str("nvcc"), j.str("glibcxx")};
+        [&](const core::JsonFields& j) -> Result<CacheFile> {
+            if (j.integer("version") != k_cache_version) return fail(ErrorCode::not_found, "stale");
+            return CacheFile{j.str("stamp"), CachedFacts{j.str("gcc"), j.str("nvcc"), j.str("glibcxx")},
+                             j.str("loader_key"), j.str("libstdcxx")};
         },
-        [](const std::string& why) -> Result<CachedFacts> { return fail(ErrorCode::io, why); });
-    if (!facts) return std::nullopt;
-    return *facts;
+        [](const std::string& why) -> Result<CacheFile> { return fail(ErrorCode::io, why); });
+    if (!file) return std::nullopt;
+    return *file;
 }
 
 }  // namespace
@@ -198,16 +219,22 @@ Result<Host> probe_host(const exec::EnvMap& env, const fs::path& cache_file) {
     host.glibc = ::gnu_get_libc_version();
     if (auto text = core::read_file("/proc/driver/nvidia/version")) host.driver = parse_driver_version(*text);
 
-    const Tools tools = find_tools(env);
+    std::optional<CacheFile> file;
+    if (!cache_file.empty())
+        if (auto text = core::read_file(cache_file)) file = parse_cache(*text);
+    const std::string lib_key = loader_key();
+    const Tools tools = find_tools(env, file && file->loader_key == lib_key ? file->libstdcxx : std::string());
     const std::string stamp = tools.stamp();
     std::optional<CachedFacts> cached;
-    if (!cache_file.empty())
-        if (auto text = core::read_file(cache_file)) cached = parse_cache(*text, stamp);
+    if (file && file->stamp == stamp) cached = file->facts;
     if (!cached) {
         BS_TRY(cached, probe_tools(tools, env));
-        // The cache lives in the venv's own state dir; failing to write it only costs speed.
-        if (!cache_file.empty()) (void)core::write_file_atomic(cache_file, render_cache(stamp, *cached));
     }
+    CacheFile now{stamp, *cached, lib_key, tools.libstdcxx.string()};
+    // The cache lives in the venv's own state dir; failing to write it only costs speed.
+    if (!cache_file.empty() &&
+        (!file || file->stamp != now.stamp || file->loader_key != now.loader_key || file->libstdcxx != now.libstdcxx))
+        (void)core::write_file_atomic(cache_file, render_cache(now));
     host.gcc = cached->gcc;
     host.nvcc = cached->nvcc;
     host.glibcxx = cached->glibcxx;
