@@ -42,11 +42,11 @@ print("; ".join(f"ratio {first['command']} / {r['command']} = {first['mean']/r['
 PY
 }
 
-# bench_recipe_head NAME: the start of a recipe over $W/venv, its venv step included; the caller
-# appends its own steps.
+# bench_recipe_head NAME [VENV]: the start of a recipe over VENV (default $W/venv), its venv step
+# included; the caller appends its own steps.
 bench_recipe_head() {
   printf 'schema = 1\nname = "%s"\n[venv]\npath = "%s"\npython = "3.11"\n[[step]]\nid = "venv"\nkind = "venv"\n' \
-    "$1" "$W/venv"
+    "$1" "${2:-$W/venv}"
 }
 
 # bench_fillers FROM TO: the TOML list of the filler packages FROM..TO.
@@ -55,5 +55,14 @@ bench_fillers() { seq -f "\"filler-%04g\"" "$1" "$2" | paste -sd, -; }
 # bench_first_run ARGS...: the run that makes the venv; its stderr is shown when it fails.
 bench_first_run() { "$BS" "$@" 2>"$W/first-run.log" || { cat "$W/first-run.log"; exit 1; }; }
 
-# bench_installed: how many distributions the venv holds.
-bench_installed() { ls -d "$W"/venv/lib/python3.11/site-packages/*.dist-info | wc -l; }
+# bench_installed [VENV]: how many distributions VENV (default $W/venv) holds.
+bench_installed() { ls -d "${1:-$W/venv}"/lib/python3.11/site-packages/*.dist-info | wc -l; }
+
+# bench_rss LABEL CMD...: CMD's peak resident set size (GNU time's %M), printed as "LABEL: peak RSS N MB".
+bench_rss() {
+  local label=$1 kb
+  shift
+  /usr/bin/time -o "$W/rss" -f '%M' "$@" >/dev/null 2>&1
+  kb=$(tail -1 "$W/rss")
+  echo "$label: peak RSS $((kb / 1024)) MB"
+}

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# bench/noop: a no-op re-run of a 7-step recipe over a venv with ~200 installed packages, one of
-# its steps an optional one that cannot install (its first run failed it for good: later runs
-# skip it without asking the index), against `uv pip install -r` of the same (already satisfied)
-# requirements, measured in one hyperfine run.
-# Usage: bench/noop.sh [FILLER_PACKAGES=190]   (BOOTSTRAP_BIN=path: use that binary, skip setup)
+# bench/noop: a no-op re-run of a 7-step recipe over a venv of SIZE filler packages plus 10 more,
+# one of its steps an optional one that cannot install (its first run failed it for good: later
+# runs skip it without asking the index), against `uv pip install -r` of the same (already
+# satisfied) requirements, in one hyperfine run per size; the ratio and each side's peak RSS.
+# Usage: bench/noop.sh [SIZE...]   (default: 30 300 3000; BOOTSTRAP_BIN=path: use that binary)
+# Goal (issue 26): ratio <= 0.5 at every size, peak RSS <= 30 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-N=${1:-190}
-bench_setup noop "$N"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(30 300 3000)
+max=0
+for n in "${sizes[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
+bench_setup noop "$max"
 
-half=$((N / 2))
-{ bench_recipe_head bench-noop; cat <<TOML; } >"$W/bench.toml"
+for N in "${sizes[@]}"; do
+  V="$W/venv-$N"
+  half=$((N / 2))
+  { bench_recipe_head bench-noop "$V"; cat <<TOML; } >"$W/noop-$N.toml"
 [[step]]
 id = "fillers-a"
 kind = "install"
@@ -45,14 +51,15 @@ id = "check"
 kind = "check"
 verify = [{ import = "wandb" }]
 TOML
-{ seq -f "filler-%04g" 1 "$N"; printf '%s\n' demo-torch==2.11.0 demo-utils transformers wandb; } >"$W/reqs.txt"
+  { seq -f "filler-%04g" 1 "$N"; printf '%s\n' demo-torch==2.11.0 demo-utils transformers wandb; } >"$W/reqs-$N.txt"
 
-bench_first_run "$W/bench.toml"
-echo "venv: $(bench_installed) installed distributions; recipe: 7 steps, one optional that failed for good" >&2
-
-hyperfine -N --warmup 5 --runs 40 --export-json "$W/noop.json" \
-  -n "bootstrap no-op" "$BS $W/bench.toml" \
-  -n "uv pip install -r (satisfied)" \
-  "uv pip install --python $W/venv/bin/python --index-url $INDEX -r $W/reqs.txt"
-
-bench_ratios "$W/noop.json"
+  bench_first_run "$W/noop-$N.toml"
+  echo "== venv: $(bench_installed "$V") installed distributions; recipe: 7 steps, one optional that failed for good"
+  hyperfine -N --warmup 5 --runs "${RUNS:-40}" --export-json "$W/noop.json" \
+    -n "bootstrap no-op" "$BS $W/noop-$N.toml" \
+    -n "uv pip install -r (satisfied)" \
+    "uv pip install --python $V/bin/python --index-url $INDEX -r $W/reqs-$N.txt" >/dev/null
+  bench_ratios "$W/noop.json"
+  bench_rss "bootstrap no-op" "$BS" "$W/noop-$N.toml"
+  bench_rss "uv pip install -r" uv pip install --python "$V/bin/python" --index-url "$INDEX" -r "$W/reqs-$N.txt"
+done

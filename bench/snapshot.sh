@@ -1,29 +1,45 @@
 #!/usr/bin/env bash
-# bench/snapshot: `bootstrap snapshot` of a venv with ~300 installed packages, against
-# `uv pip freeze` and `pip freeze` of the same venv, measured in one hyperfine run.
-# Usage: bench/snapshot.sh [FILLER_PACKAGES=300]
-# BOOTSTRAP_BIN=path uses that binary (and skips scripts/setup.sh).
+# bench/snapshot: `bootstrap snapshot` against `uv pip freeze` (and `pip freeze`) of the same
+# venv, in one hyperfine run per size, printing the ratio and each side's peak RSS.
+# Usage: bench/snapshot.sh [SIZE...]       fixture venvs of SIZE filler packages (default: 30 300 3000)
+#        bench/snapshot.sh --venv PATH     an existing venv (a real torch + nvidia-* one, say)
+# BOOTSTRAP_BIN=path uses that binary (and skips scripts/setup.sh). Goal (issue 26): <= 0.5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-N=${1:-300}
-bench_setup snapshot "$N"
 
-# `python3 -m venv` so that pip is in the venv (for `pip freeze`); the packages go in with uv.
-python3 -m venv "$W/venv"
-seq -f "filler-%04g" 1 "$N" >"$W/reqs.txt"
-uv pip install -q --python "$W/venv/bin/python" --index-url "$INDEX" -r "$W/reqs.txt"
-count=$(ls -d "$W"/venv/lib/python3*/site-packages/*.dist-info | wc -l)
-echo "venv: $count installed distributions" >&2
+# measure VENV: the first snapshot asks Python for its facts once and caches them (and the host
+# facts) in the venv, as any bootstrap run on it would have; the measured runs spawn nothing.
+measure() {
+  local venv=$1 count
+  count=$(ls -d "$venv"/lib/python3*/site-packages/*.dist-info | wc -l)
+  "$BS" snapshot --venv "$venv" -o "$W/first.json"
+  test "$(grep -c '"version"' "$W/first.json")" -ge "$count"
+  local pip=()
+  [ -x "$venv/bin/pip" ] && pip=(-n "pip freeze" "$venv/bin/python -m pip freeze")
+  echo "== venv: $count installed distributions ($venv)"
+  hyperfine -N --warmup 5 --runs "${RUNS:-30}" --export-json "$W/snapshot.json" \
+    -n "bootstrap snapshot" "$BS snapshot --venv $venv -o /dev/null" \
+    -n "uv pip freeze" "uv pip freeze --python $venv/bin/python" "${pip[@]}" >/dev/null
+  bench_ratios "$W/snapshot.json"
+  bench_rss "bootstrap snapshot" "$BS" snapshot --venv "$venv" -o /dev/null
+  bench_rss "uv pip freeze" uv pip freeze --python "$venv/bin/python"
+}
 
-# The first snapshot asks Python for its facts once and caches them (and the host facts) in the
-# venv, as any bootstrap run on it would have; the measured runs spawn nothing.
-"$BS" snapshot --venv "$W/venv" -o "$W/first.json"
-test "$(grep -c '"version"' "$W/first.json")" -ge "$count"
-
-hyperfine -N --warmup 5 --runs 30 --export-json "$W/snapshot.json" \
-  -n "bootstrap snapshot" "$BS snapshot --venv $W/venv -o /dev/null" \
-  -n "uv pip freeze" "uv pip freeze --python $W/venv/bin/python" \
-  -n "pip freeze" "$W/venv/bin/python -m pip freeze"
-
-bench_ratios "$W/snapshot.json"
+if [ "${1:-}" = "--venv" ]; then
+  bench_setup snapshot 0
+  measure "$(cd "$2" && pwd)"
+  exit 0
+fi
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(30 300 3000)
+max=0
+for n in "${sizes[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
+bench_setup snapshot "$max"
+for n in "${sizes[@]}"; do
+  # `python3 -m venv` so that pip is in the venv (for `pip freeze`); the packages go in with uv.
+  python3 -m venv "$W/venv-$n"
+  seq -f "filler-%04g" 1 "$n" >"$W/reqs-$n.txt"
+  uv pip install -q --python "$W/venv-$n/bin/python" --index-url "$INDEX" -r "$W/reqs-$n.txt"
+  measure "$W/venv-$n"
+done
