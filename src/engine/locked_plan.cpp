@@ -10,6 +10,7 @@
 #include "pyenv/specifier.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
+#include "steps/pylock_data.hpp"
 
 namespace bootstrap::engine {
 
@@ -86,28 +87,11 @@ void LockedPlan::adopt_foreign(const Plan& unlocked, const pyenv::MarkerEnv* mar
 }
 
 Status LockedPlan::check_interpreter(const pyenv::InterpreterFacts& python) const {
-    if (!m_lock.requires_python.empty()) {
-        auto spec = pyenv::SpecifierSet::parse(m_lock.requires_python);
-        auto version = pyenv::Version::parse(python.version);
-        if (spec && version && !spec->contains(*version, true))
-            return fail(ErrorCode::usage,
-                        fmt::format("--locked: {} requires Python {}; the venv's is {}", m_lock.file.string(),
-                                    m_lock.requires_python, python.version),
-                        "lock again with this Python, or make the venv with the one the lock names");
-    }
-    if (m_lock.environments.empty()) return {};
-    for (const auto& env : m_lock.environments)
-        if (auto marker = pyenv::Marker::parse(env); marker && marker->evaluate(python.markers)) return {};
-    auto value = [&](const char* name) {
-        auto it = python.markers.find(name);
-        return it == python.markers.end() ? std::string() : it->second;
-    };
-    return fail(ErrorCode::usage,
-                fmt::format("--locked: {} is for {}; the venv's interpreter is sys_platform '{}', platform_machine "
-                            "'{}'",
-                            m_lock.file.string(), core::join(m_lock.environments, " or "), value("sys_platform"),
-                            value("platform_machine")),
-                "lock again on a machine like this one");
+    auto fits = steps::check_lock_interpreter(m_lock.file, m_lock.requires_python, m_lock.environments, python);
+    if (fits) return {};
+    Error error = fits.error();
+    error.message = "--locked: " + error.message;
+    return tl::unexpected(std::move(error));
 }
 
 Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, const fs::path& venv, const fs::path& home,

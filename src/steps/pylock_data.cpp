@@ -225,28 +225,33 @@ Result<PylockData> read_pylock(std::string_view text, const fs::path& file) {
     return out;
 }
 
-Status check_pylock_interpreter(const PylockData& lock, const pyenv::InterpreterFacts& python) {
-    if (!lock.requires_python.empty()) {
-        auto spec = pyenv::SpecifierSet::parse(lock.requires_python);
+Status check_lock_interpreter(const std::filesystem::path& file, const std::string& requires_python,
+                              const std::vector<std::string>& environments, const pyenv::InterpreterFacts& python) {
+    if (!requires_python.empty()) {
+        auto spec = pyenv::SpecifierSet::parse(requires_python);
         auto version = pyenv::Version::parse(python.version);
         if (spec && version && !spec->contains(*version, true))
-            return fail(ErrorCode::usage,
-                        fmt::format("{} requires Python {}; the venv's is {}", lock.file.string(), lock.requires_python,
-                                    python.version),
-                        "lock again with this Python, or make the venv with the one the lock names");
+            return fail(
+                ErrorCode::usage,
+                fmt::format("{} requires Python {}; the venv's is {}", file.string(), requires_python, python.version),
+                "lock again with this Python, or make the venv with the one the lock names");
     }
-    if (lock.environments.empty()) return {};
-    for (const auto& env : lock.environments)
+    if (environments.empty()) return {};
+    for (const auto& env : environments)
         if (auto marker = pyenv::Marker::parse(env); marker && marker->evaluate(python.markers)) return {};
     auto value = [&](const char* name) {
         auto it = python.markers.find(name);
         return it == python.markers.end() ? std::string() : it->second;
     };
-    return fail(ErrorCode::usage,
-                fmt::format("{} is for {}; the venv's interpreter is sys_platform '{}', platform_machine '{}'",
-                            lock.file.string(), core::join(lock.environments, " or "), value("sys_platform"),
-                            value("platform_machine")),
-                "lock again on a machine like this one");
+    return fail(
+        ErrorCode::usage,
+        fmt::format("{} is for {}; the venv's interpreter is sys_platform '{}', platform_machine '{}'", file.string(),
+                    core::join(environments, " or "), value("sys_platform"), value("platform_machine")),
+        "lock again on a machine like this one");
+}
+
+Status check_pylock_interpreter(const PylockData& lock, const pyenv::InterpreterFacts& python) {
+    return check_lock_interpreter(lock.file, lock.requires_python, lock.environments, python);
 }
 
 Result<PylockPins> pylock_pins(const PylockData& lock) {

@@ -106,9 +106,14 @@ void read_pylock_packages(PylockReader& rd, const recipe::Value& doc, PylockData
 /// `[tool]` table is not looked into.
 [[nodiscard]] Result<PylockData> read_pylock(std::string_view text, const fs::path& file);
 
-/// Whether the lock is for `python`: its requires-python must hold for the interpreter's version
-/// and one of its environments (if any) for its markers; a usage error naming the lock and
-/// what the venv has otherwise.
+/// Whether a lock is for `python`: its requires-python must hold for the interpreter's version
+/// and one of its environments (if any) for its markers; a usage error naming the lock `file`
+/// and what the venv has otherwise. Any lock's check: a pylock step's and a `--locked` run's.
+[[nodiscard]] Status check_lock_interpreter(const std::filesystem::path& file, const std::string& requires_python,
+                                            const std::vector<std::string>& environments,
+                                            const pyenv::InterpreterFacts& python);
+
+/// check_lock_interpreter for a pylock read by read_pylock.
 [[nodiscard]] Status check_pylock_interpreter(const PylockData& lock, const pyenv::InterpreterFacts& python);
 
 /// What an install step with `pylock` installs: every package pinned (`name==version`, with its
