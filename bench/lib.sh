@@ -66,3 +66,12 @@ bench_rss() {
   kb=$(tail -1 "$W/rss")
   echo "$label: peak RSS $((kb / 1024)) MB"
 }
+
+# bench_sizes [SIZE...]: sets `sizes` to the arguments (default 30 300 3000) and `max` to the
+# largest, the filler count bench_setup needs.
+bench_sizes() {
+  sizes=("$@")
+  [ ${#sizes[@]} -gt 0 ] || sizes=(30 300 3000)
+  max=0
+  for n in "${sizes[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
+}

@@ -8,10 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(30 300 3000)
-max=0
-for n in "${sizes[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
+bench_sizes "$@"
 bench_setup noop "$max"
 
 for N in "${sizes[@]}"; do

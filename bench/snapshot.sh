@@ -37,10 +37,7 @@ if [ "${1:-}" = "--venv" ]; then
   measure "$(cd "$2" && pwd)"
   exit 0
 fi
-sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(30 300 3000)
-max=0
-for n in "${sizes[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
+bench_sizes "$@"
 bench_setup snapshot "$max"
 for n in "${sizes[@]}"; do
   # `python3 -m venv` so that pip is in the venv (for `pip freeze`); the packages go in with uv.
