@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -272,6 +273,14 @@ bool overridden_between(const Plan& plan, size_t from, size_t to, const std::str
 
 std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* markers, std::vector<std::string>& notes) {
     std::vector<Error> out;
+    // The applying requirements of the steps so far, by name, in step and list order: each
+    // requirement meets only the earlier ones of its own name (a recipe pinning thousands of
+    // packages across steps stays linear, not quadratic).
+    struct Earlier {
+        const steps::ResolvedStep* step;
+        size_t j;
+    };
+    std::unordered_map<std::string, std::vector<Earlier>> earlier_by_name;
     for (const auto& later : plan.steps) {
         const auto own = steps::owned_of(later);
         if (own.requirements == nullptr) continue;
@@ -279,41 +288,41 @@ std::vector<Error> pin_conflicts(const Plan& plan, const pyenv::MarkerEnv* marke
         for (size_t i = 0; i < own.requirements->size(); ++i) {
             const auto& req = (*own.requirements)[i];
             if (!applies(req, markers)) continue;
-            for (const auto& earlier : plan.steps) {
-                if (earlier.index >= later.index) break;
-                const auto* before = steps::owned_of(earlier).requirements;
-                if (before == nullptr) continue;
-                for (size_t j = 0; j < before->size(); ++j) {
-                    const auto& old = (*before)[j];
-                    if (old.normalized_name != req.normalized_name || !applies(old, markers) || !disagree(old, req))
-                        continue;
-                    if (overridden_between(plan, earlier.index, later.index, req.normalized_name)) continue;
-                    if (later.optional && !deliberate) {
-                        notes.push_back(fmt::format(
-                            "{}: optional step '{}' asks for {}, but step '{}' asks for {}: it will fail, or "
-                            "undo step '{}' and fail the run",
-                            where(later, i), later.id, req.str(), earlier.id, old.str(), earlier.id));
-                        continue;
-                    }
-                    if (deliberate) {
-                        notes.push_back(fmt::format(
-                            "step '{}' asks for {} and step '{}' for {}: the later one wins ({}), and step '{}' is "
-                            "held to the rest of its requirements",
-                            earlier.id, old.str(), later.id, req.str(),
-                            own.upgrade ? "upgrade = true" : "allow_conflicts", earlier.id));
-                        continue;
-                    }
-                    out.push_back(Error{
-                        ErrorCode::invalid_recipe,
-                        fmt::format("{}: step '{}' asks for {}, but step '{}' ({}) asks for {}: no version is both, "
-                                    "and the later step would undo the earlier one on every run",
-                                    where(later, i), later.id, req.str(), earlier.id, where(earlier, j), old.str()),
-                        fmt::format("keep one pin; or, to override step '{}' on purpose, set `upgrade = true` on "
-                                    "step '{}'",
-                                    earlier.id, later.id)});
+            auto found = earlier_by_name.find(req.normalized_name);
+            if (found == earlier_by_name.end()) continue;
+            for (const auto& [earlier_step, j] : found->second) {
+                const auto& earlier = *earlier_step;
+                const auto& old = (*steps::owned_of(earlier).requirements)[j];
+                if (!disagree(old, req) || overridden_between(plan, earlier.index, later.index, req.normalized_name))
+                    continue;
+                if (later.optional && !deliberate) {
+                    notes.push_back(
+                        fmt::format("{}: optional step '{}' asks for {}, but step '{}' asks for {}: it will fail, or "
+                                    "undo step '{}' and fail the run",
+                                    where(later, i), later.id, req.str(), earlier.id, old.str(), earlier.id));
+                    continue;
                 }
+                if (deliberate) {
+                    notes.push_back(fmt::format(
+                        "step '{}' asks for {} and step '{}' for {}: the later one wins ({}), and step '{}' is "
+                        "held to the rest of its requirements",
+                        earlier.id, old.str(), later.id, req.str(), own.upgrade ? "upgrade = true" : "allow_conflicts",
+                        earlier.id));
+                    continue;
+                }
+                out.push_back(
+                    Error{ErrorCode::invalid_recipe,
+                          fmt::format("{}: step '{}' asks for {}, but step '{}' ({}) asks for {}: no version is both, "
+                                      "and the later step would undo the earlier one on every run",
+                                      where(later, i), later.id, req.str(), earlier.id, where(earlier, j), old.str()),
+                          fmt::format("keep one pin; or, to override step '{}' on purpose, set `upgrade = true` on "
+                                      "step '{}'",
+                                      earlier.id, later.id)});
             }
         }
+        for (size_t j = 0; j < own.requirements->size(); ++j)
+            if (applies((*own.requirements)[j], markers))
+                earlier_by_name[(*own.requirements)[j].normalized_name].push_back({&later, j});
     }
     return out;
 }

@@ -49,9 +49,10 @@ private:
     Result<Facts> gather_facts(const fs::path& venv, bool update_caches) {
         return m_world.gather_facts(venv, update_caches);
     }
-    Result<Installed> scan_installed(const Facts& facts) {
+    Result<Installed> scan_installed(const Facts& facts, bool include_broken = false,
+                                     const pyenv::ScanMemo* memo = nullptr) {
         if (!facts.python) return Installed{};
-        return m_world.scan_installed(*facts.python);
+        return m_world.scan_installed(*facts.python, include_broken, memo);
     }
     double since(double start) { return m_world.now() - start; }
 

@@ -11,8 +11,10 @@ Result<Facts> RealRunWorld::gather_facts(const std::filesystem::path& venv, bool
     return engine::gather_facts(venv, update_caches);
 }
 
-Result<std::map<std::string, pyenv::Distribution>> RealRunWorld::scan_installed(const pyenv::InterpreterFacts& python) {
-    return pyenv::scan_venv_packages(python);
+Result<std::map<std::string, pyenv::Distribution>> RealRunWorld::scan_installed(const pyenv::InterpreterFacts& python,
+                                                                                bool include_broken,
+                                                                                const pyenv::ScanMemo* memo) {
+    return pyenv::scan_venv_packages(python, {}, include_broken, memo);
 }
 
 Result<steps::Outcome> RealRunWorld::execute(const steps::ResolvedStep& step, steps::StepContext& ctx) {

@@ -27,9 +27,10 @@ public:
     /// (engine::gather_facts).
     [[nodiscard]] virtual Result<Facts> gather_facts(const std::filesystem::path& venv, bool update_caches) = 0;
 
-    /// Every distribution `python` sees, by normalised name (pyenv::scan_venv_packages).
+    /// Every distribution `python` sees, by normalised name (pyenv::scan_venv_packages, with
+    /// its `include_broken` and `memo`).
     [[nodiscard]] virtual Result<std::map<std::string, pyenv::Distribution>> scan_installed(
-        const pyenv::InterpreterFacts& python) = 0;
+        const pyenv::InterpreterFacts& python, bool include_broken, const pyenv::ScanMemo* memo) = 0;
 
     /// One attempt at a step's action (steps::execute).
     [[nodiscard]] virtual Result<steps::Outcome> execute(const steps::ResolvedStep& step, steps::StepContext& ctx) = 0;
@@ -48,7 +49,9 @@ public:
 class RealRunWorld final : public RunWorld {
 public:
     Result<Facts> gather_facts(const std::filesystem::path& venv, bool update_caches) override;
-    Result<std::map<std::string, pyenv::Distribution>> scan_installed(const pyenv::InterpreterFacts& python) override;
+    Result<std::map<std::string, pyenv::Distribution>> scan_installed(const pyenv::InterpreterFacts& python,
+                                                                      bool include_broken,
+                                                                      const pyenv::ScanMemo* memo) override;
     Result<steps::Outcome> execute(const steps::ResolvedStep& step, steps::StepContext& ctx) override;
     Status verify(const steps::ResolvedStep& step, steps::StepContext& ctx) override;
     double now() override;

@@ -20,6 +20,7 @@
 #include "exec/environment.hpp"
 #include "exec/process.hpp"
 #include "manifest/lockfile.hpp"
+#include "manifest/package_cache.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
@@ -145,13 +146,16 @@ Result<bool> Runner::confirm_settled(const fs::path& venv) {
     if (m_options.force || m_options.verify || !m_facts.python) return false;
     BS_TRY(auto reader, state::VenvLock::try_read(venv));
     if (!reader || steps::recreate_pending(venv) || read_changing_marker(venv)) return false;
-    BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
-    if (!broken.empty()) return false;
     if (auto recorded = core::read_file(declared_overrides_path(venv));
         !recorded || *recorded != declared_overrides_text(declared_overrides(m_plan)))
         return false;
+    // One scan, broken dist-infos included (one awaits repair: not settled), each unchanged
+    // dist-info recalled from the snapshot's package cache (read, never written here).
+    const auto cache = manifest::PackageCache::load(state::Layout(venv).packages_cache());
+    BS_TRY(m_installed, scan_installed(m_facts, /*include_broken=*/true, &cache));
+    for (const auto& [name, dist] : m_installed)
+        if (!dist.broken.empty()) return false;
     BS_TRY(m_journal, state::Journal::load(venv));
-    BS_TRY(m_installed, scan_installed(m_facts));
     if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
         BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
         if (!extras.empty()) return false;

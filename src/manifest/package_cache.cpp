@@ -18,9 +18,39 @@ namespace {
 // `\r`. A line with another field count or a field that does not parse is a miss. Bump the
 // version when a field is added or the meaning of one changes; another version is empty (v2
 // was tab-separated with RECORD stamps only; v3 and v4 were JSON, read with a DOM: at 3,000
-// packages parsing it cost more than the scan it saved).
-constexpr std::string_view k_header = "bootstrap-packages-cache-v5";
-constexpr size_t k_fields = 20;
+// packages parsing it cost more than the scan it saved; v5 had no Requires-Dist).
+constexpr std::string_view k_header = "bootstrap-packages-cache-v6";
+constexpr size_t k_fields = 21;
+
+/// Requires-Dist values, each ended by a newline (so no values and one empty value differ).
+std::string join_requires(const std::vector<std::string>& values) {
+    std::string out;
+    for (const auto& value : values) {
+        out += value;
+        out += '\n';
+    }
+    return out;
+}
+
+std::vector<std::string> split_requires(std::string_view text) {
+    std::vector<std::string> out;
+    while (!text.empty()) {
+        size_t nl = text.find('\n');
+        out.emplace_back(text.substr(0, nl));
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    return out;
+}
+
+/// How long after a stamp's time a read is safe from a change landing in the same timestamp
+/// tick (which would leave the stamp equal): a time with a sub-second part comes from a
+/// filesystem with fine timestamps, whose tick is the kernel's clock tick (at most 10 ms at
+/// HZ=100); a whole-second one may come from one that keeps seconds (Lustre, ext3) or two
+/// (FAT), so 2 s.
+std::int64_t settle_margin_ns(const core::FileStamp& stamp) {
+    constexpr std::int64_t second = 1'000'000'000;
+    return stamp.mtime_ns % second == 0 ? 2 * second : 50'000'000;
+}
 
 void append_escaped(std::string& out, std::string_view value) {
     for (char c : value) {
@@ -78,7 +108,7 @@ bool split_fields(std::string_view line, std::array<std::string_view, k_fields>&
 bool parse_entry(std::string_view line, std::string& path, pyenv::Distribution& d, CachedPackageFacts& f) {
     std::array<std::string_view, k_fields> x;
     if (!split_fields(line, x)) return false;
-    std::string kind, requested;
+    std::string kind, requested, requires_dist;
     return unescape(x[0], path) && parse_int(x[1], d.dir_stamp.size) && parse_int(x[2], d.dir_stamp.mtime_ns) &&
            parse_int(x[3], d.dir_stamp.inode) && parse_int(x[4], d.record_stamp.size) &&
            parse_int(x[5], d.record_stamp.mtime_ns) && parse_int(x[6], d.record_stamp.inode) &&
@@ -88,8 +118,9 @@ bool parse_entry(std::string_view line, std::string& path, pyenv::Distribution& 
            unescape(x[12], f.record_sha256_portable) && unescape(x[13], f.wheel_tag) && unescape(x[14], kind) &&
            (f.origin.kind = parse_origin_kind(kind), true) && unescape(x[15], f.origin.url) &&
            unescape(x[16], f.origin.vcs) && unescape(x[17], f.origin.commit) &&
-           unescape(x[18], f.origin.archive_hash) && unescape(x[19], d.normalized_name) && !d.name.empty() &&
-           !d.normalized_name.empty() && d.record_stamp != core::FileStamp{};
+           unescape(x[18], f.origin.archive_hash) && unescape(x[19], d.normalized_name) &&
+           unescape(x[20], requires_dist) && (d.requires_dist = split_requires(requires_dist), true) &&
+           !d.name.empty() && !d.normalized_name.empty() && d.record_stamp != core::FileStamp{};
 }
 
 void append_entry(std::string& out, const std::string& path, const pyenv::Distribution& d,
@@ -121,7 +152,8 @@ void append_entry(std::string& out, const std::string& path, const pyenv::Distri
     field(f.origin.vcs);
     field(f.origin.commit);
     field(f.origin.archive_hash);
-    append_escaped(out, d.normalized_name);
+    field(d.normalized_name);
+    append_escaped(out, join_requires(d.requires_dist ? *d.requires_dist : std::vector<std::string>{}));
     out += '\n';
 }
 
@@ -130,6 +162,7 @@ void append_entry(std::string& out, const std::string& path, const pyenv::Distri
 PackageCache PackageCache::load(fs::path file) {
     PackageCache cache;
     cache.m_file = std::move(file);
+    cache.start_pass();
     auto text = core::read_file(cache.m_file);
     if (!text) return cache;
     std::string_view rest = *text;
@@ -143,10 +176,25 @@ PackageCache PackageCache::load(fs::path file) {
         std::string_view line = rest.substr(0, nl);
         rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
         Entry entry;
+        entry.settled = true;                                             // save() writes only settled entries
         if (!parse_entry(line, path, entry.dist, entry.facts)) continue;  // a damaged line is a miss
         cache.m_entries.insert_or_assign(path, std::move(entry));
     }
     return cache;
+}
+
+namespace {
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+void PackageCache::start_pass() {
+    m_pass_start = now_ns();
+    m_settles_at = 0;
 }
 
 const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, std::string_view entry,
@@ -156,7 +204,7 @@ const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, s
     if (!m_key.empty() && m_key.back() != '/') m_key += '/';
     m_key.append(entry);
     auto it = m_entries.find(m_key);
-    if (it == m_entries.end() || !(it->second.dist.dir_stamp == dir)) return nullptr;
+    if (it == m_entries.end() || !it->second.settled || !(it->second.dist.dir_stamp == dir)) return nullptr;
     it->second.used = true;
     return &it->second.dist;
 }
@@ -164,7 +212,7 @@ const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, s
 const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) const {
     auto it = m_entries.find(dist.dist_info.native());
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
-    if (it == m_entries.end() || dist.record_stamp == core::FileStamp{} ||
+    if (it == m_entries.end() || !it->second.settled || dist.record_stamp == core::FileStamp{} ||
         !(it->second.dist.record_stamp == dist.record_stamp) || !(it->second.dist.dir_stamp == dist.dir_stamp))
         return nullptr;
     it->second.used = true;
@@ -172,23 +220,30 @@ const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) co
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
-    if (dist.record_stamp == core::FileStamp{} || !dist.broken.empty()) return;
-    m_entries.insert_or_assign(dist.dist_info.native(), Entry{dist, std::move(facts), true});
+    if (dist.record_stamp == core::FileStamp{} || !dist.broken.empty() || !dist.requires_dist) return;
+    // Read at or after the pass started: settled when both stamps were over by then.
+    auto settled = [&](const core::FileStamp& stamp) {
+        return stamp.mtime_ns < m_pass_start - settle_margin_ns(stamp);
+    };
+    bool now_settled = settled(dist.dir_stamp) && settled(dist.record_stamp);
+    if (!now_settled)
+        m_settles_at = std::max({m_settles_at, dist.dir_stamp.mtime_ns + settle_margin_ns(dist.dir_stamp),
+                                 dist.record_stamp.mtime_ns + settle_margin_ns(dist.record_stamp)});
+    m_entries.insert_or_assign(dist.dist_info.native(), Entry{dist, std::move(facts), true, now_settled});
     m_dirty = true;
+}
+
+std::int64_t PackageCache::unsettled_wait_ns() const {
+    if (m_settles_at == 0) return 0;
+    return std::max<std::int64_t>(m_settles_at - now_ns(), 1);
 }
 
 void PackageCache::save() {
     std::vector<const decltype(m_entries)::value_type*> kept;
     kept.reserve(m_entries.size());
     bool dropped = false;
-    // Stamps younger than this may not show a change made within the same timestamp tick.
-    const std::int64_t settled = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch() - std::chrono::seconds(2))
-                                     .count();
     for (const auto& entry : m_entries) {
-        const auto& d = entry.second.dist;
-        if (entry.second.used && d.dir_stamp.mtime_ns < settled && d.record_stamp.mtime_ns < settled)
-            kept.push_back(&entry);
+        if (entry.second.used && entry.second.settled) kept.push_back(&entry);
         else dropped = true;
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.

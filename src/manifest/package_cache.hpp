@@ -3,9 +3,12 @@
 // under the dist-info directory's stat stamp (pyenv::ScanMemo says what that stamp catches):
 // the scan's facts (name, version, INSTALLER, REQUESTED, RECORD's stamp) and the rest (the
 // RECORD digest, WHEEL tags, the direct_url.json origin). A repeated snapshot then costs one
-// stat call per package and no open; only what changed is read. Entries younger than 2 s are
-// not written (a change within the same timestamp tick could leave the stamp equal).
+// stat call per package and no open; only what changed is read. An entry is trusted (recalled,
+// found, written) only when it was read after its stamps' timestamp tick was over: a change
+// within that tick would leave the stamp equal (settle_margin_ns: 50 ms after a stamp with a
+// sub-second part, 2 s after a whole-second one).
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
@@ -29,6 +32,9 @@ public:
     /// line is a miss for its package only.
     [[nodiscard]] static PackageCache load(fs::path file);
 
+    /// A scan starts: what is put from now on was read no earlier than this moment.
+    void start_pass();
+
     /// pyenv::ScanMemo: the distribution scanned from `dist_info` while both stamps still hold.
     [[nodiscard]] const pyenv::Distribution* recall(const fs::path& site_packages, std::string_view entry,
                                                     const core::FileStamp& dir) const override;
@@ -37,6 +43,9 @@ public:
     [[nodiscard]] const CachedPackageFacts* find(const pyenv::Distribution& dist) const;
     /// Remember a whole distribution (a broken one, or one without RECORD, is never cached).
     void put(const pyenv::Distribution& dist, CachedPackageFacts facts);
+    /// Nanoseconds until every entry put so far that was read too soon after its stamps
+    /// (not settled) would be settled if read again; 0 when there is none.
+    [[nodiscard]] std::int64_t unsettled_wait_ns() const;
     /// Rewrite the file atomically when something was added or is gone, keeping only the
     /// entries looked up or put since load (so uninstalled packages drop out). Best effort.
     void save();
@@ -46,11 +55,14 @@ private:
         pyenv::Distribution dist;  // as scanned: name, version, installer, requested, stamps
         CachedPackageFacts facts;
         mutable bool used = false;
+        bool settled = false;  // read after its stamps' tick was over (loaded ones were)
     };
     fs::path m_file;
     std::unordered_map<std::string, Entry> m_entries;  // by dist-info directory path
     mutable std::string m_key;                         // recall()'s lookup key, reused
     bool m_dirty = false;
+    std::int64_t m_pass_start = 0;  // start_pass()'s time, ns since the epoch
+    std::int64_t m_settles_at = 0;  // when the unsettled entries put would settle, 0: none
 };
 
 }  // namespace bootstrap::manifest

@@ -1,5 +1,8 @@
 #include "manifest/snapshot.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -198,17 +201,31 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     if (sites.empty())
         return fail(ErrorCode::internal, fmt::format("no site-packages known for {}", request.venv.string()));
     PackageCache cache = PackageCache::load(state::Layout(request.venv).packages_cache());
-    for (const auto& site : sites) {
-        // platlib may not exist when it differs from purelib (lib64 layouts).
-        if (site != sites.front() && !fs::exists(site)) continue;
-        // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
-        BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true, &cache));
-        for (const auto& [name, dist] : dists) {
-            if (m.packages.count(name)) continue;  // purelib first, as sys.path has it
-            BS_TRY(auto facts, read_package_facts(dist, cache));
-            if (name == "torch") m.torch = read_torch(site);
-            m.packages.emplace(name, to_package(dist, std::move(facts)));
+    auto scan = [&]() -> Status {
+        m.packages.clear();
+        for (const auto& site : sites) {
+            // platlib may not exist when it differs from purelib (lib64 layouts).
+            if (site != sites.front() && !fs::exists(site)) continue;
+            // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
+            BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true, &cache));
+            for (const auto& [name, dist] : dists) {
+                if (m.packages.count(name)) continue;  // purelib first, as sys.path has it
+                BS_TRY(auto facts, read_package_facts(dist, cache));
+                if (name == "torch") m.torch = read_torch(site);
+                m.packages.emplace(name, to_package(dist, std::move(facts)));
+            }
         }
+        return {};
+    };
+    BS_CHECK(scan());
+    // Packages installed moments ago (the after-snapshot of a run) were read within their
+    // stamps' timestamp tick, so the cache cannot vouch for them yet: when that tick is over
+    // within 100 ms, read them once more then (the rest is recalled), so the next scan, a
+    // no-op's included, finds them cached.
+    if (auto wait = cache.unsettled_wait_ns(); wait > 0 && wait <= 100'000'000) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+        cache.start_pass();
+        BS_CHECK(scan());
     }
     cache.save();
 

@@ -159,6 +159,41 @@ void names_from_directory(std::string_view entry, Distribution& dist) {
     if (dist.version.empty() && dash != std::string_view::npos) dist.version = std::string(stem.substr(dash + 1));
 }
 
+/// What one pass over METADATA's headers gives: Name, Version and every Requires-Dist (a
+/// folded one joined with a space; a header name is case-insensitive).
+struct MetadataHeaders {
+    std::string name, version;
+    bool have_name = false, have_version = false;
+    std::vector<std::string> requires_dist;
+    bool too_large = false;  // the headers ran past k_max_dist_info_file
+};
+
+MetadataHeaders read_headers(int fd, std::string& buffer) {
+    MetadataHeaders out;
+    HeaderReader headers(fd, buffer);
+    std::string_view line, value;
+    bool continuing = false;  // the previous header was a Requires-Dist that may be folded
+    while (headers.next(line)) {
+        if (continuing && (line.front() == ' ' || line.front() == '\t')) {
+            out.requires_dist.back() += ' ';
+            out.requires_dist.back() += core::trim(line);
+            continue;
+        }
+        continuing = header_value(line, "requires-dist", value);
+        if (continuing) {
+            out.requires_dist.emplace_back(value);
+        } else if (!out.have_name && header_value(line, "name", value)) {
+            out.name = std::string(value);
+            out.have_name = true;
+        } else if (!out.have_version && header_value(line, "version", value)) {
+            out.version = std::string(value);
+            out.have_version = true;
+        }
+    }
+    out.too_large = headers.too_large();
+    return out;
+}
+
 /// Fill `dist` from one `*.dist-info` directory; false when it is not a usable one. A
 /// directory whose METADATA or RECORD cannot be used is still filled in (name and version
 /// from the directory name) with `broken` saying why.
@@ -169,20 +204,12 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Di
     if (::fstat(dir.get(), &dir_st) == 0) dist.dir_stamp = stamp_of(dir_st);
     Fd metadata = open_dist_file(dir.get(), "METADATA", dist.broken);
     if (metadata.is_open()) {
-        HeaderReader headers(metadata.get(), buffer);
-        std::string_view line, value;
-        bool have_name = false, have_version = false;
-        while ((!have_name || !have_version) && headers.next(line)) {
-            if (!have_name && header_value(line, "name", value)) {
-                dist.name = std::string(value);
-                have_name = true;
-            } else if (!have_version && header_value(line, "version", value)) {
-                dist.version = std::string(value);
-                have_version = true;
-            }
-        }
-        if (headers.too_large())
+        MetadataHeaders headers = read_headers(metadata.get(), buffer);
+        dist.name = std::move(headers.name);
+        dist.version = std::move(headers.version);
+        if (headers.too_large)
             dist.broken = fmt::format("METADATA is larger than {}", core::format_size(k_max_dist_info_file));
+        else dist.requires_dist = std::move(headers.requires_dist);
     }
     // A METADATA without them is broken; the directory name "{name}-{version}.dist-info"
     // still says what is installed.
@@ -257,30 +284,23 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
 
 Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     std::filesystem::path path = dist.dist_info / "METADATA";
-    Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
-    std::string why;
-    Fd fd = dir.is_open() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
-    if (!dir.is_open()) why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
-    if (!fd.is_open())
-        return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
-                    fmt::format("cannot read {}: {}", path.string(), why));
-    std::string buffer;
-    HeaderReader headers(fd.get(), buffer);
-    std::vector<std::string> values;
-    std::string_view line, value;
-    bool continuing = false;  // the previous header was a Requires-Dist that may be folded
-    while (headers.next(line)) {
-        if (continuing && (line.front() == ' ' || line.front() == '\t')) {
-            values.back() += ' ';
-            values.back() += core::trim(line);
-            continue;
-        }
-        continuing = header_value(line, "requires-dist", value);
-        if (continuing) values.emplace_back(value);
+    std::vector<std::string> read;
+    if (!dist.requires_dist) {
+        Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+        std::string why;
+        Fd fd = dir.is_open() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
+        if (!dir.is_open()) why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
+        if (!fd.is_open())
+            return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
+                        fmt::format("cannot read {}: {}", path.string(), why));
+        std::string buffer;
+        MetadataHeaders headers = read_headers(fd.get(), buffer);
+        if (headers.too_large)
+            return fail(ErrorCode::io, fmt::format("cannot read {}: its headers run past {}", path.string(),
+                                                   core::format_size(k_max_dist_info_file)));
+        read = std::move(headers.requires_dist);
     }
-    if (headers.too_large())
-        return fail(ErrorCode::io, fmt::format("cannot read {}: its headers run past {}", path.string(),
-                                               core::format_size(k_max_dist_info_file)));
+    const std::vector<std::string>& values = dist.requires_dist ? *dist.requires_dist : read;
     std::vector<Requirement> out;
     out.reserve(values.size());
     for (const std::string& text : values) {
@@ -366,7 +386,7 @@ public:
 
     bool check(const Requirement& req, MarkerEnv& env, bool prereleases) {
         std::vector<Frame> stack;
-        Verdict verdict = enter(req, env, prereleases, "", stack);
+        Verdict verdict = enter(req, env, prereleases, nullptr, stack);
         while (!stack.empty()) {
             Frame& f = stack.back();
             if (verdict != Verdict::pending) {  // the verdict on f's current dependency
@@ -386,7 +406,7 @@ public:
                 // Dependencies were chosen by a resolver; accept installed pre-releases there,
                 // as `pip check` does. (`f` may move when enter pushes: copy what it needs.)
                 const Requirement dep = f.deps[f.dep];
-                const std::string required_by = f.installed;
+                const Distribution* required_by = f.dist;
                 verdict = enter(dep, env, true, required_by, stack);
                 continue;
             }
@@ -396,9 +416,7 @@ public:
                 ++f.extra;
             }
             // Each "name[extra]" is walked once: that stops cycles.
-            auto first_visit = [&] {
-                return m_visited.insert(f.dist->normalized_name + "[" + f.extras[f.extra] + "]").second;
-            };
+            auto first_visit = [&] { return m_visited.emplace(f.dist, f.extras[f.extra]).second; };
             while (f.extra < f.extras.size() && !first_visit()) ++f.extra;
             if (f.extra == f.extras.size()) {
                 verdict = done(stack, env, true);
@@ -425,7 +443,6 @@ private:
     /// One distribution whose requirements are being walked.
     struct Frame {
         const Distribution* dist = nullptr;
-        std::string installed;            // "transformers 4.57.1": the deps' required_by
         std::vector<std::string> extras;  // "" and the requested extras
         size_t extra = 0;                 // the extra being walked (or next to walk)
         bool walking = false;             // deps hold extras[extra]'s Requires-Dist
@@ -442,43 +459,46 @@ private:
     }
 
     /// Check `req` itself: its verdict, or pending after pushing a frame to walk what its
-    /// distribution requires. `required_by` is "" for the top-level requirement.
-    Verdict enter(const Requirement& req, const MarkerEnv& env, bool prereleases, const std::string& required_by,
+    /// distribution requires. `required_by` is the distribution whose Requires-Dist `req` is,
+    /// nullptr for the top-level requirement. (The reasons' strings are built only on refusal.)
+    Verdict enter(const Requirement& req, const MarkerEnv& env, bool prereleases, const Distribution* required_by,
                   std::vector<Frame>& stack) {
         if (req.marker && !req.marker->evaluate(env)) return Verdict::holds;
-        std::string suffix = required_by.empty() ? "" : " (required by " + required_by + ")";
+        auto suffix = [&] {
+            return required_by == nullptr ? std::string()
+                                          : " (required by " + required_by->name + " " + required_by->version + ")";
+        };
 
         auto it = m_installed.find(req.normalized_name);
-        if (it == m_installed.end()) return refuse(req.name + " is not installed" + suffix);
+        if (it == m_installed.end()) return refuse(req.name + " is not installed" + suffix());
         const Distribution& dist = it->second;
-        std::string installed = dist.name + " " + dist.version;
+        auto installed = [&] { return dist.name + " " + dist.version; };
 
         if (!req.url.empty())
             return refuse(
                 fmt::format("{} @ {} is a direct URL requirement, which cannot be "
                             "checked against the installed {}{}",
-                            req.name, req.url, installed, suffix));
+                            req.name, req.url, installed(), suffix()));
         if (!req.specifier.empty()) {
             auto version = Version::parse(dist.version);
             if (!version)
                 return refuse(
                     fmt::format("{} has a version that is not PEP 440, so it cannot "
                                 "satisfy {}{}{}",
-                                installed, req.name, req.specifier.str(), suffix));
+                                installed(), req.name, req.specifier.str(), suffix()));
             if (!req.specifier.contains(*version, prereleases)) {
                 bool only_prerelease = req.specifier.contains(*version, true);
-                return refuse(fmt::format("{} does not satisfy {}{}{}{}", installed, req.name, req.specifier.str(),
+                return refuse(fmt::format("{} does not satisfy {}{}{}{}", installed(), req.name, req.specifier.str(),
                                           only_prerelease ? " (it is a pre-release, and "
                                                             "pre-releases are not allowed)"
                                                           : "",
-                                          suffix));
+                                          suffix()));
             }
         }
 
         // Base dependencies (extra == "") and those of each requested extra, each only once.
         Frame frame;
         frame.dist = &dist;
-        frame.installed = std::move(installed);
         frame.extras.push_back("");
         frame.extras.insert(frame.extras.end(), req.extras.begin(), req.extras.end());
         stack.push_back(std::move(frame));
@@ -496,7 +516,7 @@ private:
     const std::map<std::string, Distribution>& m_installed;
     std::string* m_why_not;
     const std::set<std::pair<std::string, std::string>>& m_allowed;
-    std::set<std::string> m_visited;  // "name[extra]" already walked: stops cycles
+    std::set<std::pair<const Distribution*, std::string>> m_visited;  // name[extra] walked: stops cycles
 };
 
 }  // namespace

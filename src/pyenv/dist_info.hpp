@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct Distribution {
     core::FileStamp dir_stamp;        // stat of the dist-info directory (its entries' names)
     std::string installer;            // INSTALLER file content ("uv", "pip"), "" if none
     bool requested = false;           // REQUESTED file present
+    /// The Requires-Dist header values as written (a folded one joined with a space), read by
+    /// the scan from the same METADATA headers as name and version; nullopt for a
+    /// Distribution made another way (read_requires_dist then reads METADATA).
+    std::optional<std::vector<std::string>> requires_dist;
     /// Why the dist-info cannot be used, "" when it can: "METADATA missing" (an install cut
     /// short, e.g. by a full disk), "METADATA is not a regular file (a FIFO)", "RECORD is larger
     /// than 64 MiB", ... Name and version then come from the directory name.
@@ -64,8 +69,10 @@ public:
                                                                              bool include_broken = false,
                                                                              const ScanMemo* memo = nullptr);
 
-/// The Requires-Dist lines of an installed distribution, parsed. A METADATA that is not a
-/// regular file, or whose headers run past k_max_dist_info_file, is an error naming it.
+/// The Requires-Dist lines of an installed distribution, parsed: those the scan kept
+/// (Distribution::requires_dist), else read from METADATA. A METADATA that is not a regular
+/// file, or whose headers run past k_max_dist_info_file, is an error naming it; so is a line
+/// that does not parse.
 [[nodiscard]] Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist);
 
 /// SHA-256 of the distribution's RECORD file (which itself lists a hash of every file), less

@@ -183,11 +183,14 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
 }
 
 Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
-                                                               const std::vector<std::string>& only) {
-    BS_TRY(auto dists, scan_site_packages(facts.purelib, only));
+                                                               const std::vector<std::string>& only,
+                                                               bool include_broken, const ScanMemo* memo) {
+    BS_TRY(auto dists, scan_site_packages(facts.purelib, only, include_broken, memo));
     if (!facts.platlib.empty() && facts.platlib != facts.purelib && fs::exists(facts.platlib)) {
-        BS_TRY(auto more, scan_site_packages(facts.platlib, only));
-        dists.merge(more);  // keeps purelib's entry for a name in both
+        BS_TRY(auto more, scan_site_packages(facts.platlib, only, include_broken, memo));
+        dists.merge(more);               // keeps purelib's entry for a name in both...
+        for (auto& [name, dist] : more)  // ...unless platlib's is broken and purelib's is not
+            if (!dist.broken.empty() && dists.at(name).broken.empty()) dists.at(name) = std::move(dist);
     }
     return dists;
 }

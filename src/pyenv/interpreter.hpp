@@ -50,8 +50,11 @@ struct InterpreterFacts {
 
 /// Every distribution the venv's interpreter sees: purelib, then platlib where it differs and
 /// exists (lib64 layouts); purelib wins for a name in both, as on sys.path. `only`: just these
-/// normalised names (see scan_site_packages).
+/// normalised names; `include_broken` and `memo` as scan_site_packages has them (a broken
+/// dist-info in either site wins over a whole one of the same name).
 [[nodiscard]] Result<std::map<std::string, Distribution>> scan_venv_packages(const InterpreterFacts& facts,
-                                                                             const std::vector<std::string>& only = {});
+                                                                             const std::vector<std::string>& only = {},
+                                                                             bool include_broken = false,
+                                                                             const ScanMemo* memo = nullptr);
 
 }  // namespace bootstrap::pyenv

@@ -119,9 +119,11 @@ public:
         return facts;
     }
 
-    Result<std::map<std::string, pyenv::Distribution>> scan_installed(const pyenv::InterpreterFacts& python) override {
+    Result<std::map<std::string, pyenv::Distribution>> scan_installed(const pyenv::InterpreterFacts& python,
+                                                                      bool include_broken,
+                                                                      const pyenv::ScanMemo* memo) override {
         ++scans;
-        return pyenv::scan_site_packages(python.purelib);
+        return pyenv::scan_site_packages(python.purelib, {}, include_broken, memo);
     }
 
     Result<steps::Outcome> execute(const steps::ResolvedStep& step, steps::StepContext& ctx) override {

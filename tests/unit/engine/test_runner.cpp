@@ -305,7 +305,7 @@ TEST_CASE("run world's real side scans an empty site-packages and keeps time") {
     pyenv::InterpreterFacts python;
     python.purelib = dir.path();
     python.platlib = dir.path();
-    auto installed = world.scan_installed(python);
+    auto installed = world.scan_installed(python, false, nullptr);
     REQUIRE(installed);
     CHECK(installed->empty());
     auto facts = world.gather_facts(dir.path() / "no-venv", false);

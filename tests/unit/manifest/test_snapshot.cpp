@@ -12,7 +12,9 @@
 #include "core/sha256.hpp"
 #include "fixture.hpp"
 #include "manifest/host_facts.hpp"
+#include "manifest/package_cache.hpp"
 #include "manifest/snapshot.hpp"
+#include "pyenv/dist_info.hpp"
 
 namespace fs = std::filesystem;
 using namespace bootstrap::manifest;
@@ -366,6 +368,42 @@ TEST_CASE("build_env_names lists the build-relevant variables") {
     CHECK(std::is_sorted(names.begin(), names.end()));
 }
 
+TEST_CASE("the package cache keeps each package's Requires-Dist for a scan to recall") {
+    TempDir tmp("bs-snapshot");
+    fs::path venv = make_fixture_venv(tmp.path());
+    const fs::path site = bs_test::site_packages(venv);
+    const fs::path remote = site / "remote-3.0.dist-info";
+    REQUIRE(bootstrap::core::write_file_atomic(remote / "METADATA",
+                                               "Metadata-Version: 2.1\nName: remote\nVersion: 3.0\n"
+                                               "Requires-Dist: numpy>=1.17\nRequires-Dist: torch>=2.2;\n"
+                                               "  extra == \"gpu\"\n\nRequires-Dist: not-a-header\n"));
+    settle(site);
+    REQUIRE(take_snapshot(fixture_request(venv)).has_value());
+    const std::vector<std::string> expected{"numpy>=1.17", "torch>=2.2; extra == \"gpu\""};
+
+    auto cache = PackageCache::load(venv / ".bootstrap" / "packages.cache");
+    auto recalled = bootstrap::pyenv::scan_site_packages(site, {}, false, &cache);
+    REQUIRE(recalled.has_value());
+    REQUIRE(recalled->at("remote").requires_dist.has_value());
+    CHECK(*recalled->at("remote").requires_dist == expected);
+    CHECK(recalled->at("demo-core").requires_dist == std::vector<std::string>{});
+
+    // METADATA edited in place behind an unchanged directory: the cache answers (its stamp is
+    // what it trusts); a scan without it reads the file.
+    const auto dir_time = fs::last_write_time(remote);
+    {
+        std::ofstream in_place(remote / "METADATA", std::ios::trunc);
+        in_place << "Metadata-Version: 2.1\nName: remote\nVersion: 3.0\nRequires-Dist: six\n";
+    }
+    fs::last_write_time(remote, dir_time);
+    auto again = bootstrap::pyenv::scan_site_packages(site, {}, false, &cache);
+    REQUIRE(again.has_value());
+    CHECK(*again->at("remote").requires_dist == expected);
+    auto fresh = bootstrap::pyenv::scan_site_packages(site);
+    REQUIRE(fresh.has_value());
+    CHECK(*fresh->at("remote").requires_dist == std::vector<std::string>{"six"});
+}
+
 TEST_CASE("repeated snapshots reuse per-package facts while the dist-info directory is unchanged") {
     TempDir tmp("bs-snapshot");
     fs::path venv = make_fixture_venv(tmp.path());
@@ -406,8 +444,19 @@ TEST_CASE("repeated snapshots reuse per-package facts while the dist-info direct
     CHECK(third->packages.at("remote").record_sha256 != first->packages.at("remote").record_sha256);
     CHECK(third->packages.at("remote").origin == first->packages.at("remote").origin);
 
-    // A change younger than 2 s is read, not cached; once settled it is cached.
-    CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") == std::string::npos);
+    // A change moments old was read within its stamp's timestamp tick: the snapshot read it
+    // once more when the tick was over (50 ms after a sub-second stamp) and cached that.
+    CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") != std::string::npos);
+    // A whole-second stamp (a filesystem that keeps seconds) settles only after 2 s: read,
+    // the same facts reported, not cached; once settled it is cached.
+    {
+        const auto now = fs::file_time_type::clock::now();
+        fs::last_write_time(dist, now - (now.time_since_epoch() % std::chrono::seconds(1)));
+        auto whole = take_snapshot(fixture_request(venv));
+        REQUIRE(whole.has_value());
+        CHECK(to_json(*whole) == to_json(*third));
+        CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") == std::string::npos);
+    }
     settle(bs_test::site_packages(venv));
 
     // An uninstalled package drops out of the cache; a damaged cache is only a miss.
@@ -425,7 +474,7 @@ TEST_CASE("repeated snapshots reuse per-package facts while the dist-info direct
     // The damaged file was a miss, and the rewritten one is the current format again.
     auto rewritten = bootstrap::core::read_file(cache);
     REQUIRE(rewritten.has_value());
-    CHECK(rewritten->rfind("bootstrap-packages-cache-v5\n", 0) == 0);
+    CHECK(rewritten->rfind("bootstrap-packages-cache-v6\n", 0) == 0);
     CHECK(rewritten->find("remote-3.0.dist-info\t") != std::string::npos);
 
     // An old JSON (v4) cache is a miss too, never an error; so is a damaged line, for its
@@ -434,10 +483,10 @@ TEST_CASE("repeated snapshots reuse per-package facts while the dist-info direct
     auto fifth = take_snapshot(fixture_request(venv));
     REQUIRE(fifth.has_value());
     CHECK(to_json(*fifth) == to_json(*fourth));
-    auto v5 = bootstrap::core::read_file(cache);
-    REQUIRE(v5.has_value());
-    CHECK(v5->rfind("bootstrap-packages-cache-v5\n", 0) == 0);
-    std::string damaged = *v5;
+    auto v6 = bootstrap::core::read_file(cache);
+    REQUIRE(v6.has_value());
+    CHECK(v6->rfind("bootstrap-packages-cache-v6\n", 0) == 0);
+    std::string damaged = *v6;
     for (const char* bad : {"\\q", "\tx", "\\"}) {
         size_t at = damaged.find("remote-3.0.dist-info");
         REQUIRE(at != std::string::npos);

@@ -10,6 +10,7 @@
 #include "core/fs.hpp"
 #include "core/sha256.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/interpreter.hpp"
 
 namespace fs = std::filesystem;
 using bootstrap::core::TempDir;
@@ -225,6 +226,29 @@ TEST_CASE("a broken dist-info wins over a whole one of the same project") {
     CHECK(scan(tmp.path()).at("dup").version == "1.0");
 }
 
+TEST_CASE("scan_venv_packages: purelib wins, unless only platlib's dist-info is broken") {
+    TempDir tmp("bs-pyenv");
+    bootstrap::pyenv::InterpreterFacts facts;
+    facts.purelib = tmp.path() / "lib";
+    facts.platlib = tmp.path() / "lib64";
+    write_dist(facts.purelib, {"both", "1.0"});
+    write_dist(facts.platlib, {"both", "2.0"});
+    write_dist(facts.purelib, {"cut", "1.0"});
+    fs::create_directories(facts.platlib / "cut-1.1.dist-info");  // an install cut short
+    write_dist(facts.platlib, {"plat", "3.0"});
+
+    auto whole = bootstrap::pyenv::scan_venv_packages(facts);
+    REQUIRE(whole);
+    CHECK(whole->at("both").version == "1.0");
+    CHECK(whole->at("cut").version == "1.0");
+    CHECK(whole->at("plat").version == "3.0");
+    auto all = bootstrap::pyenv::scan_venv_packages(facts, {}, /*include_broken=*/true);
+    REQUIRE(all);
+    CHECK(all->at("both").version == "1.0");
+    CHECK(all->at("cut").broken == "METADATA missing");
+    CHECK(all->size() == 3);
+}
+
 TEST_CASE("METADATA and RECORD larger than 64 MiB are broken, not read") {
     TempDir tmp("bs-pyenv");
     fs::path dir = write_dist(tmp.path(), {"huge", "1.0"});
@@ -281,8 +305,15 @@ TEST_CASE("read_requires_dist parses the headers only") {
     CHECK((*reqs)[1].str() == "numpy>=1.17");
     CHECK((*reqs)[2].str() == "torch>=2.2; extra == \"torch\"");
 
-    Distribution bad = installed.at("transformers");
-    bad.dist_info = tmp.path() / "missing.dist-info";
+    // The scan kept them (the same header pass as name and version): parsed from memory.
+    REQUIRE(installed.at("transformers").requires_dist.has_value());
+    CHECK(installed.at("transformers").requires_dist->size() == 3);
+    Distribution kept = installed.at("transformers");
+    kept.dist_info = tmp.path() / "missing.dist-info";
+    CHECK(bootstrap::pyenv::read_requires_dist(kept));
+    // A Distribution made another way reads METADATA.
+    Distribution bad = kept;
+    bad.requires_dist.reset();
     CHECK_FALSE(bootstrap::pyenv::read_requires_dist(bad));
 }
 
