@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -13,8 +14,11 @@
 #include "engine/install_repair.hpp"
 #include "engine/plan.hpp"
 #include "engine/skip_rule.hpp"
+#include "manifest/package_cache.hpp"
+#include "pyenv/interpreter.hpp"
 #include "recipe/recipe.hpp"
 #include "state/journal.hpp"
+#include "state/layout.hpp"
 #include "steps/kind.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -77,7 +81,8 @@ void print_plan(const engine::Plan& plan, const engine::Facts& facts,
 }
 
 /// What the venv holds beside the steps: an install cut short, distributions no step accounts for.
-Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& facts) {
+Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& facts, const state::Journal& journal,
+                             const engine::Installed& installed) {
     PlanState state;
     if (!facts.python) return state;
     if (auto marker = engine::read_changing_marker(plan.venv)) {
@@ -85,10 +90,21 @@ Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& fact
         state.cut_short_note =
             engine::describe(*marker) + ": `run` first checks every installed distribution's files against its RECORD";
     }
-    BS_TRY(auto journal, state::Journal::load(plan.venv));
-    BS_TRY(auto installed, pyenv::scan_venv_packages(*facts.python));
     BS_TRY(state.extras, engine::unowned_extras(plan, journal, installed, facts.python->markers));
     return state;
+}
+
+/// The journal and what is installed, each read once for the decisions and the state; every
+/// unchanged dist-info recalled from the snapshot's package cache (read, never written: `plan`
+/// writes nothing).
+Result<std::pair<state::Journal, engine::Installed>> read_venv(const engine::Plan& plan, const engine::Facts& facts) {
+    BS_TRY(auto journal, state::Journal::load(plan.venv));
+    engine::Installed installed;
+    if (facts.python) {
+        const auto cache = manifest::PackageCache::load(state::Layout(plan.venv).packages_cache());
+        BS_TRY(installed, pyenv::scan_venv_packages(*facts.python, {}, false, &cache));
+    }
+    return std::pair{std::move(journal), std::move(installed)};
 }
 
 void print_state(const engine::Plan& plan, const PlanState& state) {
@@ -116,18 +132,20 @@ int execute_plan(const PlanCommandArgs& args) {
     if (!facts) return fail_with(facts.error());
     auto plan = engine::make_plan(*loaded, options, *facts);
     if (!plan) return fail_with(plan.error());
-    auto decisions = engine::predict(*plan, *facts);
-    if (!decisions) return fail_with(decisions.error());
-    auto state = venv_state(*plan, *facts);
+    auto venv_now = read_venv(*plan, *facts);
+    if (!venv_now) return fail_with(venv_now.error());
+    auto& [journal, installed] = *venv_now;
+    auto state = venv_state(*plan, *facts, journal, installed);
     if (!state) return fail_with(state.error());
-    if (args.json) fmt::print("{}", plan_json(*plan, *facts, *decisions, *state));
+    const auto decisions = engine::predict(*plan, *facts, std::move(journal), installed);
+    if (args.json) fmt::print("{}", plan_json(*plan, *facts, decisions, *state));
     else {
-        print_plan(*plan, *facts, *decisions, args.explain);
+        print_plan(*plan, *facts, decisions, args.explain);
         print_state(*plan, *state);
     }
     if (!args.check) return 0;
     // --check: a drift gate (CI, fleets): 1 when the run would change anything.
-    const bool acts = std::any_of(decisions->begin(), decisions->end(), [](const engine::StepDecision& d) {
+    const bool acts = std::any_of(decisions.begin(), decisions.end(), [](const engine::StepDecision& d) {
         return d.decision == engine::Decision::run || d.decision == engine::Decision::verify_only;
     });
     const bool removes = args.plan.exact && !state->extras.empty();

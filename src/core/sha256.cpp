@@ -4,33 +4,32 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+// The one-algorithm interface, not EVP: EVP's provider machinery (every algorithm's tables,
+// the config loader) would be linked into the static binary and relocated at every start-up
+// (~300 KiB of pointers, ~100 page faults) for a digest that needs none of it. OpenSSL 3 marks
+// these functions deprecated in favour of EVP; they remain its supported SHA-256 code (the same
+// SHA-NI/AVX2 assembly EVP ends up in).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 namespace bootstrap::core {
 
 struct Sha256::Impl {
-    EVP_MD_CTX* ctx = nullptr;
+    SHA256_CTX ctx{};
 };
 
 Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
-    // Only a digest is asked of libcrypto: the system's openssl.cnf (TLS policy, provider
-    // modules, which a static libcrypto from another distribution may not be able to load) is
-    // not read.
-    [[maybe_unused]] static const bool initialised = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
-    m_impl->ctx = EVP_MD_CTX_new();
-    if (m_impl->ctx == nullptr || EVP_DigestInit_ex(m_impl->ctx, EVP_sha256(), nullptr) != 1)
-        throw std::runtime_error("OpenSSL: cannot initialise SHA-256");
+    if (SHA256_Init(&m_impl->ctx) != 1) throw std::runtime_error("OpenSSL: cannot initialise SHA-256");
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(m_impl->ctx); }
+Sha256::~Sha256() = default;
 
-void Sha256::update(std::string_view data) { EVP_DigestUpdate(m_impl->ctx, data.data(), data.size()); }
+void Sha256::update(std::string_view data) { SHA256_Update(&m_impl->ctx, data.data(), data.size()); }
 
 std::string Sha256::hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(m_impl->ctx, md, &len);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    const unsigned len = SHA256_DIGEST_LENGTH;
+    SHA256_Final(md, &m_impl->ctx);
     static constexpr char k_digits[] = "0123456789abcdef";
     std::string out;
     out.reserve(len * 2);

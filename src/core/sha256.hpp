@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 (OpenSSL EVP): streaming digests for keys, files and wheels.
+// SHA-256 (OpenSSL's libcrypto): streaming digests for keys, files and wheels.
 
 #include <filesystem>
 #include <memory>

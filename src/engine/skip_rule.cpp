@@ -202,6 +202,11 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
     if (facts.python) {
         BS_TRY(installed, pyenv::scan_venv_packages(*facts.python));
     }
+    return predict(plan, facts, std::move(journal), installed);
+}
+
+std::vector<StepDecision> predict(const Plan& plan, const Facts& facts, state::Journal journal,
+                                  const Installed& installed) {
     SkipRule rule(plan, facts, journal);
     std::vector<StepDecision> out;
     bool earlier = false;

@@ -117,6 +117,10 @@ private:
 /// What `run` would do with each step of `plan` now (for `plan`): the journal and the venv as
 /// they are, every step assumed to succeed. Reads only; writes nothing.
 [[nodiscard]] Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts);
+/// The same, from a journal and an installed set the caller already read (`journal` is the
+/// rule's to re-key in memory: pass a copy to keep one).
+[[nodiscard]] std::vector<StepDecision> predict(const Plan& plan, const Facts& facts, state::Journal journal,
+                                                const Installed& installed);
 
 /// Whether the selected steps of `plan` are settled in the venv exactly as `journal` records
 /// them: each up to date under its current key with the same recorded inputs and venv state

@@ -109,6 +109,22 @@ def test_help_command(run_bootstrap):
     assert "Usage: bootstrap diff" in proc.stdout
 
 
+def test_every_listed_command_is_built_when_named(run_bootstrap, tmp_path):
+    """Only the named command is built (start-up): each one `--help` lists answers its own
+    `--help`, with the same one-line description, and a name not listed is unknown."""
+    top = ok(run_bootstrap(["--help"])).stdout
+    listed = re.findall(r"^  ([a-z]+) {2,}(\S.*)$", top.split("Subcommands:", 1)[1], re.M)
+    assert [name for name, _ in listed][:3] == ["run", "plan", "demo"] and len(listed) == 21, listed
+    for name, description in listed:
+        own = ok(run_bootstrap([name, "--help"])).stdout
+        assert own.startswith(description.rstrip()[:60]), (name, own[:200])
+        assert f"Usage: bootstrap {name}" in own, name
+    usage_error(run_bootstrap(["frobnicate"], cwd=tmp_path), "unknown command 'frobnicate' (see bootstrap --help)")
+    # With no command, CLI11 names what is missing and lists every command.
+    proc = run_bootstrap([])
+    assert proc.returncode == 2 and "A subcommand is required" in proc.stderr + proc.stdout
+
+
 # ----------------------------------------------------------------------------- --version
 
 def project_version() -> str:
