@@ -195,6 +195,7 @@ std::int64_t now_ns() {
 void PackageCache::start_pass() {
     m_pass_start = now_ns();
     m_settles_at = 0;
+    m_unsettled = 0;
 }
 
 const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, std::string_view entry,
@@ -226,15 +227,17 @@ void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts
         return stamp.mtime_ns < m_pass_start - settle_margin_ns(stamp);
     };
     bool now_settled = settled(dist.dir_stamp) && settled(dist.record_stamp);
-    if (!now_settled)
+    if (!now_settled) {
+        ++m_unsettled;
         m_settles_at = std::max({m_settles_at, dist.dir_stamp.mtime_ns + settle_margin_ns(dist.dir_stamp),
                                  dist.record_stamp.mtime_ns + settle_margin_ns(dist.record_stamp)});
+    }
     m_entries.insert_or_assign(dist.dist_info.native(), Entry{dist, std::move(facts), true, now_settled});
     m_dirty = true;
 }
 
-std::int64_t PackageCache::unsettled_wait_ns() const {
-    if (m_settles_at == 0) return 0;
+std::int64_t PackageCache::unsettled_wait_ns(size_t at_least) const {
+    if (m_settles_at == 0 || m_unsettled < at_least) return 0;
     return std::max<std::int64_t>(m_settles_at - now_ns(), 1);
 }
 

@@ -43,9 +43,10 @@ public:
     [[nodiscard]] const CachedPackageFacts* find(const pyenv::Distribution& dist) const;
     /// Remember a whole distribution (a broken one, or one without RECORD, is never cached).
     void put(const pyenv::Distribution& dist, CachedPackageFacts facts);
-    /// Nanoseconds until every entry put so far that was read too soon after its stamps
-    /// (not settled) would be settled if read again; 0 when there is none.
-    [[nodiscard]] std::int64_t unsettled_wait_ns() const;
+    /// Nanoseconds until every entry put since start_pass() that was read too soon after its
+    /// stamps (not settled) would be settled if read again; 0 when there are fewer than
+    /// `at_least` such entries.
+    [[nodiscard]] std::int64_t unsettled_wait_ns(size_t at_least = 1) const;
     /// Rewrite the file atomically when something was added or is gone, keeping only the
     /// entries looked up or put since load (so uninstalled packages drop out). Best effort.
     void save();
@@ -63,6 +64,7 @@ private:
     bool m_dirty = false;
     std::int64_t m_pass_start = 0;  // start_pass()'s time, ns since the epoch
     std::int64_t m_settles_at = 0;  // when the unsettled entries put would settle, 0: none
+    size_t m_unsettled = 0;         // how many were put unsettled
 };
 
 }  // namespace bootstrap::manifest

@@ -219,10 +219,12 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     };
     BS_CHECK(scan());
     // Packages installed moments ago (the after-snapshot of a run) were read within their
-    // stamps' timestamp tick, so the cache cannot vouch for them yet: when that tick is over
-    // within 100 ms, read them once more then (the rest is recalled), so the next scan, a
-    // no-op's included, finds them cached.
-    if (auto wait = cache.unsettled_wait_ns(); wait > 0 && wait <= 100'000'000) {
+    // stamps' timestamp tick, so the cache cannot vouch for them yet, and a no-op (which writes
+    // nothing) would read them again every time. When there are many and that tick is over
+    // within 100 ms, they are read once more then (the rest is recalled) and cached. A few are
+    // cheaper to read again later than to wait for (a rollback's before-snapshot).
+    constexpr size_t k_worth_waiting = 64;
+    if (auto wait = cache.unsettled_wait_ns(k_worth_waiting); wait > 0 && wait <= 100'000'000) {
         std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
         cache.start_pass();
         BS_CHECK(scan());

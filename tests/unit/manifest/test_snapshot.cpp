@@ -444,19 +444,40 @@ TEST_CASE("repeated snapshots reuse per-package facts while the dist-info direct
     CHECK(third->packages.at("remote").record_sha256 != first->packages.at("remote").record_sha256);
     CHECK(third->packages.at("remote").origin == first->packages.at("remote").origin);
 
-    // A change moments old was read within its stamp's timestamp tick: the snapshot read it
-    // once more when the tick was over (50 ms after a sub-second stamp) and cached that.
-    CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") != std::string::npos);
-    // A whole-second stamp (a filesystem that keeps seconds) settles only after 2 s: read,
-    // the same facts reported, not cached; once settled it is cached.
+    // A change moments old was read within its stamp's timestamp tick: not cached (one such
+    // package is cheaper to read again next time than to wait for).
+    CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") == std::string::npos);
+    // Many installed moments ago (a run's after-snapshot): the snapshot waits for the tick to
+    // be over (50 ms after a sub-second stamp), reads them once more and caches them...
+    const fs::path site = bs_test::site_packages(venv);
+    // (Writing 70 dist-infos can take longer than the tick: their stamps are all set to now.)
+    auto stamp_all = [&](fs::file_time_type when) {
+        for (int i = 0; i < 70; ++i) {
+            const fs::path dir = site / ("bulk" + std::to_string(i) + "-1.0.dist-info");
+            fs::last_write_time(dir / "RECORD", when);
+            fs::last_write_time(dir, when);
+        }
+    };
+    for (int i = 0; i < 70; ++i) write_dist(site, {"bulk" + std::to_string(i), "1.0"});
+    stamp_all(fs::file_time_type::clock::now());
+    auto bulk = take_snapshot(fixture_request(venv));
+    REQUIRE(bulk.has_value());
+    CHECK(bulk->packages.size() == third->packages.size() + 70);
     {
-        const auto now = fs::file_time_type::clock::now();
-        fs::last_write_time(dist, now - (now.time_since_epoch() % std::chrono::seconds(1)));
-        auto whole = take_snapshot(fixture_request(venv));
-        REQUIRE(whole.has_value());
-        CHECK(to_json(*whole) == to_json(*third));
-        CHECK(bootstrap::core::read_file(cache)->find("remote-3.0.dist-info") == std::string::npos);
+        auto text = bootstrap::core::read_file(cache);
+        REQUIRE(text.has_value());
+        for (int i = 0; i < 70; ++i)
+            CHECK(text->find("/bulk" + std::to_string(i) + "-1.0.dist-info\t") != std::string::npos);
     }
+    // ...unless their stamps are whole seconds (a filesystem that keeps seconds): those settle
+    // only after 2 s, too long to wait for; read, the same facts reported, not cached.
+    stamp_all(
+        std::chrono::file_clock::from_sys(std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now())));
+    auto whole = take_snapshot(fixture_request(venv));
+    REQUIRE(whole.has_value());
+    CHECK(to_json(*whole) == to_json(*bulk));
+    CHECK(bootstrap::core::read_file(cache)->find("/bulk0-1.0.dist-info") == std::string::npos);
+    for (int i = 0; i < 70; ++i) fs::remove_all(site / ("bulk" + std::to_string(i) + "-1.0.dist-info"));
     settle(bs_test::site_packages(venv));
 
     // An uninstalled package drops out of the cache; a damaged cache is only a miss.
