@@ -1,5 +1,7 @@
 #include "engine/skip_rule.hpp"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "core/sha256.hpp"
@@ -50,9 +52,10 @@ std::string changed_reason(const std::vector<std::string>& changes) {
 
 std::string installed_state(const Installed& installed) {
     std::string material;
+    material.reserve(installed.size() * 80);
     for (const auto& [name, d] : installed)
-        material += fmt::format("{} {} {} {} {}\n", name, d.version, d.record_stamp.size, d.record_stamp.mtime_ns,
-                                d.record_stamp.inode);
+        fmt::format_to(std::back_inserter(material), "{} {} {} {} {}\n", name, d.version, d.record_stamp.size,
+                       d.record_stamp.mtime_ns, d.record_stamp.inode);
     return core::sha256_hex(material);
 }
 
@@ -141,7 +144,7 @@ bool SkipRule::requirements_hold(const std::vector<pyenv::Requirement>& requirem
 }
 
 StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran, bool force,
-                              bool verify) {
+                              bool verify, const std::string* venv_state) {
     if (!step.not_locked.empty()) return {Decision::optional_failed, "not in the lockfile: " + step.not_locked};
     if (force) return {Decision::run, "forced"};
     std::string why_run;
@@ -179,7 +182,7 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     if (step.verify.empty()) return {Decision::up_to_date, "up to date"};
     if (verify) return {Decision::verify_only, "--verify"};
     if (earlier_ran) return {Decision::verify_only, "an earlier step ran: re-verifying"};
-    if (it->second.venv_state != installed_state(installed))
+    if (it->second.venv_state != (venv_state != nullptr ? *venv_state : installed_state(installed)))
         return {Decision::verify_only, "the venv changed since it was verified"};
     return {Decision::up_to_date, "up to date"};
 }
@@ -208,6 +211,7 @@ Result<std::vector<StepDecision>> predict(const Plan& plan, const Facts& facts) 
 std::vector<StepDecision> predict(const Plan& plan, const Facts& facts, state::Journal journal,
                                   const Installed& installed) {
     SkipRule rule(plan, facts, journal);
+    const std::string state = installed_state(installed);
     std::vector<StepDecision> out;
     bool earlier = false;
     for (const auto& step : plan.steps) {
@@ -217,7 +221,7 @@ std::vector<StepDecision> predict(const Plan& plan, const Facts& facts, state::J
         } else if (step.key.empty()) {
             d = {Decision::run, "its inputs are known once the venv exists"};
         } else {
-            d = rule.decide(step, installed, earlier, false, false);
+            d = rule.decide(step, installed, earlier, false, false, &state);
             if (d.runs_action() && step.kept) d = {Decision::up_to_date, step.note};
         }
         if (d.runs_action()) earlier = true;
@@ -239,7 +243,7 @@ std::optional<std::vector<StepDecision>> settled_decisions(
             continue;
         }
         if (step.key.empty()) return std::nullopt;
-        decisions.push_back(rule.decide(step, installed, false, false, false));
+        decisions.push_back(rule.decide(step, installed, false, false, false, &state));
         if (log) log(step, decisions.back());
         if (decisions.back().decision == Decision::optional_failed) continue;  // nothing to write either
         if (decisions.back().decision != Decision::up_to_date) return std::nullopt;

@@ -73,9 +73,10 @@ public:
 
     /// The decision for `step` against the venv as `installed` holds it now. `earlier_ran`: an
     /// earlier step of this run ran (or, for `plan`, would run). `force` runs everything;
-    /// `verify` re-runs verify clauses of steps that are up to date.
+    /// `verify` re-runs verify clauses of steps that are up to date. `venv_state`: the
+    /// installed_state(installed) the caller already has (computed here when nullptr).
     [[nodiscard]] StepDecision decide(const steps::ResolvedStep& step, const Installed& installed, bool earlier_ran,
-                                      bool force, bool verify);
+                                      bool force, bool verify, const std::string* venv_state = nullptr);
 
     /// A journal entry's stamps were refreshed (its digests held): worth saving.
     [[nodiscard]] bool refreshed() const { return m_refreshed; }

@@ -283,6 +283,7 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
 }
 
 Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
+    if (dist.requires_dist && dist.requires_dist->empty()) return std::vector<Requirement>{};  // most of them
     std::filesystem::path path = dist.dist_info / "METADATA";
     std::vector<std::string> read;
     if (!dist.requires_dist) {
