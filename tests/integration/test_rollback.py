@@ -144,7 +144,10 @@ def test_rollback_to_s0_restores_names_versions_and_records(scenario):
     changed = packages(scenario.snapshot("changed.json"))
     assert changed != packages(s0)
 
-    proc = scenario.rollback("--to", s0, "--index-url", scenario.index_url)
+    # uv's cache cold (another node's, say): nothing to restore from it, every package through
+    # the installers (test_index_down_with_uv_cache_warm covers the warm cache).
+    cold = {"UV_CACHE_DIR": str(scenario.world.root / "cold-uv-cache")}
+    proc = scenario.rollback("--to", s0, "--index-url", scenario.index_url, env=cold)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "3 to remove, 5 to install" in out
@@ -267,11 +270,36 @@ def test_version_gone_from_the_index_is_refused_before_any_change(world, local_b
     sc.change_everything()
     before = packages(sc.snapshot("before.json"))
     world.index.set_faults([{"match": "/simple/demo-utils/", "kind": "status", "status": 404}])
-    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    cold = {"UV_CACHE_DIR": str(world.root / "cold-uv-cache")}  # nothing restorable from it
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url, env=cold)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "refused: 1 package(s) failed the reachability check" in proc.stderr
     assert f"demo-utils 1.0.0: not available from index {sc.index_url}" in proc.stderr
     assert packages(sc.snapshot("after.json")) == before
+
+
+def test_index_down_with_uv_cache_warm(world, local_builds):
+    """The index unreachable, uv's cache holding the wheels: the index pins uv installed come
+    back from the cache's unpacked wheels (scripts included) without uv and without the index,
+    exactly; what the cache cannot give (a local wheel) goes through uv as before."""
+    sc = Scenario(world, "uv", local_builds)
+    s0 = sc.build_s0()
+    sc.install("--index-url", sc.index_url, "demo-core==2.0.0")                 # upgrade (a script)
+    sc.install("--index-url", sc.index_url, "--no-deps", "demo-utils==0.9.0")   # downgrade
+    sc.uninstall("transformers")                                                # remove
+    world.index.set_faults([{"match": "/simple/", "kind": "status", "status": 503}])
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "restoring 3 package(s) from uv's cache: demo-core, demo-utils, transformers" in proc.stderr
+    assert packages(sc.snapshot("after.json")) == packages(s0)
+    log = max((sc.venv / ".bootstrap" / "logs").glob("*/rollback.log"), key=lambda p: p.stat().st_mtime)
+    assert not [line for line in log.read_text().splitlines() if line.startswith("$ ")]  # no uv at all
+    script = sc.venv / "bin" / "demo-core"
+    run = subprocess.run([script], capture_output=True, text=True)
+    assert run.returncode == 0 and "1.0.0" in run.stdout, run.stdout + run.stderr
+    # Nothing left to do, the index still down.
+    proc = sc.rollback("--to", s0, "--index-url", sc.index_url)
+    assert proc.returncode == 0 and "nothing to do" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
 def test_failed_install_changes_nothing_and_a_rerun_finishes(world, local_builds, tmp_path):
@@ -378,7 +406,8 @@ def test_a_later_install_command_is_checked_before_the_first_runs(world, local_b
     sc, s0 = two_index_scenario(world, local_builds)
     before = packages(sc.snapshot("before.json"))
     world.index.set_faults([{"match": "/main/simple/demo-core/", "kind": "status", "status": 404}])
-    proc = sc.rollback("--to", s0)
+    cold = {"UV_CACHE_DIR": str(world.root / "cold-uv-cache")}  # every package through uv
+    proc = sc.rollback("--to", s0, env=cold)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "refused: 1 package(s) failed the reachability check" in proc.stderr
     assert f"demo-core 1.0.0: not available from index {world.index.url('main')}" in proc.stderr
@@ -386,7 +415,7 @@ def test_a_later_install_command_is_checked_before_the_first_runs(world, local_b
     assert packages(sc.snapshot("after-refusal.json")) == before
 
     world.index.clear_faults()
-    proc = sc.rollback("--to", s0)
+    proc = sc.rollback("--to", s0, env=cold)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert packages(sc.snapshot("after.json")) == packages(s0)
     log = max((sc.venv / ".bootstrap" / "logs").glob("*/rollback.log"), key=lambda p: p.stat().st_mtime)
