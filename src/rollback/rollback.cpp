@@ -443,7 +443,10 @@ private:
     }
 
     RestoreTarget restore_target(const fs::path& site) const {
-        return {site, m_venv / "bin", m_venv / "bin" / "python"};
+        // uv links from its cache unless told otherwise (UV_LINK_MODE): the restore does as uv would.
+        auto mode = m_facts.env.find("UV_LINK_MODE");
+        const bool hardlink = mode == m_facts.env.end() || mode->second.empty() || mode->second == "hardlink";
+        return {site, m_venv / "bin", m_venv / "bin" / "python", hardlink};
     }
 
     /// The installed `name` (if any) lists no file outside site-packages but in the venv's bin/

@@ -27,8 +27,7 @@ std::string env_value(const exec::EnvMap& env, const char* name) {
 /// "<version>-<tags>" for `version`: the name of a wheel's entry in uv's per-package directory
 /// (the `.http`, `.lock` and `.msgpack` files beside it are uv's bookkeeping).
 bool is_wheel_entry(const std::string& entry, std::string_view version) {
-    if (entry.size() <= version.size() + 1 || !entry.starts_with(version) || entry[version.size()] != '-')
-        return false;
+    if (entry.size() <= version.size() + 1 || !entry.starts_with(version) || entry[version.size()] != '-') return false;
     for (const char* suffix : {".http", ".lock", ".msgpack", ".tmp"})
         if (entry.ends_with(suffix)) return false;
     return true;
@@ -65,7 +64,8 @@ bool script_entry_points(std::string_view text, std::vector<EntryPoint>& out) {
         if (eq == std::string_view::npos) return false;
         std::string_view name = core::trim(line.substr(0, eq));
         std::string_view value = core::trim(line.substr(eq + 1));
-        if (size_t bracket = value.find('['); bracket != std::string_view::npos) value = core::trim(value.substr(0, bracket));
+        if (size_t bracket = value.find('['); bracket != std::string_view::npos)
+            value = core::trim(value.substr(0, bracket));
         size_t colon = value.find(':');
         if (name.empty() || name.find('/') != std::string_view::npos || colon == std::string_view::npos) return false;
         out.push_back({std::string(name), std::string(core::trim(value.substr(0, colon))),
@@ -129,7 +129,7 @@ std::vector<fs::path> cached_wheels(const fs::path& cache, std::string_view norm
 }
 
 Result<std::optional<CachedRestore>> plan_cached_restore(const fs::path& wheel_dir, const manifest::Package& target,
-                                                          const RestoreTarget& where, std::string& why) {
+                                                         const RestoreTarget& where, std::string& why) {
     auto refuse = [&](std::string reason) -> Result<std::optional<CachedRestore>> {
         why = std::move(reason);
         return std::optional<CachedRestore>{};
@@ -155,8 +155,7 @@ Result<std::optional<CachedRestore>> plan_cached_restore(const fs::path& wheel_d
 
     // Console and GUI scripts are the installer's, naming the venv's interpreter.
     std::vector<EntryPoint> entry_points;
-    if (auto text = core::read_file(dist_info / "entry_points.txt");
-        text && !script_entry_points(*text, entry_points))
+    if (auto text = core::read_file(dist_info / "entry_points.txt"); text && !script_entry_points(*text, entry_points))
         return refuse("its entry_points.txt has a line this cannot read");
     BS_TRY(auto record, core::read_regular_file(dist_info / "RECORD", pyenv::k_max_dist_info_file));
 
@@ -184,7 +183,8 @@ Result<std::optional<CachedRestore>> plan_cached_restore(const fs::path& wheel_d
         restore.scripts.emplace_back(e.name, std::move(content));
     }
     rows.emplace_back(prefix + "INSTALLER", prefix + "INSTALLER," + pyenv::record_hash("uv") + ",2");
-    if (restore.requested) rows.emplace_back(prefix + "REQUESTED", prefix + "REQUESTED," + pyenv::record_hash("") + ",0");
+    if (restore.requested)
+        rows.emplace_back(prefix + "REQUESTED", prefix + "REQUESTED," + pyenv::record_hash("") + ",0");
     rows.emplace_back(prefix + "RECORD", prefix + "RECORD,,");
     std::sort(rows.begin(), rows.end());
     for (const auto& [path, row] : rows) {
@@ -203,16 +203,18 @@ Status install_cached(const CachedRestore& restore, const RestoreTarget& where) 
         const fs::path to = site_packages / rel;
         std::error_code ec;
         fs::create_directories(to.parent_path(), ec);
-        if (ec) return fail(ErrorCode::io, fmt::format("cannot create {}: {}", to.parent_path().string(), ec.message()));
+        if (ec)
+            return fail(ErrorCode::io, fmt::format("cannot create {}: {}", to.parent_path().string(), ec.message()));
         // Linked, as uv links from its cache on Linux; copied across filesystems.
         if (::unlink(to.c_str()) != 0 && errno != ENOENT)
             return fail(ErrorCode::io, fmt::format("cannot replace {}: {}", to.string(), std::strerror(errno)));
-        if (::link(from.c_str(), to.c_str()) == 0) continue;
+        if (where.hardlink && ::link(from.c_str(), to.c_str()) == 0) continue;
         if (!fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec) || ec)
             return fail(ErrorCode::io, fmt::format("cannot copy {} to {}: {}", from.string(), to.string(),
                                                    ec ? ec.message() : "failed"));
     }
-    for (const auto& [name, content] : restore.scripts) BS_CHECK(core::write_file_atomic(where.scripts / name, content, 0755));
+    for (const auto& [name, content] : restore.scripts)
+        BS_CHECK(core::write_file_atomic(where.scripts / name, content, 0755));
     const fs::path dist_info = site_packages / restore.dist_info;
     BS_CHECK(core::write_file_atomic(dist_info / "INSTALLER", "uv"));
     if (restore.requested) BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));

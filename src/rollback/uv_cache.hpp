@@ -44,24 +44,25 @@ struct RestoreTarget {
     fs::path site_packages;
     fs::path scripts;
     fs::path python;
+    bool hardlink = true;  // as uv's default link mode on Linux; false: copy (UV_LINK_MODE=copy)
 };
 
 /// A restore of one package from an unpacked wheel, planned and checked.
 struct CachedRestore {
-    fs::path wheel_dir;               // the unpacked wheel
-    std::string dist_info;            // "name-1.0.dist-info", as in the wheel
-    std::vector<std::string> files;   // the wheel's files (RECORD rows' paths), RECORD itself left out
+    fs::path wheel_dir;              // the unpacked wheel
+    std::string dist_info;           // "name-1.0.dist-info", as in the wheel
+    std::vector<std::string> files;  // the wheel's files (RECORD rows' paths), RECORD itself left out
     std::vector<std::pair<std::string, std::string>> scripts;  // {file name in bin/, content}
-    std::string record_text;          // the RECORD written last; its digest is the target's
-    bool requested = false;           // REQUESTED written
+    std::string record_text;                                   // the RECORD written last; its digest is the target's
+    bool requested = false;                                    // REQUESTED written
 };
 
 /// The restore of `target` from `wheel_dir` that leaves exactly the RECORD the target recorded;
 /// nullopt (with `why` set) when the wheel cannot give it. An io error only for a wheel
 /// directory that cannot be read.
 [[nodiscard]] Result<std::optional<CachedRestore>> plan_cached_restore(const fs::path& wheel_dir,
-                                                                        const manifest::Package& target,
-                                                                        const RestoreTarget& where, std::string& why);
+                                                                       const manifest::Package& target,
+                                                                       const RestoreTarget& where, std::string& why);
 
 /// Link (or copy) the restore's files into `where.site_packages` (each file's permission bits
 /// kept), write its scripts into `where.scripts` (0755), then INSTALLER, REQUESTED and RECORD

@@ -112,7 +112,25 @@ TEST_CASE("a cached wheel restores exactly the target's RECORD, files linked wit
         struct stat st {};
         REQUIRE(::stat((site / "demo_pkg" / "tool.sh").c_str(), &st) == 0);
         CHECK((st.st_mode & 0111) != 0);
+        // Linked from the cache, as uv does by default.
+        struct stat cached {};
+        REQUIRE(::stat((wheel / "demo_pkg" / "tool.sh").c_str(), &cached) == 0);
+        CHECK(st.st_ino == cached.st_ino);
     }
+    // UV_LINK_MODE=copy: copies, the same RECORD.
+    std::string why;
+    const rollback::RestoreTarget copy{tmp.path() / "site-c", tmp.path() / "bin", tmp.path() / "bin" / "python", false};
+    auto planned = rollback::plan_cached_restore(wheel, target(true), copy, why);
+    REQUIRE(planned);
+    REQUIRE(planned->has_value());
+    REQUIRE(rollback::install_cached(**planned, copy));
+    struct stat copied {
+    }, cached{};
+    REQUIRE(::stat((copy.site_packages / "demo_pkg" / "tool.sh").c_str(), &copied) == 0);
+    REQUIRE(::stat((wheel / "demo_pkg" / "tool.sh").c_str(), &cached) == 0);
+    CHECK(copied.st_ino != cached.st_ino);
+    CHECK((copied.st_mode & 0111) != 0);
+    CHECK(core::read_file(copy.site_packages / "demo_pkg-1.0.dist-info" / "RECORD").value() == uv_record(true));
 }
 
 TEST_CASE("a cached wheel is refused unless it gives the target exactly") {
