@@ -155,8 +155,13 @@ Result<std::optional<CachedRestore>> plan_cached_restore(const fs::path& wheel_d
 
     // Console and GUI scripts are the installer's, naming the venv's interpreter.
     std::vector<EntryPoint> entry_points;
-    if (auto text = core::read_file(dist_info / "entry_points.txt"); text && !script_entry_points(*text, entry_points))
-        return refuse("its entry_points.txt has a line this cannot read");
+    if (std::error_code missing; fs::exists(dist_info / "entry_points.txt", missing)) {
+        // Bounded like every dist-info file: a damaged cache must not exhaust the rollback.
+        auto text = core::read_regular_file(dist_info / "entry_points.txt", pyenv::k_max_dist_info_file);
+        if (!text) return refuse(text.error().message);
+        if (!script_entry_points(*text, entry_points))
+            return refuse("its entry_points.txt has a line this cannot read");
+    }
     BS_TRY(auto record, core::read_regular_file(dist_info / "RECORD", pyenv::k_max_dist_info_file));
 
     const std::string prefix = restore.dist_info + "/";
