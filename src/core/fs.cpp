@@ -176,7 +176,8 @@ namespace {
 /// Writes `content` to a new temporary file next to `path` (0644, synced, closed) and returns
 /// its name; nothing is left behind on failure. The pid in the name lets a later run tell a dead
 /// writer's leftover from a live one's temp file.
-Result<std::string> write_temp_beside(const fs::path& path, std::string_view content, unsigned mode = 0644) {
+Result<std::string> write_temp_beside(const fs::path& path, std::string_view content, unsigned mode = 0644,
+                                      Durability durability = Durability::synced) {
     if (path.has_parent_path()) BS_CHECK(core::create_directories(path.parent_path()));
     std::string tmpl = fmt::format("{}.tmp-{}-XXXXXX", path.string(), ::getpid());
     Fd fd(::mkstemp(tmpl.data()));
@@ -198,15 +199,15 @@ Result<std::string> write_temp_beside(const fs::path& path, std::string_view con
         done += static_cast<size_t>(n);
     }
     if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) return abandon("set the mode of", errno);
-    if (::fsync(fd.get()) != 0) return abandon("sync", errno);
+    if (durability == Durability::synced && ::fsync(fd.get()) != 0) return abandon("sync", errno);
     if (fd.close() != 0) return abandon("close", errno);
     return tmpl;
 }
 
 }  // namespace
 
-Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
-    BS_TRY(std::string tmp, write_temp_beside(path, content, mode));
+Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode, Durability durability) {
+    BS_TRY(std::string tmp, write_temp_beside(path, content, mode, durability));
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;
         ::unlink(tmp.c_str());

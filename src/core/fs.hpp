@@ -55,11 +55,19 @@ inline constexpr std::uint64_t k_max_user_input = std::uint64_t{1} << 30;
 /// "a FIFO", "a character device", "a directory", ... for an st_mode that is not a regular file.
 [[nodiscard]] std::string describe_file_type(unsigned mode);
 
+/// Whether a file written is on disk before it takes its name. `synced` for bootstrap's own
+/// records (journal, history, markers, lockfiles); `unsynced` for what may be lost in a power
+/// cut without harm or is found out then: caches (read again), and a dist-info's installer
+/// metadata (INSTALLER, REQUESTED, RECORD, written as uv and pip write them, without fsync;
+/// a RECORD lost with its files is a broken or incomplete install that the next run repairs).
+enum class Durability { synced, unsynced };
+
 /// Write `content` to `path` atomically: temp file `<path>.tmp-<pid>-XXXXXX` in the same
-/// directory with `mode`, fsync, rename. Parent directories are created. Never leaves a
-/// `*.tmp-*` behind, even on failure (a killed process's is found by remove_dead_leftovers
-/// through its pid).
-[[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode = 0644);
+/// directory with `mode`, fsync (unless `unsynced`), rename. Parent directories are created.
+/// Never leaves a `*.tmp-*` behind, even on failure (a killed process's is found by
+/// remove_dead_leftovers through its pid).
+[[nodiscard]] Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode = 0644,
+                                       Durability durability = Durability::synced);
 
 /// Like write_file_atomic, but the file must not exist yet: the complete file appears under
 /// `path` (temp file, fsync, link(2), which never replaces a file) or not at all. When `path`

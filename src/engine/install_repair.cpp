@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "pyenv/broken_install.hpp"
 #include "pyenv/dist_info.hpp"
+#include "pyenv/name.hpp"
 #include "state/layout.hpp"
 
 namespace bootstrap::engine {
@@ -19,14 +20,20 @@ constexpr std::string_view k_header = "bootstrap changing 1\n";
 
 fs::path records_dir(const fs::path& venv) { return state::Layout(venv).changing_records(); }
 
-/// Keep every dist-info's RECORD of `site` in `into`: a hard link (the installer replaces or
-/// removes RECORD, never rewrites it in place), else a copy.
-Status keep_records(const fs::path& site, const fs::path& into) {
+/// Keep every dist-info's RECORD of `site` in `into` (those of `only`'s names, when given): a
+/// hard link (the installer replaces or removes RECORD, never rewrites it in place), else a copy.
+Status keep_records(const fs::path& site, const fs::path& into, const std::vector<std::string>& only) {
     BS_CHECK(core::create_directories(into));
     std::error_code ec;
     fs::directory_iterator it(site, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
         if (it->path().extension() != ".dist-info") continue;
+        if (!only.empty()) {
+            const std::string entry = it->path().filename().string();
+            if (std::find(only.begin(), only.end(), pyenv::normalize_name(entry.substr(0, entry.find('-')))) ==
+                only.end())
+                continue;
+        }
         const fs::path record = it->path() / "RECORD", kept = into / it->path().filename();
         std::error_code link_ec;
         if (!fs::is_regular_file(fs::symlink_status(record, link_ec))) continue;
@@ -93,7 +100,8 @@ std::optional<ChangingMarker> read_changing_marker(const fs::path& venv) {
     return marker;
 }
 
-Status mark_changing(const fs::path& venv, const ChangingMarker& marker, const pyenv::InterpreterFacts* facts) {
+Status mark_changing(const fs::path& venv, const ChangingMarker& marker, const pyenv::InterpreterFacts* facts,
+                     const std::vector<std::string>& only) {
     // Step ids and run ids are single tokens; a newline would end the field early, so none is written.
     auto field = [](std::string_view v) {
         std::string s(v);
@@ -106,7 +114,7 @@ Status mark_changing(const fs::path& venv, const ChangingMarker& marker, const p
     if (facts != nullptr) {
         const auto dirs = pyenv::sites_of(*facts);
         for (size_t i = 0; i < dirs.size(); ++i) {
-            BS_CHECK(keep_records(dirs[i], records_dir(venv) / std::to_string(i)));
+            BS_CHECK(keep_records(dirs[i], records_dir(venv) / std::to_string(i), only));
             sites += fmt::format("site {} {}\n", i, field(dirs[i].string()));
         }
     }

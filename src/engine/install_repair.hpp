@@ -41,9 +41,11 @@ struct ChangingMarker {
 [[nodiscard]] std::optional<ChangingMarker> read_changing_marker(const fs::path& venv);
 
 /// Written (atomically) before the step's action runs, after the RECORDs of the distributions in
-/// `facts`' site-packages are kept (none without facts: no venv yet).
+/// `facts`' site-packages are kept (none without facts: no venv yet). `only`: just the RECORDs
+/// of these normalised names, when the change can touch no other distribution (a rollback's
+/// exact pins and removals); empty keeps them all (a resolver may change anything).
 [[nodiscard]] Status mark_changing(const fs::path& venv, const ChangingMarker& marker,
-                                   const pyenv::InterpreterFacts* facts);
+                                   const pyenv::InterpreterFacts* facts, const std::vector<std::string>& only = {});
 
 /// Removed, with the kept RECORDs, once the venv is known whole.
 [[nodiscard]] Status clear_changing(const fs::path& venv);

@@ -156,7 +156,8 @@ device::ProbeAnswer cached_probe_torch(const fs::path& venv, const pyenv::Interp
     }
     auto answer = device::probe_torch(interpreter, env);
     // A speed-up only: a venv we cannot write to still gets the right answer.
-    if (key && write && answer.available) (void)core::write_file_atomic(cache, cache_json(*key, answer));
+    if (key && write && answer.available)
+        (void)core::write_file_atomic(cache, cache_json(*key, answer), 0644, core::Durability::unsynced);
     return answer;
 }
 

@@ -234,7 +234,7 @@ Result<Host> probe_host(const exec::EnvMap& env, const fs::path& cache_file) {
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
     if (!cache_file.empty() &&
         (!file || file->stamp != now.stamp || file->loader_key != now.loader_key || file->libstdcxx != now.libstdcxx))
-        (void)core::write_file_atomic(cache_file, render_cache(now));
+        (void)core::write_file_atomic(cache_file, render_cache(now), 0644, core::Durability::unsynced);
     host.gcc = cached->gcc;
     host.nvcc = cached->nvcc;
     host.glibcxx = cached->glibcxx;

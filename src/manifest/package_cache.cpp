@@ -256,7 +256,7 @@ void PackageCache::save() {
     out += '\n';
     out.reserve(kept.size() * 400);
     for (const auto* entry : kept) append_entry(out, entry->first, entry->second.dist, entry->second.facts);
-    (void)core::write_file_atomic(m_file, out);
+    (void)core::write_file_atomic(m_file, out, 0644, core::Durability::unsynced);
     m_dirty = false;
 }
 

@@ -178,7 +178,8 @@ Result<InterpreterFacts> venv_facts(const fs::path& venv, const exec::EnvMap& en
         return fail(ErrorCode::process,
                     fmt::format("unexpected answer from {} when asking for its facts", python.string()), result.output);
     // The cache lives inside the venv's own state dir; failing to write it only costs speed.
-    if (update_cache) (void)core::write_file_atomic(cache, facts_cache_json(stamp, kv));
+    if (update_cache)
+        (void)core::write_file_atomic(cache, facts_cache_json(stamp, kv), 0644, core::Durability::unsynced);
     return facts;
 }
 

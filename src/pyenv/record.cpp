@@ -151,7 +151,8 @@ Result<size_t> disown_paths(const std::filesystem::path& dist_info, const std::s
         return !path.empty() && paths.count(normal_path(path)) > 0;
     });
     const size_t dropped = before - record.rows.size();
-    if (dropped > 0) BS_CHECK(core::write_file_atomic(dist_info / "RECORD", record.text()));
+    if (dropped > 0)
+        BS_CHECK(core::write_file_atomic(dist_info / "RECORD", record.text(), 0644, core::Durability::unsynced));
     return dropped;
 }
 

@@ -95,7 +95,8 @@ void ToolVersions::save() {
     nlohmann::json tools = nlohmann::json::object();
     for (const auto& [path, e] : m_entries) tools[path] = {{"stamp", e.stamp}, {"version", e.version}};
     nlohmann::json j{{"version", k_cache_version}, {"tools", tools}};
-    (void)core::write_file_atomic(m_file, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    (void)core::write_file_atomic(m_file, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", 0644,
+                                  core::Durability::unsynced);
 }
 
 }  // namespace bootstrap::pyenv

@@ -79,11 +79,14 @@ Result<bool> match_record(const fs::path& dist_info, const manifest::Package& ta
             // Apply: the files first, RECORD last, so an interrupt leaves a RECORD that
             // still does not match and a re-run reinstalls.
             std::error_code ec;
-            if (v.requested && !has_requested) BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
+            if (v.requested && !has_requested)
+                BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", "", 0644, core::Durability::unsynced));
             if (!v.requested && has_requested) fs::remove(dist_info / "REQUESTED", ec);
-            if (v.url == UrlFix::relocate) BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated));
+            if (v.url == UrlFix::relocate)
+                BS_CHECK(core::write_file_atomic(dist_info / "direct_url.json", *relocated, 0644,
+                                                 core::Durability::unsynced));
             if (v.url == UrlFix::drop) fs::remove(dist_info / "direct_url.json", ec);
-            BS_CHECK(core::write_file_atomic(dist_info / "RECORD", text));
+            BS_CHECK(core::write_file_atomic(dist_info / "RECORD", text, 0644, core::Durability::unsynced));
             return true;
         }
     }

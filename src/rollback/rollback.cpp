@@ -103,7 +103,9 @@ public:
                     if (b.resolves) BS_CHECK(check_batch(b));
                 BS_CHECK(refuse_unreachable("failed the reachability check"));
             } else {
-                BS_CHECK(engine::mark_changing(m_venv, {"", m_report.run_id, core::utc_iso8601()}, &*m_facts.python));
+                // Exact pins and removals change no other distribution: only their RECORDs are kept.
+                BS_CHECK(engine::mark_changing(m_venv, {"", m_report.run_id, core::utc_iso8601()}, &*m_facts.python,
+                                               touched_names()));
                 auto applied = apply(batches, current);
                 if (applied) {
                     BS_CHECK(engine::clear_changing(m_venv));
@@ -181,16 +183,21 @@ private:
         return {};
     }
 
-    /// A rollback is not done while a broken install remains (one that the plan could not
-    /// touch, or one that appeared meanwhile).
+    /// A rollback is not done while a broken install remains: one the plan could not touch, or
+    /// one the rollback's own changes left. Under the venv's lock nothing else changes it, so the
+    /// packages it touched and those broken before are all that is read again.
     Status check_no_broken() const {
-        BS_TRY(auto broken, pyenv::find_broken_installs(*m_facts.python));
+        std::vector<std::string> names = touched_names();
+        for (const auto& [name, p] : m_broken) names.push_back(name);
+        if (names.empty()) return {};
+        BS_TRY(auto now, pyenv::scan_venv_packages(*m_facts.python, names, /*include_broken=*/true));
+        std::vector<std::string> broken;
+        for (const auto& [name, d] : now)
+            if (!d.broken.empty()) broken.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
         if (broken.empty()) return {};
-        std::vector<std::string> names;
-        for (const auto& d : broken) names.push_back(fmt::format("{} {} ({})", d.name, d.version, d.broken));
         return fail(ErrorCode::step_failed,
                     fmt::format("rollback of {} leaves {} broken install(s): {}", m_venv.string(), broken.size(),
-                                core::join(names, ", ")),
+                                core::join(broken, ", ")),
                     "run the rollback again; `bootstrap doctor --venv " + m_venv.string() + "` shows them");
     }
 
@@ -541,6 +548,13 @@ private:
         return names;
     }
 
+    /// What the plan installs or removes.
+    std::vector<std::string> touched_names() const {
+        std::vector<std::string> names = install_names();
+        for (const auto& r : m_report.plan.remove) names.push_back(r.name);
+        return names;
+    }
+
     /// Bring installer-written metadata in line with the recorded RECORDs (record_match.hpp; shared files through pyenv/record.hpp).
     Status match_records(const std::map<std::string, pyenv::Distribution>& installed) {
         for (const auto& i : m_report.plan.install) {
@@ -602,8 +616,7 @@ private:
     Result<manifest::Manifest> read_back(const manifest::Manifest& current) const {
         manifest::Manifest after = current;
         after.label = "rollback";
-        std::vector<std::string> touched = install_names();
-        for (const auto& r : m_report.plan.remove) touched.push_back(r.name);
+        const std::vector<std::string> touched = touched_names();
         BS_TRY(auto now, pyenv::scan_venv_packages(*m_facts.python, touched));
         for (const auto& name : touched) {
             after.packages.erase(name);

@@ -219,11 +219,12 @@ Status install_cached(const CachedRestore& restore, const RestoreTarget& where) 
                                                    ec ? ec.message() : "failed"));
     }
     for (const auto& [name, content] : restore.scripts)
-        BS_CHECK(core::write_file_atomic(where.scripts / name, content, 0755));
+        BS_CHECK(core::write_file_atomic(where.scripts / name, content, 0755, core::Durability::unsynced));
     const fs::path dist_info = site_packages / restore.dist_info;
-    BS_CHECK(core::write_file_atomic(dist_info / "INSTALLER", "uv"));
-    if (restore.requested) BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", ""));
-    return core::write_file_atomic(dist_info / "RECORD", restore.record_text);
+    BS_CHECK(core::write_file_atomic(dist_info / "INSTALLER", "uv", 0644, core::Durability::unsynced));
+    if (restore.requested)
+        BS_CHECK(core::write_file_atomic(dist_info / "REQUESTED", "", 0644, core::Durability::unsynced));
+    return core::write_file_atomic(dist_info / "RECORD", restore.record_text, 0644, core::Durability::unsynced);
 }
 
 }  // namespace bootstrap::rollback
