@@ -105,26 +105,31 @@ bool split_fields(std::string_view line, std::array<std::string_view, k_fields>&
     return n == k_fields;
 }
 
-bool parse_entry(std::string_view line, std::string& path, pyenv::Distribution& d, CachedPackageFacts& f) {
-    std::array<std::string_view, k_fields> x;
-    if (!split_fields(line, x)) return false;
-    std::string kind, requested, requires_dist;
-    return unescape(x[0], path) && parse_int(x[1], d.dir_stamp.size) && parse_int(x[2], d.dir_stamp.mtime_ns) &&
-           parse_int(x[3], d.dir_stamp.inode) && parse_int(x[4], d.record_stamp.size) &&
-           parse_int(x[5], d.record_stamp.mtime_ns) && parse_int(x[6], d.record_stamp.inode) &&
-           unescape(x[7], d.name) && unescape(x[8], d.version) && unescape(x[9], d.installer) &&
-           unescape(x[10], requested) && (requested == "0" || requested == "1") &&
-           (d.requested = requested == "1", true) && unescape(x[11], f.record_sha256) &&
-           unescape(x[12], f.record_sha256_portable) && unescape(x[13], f.wheel_tag) && unescape(x[14], kind) &&
-           (f.origin.kind = parse_origin_kind(kind), true) && unescape(x[15], f.origin.url) &&
-           unescape(x[16], f.origin.vcs) && unescape(x[17], f.origin.commit) &&
-           unescape(x[18], f.origin.archive_hash) && unescape(x[19], d.normalized_name) &&
-           unescape(x[20], requires_dist) && (d.requires_dist = split_requires(requires_dist), true) &&
-           !d.name.empty() && !d.normalized_name.empty() && d.record_stamp != core::FileStamp{};
+bool parse_stamp(const std::array<std::string_view, k_fields>& x, size_t at, core::FileStamp& stamp) {
+    return parse_int(x[at], stamp.size) && parse_int(x[at + 1], stamp.mtime_ns) && parse_int(x[at + 2], stamp.inode);
 }
 
-void append_entry(std::string& out, const std::string& path, const pyenv::Distribution& d,
-                  const CachedPackageFacts& f) {
+/// The scan's facts of a split line (its stamps too).
+bool parse_distribution(const std::array<std::string_view, k_fields>& x, pyenv::Distribution& d) {
+    std::string requested, requires_dist;
+    return parse_stamp(x, 1, d.dir_stamp) && parse_stamp(x, 4, d.record_stamp) && unescape(x[7], d.name) &&
+           unescape(x[8], d.version) && unescape(x[9], d.installer) && unescape(x[10], requested) &&
+           (requested == "0" || requested == "1") && (d.requested = requested == "1", true) &&
+           unescape(x[19], d.normalized_name) && unescape(x[20], requires_dist) &&
+           (d.requires_dist = split_requires(requires_dist), true) && !d.name.empty() && !d.normalized_name.empty() &&
+           d.record_stamp != core::FileStamp{};
+}
+
+/// The snapshot's facts of a split line.
+bool parse_facts(const std::array<std::string_view, k_fields>& x, CachedPackageFacts& f) {
+    std::string kind;
+    return unescape(x[11], f.record_sha256) && unescape(x[12], f.record_sha256_portable) &&
+           unescape(x[13], f.wheel_tag) && unescape(x[14], kind) && (f.origin.kind = parse_origin_kind(kind), true) &&
+           unescape(x[15], f.origin.url) && unescape(x[16], f.origin.vcs) && unescape(x[17], f.origin.commit) &&
+           unescape(x[18], f.origin.archive_hash);
+}
+
+void append_entry(std::string& out, std::string_view path, const pyenv::Distribution& d, const CachedPackageFacts& f) {
     auto field = [&](std::string_view value) {
         append_escaped(out, value);
         out += '\t';
@@ -165,23 +170,30 @@ PackageCache PackageCache::load(fs::path file) {
     cache.start_pass();
     auto text = core::read_file(cache.m_file);
     if (!text) return cache;
-    std::string_view rest = *text;
+    cache.m_text = std::make_shared<const std::string>(std::move(*text));
+    std::string_view rest = *cache.m_text;
     size_t nl = rest.find('\n');
     if (nl == std::string_view::npos || rest.substr(0, nl) != k_header) return cache;
     rest.remove_prefix(nl + 1);
-    std::string path;
     cache.m_entries.reserve(static_cast<size_t>(std::count(rest.begin(), rest.end(), '\n')) + 1);
+    std::string key;
     while (!rest.empty()) {
         nl = rest.find('\n');
         std::string_view line = rest.substr(0, nl);
         rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+        // Only the key is read now: the rest of a line is parsed when it is looked up.
+        std::string_view escaped = line.substr(0, line.find('\t'));
+        if (escaped.size() == line.size() || !unescape(escaped, key)) continue;  // a damaged line is a miss
+        std::string_view stored = key == escaped ? escaped : cache.keep_key(key);
         Entry entry;
-        entry.settled = true;                                             // save() writes only settled entries
-        if (!parse_entry(line, path, entry.dist, entry.facts)) continue;  // a damaged line is a miss
-        cache.m_entries.insert_or_assign(path, std::move(entry));
+        entry.line = line;
+        entry.settled = true;  // save() writes only settled entries
+        cache.m_entries.insert_or_assign(stored, entry);
     }
     return cache;
 }
+
+std::string_view PackageCache::keep_key(std::string key) { return m_keys->emplace_back(std::move(key)); }
 
 namespace {
 
@@ -198,26 +210,58 @@ void PackageCache::start_pass() {
     m_unsettled = 0;
 }
 
-const pyenv::Distribution* PackageCache::recall(const fs::path& site_packages, std::string_view entry,
-                                                const core::FileStamp& dir) const {
+bool PackageCache::recall(const fs::path& site_packages, std::string_view entry, const core::FileStamp& dir,
+                          pyenv::Distribution& out) const {
     // The key as (site_packages / entry).native() spells it, without building a path.
     m_key.assign(site_packages.native());
     if (!m_key.empty() && m_key.back() != '/') m_key += '/';
     m_key.append(entry);
     auto it = m_entries.find(m_key);
-    if (it == m_entries.end() || !it->second.settled || !(it->second.dist.dir_stamp == dir)) return nullptr;
-    it->second.used = true;
-    return &it->second.dist;
+    if (it == m_entries.end() || !it->second.settled || it->second.damaged) return false;
+    const Entry& e = it->second;
+    if (e.put) {
+        if (!(e.put->dist.dir_stamp == dir)) return false;
+        out = e.put->dist;
+    } else {
+        std::array<std::string_view, k_fields> x;
+        core::FileStamp stamp;
+        if (!split_fields(e.line, x) || !parse_stamp(x, 1, stamp)) {
+            e.damaged = true;
+            return false;
+        }
+        if (!(stamp == dir)) return false;
+        if (!parse_distribution(x, out)) {
+            e.damaged = true;
+            out = pyenv::Distribution{};
+            return false;
+        }
+    }
+    e.used = true;
+    return true;
 }
 
-const CachedPackageFacts* PackageCache::find(const pyenv::Distribution& dist) const {
-    auto it = m_entries.find(dist.dist_info.native());
+std::optional<CachedPackageFacts> PackageCache::find(const pyenv::Distribution& dist) const {
+    auto it = m_entries.find(std::string_view(dist.dist_info.native()));
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
-    if (it == m_entries.end() || !it->second.settled || dist.record_stamp == core::FileStamp{} ||
-        !(it->second.dist.record_stamp == dist.record_stamp) || !(it->second.dist.dir_stamp == dist.dir_stamp))
-        return nullptr;
-    it->second.used = true;
-    return &it->second.facts;
+    if (it == m_entries.end() || !it->second.settled || it->second.damaged || dist.record_stamp == core::FileStamp{})
+        return std::nullopt;
+    const Entry& e = it->second;
+    if (e.put) {
+        if (!(e.put->dist.record_stamp == dist.record_stamp) || !(e.put->dist.dir_stamp == dist.dir_stamp))
+            return std::nullopt;
+        e.used = true;
+        return e.put->facts;
+    }
+    std::array<std::string_view, k_fields> x;
+    core::FileStamp dir, record;
+    CachedPackageFacts facts;
+    if (!split_fields(e.line, x) || !parse_stamp(x, 1, dir) || !parse_stamp(x, 4, record) || !parse_facts(x, facts)) {
+        e.damaged = true;
+        return std::nullopt;
+    }
+    if (!(record == dist.record_stamp) || !(dir == dist.dir_stamp)) return std::nullopt;
+    e.used = true;
+    return facts;
 }
 
 void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts) {
@@ -232,7 +276,13 @@ void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts
         m_settles_at = std::max({m_settles_at, dist.dir_stamp.mtime_ns + settle_margin_ns(dist.dir_stamp),
                                  dist.record_stamp.mtime_ns + settle_margin_ns(dist.record_stamp)});
     }
-    m_entries.insert_or_assign(dist.dist_info.native(), Entry{dist, std::move(facts), true, now_settled});
+    Entry entry;
+    entry.put = std::make_shared<Put>(Put{dist, std::move(facts)});
+    entry.used = true;
+    entry.settled = now_settled;
+    auto it = m_entries.find(std::string_view(dist.dist_info.native()));
+    if (it != m_entries.end()) it->second = std::move(entry);
+    else m_entries.emplace(keep_key(dist.dist_info.native()), std::move(entry));
     m_dirty = true;
 }
 
@@ -246,7 +296,7 @@ void PackageCache::save() {
     kept.reserve(m_entries.size());
     bool dropped = false;
     for (const auto& entry : m_entries) {
-        if (entry.second.used && entry.second.settled) kept.push_back(&entry);
+        if (entry.second.used && entry.second.settled && !entry.second.damaged) kept.push_back(&entry);
         else dropped = true;
     }
     // The cache lives in the venv's own state dir; failing to write it only costs speed.
@@ -255,7 +305,15 @@ void PackageCache::save() {
     std::string out(k_header);
     out += '\n';
     out.reserve(kept.size() * 400);
-    for (const auto* entry : kept) append_entry(out, entry->first, entry->second.dist, entry->second.facts);
+    for (const auto* entry : kept) {
+        const Entry& e = entry->second;
+        if (e.put) {
+            append_entry(out, entry->first, e.put->dist, e.put->facts);
+        } else {  // as loaded: looked up, so its line parsed
+            out += e.line;
+            out += '\n';
+        }
+    }
     (void)core::write_file_atomic(m_file, out, 0644, core::Durability::unsynced);
     m_dirty = false;
 }

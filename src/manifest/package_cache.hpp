@@ -9,8 +9,12 @@
 // sub-second part, 2 s after a whole-second one).
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -29,18 +33,20 @@ struct CachedPackageFacts {
 class PackageCache final : public pyenv::ScanMemo {
 public:
     /// Load `file`; a missing, stale-format or unreadable cache is simply empty, and a damaged
-    /// line is a miss for its package only.
+    /// line is a miss for its package only. Lines are parsed when looked up, straight into the
+    /// caller's objects.
     [[nodiscard]] static PackageCache load(fs::path file);
 
     /// A scan starts: what is put from now on was read no earlier than this moment.
     void start_pass();
 
-    /// pyenv::ScanMemo: the distribution scanned from `dist_info` while both stamps still hold.
-    [[nodiscard]] const pyenv::Distribution* recall(const fs::path& site_packages, std::string_view entry,
-                                                    const core::FileStamp& dir) const override;
+    /// pyenv::ScanMemo: fills `out` with the distribution scanned from `dist_info` while both
+    /// stamps still hold.
+    [[nodiscard]] bool recall(const fs::path& site_packages, std::string_view entry, const core::FileStamp& dir,
+                              pyenv::Distribution& out) const override;
 
     /// The cached facts for a whole distribution whose stamps still match the cache's.
-    [[nodiscard]] const CachedPackageFacts* find(const pyenv::Distribution& dist) const;
+    [[nodiscard]] std::optional<CachedPackageFacts> find(const pyenv::Distribution& dist) const;
     /// Remember a whole distribution (a broken one, or one without RECORD, is never cached).
     void put(const pyenv::Distribution& dist, CachedPackageFacts facts);
     /// Nanoseconds until every entry put since start_pass() that was read too soon after its
@@ -52,15 +58,25 @@ public:
     void save();
 
 private:
-    struct Entry {
+    struct Put {
         pyenv::Distribution dist;  // as scanned: name, version, installer, requested, stamps
         CachedPackageFacts facts;
-        mutable bool used = false;
-        bool settled = false;  // read after its stamps' tick was over (loaded ones were)
     };
+    struct Entry {
+        std::string_view line;     // the loaded line, whole (key first); empty for a put one
+        std::shared_ptr<Put> put;  // what put() was given, else null
+        mutable bool used = false;
+        mutable bool damaged = false;  // its line did not parse: dropped on save
+        bool settled = false;          // read after its stamps' tick was over (loaded ones were)
+    };
+    /// The key as stored (a loaded key without escapes is a view of m_text), kept alive here.
+    std::string_view keep_key(std::string key);
+
     fs::path m_file;
-    std::unordered_map<std::string, Entry> m_entries;  // by dist-info directory path
-    mutable std::string m_key;                         // recall()'s lookup key, reused
+    std::shared_ptr<const std::string> m_text;                                                      // the loaded file
+    std::shared_ptr<std::deque<std::string>> m_keys = std::make_shared<std::deque<std::string>>();  // not in m_text
+    std::unordered_map<std::string_view, Entry> m_entries;  // by dist-info directory path
+    mutable std::string m_key;                              // lookup key, reused
     bool m_dirty = false;
     std::int64_t m_pass_start = 0;  // start_pass()'s time, ns since the epoch
     std::int64_t m_settles_at = 0;  // when the unsettled entries put would settle, 0: none

@@ -69,24 +69,24 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
 /// a repaired one is read afresh.
 Result<CachedPackageFacts> read_package_facts(const pyenv::Distribution& dist, PackageCache& cache) {
     if (!dist.broken.empty()) return read_facts(dist);
-    if (const auto* cached = cache.find(dist)) return *cached;
+    if (auto cached = cache.find(dist)) return std::move(*cached);
     BS_TRY(auto f, read_facts(dist));
     cache.put(dist, f);
     return f;
 }
 
-Package to_package(const pyenv::Distribution& dist, CachedPackageFacts facts) {
+Package to_package(pyenv::Distribution&& dist, CachedPackageFacts facts) {
     Package p;
-    p.name = dist.normalized_name;
-    p.display_name = dist.name;
-    p.version = dist.version;
-    p.installer = dist.installer;
+    p.name = std::move(dist.normalized_name);
+    p.display_name = std::move(dist.name);
+    p.version = std::move(dist.version);
+    p.installer = std::move(dist.installer);
     p.requested = dist.requested;
     p.wheel_tag = std::move(facts.wheel_tag);
     p.record_sha256 = std::move(facts.record_sha256);
     p.record_sha256_portable = std::move(facts.record_sha256_portable);
     p.origin = std::move(facts.origin);
-    p.broken = dist.broken;
+    p.broken = std::move(dist.broken);
     return p;
 }
 
@@ -122,7 +122,7 @@ const std::vector<std::string>& build_env_names() {
 
 Result<Package> read_package(const pyenv::Distribution& dist) {
     BS_TRY(auto facts, read_facts(dist));
-    return to_package(dist, std::move(facts));
+    return to_package(pyenv::Distribution(dist), std::move(facts));
 }
 
 Origin parse_origin(std::string_view direct_url_json, std::string_view installer) {
@@ -208,11 +208,11 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
             if (site != sites.front() && !fs::exists(site)) continue;
             // Broken dist-infos too: a snapshot must show them (doctor and rollback act on them).
             BS_TRY(auto dists, pyenv::scan_site_packages(site, {}, /*include_broken=*/true, &cache));
-            for (const auto& [name, dist] : dists) {
+            for (auto& [name, dist] : dists) {
                 if (m.packages.count(name)) continue;  // purelib first, as sys.path has it
                 BS_TRY(auto facts, read_package_facts(dist, cache));
                 if (name == "torch") m.torch = read_torch(site);
-                m.packages.emplace(name, to_package(dist, std::move(facts)));
+                m.packages.emplace_hint(m.packages.end(), name, to_package(std::move(dist), std::move(facts)));
             }
         }
         return {};

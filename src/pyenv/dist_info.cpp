@@ -141,14 +141,14 @@ core::FileStamp stamp_of(const struct stat& st) {
             static_cast<std::uint64_t>(st.st_ino)};
 }
 
-/// The memo's distribution for dist-info `entry` while its directory's stamp still matches;
-/// nullptr otherwise (then the caller reads the dist-info, which also finds what is wrong).
-const Distribution* recall(const ScanMemo& memo, int site_fd, const std::filesystem::path& site, std::string_view entry,
-                           std::string& scratch) {
+/// Fill `dist` from the memo while dist-info `entry`'s directory stamp still matches; false
+/// otherwise (then the caller reads the dist-info, which also finds what is wrong).
+bool recall(const ScanMemo& memo, int site_fd, const std::filesystem::path& site, std::string_view entry,
+            std::string& scratch, Distribution& dist) {
     scratch.assign(entry);
     struct stat dir_st {};
-    if (::fstatat(site_fd, scratch.c_str(), &dir_st, 0) != 0 || !S_ISDIR(dir_st.st_mode)) return nullptr;
-    return memo.recall(site, entry, stamp_of(dir_st));
+    if (::fstatat(site_fd, scratch.c_str(), &dir_st, 0) != 0 || !S_ISDIR(dir_st.st_mode)) return false;
+    return memo.recall(site, entry, stamp_of(dir_st), dist);
 }
 
 /// "{name}-{version}.dist-info" → name and version (the version "" when there is no dash).
@@ -262,11 +262,9 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
             std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) == only.end())
             continue;
         Distribution dist;
-        if (const Distribution* known = memo ? recall(*memo, ::dirfd(dir), site_packages, name, scratch) : nullptr) {
-            dist = *known;
-        } else if (!read_dist_info(::dirfd(dir), name, buffer, dist)) {
+        if (!(memo && recall(*memo, ::dirfd(dir), site_packages, name, scratch, dist)) &&
+            !read_dist_info(::dirfd(dir), name, buffer, dist))
             continue;
-        }
         if (!dist.broken.empty() && !include_broken) continue;
         dist.dist_info = site_packages / name;
         std::string key = dist.normalized_name;

@@ -47,15 +47,15 @@ inline constexpr std::uint64_t k_max_dist_info_file = 64ull * 1024 * 1024;
 /// and bootstrap do) changes its mtime; what it does not catch is a file edited in place, which
 /// doctor's files check reports against RECORD's hashes. A memo must not offer an entry whose
 /// stamp is so recent that a change in the same clock tick would leave it equal (PackageCache
-/// keeps none younger than 2 s).
+/// trusts only entries read after that tick was over).
 class ScanMemo {
 public:
     virtual ~ScanMemo() = default;
-    /// The whole (never broken) distribution read from `site_packages`/`entry` when its
-    /// directory had the stamp `dir`; nullptr when there is none. Its `dist_info` may be left
-    /// empty: the scan sets it.
-    [[nodiscard]] virtual const Distribution* recall(const std::filesystem::path& site_packages, std::string_view entry,
-                                                     const core::FileStamp& dir) const = 0;
+    /// Fill `out` with the whole (never broken) distribution read from `site_packages`/`entry`
+    /// when its directory had the stamp `dir`; false (and `out` as it was) when there is none.
+    /// `out.dist_info` is left to the scan.
+    [[nodiscard]] virtual bool recall(const std::filesystem::path& site_packages, std::string_view entry,
+                                      const core::FileStamp& dir, Distribution& out) const = 0;
 };
 
 /// Every distribution in `site_packages`, keyed by normalised name. Reads only the METADATA

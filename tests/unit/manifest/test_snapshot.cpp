@@ -518,6 +518,19 @@ TEST_CASE("repeated snapshots reuse per-package facts while the dist-info direct
         CHECK(to_json(*sixth) == to_json(*fourth));
         damaged = *bootstrap::core::read_file(cache);
     }
+    // A bad escape in a field only the snapshot's facts use (the RECORD digest, field 12): the
+    // scan recalls the line, the facts are read again, and the line is written whole again.
+    {
+        size_t at = damaged.find("remote-3.0.dist-info");
+        REQUIRE(at != std::string::npos);
+        for (int tab = 0; tab < 11; ++tab) at = damaged.find('\t', at) + 1;
+        damaged.insert(at, "\\q");
+        REQUIRE(bootstrap::core::write_file_atomic(cache, damaged));
+        auto seventh = take_snapshot(fixture_request(venv));
+        REQUIRE(seventh.has_value());
+        CHECK(to_json(*seventh) == to_json(*fourth));
+        CHECK(*bootstrap::core::read_file(cache) == *v6);
+    }
 }
 
 TEST_CASE("a console script's row is left out of the portable digest only, also when cached") {
