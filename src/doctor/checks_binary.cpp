@@ -24,7 +24,7 @@ using recipe::Severity;
 std::string owner_of(const fs::path& venv, const fs::path& site, const fs::path& file) {
     std::string rel = file.lexically_relative(site).generic_string();
     for (const auto& [name, dist] : detail::installed(venv)) {
-        std::ifstream record(dist.dist_info / "RECORD");
+        std::ifstream record(dist.dist_info() / "RECORD");
         for (std::string line; std::getline(record, line);)
             if (line.substr(0, line.find(',')) == rel) return dist.name + " " + dist.version;
     }

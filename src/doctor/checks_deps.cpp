@@ -176,7 +176,7 @@ std::vector<Finding> check_dependencies(const DoctorOptions& options, CheckSumma
                     make_finding("deps", Severity::error,
                                  fmt::format("{} {} requires {}, which is not installed{}", dist.name, dist.version,
                                              req.name, through_text),
-                                 {who, fmt::format("{}: Requires-Dist", (dist.dist_info / "METADATA").string())},
+                                 {who, fmt::format("{}: Requires-Dist", (dist.dist_info() / "METADATA").string())},
                                  detail::reinstall_fix(options, name)));
                 continue;
             }

@@ -103,7 +103,7 @@ std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSu
                                           found.changed.begin() + std::min(found.changed.size(), k_shown_files));
         if (found.changed.size() > k_shown_files)
             evidence.push_back(fmt::format("and {} more", found.changed.size() - k_shown_files));
-        evidence.push_back((dist.dist_info / "RECORD").string());
+        evidence.push_back((dist.dist_info() / "RECORD").string());
         out.push_back(detail::make_finding(
             "installed-files", Severity::error,
             found.missing == 0

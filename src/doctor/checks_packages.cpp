@@ -29,7 +29,7 @@ using recipe::Severity;
 
 /// METADATA header `field` ("" when absent); headers end at the first blank line.
 std::string metadata_field(const pyenv::Distribution& dist, const std::string& field) {
-    std::ifstream in(dist.dist_info / "METADATA");
+    std::ifstream in(dist.dist_info() / "METADATA");
     for (std::string line; std::getline(in, line) && !line.empty();)
         if (core::starts_with(line, field + ":")) return std::string(core::trim(line.substr(field.size() + 1)));
     return {};
@@ -51,7 +51,7 @@ void check_apex(const DoctorOptions& options, const std::map<std::string, pyenv:
     if (nvidia) return;
     out.push_back(make_finding(
         "apex", Severity::error, fmt::format("apex {} is PyPI's unrelated `apex` package, not NVIDIA's", dist.version),
-        {fmt::format("{}: Summary: {}", (dist.dist_info / "METADATA").string(), summary.empty() ? "(none)" : summary),
+        {fmt::format("{}: Summary: {}", (dist.dist_info() / "METADATA").string(), summary.empty() ? "(none)" : summary),
          fmt::format("Home-page: {}", home.empty() ? "(none)" : home),
          "no amp_C / apex_C / fused_* extension modules in its RECORD"},
         fmt::format("uninstall it (uv pip uninstall --python {} apex) and build NVIDIA apex from "
@@ -237,7 +237,8 @@ void check_broken_installs(const DoctorOptions& options, std::vector<Finding>& o
             "broken-install", Severity::error,
             fmt::format("broken install of {}{}: {}", name, dist.version.empty() ? "" : " " + dist.version,
                         dist.broken),
-            {dist.dist_info.string(), "uv fails on it (\"Failed to read metadata\") and pip cannot uninstall it"}, fix,
+            {dist.dist_info().string(), "uv fails on it (\"Failed to read metadata\") and pip cannot uninstall it"},
+            fix,
             "an install cut short (a full disk, a killed installer) leaves a dist-info without its "
             "METADATA"));
     }

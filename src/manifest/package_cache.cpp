@@ -241,7 +241,7 @@ bool PackageCache::recall(const fs::path& site_packages, std::string_view entry,
 }
 
 std::optional<CachedPackageFacts> PackageCache::find(const pyenv::Distribution& dist) const {
-    auto it = m_entries.find(std::string_view(dist.dist_info.native()));
+    auto it = m_entries.find(std::string_view(dist.dist_info_path));
     // An all-zero stamp is a dist-info without RECORD: nothing vouches for its files.
     if (it == m_entries.end() || !it->second.settled || it->second.damaged || dist.record_stamp == core::FileStamp{})
         return std::nullopt;
@@ -280,9 +280,9 @@ void PackageCache::put(const pyenv::Distribution& dist, CachedPackageFacts facts
     entry.put = std::make_shared<Put>(Put{dist, std::move(facts)});
     entry.used = true;
     entry.settled = now_settled;
-    auto it = m_entries.find(std::string_view(dist.dist_info.native()));
+    auto it = m_entries.find(std::string_view(dist.dist_info_path));
     if (it != m_entries.end()) it->second = std::move(entry);
-    else m_entries.emplace(keep_key(dist.dist_info.native()), std::move(entry));
+    else m_entries.emplace(keep_key(dist.dist_info_path), std::move(entry));
     m_dirty = true;
 }
 

@@ -47,7 +47,7 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
         return text;
     };
     CachedPackageFacts f;
-    BS_TRY(std::string wheel, tolerate(read_optional(dist.dist_info / "WHEEL")));
+    BS_TRY(std::string wheel, tolerate(read_optional(dist.dist_info() / "WHEEL")));
     f.wheel_tag = wheel_tags(wheel);
     // A RECORD-less install (old distutils) has no digest (scan_site_packages could not stat
     // it: the stamp is all zero); an unreadable one is an error.
@@ -60,7 +60,7 @@ Result<CachedPackageFacts> read_facts(const pyenv::Distribution& dist) {
             return tl::unexpected(digests.error());
         }
     }
-    BS_TRY(std::string direct_url, tolerate(read_optional(dist.dist_info / "direct_url.json")));
+    BS_TRY(std::string direct_url, tolerate(read_optional(dist.dist_info() / "direct_url.json")));
     f.origin = parse_origin(direct_url, dist.installer);
     return f;
 }

@@ -125,12 +125,12 @@ Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages, const
     const fs::path site = fs::weakly_canonical(site_packages, ec);
     if (ec) return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
     // The dist-info must be an entry of site-packages itself.
-    const fs::path dist_info = site / dist.dist_info.filename();
+    const fs::path dist_info = site / dist.dist_info().filename();
     std::error_code parent_ec;
-    if (dist.dist_info.filename().empty() || fs::weakly_canonical(dist.dist_info.parent_path(), parent_ec) != site ||
-        parent_ec)
+    if (dist.dist_info().filename().empty() ||
+        fs::weakly_canonical(dist.dist_info().parent_path(), parent_ec) != site || parent_ec)
         return fail(ErrorCode::internal,
-                    fmt::format("{} is not in {}", dist.dist_info.string(), site_packages.string()));
+                    fmt::format("{} is not in {}", dist.dist_info().string(), site_packages.string()));
     BrokenRemoval out;
     Remover remover(site);
     // A RECORD that cannot be read leaves only the dist-info to remove: nothing says which
@@ -165,7 +165,7 @@ Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& 
             std::string note = fmt::format(
                 "removed the broken install of {} {} ({}): its dist-info {} and the {} file(s) "
                 "its RECORD lists",
-                dist.name, dist.version, dist.broken, dist.dist_info.filename().string(), removed.files);
+                dist.name, dist.version, dist.broken, dist.dist_info().filename().string(), removed.files);
             if (removed.left_outside > 0)
                 note += fmt::format(" ({} outside site-packages left alone)", removed.left_outside);
             notes.push_back(std::move(note));
@@ -224,7 +224,7 @@ Result<size_t> remove_unclaimed_files(const fs::path& site_packages, std::string
     std::set<fs::path> claimed;
     BS_TRY(auto dists, scan_site_packages(site, {}, /*include_broken=*/true));
     for (const auto& [name, dist] : dists) {
-        auto record = core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file);
+        auto record = core::read_regular_file(dist.dist_info() / "RECORD", k_max_dist_info_file);
         if (!record) continue;
         for (const auto& row : parse_record(*record)) claimed.insert((site / row.path).lexically_normal());
     }

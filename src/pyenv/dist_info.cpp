@@ -236,7 +236,7 @@ bool read_dist_info(int site_fd, std::string_view entry, std::string& buffer, Di
 bool newer(const Distribution& a, const Distribution& b) {
     auto va = Version::parse(a.version), vb = Version::parse(b.version);
     if (va && vb) return *va > *vb;
-    return a.dist_info.filename() > b.dist_info.filename();
+    return a.dist_info().filename() > b.dist_info().filename();
 }
 
 }  // namespace
@@ -266,7 +266,10 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
             !read_dist_info(::dirfd(dir), name, buffer, dist))
             continue;
         if (!dist.broken.empty() && !include_broken) continue;
-        dist.dist_info = site_packages / name;
+        // As (site_packages / name).native() spells it, without building a path.
+        dist.dist_info_path = site_packages.native();
+        if (!dist.dist_info_path.empty() && dist.dist_info_path.back() != '/') dist.dist_info_path += '/';
+        dist.dist_info_path += name;
         std::string key = dist.normalized_name;
         // try_emplace leaves `dist` untouched when the key is taken, so it can still compete.
         // A broken one wins over a whole one: it is what needs attention (and it makes the
@@ -282,13 +285,13 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
 
 Result<std::vector<Requirement>> read_requires_dist(const Distribution& dist) {
     if (dist.requires_dist && dist.requires_dist->empty()) return std::vector<Requirement>{};  // most of them
-    std::filesystem::path path = dist.dist_info / "METADATA";
+    std::filesystem::path path = dist.dist_info() / "METADATA";
     std::vector<std::string> read;
     if (!dist.requires_dist) {
-        Fd dir(::open(dist.dist_info.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+        Fd dir(::open(dist.dist_info().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
         std::string why;
         Fd fd = dir.is_open() ? open_dist_file(dir.get(), "METADATA", why) : Fd(-1);
-        if (!dir.is_open()) why = fmt::format("{}: {}", dist.dist_info.string(), std::strerror(errno));
+        if (!dir.is_open()) why = fmt::format("{}: {}", dist.dist_info().string(), std::strerror(errno));
         if (!fd.is_open())
             return fail(why.ends_with(" missing") ? ErrorCode::not_found : ErrorCode::io,
                         fmt::format("cannot read {}: {}", path.string(), why));
@@ -357,12 +360,12 @@ std::string portable_record_text_digest(std::string_view record_text) {
 }
 
 Result<std::string> record_digest(const Distribution& dist) {
-    BS_TRY(auto text, core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file));
+    BS_TRY(auto text, core::read_regular_file(dist.dist_info() / "RECORD", k_max_dist_info_file));
     return record_text_digest(text);
 }
 
 Result<RecordDigests> record_digests(const Distribution& dist) {
-    BS_TRY(auto text, core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file));
+    BS_TRY(auto text, core::read_regular_file(dist.dist_info() / "RECORD", k_max_dist_info_file));
     return RecordDigests{record_text_digest(text), portable_record_text_digest(text)};
 }
 

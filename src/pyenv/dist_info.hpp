@@ -18,14 +18,15 @@
 namespace bootstrap::pyenv {
 
 struct Distribution {
-    std::string name;                 // from METADATA, as written
-    std::string normalized_name;      // PEP 503
-    std::string version;              // as written in METADATA
-    std::filesystem::path dist_info;  // the *.dist-info directory
-    core::FileStamp record_stamp;     // stat of RECORD
-    core::FileStamp dir_stamp;        // stat of the dist-info directory (its entries' names)
-    std::string installer;            // INSTALLER file content ("uv", "pip"), "" if none
-    bool requested = false;           // REQUESTED file present
+    std::string name;             // from METADATA, as written
+    std::string normalized_name;  // PEP 503
+    std::string version;          // as written in METADATA
+    std::string dist_info_path;   // the *.dist-info directory (a string: a scan of thousands builds no path)
+    [[nodiscard]] std::filesystem::path dist_info() const { return dist_info_path; }
+    core::FileStamp record_stamp;  // stat of RECORD
+    core::FileStamp dir_stamp;     // stat of the dist-info directory (its entries' names)
+    std::string installer;         // INSTALLER file content ("uv", "pip"), "" if none
+    bool requested = false;        // REQUESTED file present
     /// The Requires-Dist header values as written (a folded one joined with a space), read by
     /// the scan from the same METADATA headers as name and version; nullopt for a
     /// Distribution made another way (read_requires_dist then reads METADATA).
@@ -53,7 +54,7 @@ public:
     virtual ~ScanMemo() = default;
     /// Fill `out` with the whole (never broken) distribution read from `site_packages`/`entry`
     /// when its directory had the stamp `dir`; false (and `out` as it was) when there is none.
-    /// `out.dist_info` is left to the scan.
+    /// `out.dist_info_path` is left to the scan.
     [[nodiscard]] virtual bool recall(const std::filesystem::path& site_packages, std::string_view entry,
                                       const core::FileStamp& dir, Distribution& out) const = 0;
 };

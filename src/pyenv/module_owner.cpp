@@ -28,14 +28,14 @@ bool provides(std::string_view path, std::string_view stem) {
 }
 
 bool record_provides(const Distribution& dist, std::string_view stem) {
-    std::ifstream record(dist.dist_info / "RECORD");
+    std::ifstream record(dist.dist_info() / "RECORD");
     for (std::string row; std::getline(record, row);)
         if (provides(record_path(row), stem)) return true;
     return false;
 }
 
 bool top_level_names(const Distribution& dist, std::string_view top) {
-    std::ifstream file(dist.dist_info / "top_level.txt");
+    std::ifstream file(dist.dist_info() / "top_level.txt");
     for (std::string line; std::getline(file, line);)
         if (core::trim(line) == top) return true;
     return false;
@@ -48,9 +48,9 @@ std::vector<std::string> top_level_modules(const Distribution& dist) {
     auto add = [&](std::string name) {
         if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
     };
-    std::ifstream top(dist.dist_info / "top_level.txt");
+    std::ifstream top(dist.dist_info() / "top_level.txt");
     for (std::string line; std::getline(top, line);) add(std::string(core::trim(line)));
-    std::ifstream record(dist.dist_info / "RECORD");
+    std::ifstream record(dist.dist_info() / "RECORD");
     for (std::string row; std::getline(record, row);) {
         std::string path = record_path(row);
         if (path.empty() || path.find(".dist-info/") != std::string::npos || core::starts_with(path, "..")) continue;

@@ -38,7 +38,7 @@ bool relocated_script(const fs::path& file, const fs::path& venv) {
 RecordFileCheck check_record_files(const Distribution& dist, const fs::path& site, const fs::path& venv,
                                    const RecordFileOptions& options) {
     RecordFileCheck out;
-    auto text = core::read_regular_file(dist.dist_info / "RECORD", k_max_dist_info_file);
+    auto text = core::read_regular_file(dist.dist_info() / "RECORD", k_max_dist_info_file);
     if (!text) {
         out.record_unreadable = true;
         return out;

@@ -462,8 +462,8 @@ private:
                               std::vector<fs::path>& scripts) const {
         auto it = installed.find(name);
         if (it == installed.end()) return true;
-        const fs::path site = it->second.dist_info.parent_path();
-        auto record = core::read_regular_file(it->second.dist_info / "RECORD", pyenv::k_max_dist_info_file);
+        const fs::path site = it->second.dist_info().parent_path();
+        auto record = core::read_regular_file(it->second.dist_info() / "RECORD", pyenv::k_max_dist_info_file);
         if (!record) return false;
         const fs::path bin = (m_venv / "bin").lexically_normal();
         for (const auto& row : pyenv::parse_record(*record)) {
@@ -489,7 +489,7 @@ private:
             fs::path site = m_facts.python->purelib;
             m_report.changed = true;
             if (auto it = installed.find(c.name); it != installed.end()) {
-                site = it->second.dist_info.parent_path();
+                site = it->second.dist_info().parent_path();
                 BS_TRY(auto removed, pyenv::remove_broken_install(site, it->second));
                 (void)removed;
                 for (const auto& script : c.old_scripts) {
@@ -560,7 +560,7 @@ private:
         for (const auto& i : m_report.plan.install) {
             auto it = installed.find(i.name);
             if (it == installed.end() || i.target.record_sha256.empty()) continue;
-            BS_TRY(bool matched, match_record(it->second.dist_info, i.target));
+            BS_TRY(bool matched, match_record(it->second.dist_info(), i.target));
             if (matched) continue;
             log_line(fmt::format("# {} {}: RECORD differs from the target's", i.name, i.version));
         }
@@ -573,7 +573,7 @@ private:
         if (installed.empty()) return {};
         std::set<std::string> owned;
         for (const auto& [name, dist] : installed) {
-            BS_TRY(auto paths, pyenv::record_paths(dist.dist_info));
+            BS_TRY(auto paths, pyenv::record_paths(dist.dist_info()));
             owned.insert(paths.begin(), paths.end());
         }
         std::vector<std::string> extras;
@@ -581,7 +581,7 @@ private:
         BS_TRY(auto dists, pyenv::scan_venv_packages(*m_facts.python, extras));
         for (const auto& [name, dist] : dists) {
             if (dist.record_stamp == core::FileStamp{}) continue;  // no RECORD
-            BS_TRY(size_t dropped, pyenv::disown_paths(dist.dist_info, owned));
+            BS_TRY(size_t dropped, pyenv::disown_paths(dist.dist_info(), owned));
             if (dropped > 0)
                 log_line(fmt::format("# {} {}: leaves {} file(s) it shares with restored packages", name, dist.version,
                                      dropped));
@@ -648,7 +648,7 @@ private:
         if (std::find(touched.begin(), touched.end(), "torch") != touched.end()) {
             after.torch.reset();
             if (auto it = now.find("torch"); it != now.end())
-                after.torch = manifest::read_torch(it->second.dist_info.parent_path());
+                after.torch = manifest::read_torch(it->second.dist_info().parent_path());
         }
         return after;
     }

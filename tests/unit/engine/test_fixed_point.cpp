@@ -197,9 +197,9 @@ TEST_CASE("extras are what no step owns and no install step's requirements bring
     core::TempDir tmp("bs-extras");
     auto at = [&](const std::string& name, const std::string& version, const std::string& requires_dist = "") {
         auto d = dist(name, version);
-        d.dist_info = tmp.path() / (name + "-" + version + ".dist-info");
+        d.dist_info_path = (tmp.path() / (name + "-" + version + ".dist-info")).native();
         REQUIRE(core::write_file_atomic(
-            d.dist_info / "METADATA",
+            d.dist_info() / "METADATA",
             "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n" + requires_dist + "\n"));
         return d;
     };

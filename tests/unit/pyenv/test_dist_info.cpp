@@ -97,7 +97,7 @@ TEST_CASE("scan_site_packages reads names, versions and stamps") {
     CHECK(torch.name == "torch");
     CHECK(torch.normalized_name == "torch");
     CHECK(torch.version == "2.11.0+cu130");
-    CHECK(torch.dist_info == torch_dir);
+    CHECK(torch.dist_info() == torch_dir);
     CHECK(torch.installer == "uv");
     CHECK(torch.requested);
 
@@ -201,7 +201,7 @@ TEST_CASE("a hostile dist-info neither blocks nor exhausts a scan") {
     CHECK(wandb.broken == "METADATA missing");
     CHECK(wandb.name == "wandb");
     CHECK(wandb.version == "0.22.0");
-    CHECK(wandb.dist_info == only_record);
+    CHECK(wandb.dist_info() == only_record);
     CHECK_FALSE(wandb.record_stamp == bootstrap::core::FileStamp{});
 
     // The readers name the file and refuse it rather than read it.
@@ -309,7 +309,7 @@ TEST_CASE("read_requires_dist parses the headers only") {
     REQUIRE(installed.at("transformers").requires_dist.has_value());
     CHECK(installed.at("transformers").requires_dist->size() == 3);
     Distribution kept = installed.at("transformers");
-    kept.dist_info = tmp.path() / "missing.dist-info";
+    kept.dist_info_path = (tmp.path() / "missing.dist-info").native();
     CHECK(bootstrap::pyenv::read_requires_dist(kept));
     // A Distribution made another way reads METADATA.
     Distribution bad = kept;
