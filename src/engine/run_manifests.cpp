@@ -1,8 +1,11 @@
 #include "engine/run_manifests.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/fs.hpp"
 #include "core/strings.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/name.hpp"
@@ -123,6 +126,35 @@ std::vector<std::string> annotate_origins(manifest::Manifest& after, const manif
     return annotate(after, previous, journal, &plan, &store);
 }
 
+namespace {
+
+/// Whether the newest history entry (`text`) can tell annotate() anything the journal does not:
+/// the journal sets the step and the indexes of every package its steps installed from an index
+/// (when it recorded them), so that entry matters only for a package the journal does not own
+/// that way, or for a stored wheel (artifact_sha256) it names. Reading the entry whole costs
+/// more than the snapshot of a 3,000-package venv, and in a venv bootstrap manages it usually
+/// adds nothing. A `\u` escape anywhere could spell a key: then it is read.
+bool newest_entry_matters(const manifest::Manifest& m, const state::Journal& journal, std::string_view text) {
+    if (text.find("\"artifact_sha256\"") != std::string_view::npos || text.find("\\u") != std::string_view::npos)
+        return true;
+    std::set<std::string_view> owned;  // installed by a step that recorded its indexes
+    for (const auto& [id, entry] : journal.steps)
+        if (!entry.index_urls.empty())
+            for (const auto& [name, rec] : entry.dists) owned.insert(name);
+    // A name two steps own counts only when neither lacks the record (annotate() takes the later).
+    for (const auto& [id, entry] : journal.steps)
+        if (entry.index_urls.empty())
+            for (const auto& [name, rec] : entry.dists) owned.erase(name);
+    for (const auto& [name, pkg] : m.packages) {
+        const bool from_index =
+            pkg.origin.kind == manifest::OriginKind::index || pkg.origin.kind == manifest::OriginKind::unknown;
+        if (!from_index || !owned.count(name)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv) {
     std::vector<std::string> warnings;
     state::Journal journal;
@@ -130,8 +162,14 @@ std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::
     else warnings.push_back(loaded.error().message);
     std::optional<manifest::Manifest> newest;
     if (auto entries = manifest::list_history(venv); entries && !entries->empty()) {
-        if (auto loaded = manifest::load_manifest(entries->back().file)) newest = std::move(*loaded);
-        else warnings.push_back(loaded.error().message);
+        const fs::path& file = entries->back().file;
+        auto text = core::read_regular_file(file, core::k_max_user_input);
+        if (!text) {
+            warnings.push_back(text.error().message);
+        } else if (newest_entry_matters(m, journal, *text)) {
+            if (auto loaded = manifest::from_json(*text, file.string())) newest = std::move(*loaded);
+            else warnings.push_back(loaded.error().message);
+        }
     }
     auto more = annotate(m, newest ? &*newest : nullptr, journal, nullptr, nullptr);
     warnings.insert(warnings.end(), more.begin(), more.end());

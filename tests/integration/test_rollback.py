@@ -496,7 +496,13 @@ find_links = ["{sc.dist}"]
     assert proc.returncode == 0, proc.stderr
     entries = sorted((sc.venv / ".bootstrap" / "history").glob("*.json"))
     target = entries[-1]
-    assert json.loads(target.read_text())["packages"]["mylocal"]["origin"]["artifact_sha256"]
+    sha = json.loads(target.read_text())["packages"]["mylocal"]["origin"]["artifact_sha256"]
+    assert sha
+    # A snapshot of the venv carries the stored wheel, which only the newest history entry knows
+    # (the journal does not): that entry is read.
+    snap = json.loads(sc.snapshot("managed.json").read_text())
+    assert snap["packages"]["mylocal"]["origin"]["artifact_sha256"] == sha
+    assert snap["packages"]["mylocal"]["origin"]["step"] == "local"
     sc.install("--no-deps", sc.dist / "mylocal-2.0-py3-none-any.whl")
     wheel.unlink()
     world.index.stop()
@@ -505,3 +511,50 @@ find_links = ["{sc.dist}"]
     after = sc.snapshot("after.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert packages(after) == packages(target)
+
+
+def test_snapshot_of_a_managed_venv_skips_only_a_history_entry_that_adds_nothing(world, local_builds, tmp_path):
+    """A venv whose every package a step installed from an index: the journal gives each its
+    step and indexes, so the snapshot does not read the newest history entry (a damaged one
+    draws no warning); the manifest is the same as when the entry is read (a `\\u` escape in
+    it makes the snapshot read it: an escape could spell a key)."""
+    sc = Scenario(world, "uv", local_builds)
+    recipe = world.root / "r.toml"
+    recipe.write_text(f'''schema = 1
+name = "managed"
+[venv]
+path = "{sc.venv}"
+python = "3.11"
+[[step]]
+id = "venv"
+kind = "venv"
+[[step]]
+id = "deps"
+kind = "install"
+packages = ["demo-core==1.0.0", "click"]
+index_url = "{world.index.url()}"
+''')
+    proc = world.run([recipe], env={"BOOTSTRAP_HOME": tmp_path / "home"})
+    assert proc.returncode == 0, proc.stderr
+
+    def snapshot() -> tuple[str, str]:
+        proc = world.run(["snapshot", "--venv", sc.venv])
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, proc.stderr
+
+    skipped, err = snapshot()
+    assert "warning" not in err
+    doc = json.loads(skipped)
+    assert {p["origin"]["step"] for p in doc["packages"].values()} == {"deps"}
+    assert all(p["origin"]["index_urls"] == [world.index.url()] for p in doc["packages"].values())
+    newest = sorted((sc.venv / ".bootstrap" / "history").glob("*.json"))[-1]
+    text = newest.read_text()
+    assert '"label": "after"' in text and "artifact_sha256" not in text
+    newest.write_text(text + "not JSON")
+    assert snapshot() == (skipped, err)
+    escaped = text.replace('"label": "after"', '"label": "\\u0061fter"')
+    newest.write_text(escaped)
+    assert snapshot() == (skipped, err)
+    newest.write_text(escaped + "not JSON")
+    out, err = snapshot()
+    assert out == skipped and "warning" in err and newest.name in err
