@@ -98,12 +98,13 @@ Result<PlanState> venv_state(const engine::Plan& plan, const engine::Facts& fact
 /// unchanged dist-info recalled from the snapshot's package cache (read, never written: `plan`
 /// writes nothing).
 Result<std::pair<state::Journal, engine::Installed>> read_venv(const engine::Plan& plan, const engine::Facts& facts) {
-    BS_TRY(auto journal, state::Journal::load(plan.venv));
+    auto loading = state::Journal::load_in_background(plan.venv);  // read meanwhile, on another thread
     engine::Installed installed;
     if (facts.python) {
-        const auto cache = manifest::PackageCache::load(state::Layout(plan.venv).packages_cache());
+        const auto cache = manifest::PackageCache::of_venv(plan.venv);
         BS_TRY(installed, pyenv::scan_venv_packages(*facts.python, {}, false, &cache));
     }
+    BS_TRY(auto journal, loading.get());
     return std::pair{std::move(journal), std::move(installed)};
 }
 

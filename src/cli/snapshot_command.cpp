@@ -13,6 +13,7 @@
 #include "exec/environment.hpp"
 #include "manifest/history.hpp"
 #include "manifest/snapshot.hpp"
+#include "state/journal.hpp"
 
 namespace bootstrap::cli {
 
@@ -47,10 +48,12 @@ Result<void> snapshot(const SnapshotArgs& args) {
     request.python = std::move(python);
     request.env = env;
     request.label = args.label;
+    auto journal = state::Journal::load_in_background(venv);  // read while the venv is scanned
     BS_TRY(auto m, manifest::take_snapshot(request));
     // Origins the dist-info cannot tell (the owning step, the indexes it used) come from the
     // venv's journal and history when bootstrap manages it: a saved manifest is restorable.
-    for (const auto& warning : engine::annotate_from_records(m, venv)) fmt::print(stderr, "warning: {}\n", warning);
+    for (const auto& warning : engine::annotate_from_records(m, venv, journal.get()))
+        fmt::print(stderr, "warning: {}\n", warning);
     // The manifest records a broken install ("broken": why); say it where a person looks too.
     for (const auto& [name, package] : m.packages)
         if (!package.broken.empty())

@@ -28,6 +28,9 @@ Result<std::string> read_file(const fs::path& path) {
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
     std::string out;
+    // A regular file's size, known up front, saves growing (and copying) the string.
+    if (struct stat st{}; ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        out.reserve(static_cast<size_t>(st.st_size));
     char buf[65536];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);

@@ -156,9 +156,14 @@ bool newest_entry_matters(const manifest::Manifest& m, const state::Journal& jou
 }  // namespace
 
 std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv) {
+    return annotate_from_records(m, venv, state::Journal::load(venv));
+}
+
+std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv,
+                                               Result<state::Journal> loaded) {
     std::vector<std::string> warnings;
     state::Journal journal;
-    if (auto loaded = state::Journal::load(venv)) journal = std::move(*loaded);
+    if (loaded) journal = std::move(*loaded);
     else warnings.push_back(loaded.error().message);
     std::optional<manifest::Manifest> newest;
     if (auto entries = manifest::list_history(venv); entries && !entries->empty()) {

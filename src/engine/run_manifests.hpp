@@ -32,5 +32,8 @@ namespace bootstrap::engine {
 /// journal and newest history entry, so a saved manifest can be rolled back to. Stores nothing;
 /// returns warnings (an unreadable journal or history entry).
 [[nodiscard]] std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv);
+/// The same, with the journal already read (state::Journal::load's answer; its error becomes a warning).
+[[nodiscard]] std::vector<std::string> annotate_from_records(manifest::Manifest& m, const fs::path& venv,
+                                                             Result<state::Journal> journal);
 
 }  // namespace bootstrap::engine

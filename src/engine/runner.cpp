@@ -151,11 +151,13 @@ Result<bool> Runner::confirm_settled(const fs::path& venv) {
         return false;
     // One scan, broken dist-infos included (one awaits repair: not settled), each unchanged
     // dist-info recalled from the snapshot's package cache (read, never written here).
-    const auto cache = manifest::PackageCache::load(state::Layout(venv).packages_cache());
+    // The journal is read meanwhile, on another thread.
+    auto journal = state::Journal::load_in_background(venv);
+    const auto cache = manifest::PackageCache::of_venv(venv);
     BS_TRY(m_installed, scan_installed(m_facts, /*include_broken=*/true, &cache));
     for (const auto& [name, dist] : m_installed)
         if (!dist.broken.empty()) return false;
-    BS_TRY(m_journal, state::Journal::load(venv));
+    BS_TRY(m_journal, journal.get());
     if (m_options.plan.exact) {  // extras to remove: not settled, whatever the steps say
         BS_TRY(auto extras, unowned_extras(m_plan, m_journal, m_installed, m_facts.python->markers));
         if (!extras.empty()) return false;

@@ -8,6 +8,7 @@
 
 #include "core/fs.hpp"
 #include "core/strings.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::manifest {
 
@@ -192,6 +193,8 @@ PackageCache PackageCache::load(fs::path file) {
     }
     return cache;
 }
+
+PackageCache PackageCache::of_venv(const fs::path& venv) { return load(state::Layout(venv).packages_cache()); }
 
 std::string_view PackageCache::keep_key(std::string key) { return m_keys->emplace_back(std::move(key)); }
 

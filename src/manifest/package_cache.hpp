@@ -36,6 +36,9 @@ public:
     /// line is a miss for its package only. Lines are parsed when looked up, straight into the
     /// caller's objects.
     [[nodiscard]] static PackageCache load(fs::path file);
+    /// load() of the venv's own cache (`<venv>/.bootstrap/packages.cache`): what a snapshot, a
+    /// no-op check and `plan` scan the venv with.
+    [[nodiscard]] static PackageCache of_venv(const fs::path& venv);
 
     /// A scan starts: what is put from now on was read no earlier than this moment.
     void start_pass();

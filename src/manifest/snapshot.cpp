@@ -200,7 +200,7 @@ Result<Manifest> take_snapshot(const SnapshotRequest& request) {
     if (!py.platlib.empty() && py.platlib != py.purelib) sites.push_back(py.platlib);
     if (sites.empty())
         return fail(ErrorCode::internal, fmt::format("no site-packages known for {}", request.venv.string()));
-    PackageCache cache = PackageCache::load(state::Layout(request.venv).packages_cache());
+    PackageCache cache = PackageCache::of_venv(request.venv);
     auto scan = [&]() -> Status {
         m.packages.clear();
         for (const auto& site : sites) {

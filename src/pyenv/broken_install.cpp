@@ -120,7 +120,7 @@ Result<std::vector<Distribution>> find_broken_installs(const InterpreterFacts& f
     return out;
 }
 
-Result<BrokenRemoval> remove_broken_install(const fs::path& site_packages, const Distribution& dist) {
+Result<BrokenRemoval> remove_install(const fs::path& site_packages, const Distribution& dist) {
     std::error_code ec;
     const fs::path site = fs::weakly_canonical(site_packages, ec);
     if (ec) return fail(ErrorCode::io, fmt::format("cannot resolve {}: {}", site_packages.string(), ec.message()));
@@ -161,7 +161,7 @@ Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& 
         BS_TRY(auto dists, scan_site_packages(site, {}, /*include_broken=*/true));
         for (const auto& [name, dist] : dists) {
             if (dist.broken.empty()) continue;
-            BS_TRY(auto removed, remove_broken_install(site, dist));
+            BS_TRY(auto removed, remove_install(site, dist));
             std::string note = fmt::format(
                 "removed the broken install of {} {} ({}): its dist-info {} and the {} file(s) "
                 "its RECORD lists",
@@ -197,7 +197,7 @@ Result<std::vector<std::string>> remove_incomplete_installs(const InterpreterFac
     std::vector<std::string> notes;
     BS_TRY(auto found, find_incomplete_installs(facts, venv));
     for (const auto& bad : found) {
-        BS_TRY(auto removed, remove_broken_install(bad.site, bad.dist));
+        BS_TRY(auto removed, remove_install(bad.site, bad.dist));
         const auto& c = bad.check;
         std::string what = c.record_unreadable ? std::string("its RECORD is missing or unreadable")
                            : c.missing > 0 ? fmt::format("{} of the {} files its RECORD names {} missing", c.missing,

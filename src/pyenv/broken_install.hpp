@@ -26,15 +26,16 @@ struct BrokenRemoval {
     size_t left_outside = 0;  // RECORD rows outside site-packages (console scripts): left alone
 };
 
-/// Remove the broken `dist` found in `site_packages`: every file its RECORD lists that lies
+/// Remove `dist` (broken, incomplete, or whole: a rollback's restore removes the installed
+/// version too) found in `site_packages`: every file its RECORD lists that lies
 /// inside site-packages (and, with a `.py`, its `__pycache__` bytecode), the directories that
 /// leaves empty, then the dist-info itself. RECORD rows that are absolute, lead out of
 /// site-packages (`../../../bin/x`) or pass through a symlink out of it are not touched. A RECORD
 /// that cannot be read (missing, not a regular file) removes the dist-info only.
-[[nodiscard]] Result<BrokenRemoval> remove_broken_install(const std::filesystem::path& site_packages,
-                                                          const Distribution& dist);
+[[nodiscard]] Result<BrokenRemoval> remove_install(const std::filesystem::path& site_packages,
+                                                   const Distribution& dist);
 
-/// find_broken_installs, then remove_broken_install each; one line per removal for the user:
+/// find_broken_installs, then remove_install each; one line per removal for the user:
 /// "removed the broken install of wandb 0.22.0 (METADATA missing): its dist-info and the 12
 /// files its RECORD lists".
 [[nodiscard]] Result<std::vector<std::string>> remove_broken_installs(const InterpreterFacts& facts);
@@ -58,7 +59,7 @@ struct IncompleteInstall {
 [[nodiscard]] Result<std::vector<IncompleteInstall>> find_incomplete_installs(const InterpreterFacts& facts,
                                                                               const std::filesystem::path& venv);
 
-/// find_incomplete_installs, then remove_broken_install each, so that the step that installs it
+/// find_incomplete_installs, then remove_install each, so that the step that installs it
 /// installs it again; one line per removal: "removed the incomplete install of pandas 2.3.3
 /// (235 of the 1509 files its RECORD names are missing, ...): its dist-info and the 1274 files
 /// left".
@@ -69,7 +70,7 @@ struct IncompleteInstall {
 /// names that no distribution now in `site` claims: what an uninstall stopped half-way leaves
 /// behind (uv removes the dist-info's files first, then the package's), importable stale modules
 /// that no RECORD would ever remove. Removed inside site-packages only, as
-/// remove_broken_install removes; returns how many files went.
+/// remove_install removes; returns how many files went.
 [[nodiscard]] Result<size_t> remove_unclaimed_files(const std::filesystem::path& site, std::string_view record_text);
 
 }  // namespace bootstrap::pyenv

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
-
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -141,14 +143,42 @@ core::FileStamp stamp_of(const struct stat& st) {
             static_cast<std::uint64_t>(st.st_ino)};
 }
 
-/// Fill `dist` from the memo while dist-info `entry`'s directory stamp still matches; false
-/// otherwise (then the caller reads the dist-info, which also finds what is wrong).
-bool recall(const ScanMemo& memo, int site_fd, const std::filesystem::path& site, std::string_view entry,
-            std::string& scratch, Distribution& dist) {
-    scratch.assign(entry);
-    struct stat dir_st {};
-    if (::fstatat(site_fd, scratch.c_str(), &dir_st, 0) != 0 || !S_ISDIR(dir_st.st_mode)) return false;
-    return memo.recall(site, entry, stamp_of(dir_st), dist);
+/// The stamp of each directory `names` lists in `dir_fd` (nullopt: not a directory, or gone):
+/// what a memo's entries are checked against. A large site-packages is stat'ed by a few threads
+/// (the kernel's path walk is most of a settled scan); where no thread can be started the
+/// caller's does it all.
+std::vector<std::optional<core::FileStamp>> directory_stamps(int dir_fd, const std::vector<std::string>& names) {
+    std::vector<std::optional<core::FileStamp>> out(names.size());
+    auto work = [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
+            struct stat st {};
+            if (::fstatat(dir_fd, names[i].c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode)) out[i] = stamp_of(st);
+        }
+    };
+    constexpr size_t k_per_thread = 512;
+    const size_t threads =
+        std::clamp<size_t>(std::min<size_t>(names.size() / k_per_thread, std::thread::hardware_concurrency()), 1, 4);
+    const size_t chunk = (names.size() + threads - 1) / threads;
+    auto range = [&](size_t t) {
+        return std::pair{std::min(names.size(), t * chunk), std::min(names.size(), (t + 1) * chunk)};
+    };
+    std::vector<std::thread> pool;
+    size_t started = 1;
+    for (; started < threads; ++started) {
+        try {
+            auto [begin, end] = range(started);
+            pool.emplace_back(work, begin, end);
+        } catch (const std::system_error&) {
+            break;
+        }
+    }
+    for (size_t t = 0; t < threads; ++t)
+        if (t == 0 || t >= started) {
+            auto [begin, end] = range(t);
+            work(begin, end);
+        }
+    for (auto& thread : pool) thread.join();
+    return out;
 }
 
 /// "{name}-{version}.dist-info" → name and version (the version "" when there is no dash).
@@ -249,9 +279,7 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
         return fail(
             errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
             fmt::format("cannot list installed packages in {}: {}", site_packages.string(), std::strerror(errno)));
-    std::map<std::string, Distribution> out;
-    std::string buffer, scratch;
-    buffer.reserve(16384);
+    std::vector<std::string> names;  // the dist-info directories, in directory order
     while (dirent* entry = ::readdir(dir)) {
         std::string_view name = entry->d_name;
         if (name.size() <= k_dist_info_suffix.size() ||
@@ -261,8 +289,18 @@ Result<std::map<std::string, Distribution>> scan_site_packages(const std::filesy
         if (!only.empty() &&
             std::find(only.begin(), only.end(), normalize_name(name.substr(0, name.find('-')))) == only.end())
             continue;
+        names.emplace_back(name);
+    }
+    const auto stamps = memo ? directory_stamps(::dirfd(dir), names) : std::vector<std::optional<core::FileStamp>>();
+    std::map<std::string, Distribution> out;
+    std::string buffer;
+    buffer.reserve(16384);
+    for (size_t i = 0; i < names.size(); ++i) {
+        const std::string& name = names[i];
         Distribution dist;
-        if (!(memo && recall(*memo, ::dirfd(dir), site_packages, name, scratch, dist)) &&
+        // A memo's entry holds while the directory's stamp is the same; else the dist-info is
+        // read (which also finds what is wrong with it).
+        if (!(memo && stamps[i] && memo->recall(site_packages, name, *stamps[i], dist)) &&
             !read_dist_info(::dirfd(dir), name, buffer, dist))
             continue;
         if (!dist.broken.empty() && !include_broken) continue;

@@ -25,8 +25,8 @@
 #include "pyenv/interpreter.hpp"
 #include "pyenv/record.hpp"
 #include "rollback/batch.hpp"
+#include "rollback/cache_restore.hpp"
 #include "rollback/record_match.hpp"
-#include "rollback/uv_cache.hpp"
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
 
@@ -413,93 +413,29 @@ private:
         return {};
     }
 
-    /// The packages to put back from the unpacked wheels in uv's cache (rollback/uv_cache.hpp)
-    /// instead of asking uv: exact index pins of packages uv installed, whose cached wheel gives
-    /// exactly the target's RECORD (scripts included), and whose installed version (if any) has
-    /// no file outside site-packages but its scripts in the venv's bin/. The rest is left in
-    /// m_rest for the installers. Nothing found (no cache, another version there) simply leaves
-    /// it all to them.
+    /// The plan's installs that uv's cache can put back without an installer
+    /// (rollback/cache_restore.hpp): exact index pins of packages uv installed, not broken. The
+    /// rest is left in m_rest for the installers.
     Status plan_cached_restores() {
+        auto eligible = [this](const RollbackInstall& i) {
+            return i.source.kind == InstallSource::Kind::index && !m_broken.count(i.name) &&
+                   installer_for(i.target) == m_uv.get();
+        };
+        BS_TRY(auto planned,
+               plan_cache_restores(m_report.plan.install, m_venv, *m_facts.python, m_facts.env, eligible));
+        for (const auto& note : planned.notes) log_line("# " + note);
         m_rest = m_report.plan;
-        m_rest.install.clear();
-        const auto cache = uv_cache_dir(m_facts.env);
-        std::vector<std::string> names;
-        for (const auto& i : m_report.plan.install) names.push_back(i.name);
-        BS_TRY(auto installed, pyenv::scan_venv_packages(*m_facts.python, names));
-        const RestoreTarget where = restore_target(m_facts.python->purelib);
-        for (const auto& i : m_report.plan.install) {
-            std::optional<CachedRestore> found;
-            std::vector<fs::path> old_scripts;
-            if (cache && i.source.kind == InstallSource::Kind::index && !m_broken.count(i.name) &&
-                installer_for(i.target) == m_uv.get() && scripts_only_outside(installed, i.name, old_scripts)) {
-                for (const auto& wheel : cached_wheels(*cache, i.name, i.version)) {
-                    std::string why;
-                    BS_TRY(auto planned, plan_cached_restore(wheel, i.target, where, why));
-                    if (planned) {
-                        found = std::move(planned);
-                        break;
-                    }
-                    log_line(fmt::format("# {} {}: uv's cached {} does not restore it: {}", i.name, i.version,
-                                         wheel.string(), why));
-                }
-            }
-            if (found) m_cached.push_back({i.name, std::move(*found), std::move(old_scripts)});
-            else m_rest.install.push_back(i);
-        }
+        m_rest.install = std::move(planned.rest);
+        m_cached = std::move(planned.cached);
         return {};
     }
 
-    RestoreTarget restore_target(const fs::path& site) const {
-        // uv links from its cache unless told otherwise (UV_LINK_MODE): the restore does as uv would.
-        auto mode = m_facts.env.find("UV_LINK_MODE");
-        const bool hardlink = mode == m_facts.env.end() || mode->second.empty() || mode->second == "hardlink";
-        return {site, m_venv / "bin", m_venv / "bin" / "python", hardlink};
-    }
-
-    /// The installed `name` (if any) lists no file outside site-packages but in the venv's bin/
-    /// (its scripts, put in `scripts`): those a restore removes with it.
-    bool scripts_only_outside(const std::map<std::string, pyenv::Distribution>& installed, const std::string& name,
-                              std::vector<fs::path>& scripts) const {
-        auto it = installed.find(name);
-        if (it == installed.end()) return true;
-        const fs::path site = it->second.dist_info().parent_path();
-        auto record = core::read_regular_file(it->second.dist_info() / "RECORD", pyenv::k_max_dist_info_file);
-        if (!record) return false;
-        const fs::path bin = (m_venv / "bin").lexically_normal();
-        for (const auto& row : pyenv::parse_record(*record)) {
-            if (row.path.empty() || row.path.front() == '/') return false;
-            if (!row.path.starts_with("../")) continue;
-            const fs::path file = (site / row.path).lexically_normal();
-            if (file.parent_path() != bin) return false;
-            scripts.push_back(file);
-        }
-        return true;
-    }
-
-    /// Put back each planned package from uv's cache: the installed version's files go (by its
-    /// RECORD: inside site-packages, and its scripts), then the cached wheel's are linked in,
-    /// RECORD last. Runs under the venv's `changing` marker: an interruption is repaired by the
-    /// next run.
     Status restore_cached() {
         std::vector<std::string> names;
         for (const auto& c : m_cached) names.push_back(c.name);
         say(fmt::format("restoring {} package(s) from uv's cache: {}", m_cached.size(), core::join(names, ", ")));
-        BS_TRY(auto installed, pyenv::scan_venv_packages(*m_facts.python, names));
-        for (const auto& c : m_cached) {
-            fs::path site = m_facts.python->purelib;
-            m_report.changed = true;
-            if (auto it = installed.find(c.name); it != installed.end()) {
-                site = it->second.dist_info().parent_path();
-                BS_TRY(auto removed, pyenv::remove_broken_install(site, it->second));
-                (void)removed;
-                for (const auto& script : c.old_scripts) {
-                    std::error_code ec;
-                    fs::remove(script, ec);
-                }
-            }
-            BS_CHECK(install_cached(c.restore, restore_target(site)));
-        }
-        return {};
+        m_report.changed = true;
+        return restore_from_cache(m_cached, m_venv, *m_facts.python, m_facts.env);
     }
 
     /// Run one install command. When it fails and nothing had changed before, the venv is
@@ -667,13 +603,8 @@ private:
     RollbackReport m_report;
     std::vector<Timing> m_timings;
     std::map<std::string, manifest::Package> m_broken;  // broken installs in the venv, by name
-    struct Cached {
-        std::string name;
-        CachedRestore restore;
-        std::vector<fs::path> old_scripts;  // the installed version's, in bin/
-    };
-    std::vector<Cached> m_cached;  // restored from uv's cache
-    RollbackPlan m_rest;           // the plan's installs left to the installers (batches point into it)
+    std::vector<CachedPackage> m_cached;                // restored from uv's cache
+    RollbackPlan m_rest;  // the plan's installs left to the installers (batches point into it)
 };
 
 }  // namespace

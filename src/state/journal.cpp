@@ -1,5 +1,7 @@
 #include "state/journal.hpp"
 
+#include <system_error>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -117,6 +119,14 @@ Result<Journal> Journal::load(const fs::path& venv) {
             return journal;
         },
         corrupt);
+}
+
+std::future<Result<Journal>> Journal::load_in_background(const fs::path& venv) {
+    try {
+        return std::async(std::launch::async, [venv] { return load(venv); });
+    } catch (const std::system_error&) {
+        return std::async(std::launch::deferred, [venv] { return load(venv); });
+    }
 }
 
 Status Journal::save(const fs::path& venv) const {

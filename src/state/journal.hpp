@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,10 @@ struct Journal {
     [[nodiscard]] static fs::path path_for(const fs::path& venv);
     /// A missing file is an empty journal; a corrupt one is an error naming the file.
     [[nodiscard]] static Result<Journal> load(const fs::path& venv);
+    /// load() on another thread, for a caller with a scan of the venv to do meanwhile (a no-op's
+    /// check, `plan`, a snapshot): get() waits for it. Where no thread can be started, get()
+    /// loads it then.
+    [[nodiscard]] static std::future<Result<Journal>> load_in_background(const fs::path& venv);
     /// Atomic write (temp + rename).
     [[nodiscard]] Status save(const fs::path& venv) const;
 };

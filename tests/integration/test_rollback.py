@@ -133,6 +133,27 @@ def packages(manifest: Path) -> dict:
     return {n: (p["version"], p["record_sha256"]) for n, p in doc["packages"].items()}
 
 
+def managed_recipe(sc: Scenario, step: str, packages: str, more: str = "") -> Path:
+    """A recipe over the scenario's venv: a venv step, then install step `step` of `packages`
+    (a TOML list) from the fixture index, `more` added to that step."""
+    recipe = sc.world.root / "r.toml"
+    recipe.write_text(f'''schema = 1
+name = "managed"
+[venv]
+path = "{sc.venv}"
+python = "3.11"
+[[step]]
+id = "venv"
+kind = "venv"
+[[step]]
+id = "{step}"
+kind = "install"
+packages = {packages}
+index_url = "{sc.world.index.url()}"
+{more}''')
+    return recipe
+
+
 @pytest.fixture(params=["uv", "pip"])
 def scenario(request, world, local_builds) -> Scenario:
     return Scenario(world, request.param, local_builds)
@@ -476,22 +497,7 @@ def test_engine_keeps_local_wheels_for_rollback(world, local_builds, tmp_path):
     sc = Scenario(world, "uv", local_builds)
     home = tmp_path / "home"
     wheel = sc.dist / "mylocal-1.0-py3-none-any.whl"
-    recipe = world.root / "r.toml"
-    recipe.write_text(f'''schema = 1
-name = "keep"
-[venv]
-path = "{sc.venv}"
-python = "3.11"
-[[step]]
-id = "venv"
-kind = "venv"
-[[step]]
-id = "local"
-kind = "install"
-packages = ["mylocal==1.0"]
-index_url = "{world.index.url()}"
-find_links = ["{sc.dist}"]
-''')
+    recipe = managed_recipe(sc, "local", '["mylocal==1.0"]', f'find_links = ["{sc.dist}"]\n')
     proc = world.run([recipe], env={"BOOTSTRAP_HOME": home})
     assert proc.returncode == 0, proc.stderr
     entries = sorted((sc.venv / ".bootstrap" / "history").glob("*.json"))
@@ -519,21 +525,7 @@ def test_snapshot_of_a_managed_venv_skips_only_a_history_entry_that_adds_nothing
     draws no warning); the manifest is the same as when the entry is read (a `\\u` escape in
     it makes the snapshot read it: an escape could spell a key)."""
     sc = Scenario(world, "uv", local_builds)
-    recipe = world.root / "r.toml"
-    recipe.write_text(f'''schema = 1
-name = "managed"
-[venv]
-path = "{sc.venv}"
-python = "3.11"
-[[step]]
-id = "venv"
-kind = "venv"
-[[step]]
-id = "deps"
-kind = "install"
-packages = ["demo-core==1.0.0", "click"]
-index_url = "{world.index.url()}"
-''')
+    recipe = managed_recipe(sc, "deps", '["demo-core==1.0.0", "click"]')
     proc = world.run([recipe], env={"BOOTSTRAP_HOME": tmp_path / "home"})
     assert proc.returncode == 0, proc.stderr
 

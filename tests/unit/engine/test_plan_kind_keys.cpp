@@ -6,44 +6,15 @@
 #include <algorithm>
 #include <fstream>
 
-#include "core/fs.hpp"
-#include "engine/plan.hpp"
-#include "recipe/recipe.hpp"
-#include "steps/recipe_kinds.hpp"
+#include "plan_world.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct KeysWorld {
-    core::TempDir dir{"bs-kind-keys"};
-    fs::path bin = dir.path() / "bin";
-    KeysWorld() {
-        fs::create_directories(bin);
-        std::ofstream(bin / "uv") << "#!/bin/sh\n";
-        fs::permissions(bin / "uv", fs::perms::owner_all);
-        std::ofstream(bin / "python3.11") << "#!/bin/sh\n";
-        fs::permissions(bin / "python3.11", fs::perms::owner_all);
-    }
-    /// The plan of a venv step followed by `steps`, without the venv step.
-    Result<engine::Plan> plan(const std::string& steps) const {
-        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
-                           "\"\npython = \"3.11\"\n[vars]\nrev = \"0123456789abcdef0123456789abcdef01234567\"\n" +
-                           "[[step]]\nid = \"venv\"\nkind = \"venv\"\n" + steps;
-        auto r = steps::parse_recipe(text, (dir.path() / "t.toml").string());
-        REQUIRE(r);
-        recipe = std::move(*r);  // the plan points into the recipe's steps
-        engine::Facts f;
-        f.env = {{"PATH", bin.string()}, {"HOME", "/root"}, {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
-        f.cpus = 4;
-        engine::PlanOptions opts;
-        opts.dry_run = true;
-        auto plan = engine::make_plan(recipe, opts, f);
-        if (plan) plan->steps.erase(plan->steps.begin());
-        return plan;
-    }
-    mutable recipe::Recipe recipe;
+struct KeysWorld : test::PlanWorld {
+    KeysWorld() : PlanWorld("bs-kind-keys", "[vars]\nrev = \"0123456789abcdef0123456789abcdef01234567\"\n") {}
 };
 
 bool has(const std::vector<std::string>& argv, const std::vector<std::string>& run) {

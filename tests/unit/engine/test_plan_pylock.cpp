@@ -6,11 +6,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "core/fs.hpp"
-#include "engine/plan.hpp"
-#include "recipe/recipe.hpp"
+#include "plan_world.hpp"
 #include "steps/kind.hpp"
-#include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
@@ -19,34 +16,8 @@ namespace {
 
 const std::string k_a(64, 'a');
 
-struct PylockWorld {
-    core::TempDir dir{"bs-plan-pylock"};
-    fs::path bin = dir.path() / "bin";
-    PylockWorld() {
-        fs::create_directories(bin);
-        for (const char* tool : {"uv", "python3.11"}) {
-            std::ofstream(bin / tool) << "#!/bin/sh\n";
-            fs::permissions(bin / tool, fs::perms::owner_all);
-        }
-    }
-    void write(const std::string& name, const std::string& text) const { std::ofstream(dir.path() / name) << text; }
-    /// The plan of a venv step followed by `steps`, without the venv step.
-    Result<engine::Plan> plan(const std::string& steps) const {
-        std::string text = "schema = 1\nname = \"t\"\n[venv]\npath = \"" + (dir.path() / "venv").string() +
-                           "\"\npython = \"3.11\"\n[[step]]\nid = \"venv\"\nkind = \"venv\"\n" + steps;
-        auto r = steps::parse_recipe(text, (dir.path() / "t.toml").string());
-        REQUIRE(r);
-        recipe = std::move(*r);  // the plan points into the recipe's steps
-        engine::Facts f;
-        f.env = {{"PATH", bin.string()}, {"HOME", "/root"}, {"BOOTSTRAP_HOME", (dir.path() / "home").string()}};
-        f.cpus = 4;
-        engine::PlanOptions opts;
-        opts.dry_run = true;
-        auto plan = engine::make_plan(recipe, opts, f);
-        if (plan) plan->steps.erase(plan->steps.begin());
-        return plan;
-    }
-    mutable recipe::Recipe recipe;
+struct PylockWorld : test::PlanWorld {
+    PylockWorld() : PlanWorld("bs-plan-pylock") {}
 };
 
 const std::string k_step =
