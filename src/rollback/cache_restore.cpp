@@ -67,8 +67,8 @@ Result<CacheRestores> plan_cache_restores(const std::vector<RollbackInstall>& in
                     found = std::move(planned);
                     break;
                 }
-                out.notes.push_back(
-                    fmt::format("{} {}: uv's cached {} does not restore it: {}", i.name, i.version, wheel.string(), why));
+                out.notes.push_back(fmt::format("{} {}: uv's cached {} does not restore it: {}", i.name, i.version,
+                                                wheel.string(), why));
             }
         }
         if (found) out.cached.push_back({i.name, std::move(*found), std::move(old_scripts)});

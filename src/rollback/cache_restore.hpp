@@ -23,9 +23,9 @@ struct CachedPackage {
 };
 
 struct CacheRestores {
-    std::vector<CachedPackage> cached;   // put back from uv's cache
-    std::vector<RollbackInstall> rest;   // left to the installers, in the plan's order
-    std::vector<std::string> notes;      // why a cached wheel did not do, for the rollback's log
+    std::vector<CachedPackage> cached;  // put back from uv's cache
+    std::vector<RollbackInstall> rest;  // left to the installers, in the plan's order
+    std::vector<std::string> notes;     // why a cached wheel did not do, for the rollback's log
 };
 
 /// Split `installs` (of the venv at `venv`, uv's cache found through `env`): those `eligible`

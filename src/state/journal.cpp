@@ -122,11 +122,18 @@ Result<Journal> Journal::load(const fs::path& venv) {
 }
 
 std::future<Result<Journal>> Journal::load_in_background(const fs::path& venv) {
-    try {
-        return std::async(std::launch::async, [venv] { return load(venv); });
-    } catch (const std::system_error&) {
-        return std::async(std::launch::deferred, [venv] { return load(venv); });
+    // A thread costs more than reading a small journal (a few steps, a few hundred packages).
+    constexpr std::uintmax_t k_worth_a_thread = 256 << 10;
+    std::error_code ec;
+    const auto size = fs::file_size(path_for(venv), ec);
+    if (!ec && size >= k_worth_a_thread) {
+        try {
+            return std::async(std::launch::async, [venv] { return load(venv); });
+        } catch (const std::system_error&) {
+            // No thread to be had: read when asked.
+        }
     }
+    return std::async(std::launch::deferred, [venv] { return load(venv); });
 }
 
 Status Journal::save(const fs::path& venv) const {

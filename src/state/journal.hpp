@@ -62,8 +62,8 @@ struct Journal {
     /// A missing file is an empty journal; a corrupt one is an error naming the file.
     [[nodiscard]] static Result<Journal> load(const fs::path& venv);
     /// load() on another thread, for a caller with a scan of the venv to do meanwhile (a no-op's
-    /// check, `plan`, a snapshot): get() waits for it. Where no thread can be started, get()
-    /// loads it then.
+    /// check, `plan`, a snapshot): get() waits for it. A small journal (under 256 KiB), or one
+    /// where no thread can be started, is read by get() itself.
     [[nodiscard]] static std::future<Result<Journal>> load_in_background(const fs::path& venv);
     /// Atomic write (temp + rename).
     [[nodiscard]] Status save(const fs::path& venv) const;
