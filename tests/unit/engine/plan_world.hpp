@@ -20,8 +20,7 @@ struct PlanWorld {
     /// TOML put before the steps (a `[vars]` table, say).
     std::string header;
 
-    explicit PlanWorld(const char* name, std::string recipe_header = "")
-        : dir(name), header(std::move(recipe_header)) {
+    explicit PlanWorld(const char* name, std::string recipe_header = "") : dir(name), header(std::move(recipe_header)) {
         std::filesystem::create_directories(bin);
         for (const char* tool : {"uv", "python3.11"}) {
             std::ofstream(bin / tool) << "#!/bin/sh\n";
