@@ -28,9 +28,11 @@ Result<std::string> read_file(const fs::path& path) {
         return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
                     fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
     std::string out;
-    // A regular file's size, known up front, saves growing (and copying) the string.
+    // A regular file's size, known up front, saves growing (and copying) the string; never more
+    // than 64 MiB of it (a sparse file may claim terabytes).
+    constexpr off_t k_most_ahead = off_t{64} << 20;
     if (struct stat st{}; ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        out.reserve(static_cast<size_t>(st.st_size));
+        out.reserve(static_cast<size_t>(std::min(st.st_size, k_most_ahead)));
     char buf[65536];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);

@@ -189,7 +189,7 @@ PackageCache PackageCache::load(fs::path file) {
         Entry entry;
         entry.line = line;
         entry.settled = true;  // save() writes only settled entries
-        cache.m_entries.insert_or_assign(stored, entry);
+        cache.m_entries.insert_or_assign(stored, std::move(entry));
     }
     return cache;
 }
