@@ -104,10 +104,15 @@ bool DownloadMeter::feed(std::string_view segment) {
     } else if (words.size() >= 4 && words[0] == "Downloading" && words[words.size() - 2].starts_with('(') &&
                words.back().ends_with(')')) {
         // pip: "Downloading numpy-2.1.3-....whl (16.3 MB)" starts a file and ends the one before.
+        // "Downloading numpy-2.1.3-....whl.metadata (62 kB)" is the wheel's METADATA alone (PEP 658),
+        // fetched while resolving: not a package download, and no bar of it is counted.
         if (!m_pip_file.empty()) complete(m_pip_file);
-        m_pip_file = project_of(words[1]);
-        auto size = parse_size(words[words.size() - 2].substr(1), words.back().substr(0, words.back().size() - 1));
-        if (size) update(m_pip_file, 0, *size);
+        m_pip_file.clear();
+        if (!words[1].ends_with(".metadata")) {
+            m_pip_file = project_of(words[1]);
+            auto size = parse_size(words[words.size() - 2].substr(1), words.back().substr(0, words.back().size() - 1));
+            if (size) update(m_pip_file, 0, *size);
+        }
     }
     for (size_t i = 0; i < words.size(); ++i) {
         // uv: [name] [bar] <n> <unit>/<n> <unit>

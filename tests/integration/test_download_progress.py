@@ -65,9 +65,10 @@ def test_plain_heartbeats_count_the_bytes_downloaded(world, big_index, installer
     done = [to_bytes(b[0], b[1]) for b in beats]
     totals = {to_bytes(b[2], b[3]) for b in beats}
     assert done == sorted(done) and done[-1] > done[0], proc.stderr  # the bytes move
-    assert len(totals) == 1
-    # The installer's rounded size of the wheel (three significant digits).
-    assert abs(totals.pop() - wheel_size(big_index)) / wheel_size(big_index) < 0.02
+    # The installer's rounded size of the wheel: pip's "Downloading … (401 kB)" line gives it
+    # first, its bar then to a tenth of a kB ("401.3 kB"); a heartbeat may fall between the two.
+    assert 1 <= len(totals) <= 2, proc.stderr
+    assert all(abs(t - wheel_size(big_index)) / wheel_size(big_index) < 0.02 for t in totals), proc.stderr
     assert any(b[4] for b in beats), proc.stderr  # a rate once there are two samples
     # The log holds the installer's lines, not its bars' redraws or escape sequences.
     log = Path(steps_by_id(doc)["big"]["log"]).read_text()

@@ -89,6 +89,25 @@ TEST_CASE("pip: the Downloading line names the file and its size, its bar the by
     CHECK(m.progress().done == m.progress().total);
 }
 
+TEST_CASE("pip: a wheel's METADATA fetched alone (PEP 658) is not a download") {
+    pyenv::DownloadMeter m;
+    CHECK_FALSE(m.feed("  Downloading demo_big-1.0.0-py3-none-any.whl.metadata (109 bytes)"));
+    CHECK(m.progress().files == 0);
+    // A big METADATA draws a bar of its own: it counts for nothing either.
+    CHECK_FALSE(m.feed("     " + k_pip_bar + " 61.2/61.2 kB 1.2 MB/s eta 0:00:00"));
+    CHECK(m.feed("  Downloading demo_big-1.0.0-py3-none-any.whl (401 kB)"));
+    CHECK(m.progress().files == 1);
+    CHECK(m.progress().total == 401000);
+    CHECK(m.feed("     " + k_pip_bar + " 61.4/401.3 kB 81.8 kB/s eta 0:00:04"));
+    CHECK(m.progress().done == 61400);
+    CHECK(m.progress().total == 401300);
+    // The next METADATA ends the wheel before it, as the next wheel would.
+    CHECK(m.feed("  Downloading other-2.0-py3-none-any.whl.metadata (1.2 kB)"));
+    CHECK(m.progress().files == 1);
+    CHECK(m.progress().files_done == 1);
+    CHECK(m.progress().done == m.progress().total);
+}
+
 TEST_CASE("lines that only look like progress change nothing") {
     pyenv::DownloadMeter m;
     CHECK_FALSE(m.feed("step 1/2 MB"));                       // no file is downloading
