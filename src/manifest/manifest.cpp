@@ -77,60 +77,6 @@ Origin origin_from_json(const core::JsonFields& f) {
     return o;
 }
 
-namespace {
-
-using nlohmann::json;
-
-// ---- reading ----------------------------------------------------------------------------------
-
-using core::JsonFields;
-
-Package read_package(const std::string& name, const JsonFields& f) {
-    Package p;
-    p.name = name;
-    p.display_name = f.str("display_name");
-    p.version = f.str("version");
-    p.broken = f.str("broken");
-    // A broken install's version comes from its directory name, which may not have one.
-    if (p.version.empty() && p.broken.empty()) f.invalid({}, "no version");
-    p.installer = f.str("installer");
-    p.requested = f.boolean("requested");
-    p.wheel_tag = f.str("wheel_tag");
-    p.record_sha256 = f.str("record_sha256");
-    p.record_sha256_portable = f.str("record_sha256_portable");
-    if (auto o = f.object("origin")) p.origin = origin_from_json(*o);
-    return p;
-}
-
-Manifest read_manifest(const JsonFields& top) {
-    Manifest m;
-    m.label = top.str("label");
-    m.venv = top.str("venv");
-    if (!top.object("packages")) top.invalid({}, "no \"packages\" object");
-    for (const auto& [name, value] : top.objects("packages")) m.packages.emplace(name, read_package(name, value));
-    if (auto f = top.object("python")) {
-        m.python = {f->str("version"), f->str("implementation"), f->str("ext_suffix"), f->str("soabi"),
-                    f->str("platform")};
-    }
-    if (auto f = top.object("torch")) m.torch = Torch{f->str("version"), f->str("cuda"), f->str("cxx11_abi")};
-    if (auto f = top.object("host"))
-        m.host = {f->str("glibc"), f->str("glibcxx"), f->str("gcc"), f->str("nvcc"), f->str("driver")};
-    m.build_env = top.string_map("build_env");
-    if (auto f = top.object("recipe")) {
-        m.recipe_name = f->str("name");
-        m.recipe_digest = f->str("digest");
-    }
-    m.device = top.string_map("device");
-    if (auto f = top.object("run")) {
-        RunInfo run{f->str("run_id"), f->str("phase"), f->str("time"), true};
-        if (f->has("ok")) run.ok = f->boolean("ok");
-        m.run = run;
-    }
-    return m;
-}
-
-}  // namespace
-
 std::string to_json(const Manifest& m) {
     // Written without a DOM (a snapshot is written on every run), keys in byte order as
     // nlohmann's std::map-backed objects have them: the text is what `json::dump(2)` of the same
@@ -186,28 +132,6 @@ std::string to_json(const Manifest& m) {
     w.end_object();
     out += '\n';
     return out;
-}
-
-Result<Manifest> from_json(std::string_view text, const std::string& source) {
-    return core::read_json(text, source, "manifest", [&](const JsonFields& top) -> Result<Manifest> {
-        const nlohmann::json* schema = top.find("schema");
-        if (!schema) top.invalid({}, "no \"schema\" field");
-        if (!schema->is_number_integer()) top.invalid({}, "\"schema\" is not an integer");
-        int version = schema->get<int>();
-        if (version > k_manifest_schema)
-            return fail(ErrorCode::io, fmt::format("{}: manifest schema {} is newer than this bootstrap "
-                                                   "understands ({}); upgrade bootstrap",
-                                                   source, version, k_manifest_schema));
-        if (version < 1) top.invalid({}, fmt::format("unknown schema {}", version));
-        Manifest m = read_manifest(top);
-        m.schema = version;
-        return m;
-    });
-}
-
-Result<Manifest> load_manifest(const fs::path& file) {
-    BS_TRY(std::string text, core::read_regular_file(file, core::k_max_user_input));
-    return from_json(text, file.string());
 }
 
 Status save_manifest(const fs::path& file, const Manifest& m) { return core::write_file_atomic(file, to_json(m)); }

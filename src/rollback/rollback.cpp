@@ -52,10 +52,13 @@ public:
         const auto start = Clock::now();
         m_report.venv = m_venv;
         m_report.dry_run = m_options.dry_run;
-        BS_CHECK(core::source_date_epoch());  // it dates the history entry: refused when malformed
-        m_report.run_id = m_options.run_id.empty() ? core::new_run_id(core::sha256_hex(manifest::to_json(m_target)),
-                                                                      state::Layout(m_venv).logs())
-                                                   : m_options.run_id;
+        BS_TRY(auto epoch, core::source_date_epoch());  // it dates the history entry: refused when malformed
+        // The seed names the run only under SOURCE_DATE_EPOCH (else the pid does): the target's
+        // text is not written out for nothing.
+        m_report.run_id = m_options.run_id.empty()
+                              ? core::new_run_id(epoch ? core::sha256_hex(manifest::to_json(m_target)) : std::string(),
+                                                 state::Layout(m_venv).logs())
+                              : m_options.run_id;
         m_log = state::Layout(m_venv).run_logs(m_report.run_id) / "rollback.log";
         BS_TRY(m_facts, engine::gather_facts(m_venv, true));
         if (!m_facts.python)
