@@ -66,13 +66,17 @@ struct TextField {
 // A package's fields in read_package's order; its origin's after them in origin_from_json's.
 // "requested" (6, a boolean), "origin" (10), its "kind" (11) and "index_urls" (15) are read apart.
 constexpr int k_requested = 6, k_origin_kind = 11, k_index_urls = 15;
-constexpr TextField<Package> k_package_text[] = {
-    {"display_name", 1, &Package::display_name},        {"version", 2, &Package::version},
-    {"broken", 3, &Package::broken},                    {"installer", 5, &Package::installer},
-    {"wheel_tag", 7, &Package::wheel_tag},              {"record_sha256", 8, &Package::record_sha256},
-    {"record_sha256_portable", 9, &Package::record_sha256_portable}};
-constexpr TextField<Origin> k_origin_text[] = {{"url", 12, &Origin::url},   {"vcs", 13, &Origin::vcs},
-                                               {"commit", 14, &Origin::commit}, {"step", 16, &Origin::step},
+constexpr TextField<Package> k_package_text[] = {{"display_name", 1, &Package::display_name},
+                                                 {"version", 2, &Package::version},
+                                                 {"broken", 3, &Package::broken},
+                                                 {"installer", 5, &Package::installer},
+                                                 {"wheel_tag", 7, &Package::wheel_tag},
+                                                 {"record_sha256", 8, &Package::record_sha256},
+                                                 {"record_sha256_portable", 9, &Package::record_sha256_portable}};
+constexpr TextField<Origin> k_origin_text[] = {{"url", 12, &Origin::url},
+                                               {"vcs", 13, &Origin::vcs},
+                                               {"commit", 14, &Origin::commit},
+                                               {"step", 16, &Origin::step},
                                                {"artifact_sha256", 17, &Origin::artifact_sha256},
                                                {"archive_hash", 18, &Origin::archive_hash}};
 
@@ -264,15 +268,26 @@ private:
         }
         if (key == "label") {
             forget(k_label);
-            return text(k, m_m.label, [] { return ErrorRank{k_label, {}, 0, {}}; }, [&] { return key; });
+            return text(
+                k, m_m.label,
+                [] {
+                return ErrorRank{k_label, {}, 0, {}};
+                },
+                [&] { return key; });
         }
         if (key == "venv") {
             forget(k_venv);
-            return text(k, m_m.venv, [] { return ErrorRank{k_venv, {}, 0, {}}; }, [&] { return key; });
+            return text(
+                k, m_m.venv,
+                [] {
+                return ErrorRank{k_venv, {}, 0, {}};
+                },
+                [&] { return key; });
         }
         if (key == "python") return section(k, key, k_python, Ctx::python, [&] { m_m.python = {}; });
         if (key == "torch")
-            return section(k, key, k_torch, Ctx::torch, [&] { m_m.torch.reset(); }, [&] { m_m.torch.emplace(); });
+            return section(
+                k, key, k_torch, Ctx::torch, [&] { m_m.torch.reset(); }, [&] { m_m.torch.emplace(); });
         if (key == "host") return section(k, key, k_host, Ctx::host, [&] { m_m.host = {}; });
         if (key == "recipe")
             return section(k, key, k_recipe, Ctx::recipe, [&] {
@@ -280,7 +295,8 @@ private:
                 m_m.recipe_digest.clear();
             });
         if (key == "run")
-            return section(k, key, k_run, Ctx::run, [&] { m_m.run.reset(); }, [&] { m_m.run.emplace(); });
+            return section(
+                k, key, k_run, Ctx::run, [&] { m_m.run.reset(); }, [&] { m_m.run.emplace(); });
         if (key == "build_env") return section(k, key, k_build_env, Ctx::build_env, [&] { m_m.build_env.clear(); });
         if (key == "device") return section(k, key, k_device, Ctx::device, [&] { m_m.device.clear(); });
         return Ctx::skip;  // a newer bootstrap's field
@@ -289,7 +305,8 @@ private:
     /// An object-valued section: null reads as absent (`reset`), an object is read from empty
     /// (`reset`, then `open`), anything else is an error.
     template <class Reset, class Open = void (*)()>
-    Ctx section(Kind k, const std::string& key, int rank, Ctx ctx, Reset reset, Open open = [] {}) {
+    Ctx section(
+        Kind k, const std::string& key, int rank, Ctx ctx, Reset reset, Open open = [] {}) {
         forget_section(rank);
         reset();
         if (k == Kind::null) return Ctx::skip;
@@ -338,7 +355,8 @@ private:
             p.origin = {};
             if (k == Kind::null) return Ctx::skip;
             if (k != Kind::object) {
-                bad({k_package, p.name, k_origin_object, {}}, fmt::format("packages.{}.origin: expected an object", p.name));
+                bad({k_package, p.name, k_origin_object, {}},
+                    fmt::format("packages.{}.origin: expected an object", p.name));
                 return Ctx::skip;
             }
             return Ctx::origin;
@@ -357,7 +375,10 @@ private:
         if (!field) return Ctx::skip;
         forget(k_package, p.name, field->rank, field->rank);
         return text(
-            k, p.*field->member, [&] { return ErrorRank{k_package, p.name, field->rank, {}}; },
+            k, p.*field->member,
+            [&] {
+            return ErrorRank{k_package, p.name, field->rank, {}};
+            },
             [&] { return fmt::format("packages.{}.{}", p.name, key); });
     }
 
@@ -381,7 +402,10 @@ private:
             forget(k_package, name, k_origin_kind, k_origin_kind);
             std::string kind;
             Ctx c = text(
-                k, kind, [&] { return ErrorRank{k_package, name, k_origin_kind, {}}; },
+                k, kind,
+                [&] {
+                return ErrorRank{k_package, name, k_origin_kind, {}};
+                },
                 [&] { return fmt::format("packages.{}.origin.kind", name); });
             o.kind = parse_origin_kind(kind);
             return c;
@@ -390,7 +414,10 @@ private:
         if (!field) return Ctx::skip;
         forget(k_package, name, field->rank, field->rank);
         return text(
-            k, o.*field->member, [&] { return ErrorRank{k_package, name, field->rank, {}}; },
+            k, o.*field->member,
+            [&] {
+            return ErrorRank{k_package, name, field->rank, {}};
+            },
             [&] { return fmt::format("packages.{}.origin.{}", name, key); });
     }
 
@@ -402,7 +429,10 @@ private:
             if (name == key) {
                 forget(rank, {}, i, i);
                 return text(
-                    k, *into, [&] { return ErrorRank{rank, {}, i, {}}; },
+                    k, *into,
+                    [&] {
+                    return ErrorRank{rank, {}, i, {}};
+                    },
                     [&] { return fmt::format("{}.{}", section, key); });
             }
             ++i;
@@ -421,12 +451,14 @@ private:
     }
     Ctx torch_field(const std::string& key, Kind k) {
         auto& t = *m_m.torch;
-        return listed("torch", k_torch, key, k, {{"version", &t.version}, {"cuda", &t.cuda}, {"cxx11_abi", &t.cxx11_abi}});
+        return listed("torch", k_torch, key, k,
+                      {{"version", &t.version}, {"cuda", &t.cuda}, {"cxx11_abi", &t.cxx11_abi}});
     }
     Ctx host_field(const std::string& key, Kind k) {
         auto& h = m_m.host;
-        return listed("host", k_host, key, k,
-                      {{"glibc", &h.glibc}, {"glibcxx", &h.glibcxx}, {"gcc", &h.gcc}, {"nvcc", &h.nvcc}, {"driver", &h.driver}});
+        return listed(
+            "host", k_host, key, k,
+            {{"glibc", &h.glibc}, {"glibcxx", &h.glibcxx}, {"gcc", &h.gcc}, {"nvcc", &h.nvcc}, {"driver", &h.driver}});
     }
     Ctx recipe_field(const std::string& key, Kind k) {
         return listed("recipe", k_recipe, key, k, {{"name", &m_m.recipe_name}, {"digest", &m_m.recipe_digest}});
@@ -445,8 +477,8 @@ private:
         return listed("run", k_run, key, k, {{"run_id", &r.run_id}, {"phase", &r.phase}, {"time", &r.time}});
     }
 
-    void map_entry(std::map<std::string, std::string>& into, std::string_view section, int rank,
-                   const std::string& key, Kind k) {
+    void map_entry(std::map<std::string, std::string>& into, std::string_view section, int rank, const std::string& key,
+                   Kind k) {
         if (!m_errors.empty()) m_errors.erase({rank, {}, 1, key});
         if (k == Kind::string) {
             into.insert_or_assign(key, *m_str);

@@ -114,9 +114,20 @@ const json& base_document() {
 }
 
 const std::vector<json>& replacements() {
-    static const std::vector<json> values = {nullptr, true, 1, -1, 1.5, "s", "", json::array(),
-                                             json::array({"u"}), json::array({1}), json::object(),
-                                             json::object({{"version", "9"}}), 2, 0};
+    static const std::vector<json> values = {nullptr,
+                                             true,
+                                             1,
+                                             -1,
+                                             1.5,
+                                             "s",
+                                             "",
+                                             json::array(),
+                                             json::array({"u"}),
+                                             json::array({1}),
+                                             json::object(),
+                                             json::object({{"version", "9"}}),
+                                             2,
+                                             0};
     return values;
 }
 
@@ -130,8 +141,8 @@ void pointers(const json& j, const json::json_pointer& at, std::vector<json::jso
 }
 
 /// `j` as text with the member at `target` written twice: `extra` first or last.
-std::string dump_twice(const json& j, const json::json_pointer& at, const json::json_pointer& target,
-                       const json& extra, bool extra_first) {
+std::string dump_twice(const json& j, const json::json_pointer& at, const json::json_pointer& target, const json& extra,
+                       bool extra_first) {
     if (!j.is_object()) return j.dump();
     std::string out = "{";
     bool first = true;
@@ -186,7 +197,8 @@ TEST_CASE("the SAX reader reads a whole manifest as the tree reader did") {
     same(to_json(m));  // the smallest: no packages, no torch, no run
     auto back = from_json(base_document().dump(), "m.json");
     REQUIRE(back);
-    CHECK(back->packages.at("a-pkg").origin.index_urls == std::vector<std::string>{"https://x/simple", "https://y/simple"});
+    CHECK(back->packages.at("a-pkg").origin.index_urls ==
+          std::vector<std::string>{"https://x/simple", "https://y/simple"});
     CHECK(back->packages.at("b").origin.kind == OriginKind::vcs);
     CHECK_FALSE(back->run->ok);
     CHECK(back->build_env.at("TORCH_CUDA_ARCH_LIST") == "9.0");
@@ -264,8 +276,8 @@ TEST_CASE("every prefix of a manifest is the same syntax error") {
 }
 
 TEST_CASE("nesting a million deep in an unknown field costs no frame each") {
-    std::string deep = R"({"schema": 1, "packages": {}, "zz": )" + std::string(1'000'000, '[') +
-                       std::string(1'000'000, ']') + "}";
+    std::string deep =
+        R"({"schema": 1, "packages": {}, "zz": )" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
     auto m = from_json(deep, "m.json");
     REQUIRE(m);
     CHECK(m->packages.empty());
