@@ -24,6 +24,9 @@ struct DistRecord {
     core::FileStamp stamp;  // of RECORD when the digest was taken
 };
 
+/// The journal's format; a journal of another is refused (not guessed at).
+inline constexpr int k_journal_schema = 1;
+
 enum class StepStatus { ok, failed, interrupted };
 [[nodiscard]] const char* to_string(StepStatus s);
 
