@@ -21,13 +21,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_sax.hpp"
 #include "manifest/manifest.hpp"
 
 namespace bootstrap::manifest {
 
 namespace {
 
-enum class Kind { null, boolean, integer, number, string, object, array };
+using Kind = core::JsonKind;
 
 /// What a JSON object or array being read is, and so where its members go.
 enum class Ctx : std::uint8_t {
@@ -87,49 +88,15 @@ const TextField<Into>* find_field(const TextField<Into> (&fields)[N], std::strin
     return nullptr;
 }
 
-class ManifestSax {
+class ManifestSax : public core::JsonSaxReader<ManifestSax, Ctx> {
 public:
-    explicit ManifestSax(Manifest& m) : m_m(m) {}
-
-    // ---- nlohmann's SAX interface ----
-    bool null() { return value(Kind::null); }
-    bool boolean(bool b) {
-        m_bool = b;
-        return value(Kind::boolean);
-    }
-    bool number_integer(std::int64_t v) {
-        m_int = v;
-        return value(Kind::integer);
-    }
-    bool number_unsigned(std::uint64_t v) {
-        m_int = v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
-        return value(Kind::integer);
-    }
-    bool number_float(double /*v*/, const std::string& /*text*/) { return value(Kind::number); }
-    bool string(std::string& s) {
-        m_str = &s;
-        return value(Kind::string);
-    }
-    bool binary(std::vector<std::uint8_t>& /*b*/) { return value(Kind::number); }  // never in JSON text
-    bool start_object(std::size_t /*size*/) { return value(Kind::object); }
-    bool start_array(std::size_t /*size*/) { return value(Kind::array); }
-    bool key(std::string& k) {
-        if (m_skip == 0) m_frames[m_depth - 1].key.assign(k);
-        return true;
-    }
-    bool end_object() { return end(); }
-    bool end_array() { return end(); }
-    bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                     const nlohmann::detail::exception& e) {
-        m_syntax = e.what();
-        return false;
-    }
+    explicit ManifestSax(Manifest& m) : JsonSaxReader(Ctx::top), m_m(m) {}
 
     /// After the parse: the error the tree reader would give, or "" with the manifest filled in.
     /// `newer` is set (and "" returned) for a schema above ours: the caller words that one.
     std::string finish(const std::string& source, Result<Manifest>& out) {
-        if (!m_syntax.empty()) return m_syntax;
-        if (m_not_object) return "expected a JSON object";
+        if (!syntax_error().empty()) return syntax_error();
+        if (not_object()) return "expected a JSON object";
         if (!m_schema_seen) return "no \"schema\" field";
         if (!m_schema_integer) return "\"schema\" is not an integer";
         const int version = m_schema > INT_MAX ? INT_MAX : m_schema < INT_MIN ? INT_MIN : static_cast<int>(m_schema);
@@ -141,69 +108,58 @@ public:
         }
         if (version < 1) return fmt::format("unknown schema {}", version);
         if (!m_packages_seen) bad({k_packages, {}, 0, {}}, "no \"packages\" object");
-        if (!m_errors.empty()) return m_errors.begin()->second;
+        if (!m_errors.empty()) return m_errors.first().second;
         m_m.schema = version;
         return {};
     }
 
+    // ---- what JsonSaxReader calls ----
+    Ctx on_value(Frame& f, Kind k) {
+        switch (f.ctx) {
+            case Ctx::skip: break;  // never a frame's: JsonSaxReader counts those
+            case Ctx::top: return top_field(f.key, k);
+            case Ctx::packages: return package_start(f.key, k);
+            case Ctx::package: return package_field(f.key, k);
+            case Ctx::origin: return origin_field(f.key, k);
+            case Ctx::index_urls:
+                if (k == Kind::string) {
+                    m_pkg->origin.index_urls.push_back(str());
+                } else {
+                    index_urls_bad();
+                }
+                break;
+            case Ctx::python: return python_field(f.key, k);
+            case Ctx::torch: return torch_field(f.key, k);
+            case Ctx::host: return host_field(f.key, k);
+            case Ctx::recipe: return recipe_field(f.key, k);
+            case Ctx::run: return run_field(f.key, k);
+            case Ctx::build_env: map_entry(m_m.build_env, "build_env", k_build_env, f.key, k); break;
+            case Ctx::device: map_entry(m_m.device, "device", k_device, f.key, k); break;
+        }
+        return Ctx::skip;
+    }
+    void on_end(Frame& f) {
+        if (f.ctx == Ctx::package && m_pkg->version.empty() && m_pkg->broken.empty())
+            bad({k_package, m_pkg->name, k_no_version, {}}, fmt::format("packages.{}: no version", m_pkg->name));
+    }
+
 private:
-    struct Frame {
-        Ctx ctx = Ctx::skip;
-        std::string key;  // the member being read (objects)
-    };
-
     Manifest& m_m;
-    // Frames are kept when popped: their keys' buffers serve the next object at that depth.
-    // Only what is read gets one (five deep at most); a skipped value is a count of levels, so
-    // nesting a million deep costs nothing.
-    std::vector<Frame> m_frames;
-    std::size_t m_depth = 0;
-    std::size_t m_skip = 0;
     Package* m_pkg = nullptr;  // the package being read (Ctx::package, origin, index_urls)
-    const std::string* m_str = nullptr;
-    std::int64_t m_int = 0;
-    bool m_bool = false;
-
-    std::string m_syntax;
-    bool m_not_object = false;
     bool m_schema_seen = false, m_schema_integer = false;
     std::int64_t m_schema = 0;
     bool m_packages_seen = false;
-    std::map<ErrorRank, std::string> m_errors;
+    core::JsonFirstError<ErrorRank> m_errors;
 
-    void push(Ctx ctx) {
-        if (ctx == Ctx::skip) {
-            m_skip = 1;
-            return;
-        }
-        if (m_depth == m_frames.size()) m_frames.emplace_back();
-        m_frames[m_depth++].ctx = ctx;
-    }
-    bool end() {
-        if (m_skip > 0) {
-            --m_skip;
-            return true;
-        }
-        --m_depth;
-        const Ctx ctx = m_frames[m_depth].ctx;
-        if (ctx == Ctx::package && m_pkg->version.empty() && m_pkg->broken.empty())
-            bad({k_package, m_pkg->name, k_no_version, {}}, fmt::format("packages.{}: no version", m_pkg->name));
-        return true;
-    }
-
-    void bad(ErrorRank rank, std::string message) { m_errors.insert_or_assign(std::move(rank), std::move(message)); }
+    void bad(ErrorRank rank, std::string message) { m_errors.add(std::move(rank), std::move(message)); }
     /// A key given again: what its earlier value got wrong no longer counts.
     void forget(int section, const std::string& name = {}, int first = INT_MIN, int last = INT_MAX) {
-        if (m_errors.empty()) return;
-        auto it = m_errors.lower_bound({section, name, first, {}});
-        while (it != m_errors.end() && std::get<0>(it->first) == section && std::get<1>(it->first) == name &&
-               std::get<2>(it->first) <= last)
-            it = m_errors.erase(it);
+        m_errors.forget({section, name, first, {}}, [&](const ErrorRank& r) {
+            return std::get<0>(r) == section && std::get<1>(r) == name && std::get<2>(r) <= last;
+        });
     }
     void forget_section(int section) {
-        if (m_errors.empty()) return;
-        auto it = m_errors.lower_bound({section, {}, INT_MIN, {}});
-        while (it != m_errors.end() && std::get<0>(it->first) == section) it = m_errors.erase(it);
+        m_errors.forget({section, {}, INT_MIN, {}}, [&](const ErrorRank& r) { return std::get<0>(r) == section; });
     }
 
     /// A string field: the value, or `path()` (its dotted path, built only then) is an error
@@ -211,59 +167,21 @@ private:
     template <class Rank, class Path>
     Ctx text(Kind k, std::string& into, Rank rank, Path path) {
         if (k == Kind::string) {
-            into.assign(*m_str);
+            into.assign(str());
         } else {
             bad(rank(), fmt::format("{}: expected a string", path()));
         }
         return Ctx::skip;
     }
 
-    bool value(Kind k) {
-        if (m_skip > 0) {
-            if (k == Kind::object || k == Kind::array) ++m_skip;
-            return true;
-        }
-        Ctx child = Ctx::skip;
-        if (m_depth == 0) {
-            if (k == Kind::object) {
-                child = Ctx::top;
-            } else {
-                m_not_object = true;
-            }
-        } else {
-            Frame& f = m_frames[m_depth - 1];
-            switch (f.ctx) {
-                case Ctx::skip: break;  // not pushed: m_skip counts those
-                case Ctx::top: child = top_field(f.key, k); break;
-                case Ctx::packages: child = package_start(f.key, k); break;
-                case Ctx::package: child = package_field(f.key, k); break;
-                case Ctx::origin: child = origin_field(f.key, k); break;
-                case Ctx::index_urls:
-                    if (k == Kind::string) {
-                        m_pkg->origin.index_urls.push_back(*m_str);
-                    } else {
-                        index_urls_bad();
-                    }
-                    break;
-                case Ctx::python: child = python_field(f.key, k); break;
-                case Ctx::torch: child = torch_field(f.key, k); break;
-                case Ctx::host: child = host_field(f.key, k); break;
-                case Ctx::recipe: child = recipe_field(f.key, k); break;
-                case Ctx::run: child = run_field(f.key, k); break;
-                case Ctx::build_env: map_entry(m_m.build_env, "build_env", k_build_env, f.key, k); break;
-                case Ctx::device: map_entry(m_m.device, "device", k_device, f.key, k); break;
-            }
-        }
-        if (k == Kind::object || k == Kind::array) push(child);
-        return true;
-    }
-
     Ctx top_field(const std::string& key, Kind k) {
         if (key == "packages") return packages_start(k);
         if (key == "schema") {
             m_schema_seen = true;
-            m_schema_integer = k == Kind::integer;
-            m_schema = m_int;
+            m_schema_integer = is_integer(k);
+            m_schema = k == Kind::unsigned_integer && unsigned_integer() > static_cast<std::uint64_t>(INT64_MAX)
+                           ? INT64_MAX
+                           : integer();
             return Ctx::skip;
         }
         if (key == "label") {
@@ -364,7 +282,7 @@ private:
         if (key == "requested") {
             forget(k_package, p.name, k_requested, k_requested);
             if (k == Kind::boolean) {
-                p.requested = m_bool;
+                p.requested = boolean_value();
             } else {
                 bad({k_package, p.name, k_requested, {}},
                     fmt::format("packages.{}.requested: expected true or false", p.name));
@@ -468,7 +386,7 @@ private:
         if (key == "ok") {
             forget(k_run, {}, 4, 4);
             if (k == Kind::boolean) {
-                r.ok = m_bool;
+                r.ok = boolean_value();
             } else {
                 bad({k_run, {}, 4, {}}, "run.ok: expected true or false");
             }
@@ -479,9 +397,9 @@ private:
 
     void map_entry(std::map<std::string, std::string>& into, std::string_view section, int rank, const std::string& key,
                    Kind k) {
-        if (!m_errors.empty()) m_errors.erase({rank, {}, 1, key});
+        m_errors.erase({rank, {}, 1, key});
         if (k == Kind::string) {
-            into.insert_or_assign(key, *m_str);
+            into.insert_or_assign(key, str());
         } else {
             into.erase(key);
             bad({rank, {}, 1, key}, fmt::format("{}.{}: expected a string", section, key));

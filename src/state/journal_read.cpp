@@ -20,13 +20,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_sax.hpp"
 #include "state/journal.hpp"
 
 namespace bootstrap::state {
 
 namespace {
 
-enum class Kind { null, boolean, integer, unsigned_integer, number, string, object, array };
+using Kind = core::JsonKind;
 
 enum class Ctx : std::uint8_t {
     skip,
@@ -67,190 +68,64 @@ constexpr TextField k_step_text[] = {{"key", 1, &JournalEntry::key},
                                      {"failure", 9, &JournalEntry::failure}};
 constexpr int k_status = 2;
 
-class JournalSax {
+class JournalSax : public core::JsonSaxReader<JournalSax, Ctx> {
 public:
-    explicit JournalSax(Journal& j) : m_j(j) {}
-
-    // ---- nlohmann's SAX interface ----
-    bool null() { return value(Kind::null); }
-    bool boolean(bool b) {
-        m_bool = b;
-        return value(Kind::boolean);
-    }
-    bool number_integer(std::int64_t v) {
-        m_int = v;
-        m_number = static_cast<double>(v);
-        return value(Kind::integer);
-    }
-    bool number_unsigned(std::uint64_t v) {
-        m_uint = v;
-        m_int = static_cast<std::int64_t>(v);  // what get<std::int64_t>() gives
-        m_number = static_cast<double>(v);
-        return value(Kind::unsigned_integer);
-    }
-    bool number_float(double v, const std::string& /*text*/) {
-        m_number = v;
-        return value(Kind::number);
-    }
-    bool string(std::string& s) {
-        m_str = &s;
-        return value(Kind::string);
-    }
-    bool binary(std::vector<std::uint8_t>& /*b*/) { return value(Kind::number); }  // never in JSON text
-    bool start_object(std::size_t /*size*/) { return value(Kind::object); }
-    bool start_array(std::size_t /*size*/) { return value(Kind::array); }
-    bool key(std::string& k) {
-        if (m_skip == 0) m_frames[m_depth - 1].key.assign(k);
-        return true;
-    }
-    bool end_object() { return end(); }
-    bool end_array() { return end(); }
-    bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                     const nlohmann::detail::exception& e) {
-        m_syntax = e.what();
-        return false;
-    }
+    explicit JournalSax(Journal& j) : JsonSaxReader(Ctx::top), m_j(j) {}
 
     /// After the parse: the corrupt file's reason ("" when whole), or the schema's number in
     /// `schema` when it is not ours.
     std::string finish(std::optional<std::int64_t>& unsupported) {
-        if (!m_syntax.empty()) return m_syntax;
-        if (m_not_object) return "expected a JSON object";
-        if (auto it = m_errors.begin(); it != m_errors.end() && std::get<0>(it->first) == k_schema) return it->second;
+        if (!syntax_error().empty()) return syntax_error();
+        if (not_object()) return "expected a JSON object";
+        if (!m_errors.empty() && std::get<0>(m_errors.first().first) == k_schema) return m_errors.first().second;
         if (m_schema != k_journal_schema) {
             unsupported = m_schema;
             return {};
         }
         if (!m_steps_seen) bad({k_steps, {}, 0, {}, 0}, "steps: missing");
-        if (!m_errors.empty()) return m_errors.begin()->second;
+        if (!m_errors.empty()) return m_errors.first().second;
         return {};
     }
 
-private:
-    struct Frame {
-        Ctx ctx = Ctx::skip;
-        std::string key;
-        int count = 0;  // arrays: the items seen
-    };
-
-    Journal& m_j;
-    std::vector<Frame> m_frames;  // kept when popped: their keys' buffers serve again
-    std::size_t m_depth = 0;
-    std::size_t m_skip = 0;  // levels of a skipped value: no frame each
-    const std::string* m_str = nullptr;
-    std::int64_t m_int = 0;
-    std::uint64_t m_uint = 0;
-    double m_number = 0;
-    bool m_bool = false;
-
-    // The step, distribution and input being read.
-    std::string m_step_id;
-    JournalEntry* m_step = nullptr;
-    bool m_has_key = false, m_has_status = false;
-    std::string m_dist_name;
-    DistRecord* m_dist = nullptr;
-    bool m_stamp_ok = false;
-    std::vector<core::KeyInput> m_inputs;
-    bool m_input_field = false;  // its first item was a string
-    std::string m_input_value_error;
-
-    std::string m_syntax;
-    bool m_not_object = false;
-    std::int64_t m_schema = 0;
-    bool m_steps_seen = false;
-    std::map<ErrorRank, std::string> m_errors;
-
-    void bad(ErrorRank rank, std::string message) { m_errors.insert_or_assign(std::move(rank), std::move(message)); }
-    /// A key given again: what its earlier value got wrong no longer counts. Forgets the
-    /// errors from `from` on while `within` holds.
-    template <class Within>
-    void forget(const ErrorRank& from, Within within) {
-        if (m_errors.empty()) return;
-        for (auto it = m_errors.lower_bound(from); it != m_errors.end() && within(it->first);) it = m_errors.erase(it);
-    }
-    void forget_section(int section) {
-        forget({section, {}, INT_MIN, {}, INT_MIN}, [&](const ErrorRank& r) { return std::get<0>(r) == section; });
-    }
-    void forget_step_field(int first, int last) {
-        forget({k_step, m_step_id, first, {}, INT_MIN}, [&](const ErrorRank& r) {
-            return std::get<0>(r) == k_step && std::get<1>(r) == m_step_id && std::get<2>(r) <= last;
-        });
-    }
-    void step_bad(int field, std::string_view key, std::string_view what) {
-        bad({k_step, m_step_id, field, {}, 0}, fmt::format("steps.{}.{}: {}", m_step_id, key, what));
-    }
-
-    void push(Ctx ctx) {
-        if (ctx == Ctx::skip) {
-            m_skip = 1;
-            return;
+    // ---- what JsonSaxReader calls ----
+    Ctx on_value(Frame& f, Kind k) {
+        switch (f.ctx) {
+            case Ctx::skip: break;  // never a frame's: JsonSaxReader counts those
+            case Ctx::top: return top_field(f.key, k);
+            case Ctx::device:
+                m_errors.erase({k_device, {}, 1, f.key, 0});
+                if (k == Kind::string) {
+                    m_j.device.insert_or_assign(f.key, str());
+                } else {
+                    m_j.device.erase(f.key);
+                    bad({k_device, {}, 1, f.key, 0}, fmt::format("device.{}: expected a string", f.key));
+                }
+                break;
+            case Ctx::steps: return step_start(f.key, k);
+            case Ctx::step: return step_field(f.key, k);
+            case Ctx::index_urls:
+                if (k == Kind::string) {
+                    m_step->index_urls.push_back(str());
+                } else {
+                    step_bad(k_index_urls, "index_urls", "expected a list of strings");
+                }
+                break;
+            case Ctx::inputs: return input_start(k);
+            case Ctx::input: return input_item(f, k);
+            case Ctx::input_values:
+                if (k == Kind::string) {
+                    m_inputs.back().values.push_back(str());
+                } else if (m_input_value_error.empty()) {
+                    m_input_value_error = "expected strings";
+                }
+                break;
+            case Ctx::dists: return dist_start(f.key, k);
+            case Ctx::dist: return dist_field(f.key, k);
+            case Ctx::stamp: stamp_item(f, k); break;
         }
-        if (m_depth == m_frames.size()) m_frames.emplace_back();
-        Frame& f = m_frames[m_depth++];
-        f.ctx = ctx;
-        f.count = 0;
+        return Ctx::skip;
     }
-
-    bool value(Kind k) {
-        if (m_skip > 0) {
-            if (k == Kind::object || k == Kind::array) ++m_skip;
-            return true;
-        }
-        Ctx child = Ctx::skip;
-        if (m_depth == 0) {
-            if (k == Kind::object) {
-                child = Ctx::top;
-            } else {
-                m_not_object = true;
-            }
-        } else {
-            Frame& f = m_frames[m_depth - 1];
-            switch (f.ctx) {
-                case Ctx::skip: break;  // not pushed: m_skip counts those
-                case Ctx::top: child = top_field(f.key, k); break;
-                case Ctx::device:
-                    if (!m_errors.empty()) m_errors.erase({k_device, {}, 1, f.key, 0});
-                    if (k == Kind::string) {
-                        m_j.device.insert_or_assign(f.key, *m_str);
-                    } else {
-                        m_j.device.erase(f.key);
-                        bad({k_device, {}, 1, f.key, 0}, fmt::format("device.{}: expected a string", f.key));
-                    }
-                    break;
-                case Ctx::steps: child = step_start(f.key, k); break;
-                case Ctx::step: child = step_field(f.key, k); break;
-                case Ctx::index_urls:
-                    if (k == Kind::string) {
-                        m_step->index_urls.push_back(*m_str);
-                    } else {
-                        step_bad(k_index_urls, "index_urls", "expected a list of strings");
-                    }
-                    break;
-                case Ctx::inputs: child = input_start(k); break;
-                case Ctx::input: child = input_item(f, k); break;
-                case Ctx::input_values:
-                    if (k == Kind::string) {
-                        m_inputs.back().values.push_back(*m_str);
-                    } else if (m_input_value_error.empty()) {
-                        m_input_value_error = "expected strings";
-                    }
-                    break;
-                case Ctx::dists: child = dist_start(f.key, k); break;
-                case Ctx::dist: child = dist_field(f.key, k); break;
-                case Ctx::stamp: stamp_item(f, k); break;
-            }
-            if (f.ctx == Ctx::stamp || f.ctx == Ctx::input || f.ctx == Ctx::inputs) ++f.count;
-        }
-        if (k == Kind::object || k == Kind::array) push(child);
-        return true;
-    }
-
-    bool end() {
-        if (m_skip > 0) {
-            --m_skip;
-            return true;
-        }
-        Frame& f = m_frames[--m_depth];
+    void on_end(Frame& f) {
         switch (f.ctx) {
             case Ctx::step:
                 if (!m_has_key || !m_has_status)
@@ -269,16 +144,51 @@ private:
                 break;
             default: break;
         }
-        return true;
+    }
+
+private:
+    Journal& m_j;
+    // The step, distribution and input being read.
+    std::string m_step_id;
+    JournalEntry* m_step = nullptr;
+    bool m_has_key = false, m_has_status = false;
+    std::string m_dist_name;
+    DistRecord* m_dist = nullptr;
+    bool m_stamp_ok = false;
+    std::vector<core::KeyInput> m_inputs;
+    bool m_input_field = false;  // its first item was a string
+    std::string m_input_value_error;
+
+    std::int64_t m_schema = 0;
+    bool m_steps_seen = false;
+    core::JsonFirstError<ErrorRank> m_errors;
+
+    void bad(ErrorRank rank, std::string message) { m_errors.add(std::move(rank), std::move(message)); }
+    /// A key given again: what its earlier value got wrong no longer counts. Forgets the
+    /// errors from `from` on while `within` holds.
+    template <class Within>
+    void forget(const ErrorRank& from, Within within) {
+        m_errors.forget(from, within);
+    }
+    void forget_section(int section) {
+        forget({section, {}, INT_MIN, {}, INT_MIN}, [&](const ErrorRank& r) { return std::get<0>(r) == section; });
+    }
+    void forget_step_field(int first, int last) {
+        forget({k_step, m_step_id, first, {}, INT_MIN}, [&](const ErrorRank& r) {
+            return std::get<0>(r) == k_step && std::get<1>(r) == m_step_id && std::get<2>(r) <= last;
+        });
+    }
+    void step_bad(int field, std::string_view key, std::string_view what) {
+        bad({k_step, m_step_id, field, {}, 0}, fmt::format("steps.{}.{}: {}", m_step_id, key, what));
     }
 
     Ctx top_field(const std::string& key, Kind k) {
         if (key == "schema") {
             forget_section(k_schema);
-            if (k == Kind::integer || k == Kind::unsigned_integer) {
-                if (k == Kind::unsigned_integer && m_uint > static_cast<std::uint64_t>(INT64_MAX))
+            if (is_integer(k)) {
+                if (k == Kind::unsigned_integer && unsigned_integer() > static_cast<std::uint64_t>(INT64_MAX))
                     bad({k_schema, {}, 0, {}, 0}, "schema: integer out of range");
-                m_schema = m_int;
+                m_schema = integer();
             } else {
                 bad({k_schema, {}, 0, {}, 0}, "schema: expected an integer");
             }
@@ -297,7 +207,7 @@ private:
         if (key == "recipe") {
             forget_section(k_recipe);
             if (k == Kind::string) {
-                m_j.recipe.assign(*m_str);
+                m_j.recipe.assign(str());
             } else {
                 bad({k_recipe, {}, 0, {}, 0}, "recipe: expected a string");
             }
@@ -338,7 +248,7 @@ private:
             m_has_status = true;
             forget_step_field(k_status, k_status);
             if (k == Kind::string) {
-                e.status = status_from(*m_str);
+                e.status = status_from(str());
             } else {
                 step_bad(k_status, key, "expected a string");
             }
@@ -349,7 +259,7 @@ private:
             if (f.rank == 1) m_has_key = true;
             forget_step_field(f.rank, f.rank);
             if (k == Kind::string) {
-                (e.*f.member).assign(*m_str);
+                (e.*f.member).assign(str());
             } else {
                 step_bad(f.rank, key, "expected a string");
             }
@@ -357,8 +267,8 @@ private:
         }
         if (key == "seconds") {
             forget_step_field(k_seconds, k_seconds);
-            if (k == Kind::integer || k == Kind::unsigned_integer || k == Kind::number) {
-                e.seconds = m_number;
+            if (is_integer(k) || k == Kind::number) {
+                e.seconds = number();
             } else {
                 step_bad(k_seconds, key, "expected a number");
             }
@@ -367,7 +277,7 @@ private:
         if (key == "permanent") {
             forget_step_field(k_permanent, k_permanent);
             if (k == Kind::boolean) {
-                e.retry_can_help = !m_bool;
+                e.retry_can_help = !boolean_value();
             } else {
                 step_bad(k_permanent, key, "expected true or false");
             }
@@ -399,7 +309,7 @@ private:
     }
 
     // ---- inputs: [["field", "value"], ["field", ["v1", "v2"]], ...] ----
-    bool has_inputs_error() const { return m_errors.count({k_step, m_step_id, k_inputs, {}, 0}) > 0; }
+    bool has_inputs_error() const { return m_errors.contains({k_step, m_step_id, k_inputs, {}, 0}); }
     void inputs_bad(std::string_view what) {
         if (!has_inputs_error()) step_bad(k_inputs, "inputs", what);  // the first item's error
     }
@@ -417,10 +327,10 @@ private:
         core::KeyInput& in = m_inputs.back();
         if (f.count == 0) {
             m_input_field = k == Kind::string;
-            if (m_input_field) in.field.assign(*m_str);
+            if (m_input_field) in.field.assign(str());
         } else if (f.count == 1) {
             if (k == Kind::string) {
-                in.values.push_back(*m_str);
+                in.values.push_back(str());
             } else if (k == Kind::array) {
                 in.list = true;
                 return Ctx::input_values;
@@ -473,7 +383,7 @@ private:
                           : key == "stamp"         ? k_dist_stamp
                                                    : 0;
         if (field == 0) return Ctx::skip;
-        if (!m_errors.empty()) m_errors.erase({k_step, m_step_id, k_dist, m_dist_name, field});
+        m_errors.erase({k_step, m_step_id, k_dist, m_dist_name, field});
         if (field == k_dist_stamp) {
             m_dist_stamp_seen = true;
             m_stamp_ok = true;
@@ -482,7 +392,7 @@ private:
             return Ctx::skip;
         }
         if (k == Kind::string) {
-            (field == k_dist_version ? m_dist->version : m_dist->record_sha256).assign(*m_str);
+            (field == k_dist_version ? m_dist->version : m_dist->record_sha256).assign(str());
         } else {
             dist_bad(field, key + ": expected a string");
         }
@@ -490,14 +400,14 @@ private:
     }
     void stamp_item(const Frame& f, Kind k) {
         // [0] and [2] non-negative (what nlohmann reads as unsigned), [1] any integer.
-        const bool ok = f.count == 1 ? k == Kind::integer || k == Kind::unsigned_integer : k == Kind::unsigned_integer;
+        const bool ok = f.count == 1 ? is_integer(k) : k == Kind::unsigned_integer;
         if (!ok || f.count > 2) {
             m_stamp_ok = false;
             return;
         }
-        if (f.count == 0) m_dist->stamp.size = m_uint;
-        if (f.count == 1) m_dist->stamp.mtime_ns = m_int;
-        if (f.count == 2) m_dist->stamp.inode = m_uint;
+        if (f.count == 0) m_dist->stamp.size = unsigned_integer();
+        if (f.count == 1) m_dist->stamp.mtime_ns = integer();
+        if (f.count == 2) m_dist->stamp.inode = unsigned_integer();
     }
     void stamp_bad() { dist_bad(k_dist_stamp, "stamp: expected [size, mtime_ns, inode]"); }
 

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../json_damage.hpp"
+
 #include "core/json_fields.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/origin_json.hpp"
@@ -113,56 +115,6 @@ const json& base_document() {
     return doc;
 }
 
-const std::vector<json>& replacements() {
-    static const std::vector<json> values = {nullptr,
-                                             true,
-                                             1,
-                                             -1,
-                                             1.5,
-                                             "s",
-                                             "",
-                                             json::array(),
-                                             json::array({"u"}),
-                                             json::array({1}),
-                                             json::object(),
-                                             json::object({{"version", "9"}}),
-                                             2,
-                                             0};
-    return values;
-}
-
-/// Every value's JSON pointer, the root's ("") included.
-void pointers(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
-    out.push_back(at);
-    if (j.is_object())
-        for (const auto& [k, v] : j.items()) pointers(v, at / k, out);
-    if (j.is_array())
-        for (std::size_t i = 0; i < j.size(); ++i) pointers(j[i], at / i, out);
-}
-
-/// `j` as text with the member at `target` written twice: `extra` first or last.
-std::string dump_twice(const json& j, const json::json_pointer& at, const json::json_pointer& target, const json& extra,
-                       bool extra_first) {
-    if (!j.is_object()) return j.dump();
-    std::string out = "{";
-    bool first = true;
-    auto member = [&](const std::string& k, const std::string& v) {
-        out += (first ? "" : ",") + json(k).dump() + ":" + v;
-        first = false;
-    };
-    for (const auto& [k, v] : j.items()) {
-        const auto here = at / k;
-        if (here == target) {
-            if (extra_first) member(k, extra.dump());
-            member(k, v.dump());
-            if (!extra_first) member(k, extra.dump());
-        } else {
-            member(k, dump_twice(v, here, target, extra, extra_first));
-        }
-    }
-    return out + "}";
-}
-
 void same(const std::string& text) {
     INFO(text);
     auto ours = from_json(text, "m.json");
@@ -205,24 +157,18 @@ TEST_CASE("the SAX reader reads a whole manifest as the tree reader did") {
 }
 
 TEST_CASE("every value replaced by each JSON type, or removed: the same manifest or the same error") {
-    std::vector<json::json_pointer> all;
-    pointers(base_document(), json::json_pointer(), all);
+    const auto all = bs_test::json_pointers(base_document());
     REQUIRE(all.size() > 60);
     std::size_t errors = 0;
     for (const auto& ptr : all) {
-        for (const auto& value : replacements()) {
+        for (const auto& value : bs_test::json_replacements()) {
             json doc = base_document();
             doc[ptr] = value;
             same(doc.dump());
             errors += from_json(doc.dump(), "m.json") ? 0 : 1;
         }
         if (!ptr.empty()) {
-            json removed = base_document();
-            if (removed[ptr.parent_pointer()].is_object()) {
-                removed[ptr.parent_pointer()].erase(ptr.back());
-            } else {
-                removed[ptr.parent_pointer()].erase(std::stoul(ptr.back()));
-            }
+            json removed = bs_test::json_without(base_document(), ptr);
             same(removed.dump());
         }
     }
@@ -230,13 +176,12 @@ TEST_CASE("every value replaced by each JSON type, or removed: the same manifest
 }
 
 TEST_CASE("a key given twice counts once, with its last value, errors of the first forgotten") {
-    std::vector<json::json_pointer> all;
-    pointers(base_document(), json::json_pointer(), all);
+    const auto all = bs_test::json_pointers(base_document());
     for (const auto& ptr : all) {
         if (ptr.empty() || !base_document()[ptr.parent_pointer()].is_object()) continue;
-        for (const auto& value : replacements()) {
-            same(dump_twice(base_document(), json::json_pointer(), ptr, value, true));
-            same(dump_twice(base_document(), json::json_pointer(), ptr, value, false));
+        for (const auto& value : bs_test::json_replacements()) {
+            same(bs_test::json_dump_twice(base_document(), ptr, value, true));
+            same(bs_test::json_dump_twice(base_document(), ptr, value, false));
         }
     }
 }

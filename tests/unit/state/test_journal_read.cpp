@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../json_damage.hpp"
+
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
 #include "state/journal.hpp"
@@ -26,7 +28,8 @@ std::vector<core::KeyInput> oracle_inputs(const json& j, const core::JsonFields&
     std::vector<core::KeyInput> out;
     if (!j.is_array()) at.invalid("inputs", "expected an array");
     for (const auto& item : j) {
-        if (!item.is_array() || item.size() != 2 || !item[0].is_string()) at.invalid("inputs", "expected [field, value]");
+        if (!item.is_array() || item.size() != 2 || !item[0].is_string())
+            at.invalid("inputs", "expected [field, value]");
         core::KeyInput in{item[0].get<std::string>(), {}, item[1].is_array()};
         if (item[1].is_string()) {
             in.values.push_back(item[1].get<std::string>());
@@ -122,43 +125,6 @@ const json& base_document() {
     return doc;
 }
 
-const std::vector<json>& replacements() {
-    static const std::vector<json> values = {nullptr, true, 1, -1, 1.5, "s", "", json::array(), json::array({"u"}),
-                                             json::array({1}), json::array({"f", "v"}), json::array({1, 2, 3}),
-                                             json::object(), json::object({{"key", "k"}, {"status", "ok"}}), 2, 0};
-    return values;
-}
-
-void pointers(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
-    out.push_back(at);
-    if (j.is_object())
-        for (const auto& [k, v] : j.items()) pointers(v, at / k, out);
-    if (j.is_array())
-        for (std::size_t i = 0; i < j.size(); ++i) pointers(j[i], at / i, out);
-}
-
-std::string dump_twice(const json& j, const json::json_pointer& at, const json::json_pointer& target,
-                       const json& extra, bool extra_first) {
-    if (!j.is_object()) return j.dump();
-    std::string out = "{";
-    bool first = true;
-    auto member = [&](const std::string& k, const std::string& v) {
-        out += (first ? "" : ",") + json(k).dump() + ":" + v;
-        first = false;
-    };
-    for (const auto& [k, v] : j.items()) {
-        const auto here = at / k;
-        if (here == target) {
-            if (extra_first) member(k, extra.dump());
-            member(k, v.dump());
-            if (!extra_first) member(k, extra.dump());
-        } else {
-            member(k, dump_twice(v, here, target, extra, extra_first));
-        }
-    }
-    return out + "}";
-}
-
 class Venv {
 public:
     Venv() : m_dir("bs-journal-read") { fs::create_directories(Journal::path_for(m_dir.path()).parent_path()); }
@@ -235,23 +201,17 @@ TEST_CASE("the SAX reader reads a whole journal as the tree reader did, and what
 
 TEST_CASE("every journal value replaced by each JSON type, or removed: the same journal or the same error") {
     Venv venv;
-    std::vector<json::json_pointer> all;
-    pointers(base_document(), json::json_pointer(), all);
+    const auto all = bs_test::json_pointers(base_document());
     REQUIRE(all.size() > 50);
     std::size_t errors = 0;
     for (const auto& ptr : all) {
-        for (const auto& value : replacements()) {
+        for (const auto& value : bs_test::json_replacements()) {
             json doc = base_document();
             doc[ptr] = value;
             errors += same(venv, doc.dump()) ? 0 : 1;
         }
         if (ptr.empty()) continue;
-        json removed = base_document();
-        if (removed[ptr.parent_pointer()].is_object()) {
-            removed[ptr.parent_pointer()].erase(ptr.back());
-        } else {
-            removed[ptr.parent_pointer()].erase(std::stoul(ptr.back()));
-        }
+        json removed = bs_test::json_without(base_document(), ptr);
         same(venv, removed.dump());
     }
     CHECK(errors > 100);  // the damage was seen, not only tolerated
@@ -259,13 +219,12 @@ TEST_CASE("every journal value replaced by each JSON type, or removed: the same 
 
 TEST_CASE("a journal key given twice counts once, with its last value") {
     Venv venv;
-    std::vector<json::json_pointer> all;
-    pointers(base_document(), json::json_pointer(), all);
+    const auto all = bs_test::json_pointers(base_document());
     for (const auto& ptr : all) {
         if (ptr.empty() || !base_document()[ptr.parent_pointer()].is_object()) continue;
-        for (const auto& value : replacements()) {
-            same(venv, dump_twice(base_document(), json::json_pointer(), ptr, value, true));
-            same(venv, dump_twice(base_document(), json::json_pointer(), ptr, value, false));
+        for (const auto& value : bs_test::json_replacements()) {
+            same(venv, bs_test::json_dump_twice(base_document(), ptr, value, true));
+            same(venv, bs_test::json_dump_twice(base_document(), ptr, value, false));
         }
     }
 }
