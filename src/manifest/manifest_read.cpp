@@ -93,7 +93,7 @@ public:
     explicit ManifestSax(Manifest& m) : JsonSaxReader(Ctx::top), m_m(m) {}
 
     /// After the parse: the error the tree reader would give, or "" with the manifest filled in.
-    /// `newer` is set (and "" returned) for a schema above ours: the caller words that one.
+    /// A schema above ours is put in `out` as its own error (and "" returned).
     std::string finish(const std::string& source, Result<Manifest>& out) {
         if (!syntax_error().empty()) return syntax_error();
         if (not_object()) return "expected a JSON object";

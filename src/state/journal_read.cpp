@@ -12,7 +12,9 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -72,8 +74,8 @@ class JournalSax : public core::JsonSaxReader<JournalSax, Ctx> {
 public:
     explicit JournalSax(Journal& j) : JsonSaxReader(Ctx::top), m_j(j) {}
 
-    /// After the parse: the corrupt file's reason ("" when whole), or the schema's number in
-    /// `schema` when it is not ours.
+    /// After the parse: why the file is corrupt ("" when it is whole). A schema other than ours
+    /// is put in `unsupported` instead (its error is worded apart).
     std::string finish(std::optional<std::int64_t>& unsupported) {
         if (!syntax_error().empty()) return syntax_error();
         if (not_object()) return "expected a JSON object";

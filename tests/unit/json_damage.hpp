@@ -13,10 +13,23 @@ namespace bs_test {
 /// null, booleans, integers of both signs, a float, strings, arrays and objects, empty or not.
 inline const std::vector<nlohmann::json>& json_replacements() {
     using nlohmann::json;
-    static const std::vector<json> values = {
-        nullptr, true, 1, -1, 1.5, "s", "", json::array(), json::array({"u"}), json::array({1}),
-        json::array({"f", "v"}), json::array({1, 2, 3}), json::object(), json::object({{"version", "9"}}),
-        json::object({{"key", "k"}, {"status", "ok"}}), 2, 0};
+    static const std::vector<json> values = {nullptr,
+                                             true,
+                                             1,
+                                             -1,
+                                             1.5,
+                                             "s",
+                                             "",
+                                             json::array(),
+                                             json::array({"u"}),
+                                             json::array({1}),
+                                             json::array({"f", "v"}),
+                                             json::array({1, 2, 3}),
+                                             json::object(),
+                                             json::object({{"version", "9"}}),
+                                             json::object({{"key", "k"}, {"status", "ok"}}),
+                                             2,
+                                             0};
     return values;
 }
 
