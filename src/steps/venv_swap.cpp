@@ -1,9 +1,10 @@
 #include "steps/venv_swap.hpp"
-#include "state/layout.hpp"
-
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "core/guarded_paths.hpp"
+#include "state/layout.hpp"
 
 namespace bootstrap::steps {
 
@@ -45,29 +46,8 @@ Status discard_aside(const fs::path& venv) {
 
 }  // namespace
 
-namespace {
-
-/// `p` with symlinks resolved as far as it exists, normalised.
-fs::path resolved(const fs::path& p) {
-    std::error_code ec;
-    fs::path out = fs::weakly_canonical(p, ec);
-    return (ec ? p : out).lexically_normal();
-}
-
-/// `a` is `b` or one of its ancestors.
-bool is_same_or_ancestor(const fs::path& a, const fs::path& b) {
-    auto ai = a.begin(), bi = b.begin();
-    for (; ai != a.end(); ++ai, ++bi) {
-        if (ai->empty()) continue;  // a trailing separator
-        if (bi == b.end() || *ai != *bi) return false;
-    }
-    return true;
-}
-
-}  // namespace
-
 Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::path& recipe_dir, const fs::path& cwd) {
-    const fs::path target = resolved(venv);
+    const fs::path target = core::resolved_path(venv);
     auto refuse = [&](const std::string& why) -> Status {
         return fail(ErrorCode::usage,
                     fmt::format("refusing to replace the contents of {}{}: it is {}", venv.string(),
@@ -75,14 +55,16 @@ Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::p
                     "a venv path names a directory of its own (e.g. ~/.venvs/NAME); bootstrap never deletes "
                     "a directory that holds others' files");
     };
-    if (target == target.root_path()) return refuse("the root of the file system");
-    const std::pair<const fs::path*, const char*> guarded[] = {
-        {&home, "the home directory"}, {&recipe_dir, "the recipe's directory"}, {&cwd, "the current directory"}};
+    // `/`, the system's directories and the home directory: the rule `containerfile` copies by too.
+    if (auto why = core::whole_directory_refusal(venv, home)) return refuse(*why);
+    const std::pair<const fs::path*, const char*> guarded[] = {{&recipe_dir, "the recipe's directory"},
+                                                               {&cwd, "the current directory"}};
     for (const auto& [dir, what] : guarded) {
         if (dir->empty()) continue;
-        const fs::path d = resolved(*dir);
+        const fs::path d = core::resolved_path(*dir);
         if (target == d) return refuse(what);
-        if (is_same_or_ancestor(target, d)) return refuse(fmt::format("an ancestor of {} ({})", what, d.string()));
+        if (core::is_same_or_ancestor(target, d))
+            return refuse(fmt::format("an ancestor of {} ({})", what, d.string()));
     }
     return {};
 }

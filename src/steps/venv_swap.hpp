@@ -22,8 +22,9 @@ namespace bootstrap::steps {
 [[nodiscard]] Result<bool> restore_unfinished_recreate(const fs::path& venv);
 
 /// Whether `venv` may have its contents replaced (`run --recreate`). Refused, with a message
-/// naming the path and why: `/`, the home directory or one of its ancestors, the directory of
-/// the recipe or one of its ancestors, the current directory or one of its ancestors. `home`,
+/// naming the path and why: `/`, a system directory, the home directory or one of its ancestors
+/// (core::whole_directory_refusal), the directory of the recipe or one of its ancestors, the
+/// current directory or one of its ancestors. `home`,
 /// `recipe_dir` and `cwd` may be empty (unknown). Paths are compared after resolving symlinks.
 [[nodiscard]] Status check_replaceable(const fs::path& venv, const fs::path& home, const fs::path& recipe_dir,
                                        const fs::path& cwd);

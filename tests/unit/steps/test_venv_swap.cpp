@@ -84,6 +84,8 @@ TEST_CASE("a venv path whose contents may not be replaced is refused, naming why
         return r ? std::string() : r.error().message;
     };
     CHECK(why("/").find("the root of the file system") != std::string::npos);
+    CHECK(why("/etc").find("it is a system directory (/etc)") != std::string::npos);
+    CHECK(why("/usr/").find("it is a system directory (/usr)") != std::string::npos);
     CHECK(why(home).find("it is the home directory") != std::string::npos);
     CHECK(why(home / "").find("it is the home directory") != std::string::npos);
     CHECK(why(dir.path() / "home").find("an ancestor of the home directory") != std::string::npos);
