@@ -453,7 +453,13 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     std::error_code ec;
     if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec)))
         return fail(ErrorCode::usage, fmt::format("output directory '{}' exists and is not empty", dir.string()));
-    const fs::path stage = dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), ::getpid());
+    // Absolute, as the copied recipe's own paths will be (recipe::load makes its file absolute):
+    // a relative `-o ctx` must not make the image's paths host paths under the stage.
+    fs::path dir_abs = fs::absolute(dir, ec).lexically_normal();
+    if (!dir_abs.has_filename()) dir_abs = dir_abs.parent_path();  // `-o ctx/`
+    if (ec || !dir_abs.has_filename())
+        return fail(ErrorCode::usage, fmt::format("output directory '{}': not a directory name", dir.string()));
+    const fs::path stage = dir_abs.parent_path() / fmt::format(".{}.tmp-{}", dir_abs.filename().string(), ::getpid());
     fs::remove_all(stage, ec);
     struct Cleanup {
         fs::path path;
@@ -476,12 +482,12 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     // as here.
     BS_TRY(auto copied, steps::load_recipe(etc / "recipe.toml"));
     BS_TRY(auto there, image_plan(copied, options, false));
-    BS_TRY(spec.sources, context_sources(here, there, etc, k_image_etc));
+    BS_TRY(spec.sources, context_sources(here, there, copied.file.parent_path(), k_image_etc));
     BS_TRY(spec.downloads, context_downloads(here, stage));
-    BS_CHECK(copy_context_sources(spec.sources, stage, fs::absolute(dir, ec).lexically_normal()));
+    BS_CHECK(copy_context_sources(spec.sources, stage, dir_abs));
     BS_CHECK(core::write_file_atomic(stage / k_build_file, render_containerfile(spec)));
     if (fs::exists(dir, ec)) fs::remove(dir, ec);  // empty (checked above)
-    fs::rename(stage, dir, ec);
+    fs::rename(stage, dir_abs, ec);
     if (ec)
         return fail(ErrorCode::io,
                     fmt::format("cannot move the build context into '{}': {}", dir.string(), ec.message()));

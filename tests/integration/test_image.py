@@ -296,6 +296,25 @@ def test_image_build_bakes_in_the_venv_and_reuses_the_build_cache(image_tools, w
     print(f"layers: {b.diff_ids('localhost/bs-image:2')}")
 
 
+def test_a_context_written_to_a_relative_directory_builds(image_tools, world, sources, tmp_path):
+    """Issue 41, item 10: `-o ctx` relative to the working directory, as the README writes it.
+    fastext's source is named relative to the recipe: the COPY puts it in /etc/bootstrap/, where
+    the image's recipe reads it (not under the host's stage directory), and the build passes."""
+    b = store_with_base(tmp_path / "buildah", tmp_path / "tmp")
+    recipe = image_recipe(world, sources)
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = ok(world.run(["containerfile", recipe, "--no-device", "--base", "localhost/bs-base", "-o", "ctx", "--uv",
+                         world.uv], cwd=work))
+    dockerfile = (work / "ctx" / "Dockerfile").read_text()
+    assert 'COPY ["sources/0/", "/etc/bootstrap/fastext/"]' in dockerfile, dockerfile
+    assert ".tmp-" not in dockerfile
+    env, words = printed_commands(proc.stdout)["buildah"]
+    built, _ = b.build((env, [str(work / "ctx") if w == "ctx" else w for w in words]), "localhost/bs-rel:1")
+    ok(built)
+    check_image(b.run_in, "localhost/bs-rel:1", recipe)
+
+
 def test_podman_builds_the_same_context(image_tools, world, sources, tmp_path):
     """The Dockerfile is not buildah's alone: `podman build` (chroot isolation) runs it too,
     cache mount included, and the image it makes holds a working venv and the labels. Here
