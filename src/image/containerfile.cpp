@@ -484,7 +484,7 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     BS_TRY(auto there, image_plan(copied, options, false));
     BS_TRY(spec.sources, context_sources(here, there, copied.file.parent_path(), k_image_etc));
     BS_TRY(spec.downloads, context_downloads(here, stage));
-    BS_CHECK(copy_context_sources(spec.sources, stage, dir_abs));
+    BS_CHECK(copy_context_sources(spec.sources, stage, dir_abs, recipe.file.parent_path()));
     BS_CHECK(core::write_file_atomic(stage / k_build_file, render_containerfile(spec)));
     if (fs::exists(dir, ec)) fs::remove(dir, ec);  // empty (checked above)
     fs::rename(stage, dir_abs, ec);

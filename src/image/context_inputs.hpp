@@ -17,7 +17,10 @@ namespace bootstrap::image {
 /// The inputs of `here` (the recipe) paired with where the copy `there` (the recipe copied to
 /// `copied_etc`, which the image holds at `image_etc`) will look for them; nested ones folded
 /// into the directory that holds them (a repository inside a tree is copied on its own, with
-/// its .git). Each gets its `context_path` ("sources/N").
+/// its .git). Each gets its `context_path` ("sources/N"). Only what the steps read is carried:
+/// their local inputs, the existing paths their argv names (not the system's own), and a [vars]
+/// directory a step reads in; `/`, a system directory or the home directory read whole is
+/// refused (core::whole_directory_refusal), naming the [vars] value's or the step's file:line.
 [[nodiscard]] Result<std::vector<ContextSource>> context_sources(const engine::Plan& here, const engine::Plan& there,
                                                                  const fs::path& copied_etc, const fs::path& image_etc);
 
@@ -25,9 +28,10 @@ namespace bootstrap::image {
 /// __pycache__, CMake build trees, a source's top-level build/ and dist/, sockets, fifos,
 /// devices and kernel filesystems, and `context` (the context being written, when it lies
 /// inside); the files and bytes copied (and what was left out) are filled in. More than
-/// k_max_context_bytes or k_max_context_files in all is an error.
+/// k_max_context_bytes or k_max_context_files in all is an error, and so is any credential
+/// file (core::credential_file_rule; never copied), each named relative to `recipe_dir`.
 [[nodiscard]] Status copy_context_sources(std::vector<ContextSource>& sources, const fs::path& stage,
-                                          const fs::path& context);
+                                          const fs::path& context, const fs::path& recipe_dir);
 
 /// Each `url` source's archive of `here`, into `stage`/bootstrap/downloads/ (a copy of this
 /// machine's cached one, fetched into that cache first when it is not there).
