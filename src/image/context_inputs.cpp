@@ -13,7 +13,6 @@
 #include "core/interrupt.hpp"
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
-#include "core/strings.hpp"
 #include "net/download.hpp"
 #include "steps/kind.hpp"
 #include "steps/resolved_step.hpp"
@@ -83,14 +82,24 @@ std::map<std::string, Input> local_inputs(const engine::Plan& plan) {
     return out;
 }
 
-/// The paths in the values a step sets in its environment (PYTHONPATH = "{vars.megatron}"): not
-/// carried themselves, but a [vars] directory holding one is read by the step.
-std::vector<fs::path> env_paths(const engine::Plan& plan) {
+/// The paths a step mentions without naming them as a whole argument: in the values it sets in
+/// its environment (PYTHONPATH = "{vars.megatron}") and the words of its arguments (a shell's
+/// "cd {vars.megatron} && python pretrain.py"). Not carried themselves, but a [vars] directory
+/// holding one is read by the step.
+std::vector<fs::path> mentioned_paths(const engine::Plan& plan) {
     std::vector<fs::path> out;
-    for (const auto& step : plan.steps)
-        for (const auto& [name, value] : step.env_set)
-            for (const auto& part : core::split(value, ':'))
-                if (fs::path(part).is_absolute()) out.push_back(fs::path(part).lexically_normal());
+    auto add = [&out](std::string_view text, std::string_view separators) {
+        size_t i = 0;
+        while (i < text.size()) {
+            const size_t end = std::min(text.find_first_of(separators, i), text.size());
+            if (end > i && text[i] == '/') out.push_back(fs::path(text.substr(i, end - i)).lexically_normal());
+            i = end + 1;
+        }
+    };
+    for (const auto& step : plan.steps) {
+        for (const auto& [name, value] : step.env_set) add(value, ":");
+        for (size_t n = 1; n < step.argv.size(); ++n) add(step.argv[n], " \t\n;&|()<>'\"=:`");
+    }
     return out;
 }
 
@@ -272,7 +281,7 @@ Result<std::vector<ContextSource>> context_sources(const engine::Plan& here, con
     const auto image = local_inputs(there);
     const char* home_env = std::getenv("HOME");
     const fs::path home = home_env ? fs::path(home_env) : fs::path();
-    std::vector<fs::path> reads = env_paths(here);  // what steps read: a [vars] directory holding one is carried
+    std::vector<fs::path> reads = mentioned_paths(here);  // what steps read: a [vars] directory holding one is carried
     std::vector<std::pair<std::string, const Input*>> carried;
     for (const auto& [key, in] : host) {
         if (in.from == Input::From::vars) continue;

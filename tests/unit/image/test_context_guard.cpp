@@ -230,4 +230,16 @@ TEST_CASE("a [vars] checkout a step reads in is carried whole, one no step reads
     REQUIRE(written->spec.sources.size() == 1);  // the script folded into its checkout
     CHECK(written->spec.sources[0].host_path == megatron);
     CHECK(fs::exists(c.dir.path() / "ctx" / written->spec.sources[0].context_path / "megatron/core/__init__.py"));
+    // Named inside a shell's command line, or in a step's environment, it is read too.
+    for (const std::string step : {"argv = [\"sh\", \"-c\", \"cd {vars.megatron} && python3 pretrain.py\"]\n",
+                                   "argv = [\"python3\", \"-c\", \"import megatron\"]\n"
+                                   "env = { PYTHONPATH = \"/x:{vars.megatron}\" }\n"}) {
+        fs::remove_all(c.dir.path() / "ctx");
+        written = c.write_context("[vars]\nmegatron = \"" + megatron.string() + "\"\n[[step]]\nid = \"prep\"\n" +
+                                  "kind = \"run\"\n" + step);
+        INFO(step + (written ? "" : written.error().message));
+        REQUIRE(written);
+        REQUIRE(written->spec.sources.size() == 1);
+        CHECK(written->spec.sources[0].host_path == megatron);
+    }
 }
