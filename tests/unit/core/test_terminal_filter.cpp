@@ -92,7 +92,7 @@ TEST_CASE("escape sequences and C0 and C1 controls never pass the filter") {
     CHECK(tail.last_line() == "abcdefghij");
 }
 
-TEST_CASE("text passes as it was: UTF-8, tabs, line ends; what is not UTF-8 becomes U+FFFD") {
+TEST_CASE("text passes as it was (UTF-8, tabs, line ends), what is not UTF-8 becomes U+FFFD") {
     CHECK(filtered("naïve … 日本 𝄞\tx\r\ny\rz\n") == "naïve … 日本 𝄞\tx\ny\nz\n");
     CHECK(filtered("tab\there", {TerminalFilter::CarriageReturn::newline, true}) == "tab here");
     // A lone continuation byte, an overlong ESC, a surrogate, a cut character, a byte 0xff.
