@@ -48,6 +48,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args) {
                  "When a step fails, restore the venv to its snapshot from before the run");
 }
 
+constexpr std::uint64_t k_fault_log_bytes = 8 * 1024 * 1024;
+
 /// Under a failed step's log tail: the known faults (recipe [[fault]]s, then the built-ins)
 /// that its log matches, each with an explanation and a fix.
 void print_known_faults(const engine::RunReport& report, const recipe::Recipe& recipe) {
@@ -56,7 +58,8 @@ void print_known_faults(const engine::RunReport& report, const recipe::Recipe& r
         if (step.log.empty() || step.foreign_interpreter ||
             (step.result != engine::StepResult::failed && step.result != engine::StepResult::optional_failed))
             continue;
-        auto text = core::read_file(step.log);
+        // Its end only: a cause is printed last, and a log may be gigabytes.
+        auto text = core::read_file_tail(step.log, 0, k_fault_log_bytes);
         if (!text) continue;
         if (!faults) faults = doctor::knowledge_for(recipe);
         auto matches = doctor::match_log(*text, *faults);

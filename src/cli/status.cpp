@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_filter.hpp"
 
 namespace bootstrap::cli {
 
@@ -36,6 +38,27 @@ constexpr auto k_tick = std::chrono::milliseconds(250);
 constexpr double k_default_heartbeat = 20;               // seconds; CI logs show a long step is alive
 constexpr size_t k_heartbeat_tail = 160;                 // characters of the last line in a heartbeat
 constexpr auto k_rate_window = std::chrono::seconds(5);  // the download rate is over this long
+constexpr size_t k_stream_max = 64 * 1024;               // -v: a line longer is printed in pieces
+constexpr size_t k_stream_break_window = 4096;           // where such a piece may end
+
+bool is_scheme_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+}
+
+/// Where to cut a line too long to hold (-v): after its last blank, else before the scheme of
+/// its last URL, so that core::redact_text sees a URL's credentials whole; searched in its
+/// last k_stream_break_window bytes only (what is left stays below that: linear).
+size_t stream_break(std::string_view line) {
+    const size_t from = line.size() - std::min(line.size(), k_stream_break_window);
+    const std::string_view window = line.substr(from);
+    if (size_t blank = window.find_last_of(" \t"); blank != std::string_view::npos) return from + blank + 1;
+    if (size_t sep = window.rfind("://"); sep != std::string_view::npos) {
+        size_t start = from + sep;
+        while (start > from && is_scheme_char(line[start - 1])) --start;
+        if (start > 0) return start;
+    }
+    return line.size();
+}
 
 size_t terminal_columns() {
     struct winsize ws {};
@@ -163,15 +186,16 @@ void TerminalStatus::step_output(std::string_view chunk) {
     std::lock_guard lock(m_mutex);
     m_tail.feed(chunk);
     if (m_options.verbose <= 0) return;
-    // Whole lines only, so the live line is never drawn into the middle of one.
+    // Whole lines only, so the live line is never drawn into the middle of one. Only the new
+    // chunk is searched for a line end: a line that does not end is not searched again for
+    // every chunk, and past k_stream_max it is printed in pieces rather than held.
+    const size_t end_in_chunk = chunk.rfind('\n');
     m_stream += chunk;
-    size_t end = m_stream.rfind('\n');
-    if (end == std::string::npos) return;
-    clear_live_locked();
-    fmt::print(stderr, "{}", core::redact_text(std::string_view(m_stream).substr(0, end + 1)));
-    m_stream.erase(0, end + 1);
-    if (m_smart && m_running) draw_live_locked();
-    std::fflush(stderr);
+    if (end_in_chunk != std::string_view::npos) {
+        print_stream_locked(m_stream.size() - chunk.size() + end_in_chunk + 1, false);
+    } else if (m_stream.size() >= k_stream_max) {
+        print_stream_locked(stream_break(m_stream), true);
+    }
 }
 
 void TerminalStatus::step_progress(const pyenv::DownloadProgress& progress) {
@@ -210,10 +234,19 @@ std::string TerminalStatus::downloads_locked(Clock::time_point now) {
 }
 
 void TerminalStatus::flush_stream_locked() {
-    if (m_stream.empty()) return;
+    if (!m_stream.empty()) print_stream_locked(m_stream.size(), true);
+}
+
+/// Prints the first `size` bytes of the stream (with a line end after them when `end_line`) and
+/// drops them. Children's output reaches us as text already (exec::run_process); anything else
+/// is made so here too, since it goes to the user's terminal.
+void TerminalStatus::print_stream_locked(size_t size, bool end_line) {
     clear_live_locked();
-    fmt::print(stderr, "{}\n", core::redact_text(m_stream));
-    m_stream.clear();
+    fmt::print(stderr, "{}{}", core::redact_text(core::printable_text(std::string_view(m_stream).substr(0, size))),
+               end_line ? "\n" : "");
+    m_stream.erase(0, size);
+    if (m_smart && m_running) draw_live_locked();
+    std::fflush(stderr);
 }
 
 void TerminalStatus::step_finished(size_t index, size_t total, const engine::StepReport& report) {
@@ -277,10 +310,14 @@ void TerminalStatus::error(const Error& error) {
     m_running = false;
     flush_stream_locked();
     clear_live_locked();
-    fmt::print(stderr, "{} {}\n", paint("error:", k_red), error.message);
+    // An error may quote a child's output (its log's last lines, a probe's answer): printed as
+    // text, so that no escape in it acts on the terminal.
+    const std::string message = core::printable_text(error.message);
+    const std::string text = core::printable_text(error.detail);
+    fmt::print(stderr, "{} {}\n", paint("error:", k_red), message);
     // A recipe error's detail lists every problem, the first of which is the message itself.
-    std::string_view detail = error.detail;
-    if (detail.starts_with(error.message)) detail.remove_prefix(error.message.size());
+    std::string_view detail = text;
+    if (detail.starts_with(message)) detail.remove_prefix(message.size());
     while (!detail.empty() && detail.front() == '\n') detail.remove_prefix(1);
     if (!detail.empty()) fmt::print(stderr, "{}\n", detail);
     std::fflush(stderr);

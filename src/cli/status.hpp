@@ -51,6 +51,7 @@ private:
     void clear_live_locked();
     void heartbeat_locked();
     void flush_stream_locked();
+    void print_stream_locked(size_t size, bool end_line);
     std::string paint(std::string_view text, const char* color) const;
     /// "downloading 1.2 GB of 2.5 GB, 31.2 MB/s, torch" while files are in flight, else "".
     std::string downloads_locked(Clock::time_point now);

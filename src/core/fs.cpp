@@ -46,6 +46,33 @@ Result<std::string> read_file(const fs::path& path) {
     return out;
 }
 
+Result<std::string> read_file_tail(const fs::path& path, std::uint64_t from, std::uint64_t max_bytes) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd)
+        return fail(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                    fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return fail(ErrorCode::io, fmt::format("cannot read {}: not a regular file", path.string()));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    auto offset = static_cast<off_t>(std::max(from, size > max_bytes ? size - max_bytes : 0));
+    std::string out;
+    out.reserve(static_cast<size_t>(std::min(max_bytes, size - std::min(size, static_cast<std::uint64_t>(offset)))));
+    char buf[65536];
+    while (out.size() < max_bytes) {
+        const size_t want = std::min(sizeof buf, static_cast<size_t>(max_bytes - out.size()));
+        ssize_t n = ::pread(fd.get(), buf, want, offset);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(ErrorCode::io, fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+        offset += n;
+    }
+    return out;
+}
+
 std::string describe_file_type(unsigned mode) {
     switch (mode & S_IFMT) {
         case S_IFIFO: return "a FIFO";

@@ -26,6 +26,11 @@ namespace fs = std::filesystem;
 /// Read a whole file; the error names the path.
 [[nodiscard]] Result<std::string> read_file(const fs::path& path);
 
+/// The end of a file: its bytes from `from` on, or only the last `max_bytes` of them when there
+/// are more (a step's log may be gigabytes; its last lines are what an error shows). At most
+/// `max_bytes` are read, even from a file that grows meanwhile.
+[[nodiscard]] Result<std::string> read_file_tail(const fs::path& path, std::uint64_t from, std::uint64_t max_bytes);
+
 /// Read a regular file of at most `max_bytes` bytes. Anything else is refused without blocking
 /// or reading it (opened O_NONBLOCK, then fstat): a FIFO, a device (a symlink to /dev/zero), a
 /// directory, a file of a kernel filesystem (/proc/kmsg), a larger file (io: "cannot read PATH:

@@ -119,9 +119,20 @@ SecretMask::SecretMask(std::vector<std::string> secrets) {
 std::string SecretMask::feed(std::string_view chunk) {
     if (m_secrets.empty()) return std::string(chunk);
     m_held.append(chunk);
-    const std::string_view text = m_held;
     std::string out;
-    out.reserve(text.size());
+    m_held.erase(0, scan(m_held, false, out));
+    return out;
+}
+
+std::string SecretMask::flush() {
+    std::string out;
+    (void)scan(m_held, true, out);
+    m_held.clear();
+    return out;
+}
+
+size_t SecretMask::scan(std::string_view text, bool at_end, std::string& out) const {
+    out.reserve(out.size() + text.size());
     size_t i = 0;
     while (i < text.size()) {
         const std::string_view rest = text.substr(i);
@@ -142,17 +153,16 @@ std::string SecretMask::feed(std::string_view chunk) {
             break;
         }
         if (matched) continue;
-        if (maybe) break;  // the rest could begin a secret: wait for more
+        if (maybe) {
+            if (!at_end) return i;  // the rest could begin a secret: wait for more
+            // The output ended inside what could have been a secret: any of it shown would be
+            // part of one (a longer one's first characters, a shorter one whole).
+            out += k_redacted;
+            return text.size();
+        }
         out += text[i++];
     }
-    m_held.erase(0, i);
-    return out;
-}
-
-std::string SecretMask::flush() {
-    std::string out = std::move(m_held);
-    m_held.clear();
-    return out;
+    return i;
 }
 
 }  // namespace bootstrap::core

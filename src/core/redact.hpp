@@ -41,7 +41,9 @@ inline constexpr size_t k_min_masked = 4;
 
 /// Masks known secret values in a stream of output (a child's), as CI systems do: every
 /// occurrence becomes "***", also one split across chunks (the end of a chunk that could begin
-/// a secret is held back until the next chunk, or flush()).
+/// a secret is held back until the next chunk, or flush()). It matches bytes: give it the text
+/// a user will see (escapes stripped: exec::run_process masks after core::TerminalFilter), or
+/// "sup\e[0mersecret" passes.
 class SecretMask {
 public:
     SecretMask() = default;
@@ -50,10 +52,13 @@ public:
     [[nodiscard]] bool empty() const { return m_secrets.empty(); }
     /// The next chunk, masked: what can be emitted now.
     [[nodiscard]] std::string feed(std::string_view chunk);
-    /// What was held back (the stream ended).
+    /// What was held back (the stream ended), masked: a held prefix of a secret is "***" too.
     [[nodiscard]] std::string flush();
 
 private:
+    /// Appends `text` masked to `out`; returns how much of it was consumed: all at the end of
+    /// the stream, else up to what could still become a secret.
+    size_t scan(std::string_view text, bool at_end, std::string& out) const;
     std::vector<std::string> m_secrets;
     std::string m_held;
 };

@@ -7,9 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "core/terminal_filter.hpp"
+
 namespace bootstrap::core {
 
-/// `text` without terminal escape sequences (CSI, OSC, two-byte ESC) and control characters;
+/// `text` without terminal escape sequences and control characters (core::TerminalFilter);
 /// "\r\n" and a lone '\r' (a progress bar's redraw) become '\n', a tab a space.
 [[nodiscard]] std::string plain_text(std::string_view text);
 
@@ -18,6 +20,7 @@ namespace bootstrap::core {
 
 /// What a running step has printed so far, fed chunk by chunk as it arrives: byte and line
 /// counts and the last line with text. A chunk may end inside a line or an escape sequence.
+/// Linear in the output, and it keeps only the last few KiB of an unfinished line.
 class OutputTail {
 public:
     void feed(std::string_view chunk);
@@ -29,7 +32,8 @@ public:
     [[nodiscard]] std::string last_line() const;
 
 private:
-    std::string m_partial;  // raw bytes of the unfinished line (its last few KiB)
+    TerminalFilter m_filter{TerminalFilter::Options{TerminalFilter::CarriageReturn::redraw, true}};
+    std::string m_partial;  // plain text of the unfinished line (its last few KiB)
     std::string m_last;     // plain text of the last finished line with text
     std::uint64_t m_bytes = 0;
     std::uint64_t m_lines = 0;
@@ -42,24 +46,27 @@ private:
 /// that, so a wrapped row ending in padding (two spaces or more) counts as drawn, not kept; a
 /// long line of text is kept as rows of the width. Every segment (the plain text between two
 /// '\r'/'\n'/wraps) goes to `on_segment` as it ends, drawn or kept. Chunks may end inside an
-/// escape sequence or a "\r\n". `columns` 0: no wrapping.
+/// escape sequence or a "\r\n". `columns` 0: no wrapping. Each byte is read once (an
+/// unfinished escape waits in core::TerminalFilter's state, not as bytes to read again), and a
+/// line that never ends is kept in pieces of 64 KiB.
 class TerminalTranscript {
 public:
     using OnSegment = std::function<void(std::string_view segment)>;
-    explicit TerminalTranscript(OnSegment on_segment = {}, size_t columns = 0)
-        : m_on_segment(std::move(on_segment)), m_columns(columns) {}
+    explicit TerminalTranscript(OnSegment on_segment = {}, size_t columns = 0);
     /// The lines `chunk` finished, each ending in '\n' ("" when none).
     [[nodiscard]] std::string feed(std::string_view chunk);
     /// At the end of the stream: the unfinished last line with its '\n' ("" when none).
     [[nodiscard]] std::string finish();
 
 private:
+    void take(std::string_view text, std::string& out);
     void end_segment(bool kept, std::string& out);
+    TerminalFilter m_filter;
     OnSegment m_on_segment;
     size_t m_columns = 0;
-    size_t m_used = 0;      // columns the segment fills (UTF-8 code points)
-    std::string m_pending;  // raw bytes not decided yet: an unfinished escape, a final '\r'
-    std::string m_line;     // plain text of the segment being drawn
+    size_t m_used = 0;          // columns the segment fills (UTF-8 code points)
+    bool m_cr_pending = false;  // a final '\r': a redraw, or half of a "\r\n"
+    std::string m_line;         // plain text of the segment being drawn
 };
 
 /// "512 B", "3.4 KB", "1.2 MB", "2.0 GB" (powers of 1000, as uv and pip print sizes).

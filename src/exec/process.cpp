@@ -26,6 +26,7 @@
 #include "core/log.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_filter.hpp"
 #include "exec/exec_image.hpp"
 
 namespace bootstrap::exec {
@@ -186,9 +187,6 @@ public:
             posix_spawn_file_actions_addclosefrom_np(&m_actions, STDERR_FILENO + 1 + static_cast<int>(inherit.size())));
         if (!spec.cwd.empty()) step(posix_spawn_file_actions_addchdir_np(&m_actions, spec.cwd.c_str()));
 
-        // Own process group (pgid = pid), so one kill(-pid) reaches every grandchild and the
-        // terminal's ^C reaches only us; we forward it as SIGTERM.
-        step(posix_spawnattr_setpgroup(&m_attr, 0));
         sigset_t mask;
         sigemptyset(&mask);
         step(posix_spawnattr_setsigmask(&m_attr, &mask));
@@ -197,7 +195,12 @@ public:
         sigemptyset(&defaults);
         for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE, SIGCHLD}) sigaddset(&defaults, sig);
         step(posix_spawnattr_setsigdefault(&m_attr, &defaults));
-        step(posix_spawnattr_setflags(&m_attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+        // Own session, hence own process group (sid = pgid = pid): one kill(-pid) reaches every
+        // grandchild, the terminal's ^C reaches only us (we forward it as SIGTERM), and the
+        // child has no controlling terminal: it cannot open /dev/tty to write past the log, or
+        // to read a password the user never sees asked. (glibc >= 2.26, below our floor of 2.34;
+        // not with POSIX_SPAWN_SETPGROUP: a session leader cannot change its group.)
+        step(posix_spawnattr_setflags(&m_attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
         return rc;
     }
 
@@ -276,6 +279,11 @@ public:
           // A pidfd turns readable when the child exits, so poll() wakes at once instead of at
           // the next k_poll_interval. Without one (old kernel, seccomp) we fall back to ticks.
           m_exit_fd(open_pidfd(pid)),
+          // A filter (the transcript) reads '\r' as a redraw and counts columns; the log of a
+          // plain child gets '\r' as a line end, so that `cat` cannot overprint one line with
+          // the next.
+          m_text(spec.filter ? core::TerminalFilter::Options{core::TerminalFilter::CarriageReturn::redraw, true}
+                             : core::TerminalFilter::Options{}),
           m_mask(secret_values(spec)) {}
 
     // Also runs when on_output throws: nothing of the child may outlive us.
@@ -299,7 +307,13 @@ public:
             if (m_exited_at && !m_output.is_open()) break;
             wait_and_read(next_wake(now, started));
         }
-        deliver_masked(m_mask.flush());
+        std::string rest;
+        m_text.finish(rest);
+        if (!m_mask.empty()) {
+            rest = m_mask.feed(rest);
+            rest += m_mask.flush();
+        }
+        pass_on(rest);
         if (m_spec.filter) emit(m_spec.filter({}));
         reap();
         return std::move(m_result);
@@ -367,16 +381,20 @@ private:
         }
     }
 
-    /// Output with the secret values the child was given masked (core::SecretMask).
+    /// What the child printed, as text (core::TerminalFilter: no escape sequence or control
+    /// character reaches the log, the capture or the terminal), then with the secret values it
+    /// was given masked: the mask sees the text a user sees, so an escape inside a secret
+    /// ("sup\e[0mersecret") cannot split it. A filter (the installer's transcript) comes last.
     void deliver(std::string_view chunk) {
-        if (m_mask.empty()) return deliver_masked(chunk);
-        deliver_masked(m_mask.feed(chunk));
+        std::string text;
+        m_text.feed(chunk, text);
+        pass_on(m_mask.empty() ? text : m_mask.feed(text));
     }
 
-    void deliver_masked(std::string_view chunk) {
-        if (chunk.empty()) return;
-        if (m_spec.filter) return emit(m_spec.filter(chunk));
-        emit(chunk);
+    void pass_on(std::string_view text) {
+        if (text.empty()) return;
+        if (m_spec.filter) return emit(m_spec.filter(text));
+        emit(text);
     }
 
     void emit(std::string_view chunk) {
@@ -414,6 +432,7 @@ private:
     std::optional<Clock::time_point> m_termed_at;
     std::optional<Clock::time_point> m_killed_at;
     std::string m_log_error;
+    core::TerminalFilter m_text;
     core::SecretMask m_mask;
     ProcessResult m_result;
     std::array<char, 64 * 1024> m_buffer{};

@@ -1,7 +1,9 @@
 #pragma once
-// Subprocesses: argv only (no shell), explicit environment, stdin from /dev/null, own process
-// group, stdout+stderr through one pipe (or a pseudo-terminal) into a log file, timeout -> SIGTERM then SIGKILL to the
-// whole group. An interrupt (core::interrupt_signal) kills the group the same way.
+// Subprocesses: argv only (no shell), explicit environment, stdin from /dev/null, own session
+// and process group (no controlling terminal), stdout+stderr through one pipe (or a
+// pseudo-terminal) into a log file as text (escape sequences and control characters stripped,
+// core::TerminalFilter; secret values masked), timeout -> SIGTERM then SIGKILL to the whole
+// group. An interrupt (core::interrupt_signal) kills the group the same way.
 //
 // The child is not reaped until its output is finished: a zombie leader keeps its pid, and so
 // the process group id, from being reused, which makes kill(-pgid) safe up to the end.
@@ -34,12 +36,14 @@ struct ProcessSpec {
     /// an installer draws its progress bars (pyenv/download_progress.hpp); the pipe when none
     /// can be opened (ProcessResult::terminal says which). It is not the child's controlling
     /// terminal and passes bytes as they are (no "\r\n" for '\n'); stdin stays /dev/null. A
-    /// child without TERM (or with TERM=dumb) gets TERM=xterm, or it would draw nothing.
+    /// child without TERM (or with TERM=dumb) gets TERM=xterm, or it would draw nothing. The
+    /// output is made text all the same: without a filter, a '\r' is a line end.
     bool terminal = false;
     unsigned short terminal_columns = 160;
-    /// What the child printed, before it reaches the log, `capture` and `on_output`: returns the
-    /// text that goes on (a terminal stream made plain: core::TerminalTranscript). Called once
-    /// more with an empty chunk when the output has ended, for what it still holds.
+    /// What the child printed, as text (escapes and controls stripped, '\r' kept for it, a tab
+    /// a space) and masked, before it reaches the log, `capture` and `on_output`: returns the
+    /// text that goes on (a terminal's lines: core::TerminalTranscript). Called once more with
+    /// an empty chunk when the output has ended, for what it still holds.
     std::function<std::string(std::string_view)> filter;
     /// After the child exits, how long a background grandchild may keep the output pipe open
     /// before the group is killed (a daemon left behind must not hang the build).

@@ -13,6 +13,7 @@
 #include "core/fs.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_filter.hpp"
 #include "core/terminal_text.hpp"
 #include "pyenv/interpreter.hpp"
 #include "steps/child_output.hpp"
@@ -23,6 +24,10 @@ namespace bootstrap::steps {
 namespace {
 
 constexpr size_t k_tail_lines = 40;
+// Of a step's log, only its end is read to show its last lines, and to find an installer's
+// cause: a child may print gigabytes, and the memory bootstrap takes must not grow with them.
+constexpr std::uint64_t k_tail_bytes = 64 * 1024;
+constexpr std::uint64_t k_cause_bytes = 4 * 1024 * 1024;
 // The installer's terminal: wide, so that its own lines (an error naming a long URL) rarely wrap.
 constexpr unsigned short k_installer_columns = 200;
 
@@ -41,13 +46,23 @@ exec::ProcessSpec child_spec(const ResolvedStep& step, const StepContext& ctx, s
 
 namespace {
 
+/// The end of a log, from `offset` on, at most `max_bytes`: whole lines (a first line cut by the
+/// bound is left out).
+std::string log_tail(const fs::path& log_path, std::uintmax_t offset, std::uint64_t max_bytes) {
+    auto text = core::read_file_tail(log_path, offset, max_bytes);
+    if (!text) return {};
+    std::error_code ec;
+    const auto size = fs::file_size(log_path, ec);
+    if (!ec && size > offset + text->size()) text->erase(0, std::min(text->size(), text->find('\n') + 1));
+    return std::move(*text);
+}
+
 /// What the child printed: the step log from `offset` (earlier attempts and children come
-/// before it), or the captured output when there is no log.
+/// before it; of a long one, its last k_cause_bytes), or the captured output when there is no
+/// log.
 std::string child_output(const StepContext& ctx, const exec::ProcessResult& result, std::uintmax_t offset) {
     if (ctx.log_path.empty()) return result.output;
-    auto text = core::read_file(ctx.log_path);
-    if (!text || text->size() < offset) return {};
-    return text->substr(offset);
+    return log_tail(ctx.log_path, offset, k_cause_bytes);
 }
 
 /// The installer on a pseudo-terminal, so that it draws its progress bars: its output reaches
@@ -114,11 +129,13 @@ Error child_failure(const ResolvedStep& step, const exec::ProcessSpec& spec, con
                                         : ErrorCode::step_failed;
     std::string tail;
     if (!log_path.empty()) {
-        if (auto text = core::read_file(log_path)) tail = core::last_lines(*text, k_tail_lines);
+        tail = core::last_lines(log_tail(log_path, 0, k_tail_bytes), k_tail_lines);
     } else {
         tail = core::last_lines(result.output, k_tail_lines);
     }
-    tail = core::redact_text(tail);
+    // The log holds text (exec::run_process strips escapes), but one an older bootstrap wrote,
+    // or a child's own lines appended to it, may not: what reaches the terminal is text.
+    tail = core::redact_text(core::printable_text(tail));
     std::string detail = fmt::format("command: {}\ncwd: {}\n", core::redact_text(core::format_argv(spec.argv)),
                                      spec.cwd.empty() ? "." : spec.cwd.string());
     if (!tail.empty()) detail += fmt::format("--- last lines of the log ---\n{}\n", tail);

@@ -36,6 +36,18 @@ TEST_CASE("read_file names the missing path") {
     CHECK(r.error().message.find("/nonexistent/x") != std::string::npos);
 }
 
+TEST_CASE("read_file_tail reads only the end of a file, from an offset") {
+    TempDir dir("bs-test");
+    auto p = dir.path() / "step.log";
+    REQUIRE(write_file_atomic(p, "0123456789"));
+    CHECK(read_file_tail(p, 0, 4).value() == "6789");       // the last 4 bytes only
+    CHECK(read_file_tail(p, 3, 100).value() == "3456789");  // from the offset
+    CHECK(read_file_tail(p, 8, 4).value() == "89");         // the later of the two
+    CHECK(read_file_tail(p, 20, 4).value().empty());        // past the end
+    CHECK(read_file_tail(dir.path() / "none", 0, 4).error().code == bootstrap::ErrorCode::not_found);
+    CHECK_FALSE(read_file_tail(dir.path(), 0, 4));  // a directory
+}
+
 TEST_CASE("sha256 of a known string") {
     CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

@@ -107,7 +107,7 @@ TEST_CASE("stdout and stderr are captured and logged through one pipe") {
     }
 }
 
-TEST_CASE("on a pseudo-terminal the child sees a terminal of the width asked, bytes pass as they are") {
+TEST_CASE("on a pseudo-terminal the child sees a terminal of the width asked, its output arrives as text") {
     TempDir dir("bs-exec");
     auto spec = shell(
         "test -t 1 && echo 'stdout tty'; test -t 2 && echo 'stderr tty' >&2; test -t 0 || echo "
@@ -117,8 +117,8 @@ TEST_CASE("on a pseudo-terminal the child sees a terminal of the width asked, by
     spec.log_path = dir.path() / "step.log";
     auto result = run_ok(spec);
     if (!result.terminal) BS_SKIP("no pseudo-terminal here (no /dev/ptmx)");
-    // Raw: '\n' stays '\n' (no "\r\n"), the child's '\r' arrives.
-    CHECK(result.output == "stdout tty\nstderr tty\nstdin not\n50 123\nTERM=xterm\na\nb\rc\n");
+    // Raw: '\n' stays '\n' (no "\r\n"); the child's '\r' is a line end in the text.
+    CHECK(result.output == "stdout tty\nstderr tty\nstdin not\n50 123\nTERM=xterm\na\nb\nc\n");
     CHECK(read_file(spec.log_path).value() == result.output);
 
     SECTION("a TERM the child has is kept") {
@@ -130,7 +130,7 @@ TEST_CASE("on a pseudo-terminal the child sees a terminal of the width asked, by
         auto piped = run_ok(spec);
         CHECK_FALSE(piped.terminal);
         CHECK(piped.output.starts_with("stdin not\nstty: "));
-        CHECK(piped.output.ends_with("\nTERM=\na\nb\rc\n"));
+        CHECK(piped.output.ends_with("\nTERM=\na\nb\nc\n"));
     }
 }
 
@@ -182,14 +182,62 @@ TEST_CASE("secret values a child was given are masked in its log, capture and li
     std::string seen;
     spec.on_output = [&](std::string_view chunk) { seen.append(chunk); };
     auto result = run_ok(spec);
-    const std::string expected = "t=***\nsplit ***\nhttps://u:***@mirror/simple\ntok-1";
+    // "tok-1" ends the output while it could still have become the token: masked.
+    const std::string expected = "t=***\nsplit ***\nhttps://u:***@mirror/simple\n***";
     CHECK(result.output == expected);
     CHECK(seen == expected);
     CHECK(read_file(spec.log_path).value() == expected);
 }
 
+TEST_CASE("a child's escape sequences and controls reach neither the log, the capture nor on_output") {
+    // The issue's attacks: OSC 52 (clipboard write), OSC 0 (title), CSI 2J, C1 CSI as UTF-8 and
+    // as a byte, an OSC never ended, a bell; on the pipe and on the pseudo-terminal.
+    TempDir dir("bs-exec");
+    auto spec = shell(
+        "printf 'a\\033]52;c;cm0gLXJm\\007b\\033]0;pwned\\033\\\\c\\033[2Jd\\302\\2332Je\\23331mf\\007\\n'; "
+        "printf '\\033]0;no end\\nnext\\tline\\r\\n'");
+    spec.log_path = dir.path() / "step.log";
+    std::string seen;
+    spec.on_output = [&](std::string_view chunk) { seen.append(chunk); };
+    const std::string expected = "abcdef\n\nnext\tline\n";  // the unended title ends at its line
+    SECTION("on the pipe") {
+        auto result = run_ok(spec);
+        CHECK(result.output == expected);
+    }
+    SECTION("on the pseudo-terminal, with the transcript's filter") {
+        spec.terminal = true;
+        spec.filter = [](std::string_view chunk) { return std::string(chunk); };
+        auto result = run_ok(spec);
+        CHECK(result.output == "abcdef\n\nnext line\r\n");  // '\r' is the transcript's to read
+    }
+    SECTION("on the pseudo-terminal, without one") {
+        spec.terminal = true;
+        CHECK(run_ok(spec).output == expected);
+    }
+    CHECK(seen == read_file(spec.log_path).value());
+    CHECK(seen.find_first_of("\x1b\x07") == std::string::npos);
+}
+
+TEST_CASE("a secret split by an escape sequence is masked as the user would read it") {
+    TempDir dir("bs-exec");
+    auto spec = shell("printf 'key sup\\033[0mer-secret-77\\n'");
+    spec.env["API_TOKEN"] = "super-secret-77";
+    spec.log_path = dir.path() / "step.log";
+    std::string seen;
+    spec.on_output = [&](std::string_view chunk) { seen.append(chunk); };
+    SECTION("on the pipe") {}
+    SECTION("on the pseudo-terminal") {
+        spec.terminal = true;
+        spec.filter = [](std::string_view chunk) { return std::string(chunk); };
+    }
+    auto result = run_ok(spec);
+    CHECK(result.output == "key ***\n");
+    CHECK(seen == "key ***\n");
+    CHECK(read_file(spec.log_path).value() == "key ***\n");
+}
+
 TEST_CASE("large output is read completely") {
-    auto result = run_ok(shell("head -c 1000000 /dev/zero; echo end"));
+    auto result = run_ok(shell("head -c 1000000 /dev/zero | tr '\\0' x; echo end"));
     CHECK(result.ok());
     CHECK(result.output.size() == 1000004);
 }
@@ -244,6 +292,16 @@ TEST_CASE("the child runs in its own process group and inherits no stray fds") {
     std::string pid = result.output.substr(0, result.output.find(' '));
     CHECK(result.output == pid + " " + pid + "\n0\n1\n2\n");
     CHECK(pid != std::to_string(::getpgrp()));
+}
+
+TEST_CASE("the child leads a session of its own: no controlling terminal to open") {
+    // Field 6 of /proc/PID/stat is the session id, field 7 the controlling terminal (0: none).
+    auto result =
+        run_ok(shell("read -r pid comm state ppid pgid sid tty rest < /proc/$$/stat; "
+                     "echo \"$pid $pgid $sid $tty\""));
+    std::string pid = result.output.substr(0, result.output.find(' '));
+    CHECK(result.output == pid + " " + pid + " " + pid + " 0\n");
+    CHECK(pid != std::to_string(::getsid(0)));
 }
 
 TEST_CASE("a registered descriptor reaches every child at 3, 4, ... and outlives us there") {
