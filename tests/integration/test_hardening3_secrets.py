@@ -97,3 +97,22 @@ def test_a_declared_secret_in_a_run_steps_argv_is_never_shown_or_stored(world):
         for secret in (TOKEN, ROTATED):
             assert secret not in text, f"{secret} in output:\n{text}"
 
+
+def test_a_port_is_shown_while_a_real_secret_stays_masked(world):
+    """Item 9: `{env.PORT}` given to a child as AUTH_SERVER_PORT (a secret-looking name) made
+    every "127.0.0.1:8080" it printed read "127.0.0.1:***"; a token beside it stays ***."""
+    secret = "auth-tok-5Hq8Zm"
+    script = 'echo "listening on 127.0.0.1:$AUTH_SERVER_PORT with $AUTH_TOKEN"'
+    recipe = R.write_recipe(world.root, "port.toml", steps=[R.venv(), R.run("serve", ["sh", "-c", script])],
+                            env={"set": {"AUTH_SERVER_PORT": "{env.PORT}", "AUTH_TOKEN": "{env.REAL_TOKEN}"}})
+    env = {"PORT": "8080", "REAL_TOKEN": secret}
+    plan = world.run(["plan", recipe], env=env)
+    assert plan.returncode == 0, plan.stderr
+    assert "AUTH_SERVER_PORT=8080" in plan.stdout and "AUTH_TOKEN=***" in plan.stdout, plan.stdout
+    proc = world.run([recipe, "-v"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    [step_log] = [p for p in (world.venv / ".bootstrap" / "logs").rglob("*serve*") if p.is_file()]
+    assert "listening on 127.0.0.1:8080 with ***" in step_log.read_text(), step_log.read_text()
+    assert "listening on 127.0.0.1:8080 with ***" in proc.stdout + proc.stderr
+    assert secret not in proc.stdout + proc.stderr + step_log.read_text()
+

@@ -87,4 +87,7 @@ TEST_CASE("secret values are masked in shown text and by later masks, never shor
     CHECK(mask.feed("tok-abc123 other-secret\n") == "*** ***\n");
     core::clear_secret_values();
     CHECK(core::redact_text("tok-abc123") == "tok-abc123");
+    CHECK(core::is_secret_name("AUTH_TOKEN"));
+    CHECK_FALSE(core::is_secret_name("AUTH_SERVER_PORT"));
+    CHECK(core::is_secret_name("AUTH_SERVER_PORT", {"AUTH_SERVER_PORT"}));  // declared: secret
 }
