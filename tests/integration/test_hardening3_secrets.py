@@ -116,3 +116,53 @@ def test_a_port_is_shown_while_a_real_secret_stays_masked(world):
     assert "listening on 127.0.0.1:8080 with ***" in proc.stdout + proc.stderr
     assert secret not in proc.stdout + proc.stderr + step_log.read_text()
 
+
+def test_unpack_refuses_a_pack_with_a_changed_file_naming_it(world):
+    """Item 9: a file changed inside a pack (its RECORD, hence the manifest's digest, untouched)
+    was unpacked as "N packages match the manifest"; now refused, naming package and file."""
+    from test_pack import assert_nothing_left, packed_venv, repack
+
+    pack = packed_venv(world)
+
+    def change_a_byte(d: Path):
+        (init,) = list(d.glob("venv/lib/python*/site-packages/regex/__init__.py"))
+        data = bytearray(init.read_bytes())
+        data[0] = ord("#") if data[0] != ord("#") else ord(" ")
+        init.write_bytes(bytes(data))
+
+    dest = world.root / "dest"
+    proc = world.run(["unpack", repack(world, pack, change_a_byte), dest])
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "does not match its manifest" in proc.stderr, proc.stderr
+    assert "regex" in proc.stderr and "regex/__init__.py (content differs)" in proc.stderr, proc.stderr
+    assert "pack the venv again" in proc.stderr
+    assert "match the manifest" not in proc.stdout
+    assert_nothing_left(dest)
+
+    # The untouched pack still unpacks, every file checked.
+    proc = world.run(["unpack", pack, dest])
+    assert proc.returncode == 0, proc.stderr
+    assert "file(s) match the manifest and RECORDs" in proc.stdout, proc.stdout
+
+
+def test_unpack_refuses_a_pack_with_a_duplicate_entry_naming_it(world):
+    """Item 9: a tar member listed twice was extracted twice (the later copy won, unseen)."""
+    from test_pack import assert_nothing_left, packed_venv
+
+    pack = packed_venv(world)
+    d = world.root / "dup"
+    d.mkdir()
+    subprocess.run(["tar", "--zstd", "-xf", pack, "-C", d], check=True)
+    plain = world.root / "dup.tar"
+    subprocess.run(["tar", "-cf", plain, "-C", d, "."], check=True)
+    subprocess.run(["tar", "-rf", plain, "-C", d, "./venv/pyvenv.cfg"], check=True)  # a second copy
+    dup = world.root / "dup.tar.zst"
+    subprocess.run(["zstd", "-q", plain, "-o", dup], check=True)
+
+    dest = world.root / "dest"
+    proc = world.run(["unpack", dup, dest])
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "refusing unsafe entry './venv/pyvenv.cfg'" in proc.stderr, proc.stderr
+    assert "a second entry for the same path" in proc.stderr
+    assert_nothing_left(dest)
+
