@@ -166,3 +166,16 @@ def test_unpack_refuses_a_pack_with_a_duplicate_entry_naming_it(world):
     assert "a second entry for the same path" in proc.stderr
     assert_nothing_left(dest)
 
+
+def test_relocate_refuses_a_directory_that_is_not_a_venv(world):
+    """Item 9: `relocate --venv DIR` rewrote the shebangs of any bin/ with an activate script."""
+    tools = world.root / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "bin" / "activate").write_text("VIRTUAL_ENV=/old/place\n")
+    script = tools / "bin" / "tool"
+    script.write_text("#!/old/place/bin/python\nprint('hi')\n")
+    proc = world.run(["relocate", "--venv", tools])
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tools} is not a venv (it has no pyvenv.cfg)" in proc.stderr, proc.stderr
+    assert "the one that holds pyvenv.cfg" in proc.stderr
+    assert script.read_text() == "#!/old/place/bin/python\nprint('hi')\n"
