@@ -204,8 +204,9 @@ Result<size_t> verify_files(const fs::path& tree, const pyenv::InterpreterFacts&
                             "from {} RECORD: {}",
                             pack.string(), wrong.size(), wrong.size() == 1 ? "" : "s", wrong.size() == 1 ? "s" : "",
                             wrong.size() == 1 ? "its" : "their", core::join(wrong, "; ")),
-                "the pack changed after `bootstrap pack` wrote it (an edit, a damaged copy): pack the venv again "
-                "on the host that built it, and compare the pack's sha256 with the one `pack` printed");
+                "the pack changed after `bootstrap pack` wrote it (an edit, a damaged copy; compare its sha256 "
+                "with the one `pack` printed), or the packed venv had changed files (`bootstrap doctor --venv "
+                "VENV` names them there): pack the venv again, once doctor finds no changed file");
 }
 
 }  // namespace

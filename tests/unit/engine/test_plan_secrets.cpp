@@ -40,10 +40,8 @@ Planned plan_with(const core::TempDir& dir, const std::string& name, const std::
     REQUIRE(r);
     out.recipe = std::move(*r);
     engine::Facts f;
-    f.env = {{"PATH", bin.string()},
-             {"HOME", "/root"},
-             {"BOOTSTRAP_HOME", (dir.path() / "home").string()},
-             {name, token}};
+    f.env = {
+        {"PATH", bin.string()}, {"HOME", "/root"}, {"BOOTSTRAP_HOME", (dir.path() / "home").string()}, {name, token}};
     f.cpus = 4;
     engine::PlanOptions opts;
     opts.dry_run = true;
