@@ -227,6 +227,8 @@ private:
         if (auto why = unsafe_path(name, parts); !why.empty()) return unsafe(name, why);
         if (parts.empty()) return {};  // "./": the root itself
         if (auto why = m_links.check_member(parts); !why.empty()) return unsafe(name, why);
+        if (m_options.refuse_duplicates && !m_seen.insert(join(parts, parts.size())).second)
+            return unsafe(name, "a second entry for the same path (it would replace the first unseen)");
         BS_TRY(auto target, absolute(name, parts));
         archive_entry_set_pathname(entry, target.c_str());
 
@@ -336,6 +338,7 @@ private:
     fs::path m_root;
     const ExtractOptions& m_options;
     LinkGuard m_links;
+    std::set<std::string> m_seen;  // the paths extracted so far (refuse_duplicates)
     Extracted m_result;
     uint64_t m_written = 0;  // sizes of the members finished so far
 };

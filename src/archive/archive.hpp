@@ -26,6 +26,9 @@ struct ExtractOptions {
     /// of the archive read so far is taken for a decompression bomb.
     double max_ratio = 200;
     uint64_t ratio_floor = 10ull << 20;
+    /// Refuse a second entry for a path already extracted (the later one would replace the
+    /// first unseen): a `pack` never has one.
+    bool refuse_duplicates = false;
 };
 
 struct Extracted {

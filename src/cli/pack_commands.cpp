@@ -64,10 +64,10 @@ int execute_unpack(const UnpackArgs& args) {
     auto unpacked = pack::unpack_venv(args.pack, args.dest);
     if (!unpacked) return report_error(unpacked.error());
     fmt::print(
-        "unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} packages match the "
-        "manifest, in {:.1f} s\n",
+        "unpacked {} into {} ({}, packed from {}; {} bin/ file(s) relocated); {} package(s) and their {} "
+        "file(s) match the manifest and RECORDs, in {:.1f} s\n",
         args.pack, unpacked->venv.string(), core::format_bytes(unpacked->bytes), unpacked->packed_from,
-        unpacked->relocated, unpacked->packages, seconds_since(start));
+        unpacked->relocated, unpacked->packages, unpacked->files, seconds_since(start));
     return 0;
 }
 
@@ -97,8 +97,9 @@ void set_unpack_command(CLI::App& app, Outcome& outcome) {
         "Extraction refuses unsafe members (absolute paths, '..', links leaving the tree, devices).\n"
         "The interpreter must exist at the path the packed venv names (pyvenv.cfg's home and the\n"
         "bin/python link); bin/ scripts are rewritten for DEST; every package's version and RECORD\n"
-        "digest are checked against the packed manifest before DEST appears. On any error nothing\n"
-        "is left at DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
+        "digest are checked against the packed manifest, and every installed file against its RECORD\n"
+        "hash, before DEST appears; a member listed twice is refused. On any error nothing is left at\n"
+        "DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_unpack(*args); });
 }
 

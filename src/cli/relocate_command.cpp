@@ -49,7 +49,9 @@ void set_relocate_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--venv", args->venv, "The venv, at its new place")->required();
     cmd->add_option("--from", args->from, "The old path (default: read from bin/activate's VIRTUAL_ENV= line)");
     cmd->add_flag("--json", args->json, "Print what was rewritten as JSON");
-    cmd->footer("Each file is rewritten atomically with its mode kept. Exit codes: 0 ok, 1 failure.");
+    cmd->footer(
+        "Each file is rewritten atomically with its mode kept. A directory without pyvenv.cfg is refused.\n"
+        "Exit codes: 0 ok, 1 failure, 2 not a venv.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_relocate(*args); });
 }
 

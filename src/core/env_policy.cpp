@@ -162,11 +162,19 @@ bool matches(const EnvRule& rule, std::string_view name) {
     return false;
 }
 
+bool names_a_port(std::string_view name) {
+    if (name.size() < 4) return false;
+    std::string tail(name.substr(name.size() - 4));
+    for (auto& c : tail) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    return tail == "PORT" && (name.size() == 4 || name[name.size() - 5] == '_');
+}
+
 }  // namespace
 
 std::span<const EnvRule> env_policy() { return k_rules; }
 
 bool env_has_use(std::string_view name, EnvUse use) {
+    if (use == EnvUse::secret && names_a_port(name)) return false;
     for (const auto& rule : k_rules)
         if ((rule.uses & bits(use)) != 0 && matches(rule, name)) return true;
     return false;

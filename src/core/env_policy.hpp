@@ -67,7 +67,9 @@ struct EnvRule {
 /// Every entry, in the order they are documented.
 [[nodiscard]] std::span<const EnvRule> env_policy();
 
-/// True when some entry with `use` matches `name`.
+/// True when some entry with `use` matches `name`. A port's name (PORT, *_PORT, any case) is
+/// never secret, though it holds AUTH or TOKEN: a port number is no credential, and masking
+/// one would hide every "127.0.0.1:8080" a child prints.
 [[nodiscard]] bool env_has_use(std::string_view name, EnvUse use);
 
 /// The exact names of the entries with `use`, sorted (e.g. the snapshot's build_env names).

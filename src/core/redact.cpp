@@ -1,6 +1,8 @@
 #include "core/redact.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 #include "core/env_policy.hpp"
 
@@ -65,6 +67,58 @@ std::vector<std::pair<size_t, size_t>> userinfo_spans(std::string_view text) {
     return out;
 }
 
+using Values = std::vector<std::string>;
+
+/// The values add_secret_values was given, longest first. Read by every log line and every
+/// shown argv, from any thread: replaced whole under the mutex, read as a snapshot.
+struct SecretRegistry {
+    std::mutex mutex;
+    std::shared_ptr<const Values> values = std::make_shared<const Values>();
+};
+
+SecretRegistry& registry() {
+    static SecretRegistry r;
+    return r;
+}
+
+std::shared_ptr<const Values> registered_values() {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    return r.values;
+}
+
+/// `secrets` without values too short to mask, longest first (a secret that contains another is
+/// masked whole), each once.
+Values maskable(Values secrets) {
+    std::erase_if(secrets, [](const std::string& s) { return s.size() < k_min_masked; });
+    std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() > b.size() : a < b;
+    });
+    secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
+    return secrets;
+}
+
+/// `text` with each occurrence of a value of `secrets` (longest first) as "***".
+std::string mask_values(std::string text, const Values& secrets) {
+    if (secrets.empty()) return text;
+    std::string out;
+    out.reserve(text.size());
+    const std::string_view all = text;
+    size_t i = 0;
+    while (i < all.size()) {
+        const std::string_view rest = all.substr(i);
+        auto hit =
+            std::find_if(secrets.begin(), secrets.end(), [&](const std::string& s) { return rest.starts_with(s); });
+        if (hit == secrets.end()) {
+            out += all[i++];
+            continue;
+        }
+        out += k_redacted;
+        i += hit->size();
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string redact_text(std::string_view text) {
@@ -77,7 +131,21 @@ std::string redact_text(std::string_view text) {
         pos = e;
     }
     out.append(text.substr(pos));
-    return out;
+    return mask_values(std::move(out), *registered_values());
+}
+
+void add_secret_values(const std::vector<std::string>& values) {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    Values all = *r.values;
+    all.insert(all.end(), values.begin(), values.end());
+    r.values = std::make_shared<const Values>(maskable(std::move(all)));
+}
+
+void clear_secret_values() {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.values = std::make_shared<const Values>();
 }
 
 bool is_secret_name(std::string_view name, const std::set<std::string>& extra) {
@@ -108,12 +176,9 @@ std::vector<std::string> url_credentials(std::string_view text) {
 }
 
 SecretMask::SecretMask(std::vector<std::string> secrets) {
-    for (auto& s : secrets)
-        if (s.size() >= k_min_masked) m_secrets.push_back(std::move(s));
-    // Longest first: a secret that contains another is masked whole.
-    std::sort(m_secrets.begin(), m_secrets.end(),
-              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-    m_secrets.erase(std::unique(m_secrets.begin(), m_secrets.end()), m_secrets.end());
+    const auto registered = registered_values();
+    secrets.insert(secrets.end(), registered->begin(), registered->end());
+    m_secrets = maskable(std::move(secrets));
 }
 
 std::string SecretMask::feed(std::string_view chunk) {

@@ -16,8 +16,17 @@ inline constexpr std::string_view k_redacted = "***";
 /// "https://***@host". Anything else is returned unchanged.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
-/// Every URL with credentials inside free text (argv lines, logs, error messages) redacted.
+/// Every URL with credentials inside free text (argv lines, logs, error messages) redacted, and
+/// every secret value (add_secret_values) in it masked as "***".
 [[nodiscard]] std::string redact_text(std::string_view text);
+
+/// Values that are secrets wherever they show: those of the secret-named variables a plan reads
+/// (`{env.MY_TOKEN}` in an argv, whole or inside "--token=VALUE") or sets. From now on
+/// redact_text masks each one k_min_masked or longer, and so does every SecretMask made after:
+/// an argv is shown, logged and hashed into a key with "***" where the child gets the value.
+void add_secret_values(const std::vector<std::string>& values);
+/// Forget every value add_secret_values was given (tests).
+void clear_secret_values();
 
 /// Names that hold secrets: *TOKEN*, *SECRET*, *PASSWORD*, *PASSWD*, *_KEY, *CREDENTIAL*,
 /// *AUTH* (case-insensitive), or any name in `extra` (a recipe's `[env] secret` list).
@@ -47,7 +56,8 @@ inline constexpr size_t k_min_masked = 4;
 class SecretMask {
 public:
     SecretMask() = default;
-    /// Values shorter than k_min_masked are dropped; longer ones are tried first.
+    /// Values shorter than k_min_masked are dropped; longer ones are tried first. The values
+    /// add_secret_values was given so far are masked too.
     explicit SecretMask(std::vector<std::string> secrets);
     [[nodiscard]] bool empty() const { return m_secrets.empty(); }
     /// The next chunk, masked: what can be emitted now.

@@ -86,6 +86,19 @@ bool venv_provides(const std::string& program, const std::string& python_request
            program == "python" + python_request;
 }
 
+/// Masks, from now on, the values of the secret-named variables (core::is_secret_name, the
+/// recipe's `[env] secret` included) the plan has read ({env.NAME}) and those `set` gives:
+/// wherever an argv or a value is shown, logged or hashed into a key they are "***"
+/// (core::add_secret_values), while the child still gets them.
+void mask_secret_values(const recipe::Recipe& recipe, const Expander& ex, const exec::EnvMap& set) {
+    std::vector<std::string> values;
+    for (const auto& [name, read] : ex.env_read())
+        if (read.value && core::is_secret_name(name, recipe.env_secret)) values.push_back(*read.value);
+    for (const auto& [name, value] : set)
+        if (core::is_secret_name(name, recipe.env_secret)) values.push_back(value);
+    core::add_secret_values(values);
+}
+
 int host_cpus() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -235,6 +248,7 @@ public:
         }
         if (kind.arches_used && m_ex.device_uses() > device_uses_before && m_ex.device_choice_made())
             kind.arches_used(out, *m_ex.device_choice_made());
+        mask_secret_values(m_recipe, m_ex, out.env_set);
         compute_key(out, kind, key_argv, key_env_set);
         return out;
     }
@@ -496,6 +510,12 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
         BS_TRY(auto value, ex.expand(v));
         recipe_set[k] = value.value;
     }
+    // The declared secrets are secret wherever their values show, read by a step or not.
+    exec::EnvMap declared;
+    for (const auto& name : recipe.env_secret)
+        if (auto it = facts.env.find(name); it != facts.env.end()) declared.insert(*it);
+    mask_secret_values(recipe, ex, declared);
+    mask_secret_values(recipe, ex, recipe_set);
     plan.base_env = exec::compose_environment(facts.env, recipe_set, recipe.env_unset);
     auto path_it = plan.base_env.find("PATH");
     // An interpreter path in [venv] python is a local path like any other (`~`, the recipe's dir).

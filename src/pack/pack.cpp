@@ -20,6 +20,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/interpreter.hpp"
+#include "pyenv/record_files.hpp"
 #include "pyenv/relocate.hpp"
 #include "state/layout.hpp"
 #include "state/venv_lock.hpp"
@@ -119,14 +120,16 @@ Result<PackInfo> read_info(const fs::path& file) {
     });
 }
 
-Result<manifest::Manifest> snapshot_of(const fs::path& venv, bool update_cache,
+Result<pyenv::InterpreterFacts> python_of(const fs::path& venv, bool update_cache) {
+    return pyenv::venv_facts(venv, exec::compose_environment(exec::current_environment(), {}, {}), update_cache);
+}
+
+Result<manifest::Manifest> snapshot_of(const fs::path& venv, const pyenv::InterpreterFacts& python,
                                        const std::optional<manifest::Host>& host) {
-    const exec::EnvMap env = exec::current_environment();
-    BS_TRY(auto python, pyenv::venv_facts(venv, exec::compose_environment(env, {}, {}), update_cache));
     manifest::SnapshotRequest request;
     request.venv = venv;
-    request.python = std::move(python);
-    request.env = env;
+    request.python = python;
+    request.env = exec::current_environment();
     request.host = host;
     return manifest::take_snapshot(request);
 }
@@ -177,13 +180,43 @@ Status verify_against(const manifest::Manifest& packed, const manifest::Manifest
                                            core::join(wrong, "; ")));
 }
 
+/// Every installed file of the unpacked `tree` against its RECORD, as doctor's files check
+/// reads them: a manifest holds each RECORD's digest, not the files', so a file changed in the
+/// pack after `pack` wrote it passes verify_against. Console scripts relocated for `dest` are
+/// expected to differ. Returns how many files were hashed.
+Result<size_t> verify_files(const fs::path& tree, const pyenv::InterpreterFacts& python, const fs::path& dest,
+                            const fs::path& pack) {
+    BS_TRY(auto dists, pyenv::scan_venv_packages(python));
+    pyenv::RecordFileOptions options;
+    options.scripts_venv = dest;
+    size_t checked = 0;
+    std::vector<std::string> wrong;
+    for (const auto& [name, dist] : dists) {
+        auto found = pyenv::check_record_files(dist, dist.dist_info().parent_path(), tree, options);
+        if (found.interrupted)
+            return fail(ErrorCode::interrupted, fmt::format("interrupted while verifying {}", pack.string()));
+        checked += found.checked;
+        for (const auto& file : found.changed) wrong.push_back(fmt::format("{} {}: {}", name, dist.version, file));
+    }
+    if (wrong.empty()) return checked;
+    return fail(ErrorCode::io,
+                fmt::format("the venv unpacked from {} does not match its manifest: {} installed file{} differ{} "
+                            "from {} RECORD: {}",
+                            pack.string(), wrong.size(), wrong.size() == 1 ? "" : "s", wrong.size() == 1 ? "s" : "",
+                            wrong.size() == 1 ? "its" : "their", core::join(wrong, "; ")),
+                "the pack changed after `bootstrap pack` wrote it (an edit, a damaged copy; compare its sha256 "
+                "with the one `pack` printed), or the packed venv had changed files (`bootstrap doctor --venv "
+                "VENV` names them there): pack the venv again, once doctor finds no changed file");
+}
+
 }  // namespace
 
 Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const PackOptions& options) {
     const fs::path venv = fs::absolute(venv_in).lexically_normal();
     BS_TRY(auto cfg, pyenv::read_pyvenv_cfg(venv));
     BS_TRY(auto lock, state::VenvLock::acquire(venv, options.lock_timeout));
-    BS_TRY(auto m, snapshot_of(venv, true, std::nullopt));
+    BS_TRY(auto python, python_of(venv, true));
+    BS_TRY(auto m, snapshot_of(venv, python, std::nullopt));
     (void)engine::annotate_from_records(m, venv);
 
     PackInfo info;
@@ -247,6 +280,7 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
     extract.strip_top = false;
     extract.max_ratio = 1000;  // a venv compresses well; the size cap still holds
     extract.max_bytes = 256ull << 30;
+    extract.refuse_duplicates = true;  // `pack` writes each path once: a second copy hides the first
     BS_TRY(auto extracted, archive::extract(pack, staging, extract));
     BS_TRY(auto info, read_info(staging / k_pack_json));
     BS_TRY(auto packed, manifest::load_manifest(staging / k_manifest_json));
@@ -288,8 +322,10 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
 
     // Versions and RECORD digests, read back from the unpacked tree (relocation rewrites
     // scripts, never a RECORD). Host facts are the packed ones: nothing host-specific is probed.
-    BS_TRY(auto here, snapshot_of(tree, false, packed.host));
+    BS_TRY(auto python, python_of(tree, false));
+    BS_TRY(auto here, snapshot_of(tree, python, packed.host));
     BS_CHECK(verify_against(packed, here, pack));
+    BS_TRY(result.files, verify_files(tree, python, dest, pack));
     result.packages = here.packages.size();
     // What the snapshot just cached of this tree is host-local state, as a pack leaves it out.
     BS_TRY(auto dropped, state::drop_host_local_state(tree));

@@ -42,11 +42,14 @@ struct UnpackResult {
     fs::path venv;            // the destination, absolute
     std::string packed_from;  // the venv path the pack was made from
     size_t packages = 0;      // verified against the manifest
+    size_t files = 0;         // installed files whose RECORD hashes were checked
     size_t relocated = 0;     // bin/ files whose text named the old path
     std::uint64_t bytes = 0;  // file data extracted
 };
 
-/// Unpack `pack` into `dest`, which must not exist. On any error nothing is left at `dest`.
+/// Unpack `pack` into `dest`, which must not exist. Every package's version and RECORD digest
+/// must be the manifest's and every installed file its RECORD's hash; a pack with a file changed
+/// or listed twice is refused, naming it. On any error nothing is left at `dest`.
 [[nodiscard]] Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest);
 
 }  // namespace bootstrap::pack

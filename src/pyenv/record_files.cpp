@@ -44,6 +44,7 @@ RecordFileCheck check_record_files(const Distribution& dist, const fs::path& sit
         return out;
     }
     const fs::path root = venv.lexically_normal();
+    const fs::path& scripts_venv = options.scripts_venv.empty() ? venv : options.scripts_venv;
     for (const auto& row : parse_record(*text)) {
         if (core::interrupt_signal() != 0) {
             out.interrupted = true;
@@ -66,7 +67,7 @@ RecordFileCheck check_record_files(const Distribution& dist, const fs::path& sit
         }
         const auto size = static_cast<std::uint64_t>(st.st_size);
         if (row.size && *row.size != size) {
-            if (!relocated_script(file, venv))
+            if (!relocated_script(file, scripts_venv))
                 out.changed.push_back(fmt::format("{} (size {} bytes, recorded {})", row.path, size, *row.size));
             continue;
         }
@@ -80,7 +81,7 @@ RecordFileCheck check_record_files(const Distribution& dist, const fs::path& sit
         }
         if (record_hash_of_hex(*digest) == row.hash) {
             if (options.matched) options.matched(file, entry);
-        } else if (!relocated_script(file, venv)) {
+        } else if (!relocated_script(file, scripts_venv)) {
             out.changed.push_back(row.path + " (content differs)");
         }
     }

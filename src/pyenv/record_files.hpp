@@ -27,6 +27,9 @@ struct RecordFileOptions {
     std::function<bool(const std::filesystem::path& file, const std::string& entry)> known;
     /// Told each file whose hash matched, with its entry.
     std::function<void(const std::filesystem::path& file, std::string entry)> matched;
+    /// The venv path a relocated console script's shebang names, when not the venv checked:
+    /// `unpack` checks its staging copy, relocated for where it will be renamed to.
+    std::filesystem::path scripts_venv;
 };
 
 struct RecordFileCheck {

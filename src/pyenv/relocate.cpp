@@ -62,6 +62,14 @@ Result<fs::path> detect_venv_origin(const fs::path& venv) {
 
 Result<RelocateReport> relocate_venv(const fs::path& venv, fs::path old_prefix, const fs::path& new_prefix) {
     RelocateReport report;
+    // Every script of a bin/ that is not a venv's (~/.local, /usr/local, a project's) would be
+    // rewritten too: only a venv's own directory is relocated.
+    std::error_code ec;
+    if (!fs::is_regular_file(venv / "pyvenv.cfg", ec))
+        return fail(ErrorCode::usage,
+                    fmt::format("{} is not a venv (it has no pyvenv.cfg): refusing to rewrite the scripts in its bin/",
+                                venv.string()),
+                    "name the venv's own directory, the one that holds pyvenv.cfg and bin/");
     if (old_prefix.empty()) {
         BS_TRY(old_prefix, detect_venv_origin(venv));
     }
@@ -72,7 +80,6 @@ Result<RelocateReport> relocate_venv(const fs::path& venv, fs::path old_prefix, 
         new_prefix.empty() ? canonical_or_same(fs::absolute(venv)).string() : new_prefix.lexically_normal().string();
     while (to.size() > 1 && to.back() == '/') to.pop_back();
     if (from == to) return report;
-    std::error_code ec;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(venv / "bin", ec)) files.push_back(e.path());
     if (ec) return fail(ErrorCode::io, fmt::format("cannot list {}: {}", (venv / "bin").string(), ec.message()));

@@ -32,7 +32,8 @@ struct RelocateReport {
 /// files of bin/ (shebangs, activate* scripts), each atomically (temp + rename) with its mode
 /// kept; binaries and symlinks are left alone, and so are paths elsewhere (*.pth files).
 /// `old_prefix` empty: detected with detect_venv_origin. `new_prefix` lets a venv be fixed up
-/// in a staging directory before it is renamed to where it will live (`unpack`).
+/// in a staging directory before it is renamed to where it will live (`unpack`). A directory
+/// without a pyvenv.cfg is refused (a usage error naming it), and nothing is rewritten.
 [[nodiscard]] Result<RelocateReport> relocate_venv(const fs::path& venv, fs::path old_prefix,
                                                    const fs::path& new_prefix = {});
 

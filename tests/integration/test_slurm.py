@@ -260,7 +260,7 @@ def test_pack_bringup_builds_once_and_every_node_unpacks_the_same_venv(sw):
     assert builds(sw) == 1, sw.build_log.read_text()
     assert sorted(p.name for p in manifests.glob("*.json")) == [f"{n}.json" for n in NODES]
     for n in NODES:
-        assert "packages match the" in (manifests / "logs" / f"{n}.out").read_text()
+        assert "match the manifest and RECORDs" in (manifests / "logs" / f"{n}.out").read_text()
         assert build_info(sw, node_venv(sw, n))["name"] == "fastext"
     # The scratch build venv and the node-local copies of the pack are gone.
     assert not build_venv.exists() and not node_pack.exists()

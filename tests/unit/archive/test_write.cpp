@@ -94,3 +94,27 @@ TEST_CASE("write_tar_zst: a source that cannot be read leaves no file behind") {
     CHECK(f.error().message.find("a FIFO") != std::string::npos);
     CHECK_FALSE(fs::exists(tmp.path() / "out.tar.zst"));
 }
+
+TEST_CASE("refuse_duplicates: a path listed twice is refused, naming it, and nothing is left") {
+    core::TempDir tmp("archive-write");
+    std::vector<Member> members;
+    members.push_back({"venv", Member::Type::directory, {}, {}, {}, 0755});
+    members.push_back({"venv/pyvenv.cfg", Member::Type::file, {}, std::string("home = /usr/bin\n"), {}, 0644});
+    members.push_back({"./venv/pyvenv.cfg", Member::Type::file, {}, std::string("home = /evil\n"), {}, 0644});
+    REQUIRE(archive::write_tar_zst(tmp.path() / "dup.tar.zst", members));
+
+    archive::ExtractOptions x;
+    x.strip_top = false;
+    REQUIRE(archive::extract(tmp.path() / "dup.tar.zst", tmp.path() / "lenient", x));  // the later copy wins
+    CHECK(*core::read_file(tmp.path() / "lenient" / "venv" / "pyvenv.cfg") == "home = /evil\n");
+
+    x.refuse_duplicates = true;
+    auto r = archive::extract(tmp.path() / "dup.tar.zst", tmp.path() / "strict", x);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == fmt::format("refusing unsafe entry './venv/pyvenv.cfg' in {}: a second entry for the "
+                                           "same path (it would replace the first unseen)",
+                                           (tmp.path() / "dup.tar.zst").string()));
+    CHECK_FALSE(fs::exists(tmp.path() / "strict"));
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+}

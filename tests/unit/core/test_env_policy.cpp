@@ -31,6 +31,12 @@ TEST_CASE("env policy: pass-through, volatile, secret, build uses") {
     CHECK(core::env_has_use("OPENAI_API_KEY", EnvUse::secret));
     CHECK(core::env_has_use("key", EnvUse::secret));
     CHECK_FALSE(core::env_has_use("KEYBOARD", EnvUse::secret));
+    // A port is no credential, whatever else its name says; other names keep their rule.
+    CHECK_FALSE(core::env_has_use("AUTH_SERVER_PORT", EnvUse::secret));
+    CHECK_FALSE(core::env_has_use("token_port", EnvUse::secret));
+    CHECK(core::env_has_use("AUTH_PORTAL", EnvUse::secret));
+    CHECK(core::env_has_use("AUTHPORT", EnvUse::secret));
+    CHECK(core::env_has_use("AUTH_PORT_TOKEN", EnvUse::secret));
 
     CHECK(core::env_has_use("TORCH_CUDA_ARCH_LIST", EnvUse::build_input));
     CHECK(core::env_has_use("CPPFLAGS", EnvUse::build_input));

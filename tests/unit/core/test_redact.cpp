@@ -89,3 +89,23 @@ TEST_CASE("SecretMask shows nothing of a secret held back when the output ends",
     CHECK(masked(both, "abcd-1234-56") == "***");
     CHECK(masked(both, "abcd-1234-x") == "***-x");
 }
+
+TEST_CASE("secret values are masked in shown text and by later masks, never short ones", "[redact]") {
+    struct Forget {
+        ~Forget() { core::clear_secret_values(); }
+    } forget;
+    CHECK(core::redact_text("python -c x tok-abc123 --token=tok-abc123") ==
+          "python -c x tok-abc123 --token=tok-abc123");
+    core::add_secret_values({"tok-abc123", "abc", "tok-abc123-longer"});
+    CHECK(core::redact_text("python -c x tok-abc123 --token=tok-abc123 tok-abc123-longer abc") ==
+          "python -c x *** --token=*** *** abc");
+    // URL credentials are still redacted, the value inside one as well.
+    CHECK(core::redact_text("https://u:pw-9@h/x https://tok-abc123@h/y") == "https://u:***@h/x https://***@h/y");
+    core::SecretMask mask({"other-secret"});
+    CHECK(mask.feed("tok-abc123 other-secret\n") == "*** ***\n");
+    core::clear_secret_values();
+    CHECK(core::redact_text("tok-abc123") == "tok-abc123");
+    CHECK(core::is_secret_name("AUTH_TOKEN"));
+    CHECK_FALSE(core::is_secret_name("AUTH_SERVER_PORT"));
+    CHECK(core::is_secret_name("AUTH_SERVER_PORT", {"AUTH_SERVER_PORT"}));  // declared: secret
+}

@@ -112,6 +112,7 @@ TEST_CASE("a venv whose base interpreter is gone is an error", "[doctor][venv]")
 
 TEST_CASE("relocate without a VIRTUAL_ENV line needs --from", "[doctor][venv]") {
     core::TempDir tmp("doctor");
+    write(tmp.path() / "pyvenv.cfg", "home = /usr/bin\n");
     write(tmp.path() / "bin" / "tool", "#!/old/bin/python\n", 0755);
     auto r = relocate_venv(tmp.path(), {});
     REQUIRE_FALSE(r);
