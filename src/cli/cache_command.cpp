@@ -32,14 +32,15 @@ int execute_keygen(const KeygenArgs& args) {
     auto key = core::create_signing_key(home, args.name.empty() ? default_key_name() : args.name);
     if (!key) return report_error(key.error());
     const auto dir = core::key_dir(home);
-    fmt::print("created signing key '{}' (id {}): {} (mode 0600; it never leaves {})\n", key->name,
-               key->public_key.id, (dir / "ed25519.key").string(), dir.string());
+    fmt::print("created signing key '{}' (id {}): {} (mode 0600; it never leaves {})\n", key->name, key->public_key.id,
+               (dir / "ed25519.key").string(), dir.string());
     fmt::print("build-cache entries you write are signed with it from now on. Its public key, also in {}:\n\n",
                (dir / "ed25519.pub").string());
     fmt::print("{}\n\n", key->public_key.line());
-    fmt::print("Users who should install your entries add that line to their {} (or /etc/bootstrap/trusted-keys, "
-               "or BOOTSTRAP_TRUSTED_KEYS).\n",
-               (home / "trusted-keys").string());
+    fmt::print(
+        "Users who should install your entries add that line to their {} (or /etc/bootstrap/trusted-keys, "
+        "or BOOTSTRAP_TRUSTED_KEYS).\n",
+        (home / "trusted-keys").string());
     return 0;
 }
 

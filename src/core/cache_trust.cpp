@@ -71,9 +71,7 @@ std::string changed_files(const std::vector<std::string>& signed_lines, const st
 
 }  // namespace
 
-std::string OtherWriter::describe() const {
-    return fmt::format("{}, through {}", who, path.string());
-}
+std::string OtherWriter::describe() const { return fmt::format("{}, through {}", who, path.string()); }
 
 std::optional<OtherWriter> entry_other_writer(const fs::path& entry) {
     std::error_code ec;
@@ -111,8 +109,8 @@ Result<std::string> entry_canonical_text(const fs::path& entry, const std::strin
             return fail(ErrorCode::io, fmt::format("{} is {}, not a file: a cache entry holds files only",
                                                    e.path().string(), describe_file_type(st.st_mode)));
         if (name.find_first_of(" \t\r\n") != std::string::npos)
-            return fail(ErrorCode::io, fmt::format("{}: a file name with white space cannot be signed",
-                                                   e.path().string()));
+            return fail(ErrorCode::io,
+                        fmt::format("{}: a file name with white space cannot be signed", e.path().string()));
         names.push_back(name);
     }
     if (ec) return fail(ErrorCode::io, fmt::format("cannot list {}: {}", entry.string(), ec.message()));

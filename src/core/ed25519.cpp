@@ -138,8 +138,8 @@ Status check_trusted_file(const fs::path& file) {
                     "a trusted-keys file must belong to you or root: `chown` it, or set BOOTSTRAP_TRUSTED_KEYS");
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
         return fail(ErrorCode::invalid_recipe,
-                    fmt::format("refusing the trusted keys in {}: its mode {:04o} lets others add a key",
-                                file.string(), st.st_mode & 07777),
+                    fmt::format("refusing the trusted keys in {}: its mode {:04o} lets others add a key", file.string(),
+                                st.st_mode & 07777),
                     fmt::format("chmod go-w {}", file.string()));
     return {};
 }

@@ -101,7 +101,7 @@ struct DoctorOptions {
 /// distributions satisfied", "cuda code: not checked (no --arch)".
 struct CheckSummary {
     std::string group;  // "venv", "files", "imports", "dependencies", "symbols", "cuda code", "built for",
-                        // "packages"
+                        // "packages", "build cache"
     std::string line;   // starts with the group and a colon
 };
 

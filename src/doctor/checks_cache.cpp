@@ -43,10 +43,14 @@ std::vector<Finding> check_build_cache(const DoctorOptions& options, CheckSummar
         auto trust = core::check_entry(entry, key, trusted);
         if (!trust) {
             ++refused;
-            out.push_back(Finding{"build-cache-trust", recipe::Severity::error,
-                                  fmt::format("cannot check build cache entry {}: {}", entry.string(),
-                                              trust.error().message),
-                                  {}, "", trust.error().detail, ""});
+            out.push_back(
+                Finding{"build-cache-trust",
+                        recipe::Severity::error,
+                        fmt::format("cannot check build cache entry {}: {}", entry.string(), trust.error().message),
+                        {},
+                        "",
+                        trust.error().detail,
+                        ""});
             continue;
         }
         if (trust->state == core::EntryTrust::State::ours) {
@@ -55,14 +59,19 @@ std::vector<Finding> check_build_cache(const DoctorOptions& options, CheckSummar
         }
         if (trust->state == core::EntryTrust::State::trusted) {
             ++vouched;
-            out.push_back(Finding{"build-cache-trust", recipe::Severity::info,
+            out.push_back(Finding{"build-cache-trust",
+                                  recipe::Severity::info,
                                   fmt::format("build cache entry {}: {}", entry.string(), trust->describe()),
-                                  {}, "", "", ""});
+                                  {},
+                                  "",
+                                  "",
+                                  ""});
             continue;
         }
         ++refused;
         const bool tampered = trust->state == core::EntryTrust::State::bad_signature;
-        Finding f{"build-cache-trust", tampered ? recipe::Severity::error : recipe::Severity::warning,
+        Finding f{"build-cache-trust",
+                  tampered ? recipe::Severity::error : recipe::Severity::warning,
                   fmt::format("build cache entry {}: {}", entry.string(), trust->describe()),
                   {},
                   "an entry another user could have written is installed only when a key you trust signed it; "
@@ -72,16 +81,17 @@ std::vector<Finding> check_build_cache(const DoctorOptions& options, CheckSummar
         if (tampered || trust->state == core::EntryTrust::State::unsigned_entry)
             f.fix = fmt::format("rm -rf {} (the next run that needs it builds it again)", entry.string());
         else
-            f.fix = fmt::format("if you trust its signer, add their public key ({}'s `bootstrap cache keygen` "
-                                "prints it) to {}",
-                                trust->writer ? trust->writer->who : std::string("the writer"),
-                                (options.bootstrap_home / "trusted-keys").string());
+            f.fix = fmt::format(
+                "if you trust its signer, add their public key ({}'s `bootstrap cache keygen` "
+                "prints it) to {}",
+                trust->writer ? trust->writer->who : std::string("the writer"),
+                (options.bootstrap_home / "trusted-keys").string());
         out.push_back(std::move(f));
     }
-    std::string text =
-        entries.empty() ? "no entries"
-                        : fmt::format("{}: {} yours alone, {} signed by a trusted key, {} passed over",
-                                      detail::count_of(entries.size(), "entry", "entries"), ours, vouched, refused);
+    std::string text = entries.empty()
+                           ? "no entries"
+                           : fmt::format("{}: {} yours alone, {} signed by a trusted key, {} passed over",
+                                         detail::count_of(entries.size(), "entry", "entries"), ours, vouched, refused);
     detail::summarize(summary, "build cache", text);
     return out;
 }

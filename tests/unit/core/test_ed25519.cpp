@@ -3,10 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../skip.hpp"
 #include "core/cache_trust.hpp"
 #include "core/ed25519.hpp"
 #include "core/fs.hpp"
-#include "../skip.hpp"
 
 using namespace bootstrap::core;
 
@@ -23,7 +23,8 @@ fs::path make_entry(const fs::path& root, const std::string& key) {
 }  // namespace
 
 TEST_CASE("base64 round-trips and refuses what is not base64") {
-    for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x10", 3)})
+    for (const std::string& s :
+         std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x10", 3)})
         CHECK(base64_decode(base64_encode(s)).value() == s);
     CHECK(base64_encode("foobar") == "Zm9vYmFy");
     CHECK(base64_encode("fo") == "Zm8=");
@@ -82,9 +83,8 @@ TEST_CASE("keygen writes a 0600 key in a 0700 directory; a key others can read i
     ::chmod((dir / "ed25519.key").c_str(), 0644);
     auto refused = load_signing_key(home.path());
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().message ==
-          "refusing to use the signing key " + (dir / "ed25519.key").string() +
-              ": its mode is 0644: others could read it (it must be 0600)");
+    CHECK(refused.error().message == "refusing to use the signing key " + (dir / "ed25519.key").string() +
+                                         ": its mode is 0644: others could read it (it must be 0600)");
 }
 
 TEST_CASE("a trusted-keys file others could write is refused; BOOTSTRAP_TRUSTED_KEYS replaces the files") {
@@ -111,7 +111,10 @@ TEST_CASE("an entry only we could write needs no signature; a group-writable one
     const std::string key = std::string(64, 'a');
     fs::path entry = make_entry(root.path(), key);
     ::chmod(entry.c_str(), 0755);
-    auto no_keys = []() -> bootstrap::Result<const TrustedKeys*> { FAIL("keys asked for"); return nullptr; };
+    auto no_keys = []() -> bootstrap::Result<const TrustedKeys*> {
+        FAIL("keys asked for");
+        return nullptr;
+    };
     CHECK(check_entry(entry, key, no_keys).value().state == EntryTrust::State::ours);
 
     ::chmod((entry / "entry.txt").c_str(), 0664);  // as with umask 002
