@@ -237,3 +237,25 @@ def test_a_second_user_reads_a_cache_written_with_umask_022(shared):
     step = s.run(recipe, s.top / reader.pw_name / "venv2", "022", user=reader, extra={"BOOTSTRAP_TRUSTED_KEYS": pub})
     assert step["reason"].startswith("build cache hit"), step
     assert builds(s.bw) == 2
+
+
+def test_a_lock_file_another_member_left_read_only_does_not_stop_a_build(shared):
+    s = shared
+    writer, reader = s.users
+    group_home(s)
+    recipe = s.recipe("d")
+    step = s.run(recipe, s.top / writer.pw_name / "venv", "022", user=writer)
+    assert step["reason"].startswith("built in")
+    [entry] = s.entries()
+    # The writer's build was killed before it published (its lock stays), and its lock file is
+    # 0644 as an older bootstrap made it with umask 022. Before: "cannot open lock file
+    # .../<key>.lock: Permission denied" for every other member.
+    shutil.rmtree(entry)
+    lock = s.home / "builds" / (entry.name + ".lock")
+    lock.chmod(0o644)
+    assert lock.stat().st_uid == writer.pw_uid
+    step = s.run(recipe, s.top / reader.pw_name / "venv", "022", user=reader)
+    assert step["reason"].startswith("built in"), step
+    assert builds(s.bw) == 2
+    [entry] = s.entries()
+    assert (entry / "entry.txt").stat().st_uid == reader.pw_uid
