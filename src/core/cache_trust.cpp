@@ -35,6 +35,20 @@ std::string group_of(gid_t gid) {
     return gr != nullptr && gr->gr_name != nullptr ? std::string(gr->gr_name) : fmt::format("gid {}", gid);
 }
 
+/// A user-private group (Debian's and Red Hat's USERGROUPS_ENAB: umask 002 for users whose group
+/// bears their name): our primary group, named as we are, listing nobody else. Its write bit
+/// lets in no other user.
+bool own_private_group(gid_t gid) {
+    const passwd* pw = ::getpwuid(::geteuid());
+    if (pw == nullptr || pw->pw_gid != gid || pw->pw_name == nullptr) return false;
+    const std::string me = pw->pw_name;
+    const group* gr = ::getgrgid(gid);
+    if (gr == nullptr || gr->gr_name == nullptr || me != gr->gr_name) return false;
+    for (char** member = gr->gr_mem; member != nullptr && *member != nullptr; ++member)
+        if (me != *member) return false;
+    return true;
+}
+
 /// Who else could have written `path` given its own stat (the directories above are checked
 /// by the caller). A directory with the sticky bit lets others add names, never replace ours.
 std::optional<OtherWriter> writer_of(const fs::path& path, const struct stat& st) {
@@ -43,7 +57,7 @@ std::optional<OtherWriter> writer_of(const fs::path& path, const struct stat& st
     const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
     if (sticky_dir) return std::nullopt;
     if ((st.st_mode & S_IWOTH) != 0 && !S_ISLNK(st.st_mode)) return OtherWriter{path, "anyone (world-writable)"};
-    if ((st.st_mode & S_IWGRP) != 0 && !S_ISLNK(st.st_mode))
+    if ((st.st_mode & S_IWGRP) != 0 && !S_ISLNK(st.st_mode) && !own_private_group(st.st_gid))
         return OtherWriter{path, fmt::format("group {} (group-writable)", group_of(st.st_gid))};
     return std::nullopt;
 }

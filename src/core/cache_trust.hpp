@@ -1,10 +1,11 @@
 #pragma once
 // The trust model of a shared cache entry (a build-cache entry, `$BOOTSTRAP_HOME/builds/<key>/`):
 // an entry another user could have written (one of its files, or a directory on its path, is
-// owned by another uid than ours or root's, or is group/world-writable without the sticky bit)
-// is used only when it carries a valid signature by a trusted key (core/ed25519.hpp). The
-// signature (`<entry>/signature`: "ed25519 KEYID BASE64") covers a canonical text of the entry:
-// its cache key and each file's name, size and sha256.
+// owned by another uid than ours or root's, or is world-writable, or group-writable by another
+// group than our user-private one, without the sticky bit) is used only when it carries a valid
+// signature by a trusted key (core/ed25519.hpp). The signature (`<entry>/signature`: "ed25519
+// KEYID BASE64", then the signed text) covers a canonical text of the entry: its cache key and
+// each file's name, size and sha256.
 
 #include <filesystem>
 #include <functional>

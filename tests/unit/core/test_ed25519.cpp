@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,7 +119,9 @@ TEST_CASE("an entry only we could write needs no signature; a group-writable one
     };
     CHECK(check_entry(entry, key, no_keys).value().state == EntryTrust::State::ours);
 
-    ::chmod((entry / "entry.txt").c_str(), 0664);  // as with umask 002
+    // As with umask 002 in a cache a group shares (not our user-private group: see below).
+    if (::geteuid() == 0) REQUIRE(::chown((entry / "entry.txt").c_str(), 0, 65534) == 0);
+    ::chmod((entry / "entry.txt").c_str(), 0664);
     auto writer = entry_other_writer(entry);
     REQUIRE(writer);
     CHECK(writer->path == entry / "entry.txt");
@@ -155,4 +159,20 @@ TEST_CASE("an entry file owned by another uid is another writer's") {
     auto writer = entry_other_writer(entry);
     REQUIRE(writer);
     CHECK(writer->who.rfind("uid 65534", 0) == 0);
+}
+
+TEST_CASE("a file writable by our own user-private group is no other writer's") {
+    // Debian's umask 002 for a user whose primary group is their own: nobody else is in it.
+    const passwd* pw = ::getpwuid(::geteuid());
+    REQUIRE(pw != nullptr);
+    const group* gr = ::getgrgid(pw->pw_gid);
+    if (gr == nullptr || std::string(gr->gr_name) != pw->pw_name || (gr->gr_mem[0] != nullptr))
+        bootstrap::test::skip_test_case("our primary group is not a user-private group");
+    TempDir root("bs-entry-upg");
+    ::chmod(root.path().c_str(), 0755);
+    fs::path entry = make_entry(root.path(), std::string(64, 'd'));
+    ::chmod(entry.c_str(), 02775);
+    ::chown(entry.c_str(), ::geteuid(), pw->pw_gid);
+    ::chmod((entry / "entry.txt").c_str(), 0664);
+    CHECK_FALSE(entry_other_writer(entry));
 }
