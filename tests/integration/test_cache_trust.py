@@ -165,6 +165,12 @@ def test_a_group_member_replaced_wheel_is_not_installed(shared):
     assert os.stat(lock).st_mode & 0o060 == 0o060 and os.stat(lock).st_gid == s.group.gr_gid
 
     s.tamper(entry)
+    # Before: doctor said 0 errors and nothing of the cache; plan --explain promised a hit.
+    doctor = s.bootstrap(["doctor", "--venv", s.top / "v1"], "002")
+    assert (f"build cache entry {entry}: another user could have written it: uid {s.user.pw_uid} "
+            f"({s.user.pw_name}), through {entry}/") in doctor.stdout and "it is not signed" in doctor.stdout
+    explain = s.bootstrap(["plan", recipe, "--venv", s.top / "v1", "--explain"], "002")
+    assert "in the build cache, but another user could have written it" in explain.stdout, explain.stdout
     step = s.run(recipe, s.top / "v2", "002")
     # Before: "build cache hit", and the .pth ran as uid 0 at the verify import.
     assert not s.marker.exists(), f"the planted .pth ran as uid {s.marker.read_text()}"
