@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
@@ -287,13 +286,11 @@ Status keep_in_venv(BuildCache::Entry& built, const fs::path& dir) {
 
 /// The keys this user trusts, loaded (with libcrypto) the first time an entry needs them.
 struct LazyTrustedKeys {
-    fs::path home;
+    const BuildSpec* build;
     std::optional<core::TrustedKeys> keys;
     Result<const core::TrustedKeys*> operator()() {
         if (!keys) {
-            std::map<std::string, std::string> env;
-            if (const char* value = std::getenv("BOOTSTRAP_TRUSTED_KEYS")) env["BOOTSTRAP_TRUSTED_KEYS"] = value;
-            BS_TRY(keys, core::load_trusted_keys(home, env));
+            BS_TRY(keys, core::load_trusted_keys(build->home, build->trust_env));
         }
         return &*keys;
     }
@@ -322,7 +319,7 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
     // Another user's entry is checked and installed from a copy inside the venv, kept there as
     // the installed wheel's origin (the artifact store takes it after the step).
     const fs::path checked = layout.builds() / ("checked-" + key.digest);
-    LazyTrustedKeys trusted{b.home, std::nullopt};
+    LazyTrustedKeys trusted{&b, std::nullopt};
     std::optional<core::EntryTrust> passed;
     std::string passed_over;  // for the run's report
     auto say = [&](const std::string& msg) {

@@ -217,6 +217,9 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     const auto& s = *step.fields_as<BuildFields>();
     BuildSpec b;
     b.home = ctx.home;
+    // Whose cache entries to trust is the caller's setting, never a recipe's (not in [env]).
+    if (ctx.env != nullptr)
+        if (auto it = ctx.env->find("BOOTSTRAP_TRUSTED_KEYS"); it != ctx.env->end()) b.trust_env.insert(*it);
     BS_CHECK(expand_source(step, s.source, b, out, ctx));
     b.request.no_build_isolation = s.no_build_isolation;
     for (const auto& [k, v] : s.config_settings) {
