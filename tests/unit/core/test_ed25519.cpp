@@ -65,7 +65,7 @@ TEST_CASE("trusted-keys text: name:base64 lines, comments, errors at file:line")
     CHECK(nokey.error().message.find("/etc/k:1: 'just-a-word' is not a key") != std::string::npos);
 }
 
-TEST_CASE("keygen writes a 0600 key in a 0700 directory; a key others can read is refused") {
+TEST_CASE("keygen writes a 0600 key in a 0700 directory, and a key others can read is refused") {
     TempDir home("bs-keys");
     CHECK_FALSE(load_signing_key(home.path()).value());
     auto made = create_signing_key(home.path(), "me").value();
@@ -89,7 +89,7 @@ TEST_CASE("keygen writes a 0600 key in a 0700 directory; a key others can read i
                                          ": its mode is 0644: others could read it (it must be 0600)");
 }
 
-TEST_CASE("a trusted-keys file others could write is refused; BOOTSTRAP_TRUSTED_KEYS replaces the files") {
+TEST_CASE("a trusted-keys file others could write is refused, and BOOTSTRAP_TRUSTED_KEYS replaces the files") {
     TempDir home("bs-trust");
     auto alice = generate_signing_key("alice").value();
     auto bob = generate_signing_key("bob").value();
@@ -107,7 +107,7 @@ TEST_CASE("a trusted-keys file others could write is refused; BOOTSTRAP_TRUSTED_
     CHECK(refused.error().message.find("its mode 0664 lets others add a key") != std::string::npos);
 }
 
-TEST_CASE("an entry only we could write needs no signature; a group-writable one needs a trusted one") {
+TEST_CASE("an entry only we could write needs no signature, a group-writable one needs a trusted one") {
     TempDir root("bs-entry");
     ::chmod(root.path().c_str(), 0755);
     const std::string key = std::string(64, 'a');
