@@ -39,7 +39,7 @@ constexpr Command k_commands[] = {
     {"inspect", set_inspect_command}, {"explain", set_explain_command},
     {"lint", set_lint_command},       {"perf", set_perf_command},
     {"doctor", set_doctor_command},   {"relocate", set_relocate_command},
-    {"launch", set_launch_command},
+    {"launch", set_launch_command},   {"cache", set_cache_command},
 };
 
 std::vector<std::string> command_names() {

@@ -36,6 +36,7 @@ void set_perf_command(CLI::App& app, Outcome& outcome);           // perf_comman
 void set_doctor_command(CLI::App& app, Outcome& outcome);         // doctor_command.cpp
 void set_relocate_command(CLI::App& app, Outcome& outcome);       // relocate_command.cpp
 void set_launch_command(CLI::App& app, Outcome& outcome);         // launch_command.cpp
+void set_cache_command(CLI::App& app, Outcome& outcome);          // cache_command.cpp
 
 /// Entry point used by main(): parse argv, dispatch, return the process exit code.
 int run_cli(int argc, char** argv);

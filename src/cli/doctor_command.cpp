@@ -85,7 +85,8 @@ void set_doctor_command(CLI::App& app, Outcome& outcome) {
         "recorded by its last run in .bootstrap/declared-overrides.txt) is info, as with it.\n"
         "Each fix is a command for the venv examined: `bootstrap run R --venv DIR --only STEP`\n"
         "(the step that provides the module), or the installer command with the version a pin\n"
-        "asks for.\n"
+        "asks for. The build cache ($BOOTSTRAP_HOME/builds): each entry another user could have\n"
+        "written, its writer and signer (`bootstrap cache keygen --help`); a broken signature is an error.\n"
         "Exit codes: 0 no errors, 2 usage or invalid recipe/config, 3 error findings.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_doctor(*args); });
 }

@@ -27,6 +27,7 @@
 #include "engine/plan.hpp"
 #include "exec/environment.hpp"
 #include "exec/process.hpp"
+#include "manifest/artifacts.hpp"
 #include "pyenv/relocate.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
@@ -106,6 +107,12 @@ Result<DoctorRun> run_doctor_and_lint(const DoctorArgs& args, const std::optiona
     BS_CHECK(read_venv_state(options));
     options.extra_modules = args.imports;
     options.check_files = args.check_files;
+    // The build cache is doctor's to examine, like the files: `launch` gates on the venv only.
+    if (args.check_files) {
+        options.bootstrap_home = manifest::bootstrap_home(environment);
+        if (auto it = environment.find("BOOTSTRAP_TRUSTED_KEYS"); it != environment.end())
+            options.trust_env[it->first] = it->second;
+    }
     for (size_t i = 0; i < args.symbols.size(); ++i)
         options.symbols.push_back({args.symbols[i], args.libraries[i], "", ""});
     if (!args.arch.empty()) options.arch = args.arch;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +34,15 @@ bool write_content(int fd, const std::string& text) {
 }
 
 }  // namespace
+
+void share_with_group(int fd, const std::filesystem::path& dir) {
+    struct stat parent {};
+    struct stat st {};
+    if (::stat(dir.c_str(), &parent) != 0 || (parent.st_mode & S_ISGID) == 0) return;
+    if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid()) return;
+    const mode_t want = (st.st_mode & 07777) | S_IRGRP | S_IWGRP | (S_ISDIR(st.st_mode) ? S_IXGRP : 0);
+    if (want != (st.st_mode & 07777)) (void)::fchmod(fd, want);
+}
 
 long LockHolder::current() const {
     if (pid_alive || live_children.empty()) return pid;
@@ -102,9 +112,20 @@ LockHolder read_lock_holder(const std::filesystem::path& path) {
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, double timeout_s, std::string_view what,
                                    const std::function<void(long)>& on_wait) {
     BS_CHECK(core::create_directories(path.parent_path()));
-    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    // Mode 0666 less the umask, plus group write in a setgid directory (a cache a group
+    // shares): another user must be able to take the lock too. A lock file we may not write
+    // (another user's, with umask 022) is locked read-only: flock needs no write access, and
+    // only the holder's pid shown to waiters is missing.
+    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+    if (fd) {
+        share_with_group(fd.get(), path.parent_path());
+    } else if (errno == EACCES) {
+        fd = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    }
     if (!fd)
-        return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
+        return fail(ErrorCode::io, fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)),
+                    "the directory must be writable by every user of the cache: make it group-writable and "
+                    "setgid (chmod 2775) and use umask 002");
     const auto start = std::chrono::steady_clock::now();
     bool told = false;
     // flock(2): on Linux's NFS client it is carried out as a POSIX byte-range lock that the

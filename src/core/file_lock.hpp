@@ -42,6 +42,10 @@ struct LockHolder {
 /// read a lock file and parse_lock_holder it (an unreadable file says nothing: pid 0).
 [[nodiscard]] LockHolder read_lock_holder(const std::filesystem::path& path);
 
+/// In a setgid directory (a cache a group shares, README "Many nodes"), give the group read
+/// and write on the file or directory open as `fd` if we own it, whatever the umask.
+void share_with_group(int fd, const std::filesystem::path& dir);
+
 class FileLock {
 public:
     /// Wait up to `timeout_s` seconds (polling, interruptible) for the lock on `path` (created,

@@ -89,6 +89,10 @@ struct DoctorOptions {
     /// to `doctor`: a training start must not read a whole venv (an image's is sealed, so its
     /// stat cache is gone, and a shared one may sit on NFS).
     bool check_files = true;
+    /// $BOOTSTRAP_HOME, for the build cache's check; empty: not checked.
+    fs::path bootstrap_home;
+    /// The BOOTSTRAP_TRUSTED_KEYS the run would see (empty: the trusted-keys files).
+    std::map<std::string, std::string> trust_env;
     /// How long one import may take before its probe is killed.
     std::chrono::milliseconds import_timeout{std::chrono::minutes(2)};
 };
@@ -97,7 +101,7 @@ struct DoctorOptions {
 /// distributions satisfied", "cuda code: not checked (no --arch)".
 struct CheckSummary {
     std::string group;  // "venv", "files", "imports", "dependencies", "symbols", "cuda code", "built for",
-                        // "packages"
+                        // "packages", "build cache"
     std::string line;   // starts with the group and a colon
 };
 
@@ -145,6 +149,10 @@ struct ImportCheck {
 /// matched remembered by stat in VENV/.bootstrap/verified-files.cache (checks_files.cpp).
 [[nodiscard]] std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSummary* summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_packages(const DoctorOptions& options, CheckSummary* summary = nullptr);
+/// The shared build cache's entries under the trust model (core/cache_trust.hpp): each one
+/// another user could have written, with its writer and whether a trusted key signed it; a
+/// signature that no longer matches is an error (checks_cache.cpp).
+[[nodiscard]] std::vector<Finding> check_build_cache(const DoctorOptions& options, CheckSummary* summary = nullptr);
 
 /// `<venv>/lib/python*/site-packages` (the first), or empty.
 [[nodiscard]] fs::path find_site_packages(const fs::path& venv);

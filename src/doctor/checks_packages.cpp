@@ -337,9 +337,9 @@ DoctorReport run_checks(const DoctorOptions& options) {
     DoctorReport report;
     report.training = training_scope(options);
     using Check = std::vector<Finding> (*)(const DoctorOptions&, CheckSummary*);
-    for (Check check :
-         {Check{check_venv_integrity}, Check{check_installed_files}, Check{check_imports}, Check{check_dependencies},
-          Check{check_symbols}, Check{check_cuda_code}, Check{check_built_for}, Check{check_packages}}) {
+    for (Check check : {Check{check_venv_integrity}, Check{check_installed_files}, Check{check_imports},
+                        Check{check_dependencies}, Check{check_symbols}, Check{check_cuda_code}, Check{check_built_for},
+                        Check{check_packages}, Check{check_build_cache}}) {
         CheckSummary summary;
         for (auto& f : check(options, &summary)) report.findings.push_back(std::move(f));
         report.checks.push_back(std::move(summary));

@@ -24,8 +24,8 @@ bool is_host_local_state(const std::string& rel) {
     if (!core::starts_with(rel, prefix)) return false;
     const std::string name = fs::path(rel).filename().string();
     return rel == prefix + "lock" || rel == prefix + "logs" || core::starts_with(rel, prefix + "logs/") ||
-           name.ends_with(".facts") || name.ends_with(".cache") || name == "torch-probe.json" ||
-           core::temp_name_pid(name) != 0;
+           rel == prefix + "builds" || core::starts_with(rel, prefix + "builds/") || name.ends_with(".facts") ||
+           name.ends_with(".cache") || name == "torch-probe.json" || core::temp_name_pid(name) != 0;
 }
 
 Result<std::vector<std::string>> drop_host_local_state(const fs::path& venv) {

@@ -58,6 +58,9 @@ public:
     [[nodiscard]] fs::path python_facts() const { return dir() / "python.facts"; }
     [[nodiscard]] fs::path torch_facts() const { return dir() / "torch.facts"; }
     [[nodiscard]] fs::path torch_probe() const { return dir() / "torch-probe.json"; }
+    /// Build-cache entries installed from here: another user's, copied to be checked, and
+    /// builds a shared cache this user may not write could not take (host-local).
+    [[nodiscard]] fs::path builds() const { return dir() / "builds"; }
 
     // A venv step's --recreate (steps/venv_swap.hpp)
     [[nodiscard]] fs::path recreate_aside() const { return dir() / "recreate-old"; }

@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/cache_trust.hpp"
+#include "core/ed25519.hpp"
 #include "core/env_policy.hpp"
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
@@ -228,10 +231,13 @@ Status preflight(const ResolvedStep& step, StepContext& ctx) {
 }
 
 /// Build into the cache (we hold the key's lock): a private copy of the source, the installer's
-/// build command, then publish. The copy is removed whatever happens.
+/// build command, then publish, signed with this user's key when there is one. The copy is
+/// removed whatever happens.
 Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext& ctx, const BuildCache& cache,
                                            const BuildKey& key, const Deadline& deadline) {
     const auto& b = *step.build();
+    // Before the build's minutes are spent: a key file others could read is refused.
+    BS_TRY(auto signer, core::load_signing_key(b.home));
     BS_CHECK(preflight(step, ctx));
     BS_TRY(auto fetched, fetch_source(step, ctx, deadline));
     if (!fetched.note.empty()) log_line(ctx, fetched.note);
@@ -257,8 +263,38 @@ Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext
     cleanup(!built);
     if (!built) return tl::unexpected(built.error());
     if (!ctx.log_path.empty()) fs::copy_file(ctx.log_path, staging / "build.log", ec);
-    return cache.publish(key.digest, staging, key.explain, seconds);
+    return cache.publish(key.digest, staging, key.explain, seconds, signer ? &*signer : nullptr);
 }
+
+/// A build the shared cache could not take, moved from its staging directory into the venv.
+Status keep_in_venv(BuildCache::Entry& built, const fs::path& dir) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    BS_CHECK(core::create_directories(dir.parent_path()));
+    fs::rename(built.dir, dir, ec);
+    if (ec) {  // another filesystem
+        fs::copy(built.dir, dir, fs::copy_options::recursive, ec);
+        fs::remove_all(built.dir, ec);
+        if (ec)
+            return fail(ErrorCode::io,
+                        fmt::format("cannot move {} to {}: {}", built.dir.string(), dir.string(), ec.message()));
+    }
+    built.wheel = dir / built.wheel.filename();
+    built.dir = dir;
+    return {};
+}
+
+/// The keys this user trusts, loaded (with libcrypto) the first time an entry needs them.
+struct LazyTrustedKeys {
+    const BuildSpec* build;
+    std::optional<core::TrustedKeys> keys;
+    Result<const core::TrustedKeys*> operator()() {
+        if (!keys) {
+            BS_TRY(keys, core::load_trusted_keys(build->home, build->trust_env));
+        }
+        return &*keys;
+    }
+};
 
 }  // namespace
 
@@ -279,21 +315,54 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
     log_line(ctx, fmt::format("build cache key {}:\n{}", key.digest, key.explain));
     BuildCache cache(b.home / "builds");
     auto short_key = key.digest.substr(0, 12);
-    auto entry = cache.find(key.digest);
+    const state::Layout layout(ctx.venv);
+    // Another user's entry is checked and installed from a copy inside the venv, kept there as
+    // the installed wheel's origin (the artifact store takes it after the step).
+    const fs::path checked = layout.builds() / ("checked-" + key.digest);
+    LazyTrustedKeys trusted{&b, std::nullopt};
+    std::optional<core::EntryTrust> passed;
+    std::string passed_over;  // for the run's report
+    auto say = [&](const std::string& msg) {
+        log_line(ctx, msg);
+        if (ctx.on_output) ctx.on_output(msg + "\n");
+    };
+    auto pass_over = [&] {
+        if (!passed) return;
+        say(fmt::format("passing over build cache entry {}: {}; building it here", (cache.root() / key.digest).string(),
+                        passed->describe()));
+        passed_over = "; passed over the cached entry: " + passed->describe();
+        passed.reset();
+    };
+    BS_TRY(auto entry, cache.find_trusted(key.digest, checked, std::ref(trusted), &passed));
     if (!entry) {
-        double wait_limit = step.timeout > 0 ? step.timeout : 6 * 3600.0;
-        BS_TRY(auto lock, cache.lock(key.digest, wait_limit, [&](long pid) {
-            std::string msg =
-                fmt::format("another bootstrap (pid {}) is building key {}; waiting for it", pid, short_key);
-            log_line(ctx, msg);
-            if (ctx.on_output) ctx.on_output(msg + "\n");
-        }));
-        for (const auto& left : cache.remove_leftovers(key.digest))
-            log_line(ctx, "removed " + left.string() + ", left by a builder that died");
-        entry = cache.find(key.digest);  // the builder we waited for published it
-        if (!entry) {
-            BS_TRY(auto built, build_into_cache(step, ctx, cache, key, deadline));
-            ctx.note = fmt::format("built in {} (cache key {})", core::format_duration(built.build_seconds), short_key);
+        pass_over();
+        if (cache.writable()) {
+            double wait_limit = step.timeout > 0 ? step.timeout : 6 * 3600.0;
+            BS_TRY(auto lock, cache.lock(key.digest, wait_limit, [&](long pid) {
+                say(fmt::format("another bootstrap (pid {}) is building key {}; waiting for it", pid, short_key));
+            }));
+            for (const auto& left : cache.remove_leftovers(key.digest))
+                log_line(ctx, "removed " + left.string() + ", left by a builder that died");
+            // The builder we waited for published it.
+            BS_TRY(entry, cache.find_trusted(key.digest, checked, std::ref(trusted), &passed));
+            pass_over();
+            if (!entry) {
+                BS_TRY(auto built, build_into_cache(step, ctx, cache, key, deadline));
+                if (!built.published) BS_CHECK(keep_in_venv(built, layout.builds() / key.digest));
+                ctx.note = fmt::format("built in {} (cache key {}{})", core::format_duration(built.build_seconds),
+                                       short_key, built.published ? "" : ", not cached: the entry there is not yours") +
+                           passed_over;
+                entry = std::move(built);
+            }
+        } else {
+            // A cache this user may read but not write (another user's, with umask 022): the
+            // build goes to a cache of the venv's own.
+            BuildCache own(layout.builds());
+            BS_TRY(auto lock, own.lock(key.digest, 60, {}));
+            BS_TRY(auto built, build_into_cache(step, ctx, own, key, deadline));
+            ctx.note = fmt::format("built in {} (cache key {}, not cached: {} is not writable for you)",
+                                   core::format_duration(built.build_seconds), short_key, cache.root().string()) +
+                       passed_over;
             entry = std::move(built);
         }
     }

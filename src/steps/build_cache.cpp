@@ -1,5 +1,6 @@
 #include "steps/build_cache.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "core/clock.hpp"
 #include "core/env_policy.hpp"
+#include "core/fd.hpp"
 #include "core/fs.hpp"
 #include "core/key.hpp"
 #include "core/sha256.hpp"
@@ -34,6 +36,48 @@ std::map<std::string, std::string> read_entry(const fs::path& file) {
         if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 3);
     }
     return out;
+}
+
+/// In a setgid cache directory, a directory we create is the group's to replace too.
+void share_dir_with_group(const fs::path& dir) {
+    core::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd) core::share_with_group(fd.get(), dir.parent_path());
+}
+
+/// Copy the regular files of `from` into the new directory `to` (what gets checked and
+/// installed is then out of other users' reach).
+Status copy_files(const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    fs::remove_all(to, ec);
+    BS_CHECK(core::create_directories(to));
+    for (const auto& e : fs::directory_iterator(from, ec)) {
+        if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+        fs::copy_file(e.path(), to / e.path().filename(), ec);
+        if (ec)
+            return fail(ErrorCode::io,
+                        fmt::format("cannot copy {} to {}: {}", e.path().string(), to.string(), ec.message()));
+    }
+    if (ec) return fail(ErrorCode::io, fmt::format("cannot list {}: {}", from.string(), ec.message()));
+    return {};
+}
+
+/// The entry described by `dir`'s entry.txt, with its wheel in `files` (the entry itself or a
+/// private copy), when complete and the wheel has the recorded sha256.
+std::optional<BuildCache::Entry> read_complete_entry(const fs::path& dir, const fs::path& files) {
+    auto fields = read_entry(files / "entry.txt");
+    if (fields.count("wheel") == 0 || fields.count("sha256") == 0) return std::nullopt;
+    const fs::path name = fs::path(fields["wheel"]).filename();
+    if (name.empty() || name.string() != fields["wheel"]) return std::nullopt;
+    BuildCache::Entry e;
+    e.dir = dir;
+    e.wheel = files / name;
+    e.sha256 = fields["sha256"];
+    e.built_at = fields["built_at"];
+    e.host = fields["host"];
+    e.build_seconds = core::parse_double(fields["seconds"]).value_or(0);
+    auto digest = core::sha256_file(e.wheel);
+    if (!digest || *digest != e.sha256) return std::nullopt;  // damaged: build again
+    return e;
 }
 
 }  // namespace
@@ -63,19 +107,33 @@ bool is_parallelism_variable(const std::string& name) {
 }
 
 std::optional<BuildCache::Entry> BuildCache::find(const std::string& key) const {
-    fs::path dir = m_root / key;
-    auto fields = read_entry(dir / "entry.txt");
-    if (fields.count("wheel") == 0 || fields.count("sha256") == 0) return std::nullopt;
-    Entry e;
-    e.dir = dir;
-    e.wheel = dir / fields["wheel"];
-    e.sha256 = fields["sha256"];
-    e.built_at = fields["built_at"];
-    e.host = fields["host"];
-    e.build_seconds = core::parse_double(fields["seconds"]).value_or(0);
-    auto digest = core::sha256_file(e.wheel);
-    if (!digest || *digest != e.sha256) return std::nullopt;  // damaged: build again
-    return e;
+    return read_complete_entry(m_root / key, m_root / key);
+}
+
+Result<std::optional<BuildCache::Entry>> BuildCache::find_trusted(
+    const std::string& key, const fs::path& private_dir,
+    const std::function<Result<const core::TrustedKeys*>()>& trusted_keys,
+    std::optional<core::EntryTrust>* passed_over) const {
+    const fs::path dir = m_root / key;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return std::optional<Entry>();
+    if (!core::entry_other_writer(dir)) return find(key);
+    // Checked and installed from a copy: what another user changes afterwards is not installed.
+    BS_CHECK(copy_files(dir, private_dir));
+    BS_TRY(auto trust, core::check_entry(dir, key, trusted_keys, private_dir));
+    if (!trust.usable()) {
+        *passed_over = std::move(trust);
+        return std::optional<Entry>();
+    }
+    return read_complete_entry(dir, private_dir);
+}
+
+bool BuildCache::writable() const {
+    std::error_code ec;
+    const bool existed = fs::is_directory(m_root, ec);
+    if (!core::create_directories(m_root)) return false;
+    if (!existed) share_dir_with_group(m_root);
+    return ::access(m_root.c_str(), W_OK | X_OK) == 0;
 }
 
 Result<core::FileLock> BuildCache::lock(const std::string& key, double timeout_s,
@@ -102,11 +160,13 @@ Result<fs::path> BuildCache::staging(const std::string& key) const {
     std::error_code ec;
     fs::remove_all(dir, ec);
     BS_CHECK(core::create_directories(dir));
+    share_dir_with_group(dir);
     return dir;
 }
 
 Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::path& staging_dir,
-                                              const std::string& inputs, double build_seconds) const {
+                                              const std::string& inputs, double build_seconds,
+                                              const core::SigningKey* signer) const {
     std::error_code ec;
     auto discard = [&](Error err) -> Result<Entry> {
         fs::remove_all(staging_dir, ec);
@@ -129,8 +189,18 @@ Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::
                                          wheels[0].filename().string(), e.sha256, build_seconds, e.built_at, e.host);
     if (auto w = core::write_file_atomic(staging_dir / "inputs.txt", inputs); !w) return discard(w.error());
     if (auto w = core::write_file_atomic(staging_dir / "entry.txt", entry_text); !w) return discard(w.error());
+    if (signer != nullptr)
+        if (auto signed_ = core::sign_entry(staging_dir, key, *signer); !signed_) return discard(signed_.error());
     fs::path final_dir = m_root / key;
-    fs::remove_all(final_dir, ec);  // a damaged entry (find() refused it); we hold the key's lock
+    // A damaged entry, or one find_trusted passed over; we hold the key's lock.
+    fs::remove_all(final_dir, ec);
+    if (fs::exists(fs::symlink_status(final_dir, ec))) {
+        // Another user's entry this user may not remove (umask 022): installed from staging.
+        e.dir = staging_dir;
+        e.wheel = staging_dir / wheels[0].filename();
+        e.published = false;
+        return e;
+    }
     fs::rename(staging_dir, final_dir, ec);
     if (ec)
         return discard(Error{

@@ -3,7 +3,8 @@
 // input of its key, readable), `build.log` and `entry.txt`. The key digests everything that
 // decides binary compatibility, so a later run, another venv or another node sharing the home
 // installs the wheel without building. One builder per key: a file lock, then a staging
-// directory published by rename.
+// directory published by rename. An entry another user could have written is installed only
+// when signed by a trusted key (core/cache_trust.hpp), from a private copy that was checked.
 
 #include <filesystem>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cache_trust.hpp"
 #include "core/error.hpp"
 #include "core/file_lock.hpp"
 
@@ -59,10 +61,23 @@ public:
         double build_seconds = 0;
         std::string built_at;
         std::string host;
+        bool published = true;  // false: a build the cache could not take, installed from staging
     };
 
     /// The entry for `key` when it is complete and its wheel still has the recorded sha256.
     [[nodiscard]] std::optional<Entry> find(const std::string& key) const;
+
+    /// find() under the trust rule: an entry another user could have written is copied into
+    /// `private_dir` (created; the caller removes it), its signature checked on the copy, and
+    /// returned pointing into the copy when a trusted key signed it. Otherwise nullopt, and
+    /// `*passed_over` says whose entry it was and why it was not used.
+    [[nodiscard]] Result<std::optional<Entry>> find_trusted(
+        const std::string& key, const fs::path& private_dir,
+        const std::function<Result<const core::TrustedKeys*>()>& trusted_keys,
+        std::optional<core::EntryTrust>* passed_over) const;
+
+    /// Whether this user can add entries (creates the root, group-writable when setgid).
+    [[nodiscard]] bool writable() const;
 
     /// The lock one builder of `key` holds while building (waits, interruptibly, for another).
     [[nodiscard]] Result<core::FileLock> lock(const std::string& key, double timeout_s,
@@ -80,9 +95,11 @@ public:
     std::vector<fs::path> remove_leftovers(const std::string& key) const;
 
     /// Publish a staging directory holding exactly one wheel: write `inputs.txt` and
-    /// `entry.txt`, then rename it to `<root>/<key>`. Remove it on any failure.
+    /// `entry.txt`, sign it with `signer` (when given), then rename it to `<root>/<key>`,
+    /// replacing an entry find_trusted passed over. Remove it on any failure. An old entry this
+    /// user cannot remove stays: the build is returned unpublished, in the staging directory.
     [[nodiscard]] Result<Entry> publish(const std::string& key, const fs::path& staging_dir, const std::string& inputs,
-                                        double build_seconds) const;
+                                        double build_seconds, const core::SigningKey* signer = nullptr) const;
 
     [[nodiscard]] const fs::path& root() const { return m_root; }
 

@@ -217,6 +217,9 @@ Status expand(const recipe::Step& step, ResolvedStep& out, PlanContext& ctx, Exp
     const auto& s = *step.fields_as<BuildFields>();
     BuildSpec b;
     b.home = ctx.home;
+    // Whose cache entries to trust is the caller's setting, never a recipe's (not in [env]).
+    if (ctx.env != nullptr)
+        if (auto it = ctx.env->find("BOOTSTRAP_TRUSTED_KEYS"); it != ctx.env->end()) b.trust_env.insert(*it);
     BS_CHECK(expand_source(step, s.source, b, out, ctx));
     b.request.no_build_isolation = s.no_build_isolation;
     for (const auto& [k, v] : s.config_settings) {
@@ -315,9 +318,18 @@ void describe_build_key(const ResolvedStep& step, const fs::path& venv, std::vec
         out.push_back("build key: cannot be computed now: " + key.error().message);
         return;
     }
-    const bool cached = BuildCache(std::get<BuildSpec>(step.spec).home / "builds").find(key->digest).has_value();
-    out.push_back(fmt::format("build key: {} ({})", key->digest,
-                              cached ? "in the build cache: installs without building" : "not built yet"));
+    const BuildCache cache(std::get<BuildSpec>(step.spec).home / "builds");
+    std::string state = "not built yet";
+    if (cache.find(key->digest)) {
+        // Whether a trusted key signed it is checked when the step runs (it loads the keys).
+        auto writer = core::entry_other_writer(cache.root() / key->digest);
+        state = writer ? fmt::format(
+                             "in the build cache, but another user could have written it ({}): installed "
+                             "only if a key you trust signed it",
+                             writer->describe())
+                       : "in the build cache: installs without building";
+    }
+    out.push_back(fmt::format("build key: {} ({})", key->digest, state));
     for (const auto& line : core::split(key->explain, '\n'))
         if (!line.empty()) out.push_back("  | " + line);
 }

@@ -3,6 +3,7 @@
 // Built by engine/plan; executed by the executors in this module.
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,11 +92,12 @@ struct BuildSpec {
     /// Plan-time identity of the source, part of the step key: "git URL@REV", "sha256 HEX" or
     /// "tree HEX" (a digest of the directory's files; see steps::tree_digest).
     std::string source_identity;
-    pyenv::BuildRequest request;            // project / out_dir are filled in when the step runs
-    std::vector<std::string> abi_versions;  // "torch 2.11.0+cu130" / "torch not installed"
-    std::string torch_version;              // "" when torch is not an installed ABI package
-    std::string torch_record_stamp;         // stat of torch's RECORD: a reinstall changes it
-    fs::path home;                          // $BOOTSTRAP_HOME: sources/ and builds/ live here
+    pyenv::BuildRequest request;                   // project / out_dir are filled in when the step runs
+    std::vector<std::string> abi_versions;         // "torch 2.11.0+cu130" / "torch not installed"
+    std::string torch_version;                     // "" when torch is not an installed ABI package
+    std::string torch_record_stamp;                // stat of torch's RECORD: a reinstall changes it
+    fs::path home;                                 // $BOOTSTRAP_HOME: sources/ and builds/ live here
+    std::map<std::string, std::string> trust_env;  // BOOTSTRAP_TRUSTED_KEYS when set (not a key input)
     std::shared_ptr<const pyenv::Installer> installer;
     pyenv::NetworkOptions net;
     int download_attempts = 4;           // [network] retries + 1, for archives and git

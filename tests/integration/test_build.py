@@ -363,3 +363,27 @@ def test_locked_run_resolves_the_built_wheels_install_to_the_lock(bw):
     # The built wheel itself is installed by path: not pinned (uv would look for it on an index).
     assert "demo-core==2.0.0" in pins and not any(p.startswith("fastext==") for p in pins), pins
     assert bw.version_of("demo-core", fresh) == "2.0.0"
+
+
+def test_cache_keygen_signs_entries_and_a_key_others_can_read_is_refused(bw):
+    proc = bw.run(["cache", "keygen", "--name", "ci"])
+    ok(proc)
+    assert "\nci:" in proc.stdout
+    key = bw.home / "keys" / next((bw.home / "keys").iterdir()).name / "ed25519.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    again = bw.run(["cache", "keygen"])
+    assert again.returncode == 2 and f"a signing key already exists: {key}" in again.stderr
+    recipe = R.write_recipe(bw.root, steps=[R.venv(), build_step(bw, {"path": str(bw.tree)})])
+    ok(bw.run([recipe]))
+    [entry] = cache_entries(bw)
+    assert (entry / "signature").read_text().startswith("ed25519 ")
+    # A private key others could read is never used: the next build stops before it starts.
+    key.chmod(0o644)
+    proc, doc = bw.run_json([recipe, "--venv", bw.root / "other", "--force"])
+    assert proc.returncode == 0  # a cache hit signs nothing
+    bad = R.write_recipe(bw.root, filename="b.toml",
+                         steps=[R.venv(), build_step(bw, {"path": str(bw.tree)}, env={"FASTEXT_FLAVOR": "x"})])
+    proc = bw.run([bad])
+    assert proc.returncode == 1
+    assert f"refusing to use the signing key {key}: its mode is 0644: others could read it (it must be 0600)" \
+        in proc.stdout + proc.stderr

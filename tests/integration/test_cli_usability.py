@@ -114,7 +114,7 @@ def test_every_listed_command_is_built_when_named(run_bootstrap, tmp_path):
     `--help`, with the same one-line description, and a name not listed is unknown."""
     top = ok(run_bootstrap(["--help"])).stdout
     listed = re.findall(r"^  ([a-z]+) {2,}(\S.*)$", top.split("Subcommands:", 1)[1], re.M)
-    assert [name for name, _ in listed][:3] == ["run", "plan", "demo"] and len(listed) == 21, listed
+    assert [name for name, _ in listed][:3] == ["run", "plan", "demo"] and len(listed) == 22, listed
     for name, description in listed:
         own = ok(run_bootstrap([name, "--help"])).stdout
         assert own.startswith(description.rstrip()[:60]), (name, own[:200])
@@ -305,7 +305,7 @@ def test_doctor_on_a_plain_venv_checks_what_it_holds_and_says_what_passed(world)
     proc, doc = world.run_json(["doctor", "--venv", venv])
     assert doc["scope"] == "venv"
     assert [c["group"] for c in doc["checks"]] == ["venv", "files", "imports", "dependencies", "symbols",
-                                                   "cuda code", "built for", "packages"]
+                                                   "cuda code", "built for", "packages", "build cache"]
     assert not [f for f in doc["findings"] if f["rule"] == "import"]
 
     # A broken install is found through its own modules and requirements.

@@ -458,7 +458,7 @@ TEST_CASE("run_checks reports the built-for group after the cuda code", "[doctor
     std::vector<std::string> groups;
     for (const auto& c : report.checks) groups.push_back(c.group);
     CHECK(groups == std::vector<std::string>{"venv", "files", "imports", "dependencies", "symbols", "cuda code",
-                                             "built for", "packages"});
+                                             "built for", "packages", "build cache"});
     CHECK(std::any_of(report.findings.begin(), report.findings.end(),
                       [](const Finding& f) { return f.rule == "built-for" && f.severity == Severity::error; }));
 }

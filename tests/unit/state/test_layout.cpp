@@ -26,7 +26,8 @@ TEST_CASE("the layout's own caches and facts are host-local, its records are not
     const state::Layout l("/v");
     for (const auto& path :
          {l.lock(), l.logs(), l.run_logs("x") / "01-a.log", l.packages_cache(), l.python_facts(), l.host_facts(),
-          l.torch_facts(), l.torch_probe(), l.verified_files_cache(), l.dir() / "journal.json.tmp-12-abcdef"}) {
+          l.torch_facts(), l.torch_probe(), l.verified_files_cache(), l.dir() / "journal.json.tmp-12-abcdef",
+          l.builds(), l.builds() / "checked-abc" / "x-1.0-py3-none-any.whl"}) {
         const std::string rel = path.lexically_relative("/v").generic_string();
         INFO(rel);
         CHECK(state::is_host_local_state(rel));
