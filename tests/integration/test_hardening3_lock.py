@@ -1,11 +1,14 @@
 """Issue 41 (hardening, round three), the lock items: a pylock wheel `path` that injects
-requirement lines (item 3)."""
+requirement lines (item 3), the memory `lock` and a locked run spend on huge inputs (item 5),
+and an index's sha256 copied into a lockfile unchecked (item 7)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import shutil
+import subprocess
 
 import recipes as R
 from test_pylock import freeze, ok
@@ -90,3 +93,64 @@ def test_a_pylock_wheel_under_a_path_with_spaces_and_hashes_installs(world):
     text = (world.venv / ".bootstrap" / "pylock" / "pinned.txt").read_text()
     assert text.startswith("demo-core @ file://") and "a%20b%23c%3Bd%27q" in text
 
+
+# --------------------------------------------------------------------------- item 7
+
+def replace(path, data: bytes):
+    """New bytes under the same name, by rename (the index rescans a directory it sees change)."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def test_lock_refuses_an_index_hash_that_is_not_the_wheel_uv_installed(world, index_factory, wheelhouse, tmp_path):
+    root = tmp_path / "index-root"
+    shutil.copytree(wheelhouse, root)
+    idx = index_factory(root=root)
+    main = idx.url("main")
+    recipe = R.write_recipe(world.root, steps=[R.venv(), R.install("core", ["demo-core==1.0.0"], index_url=main)])
+    home = {"BOOTSTRAP_HOME": str(tmp_path / "home")}  # an artifact store of this test's own
+    ok(world.run([recipe], env=home))
+    wheel = root / "main" / "demo_core-1.0.0-py3-none-any.whl"
+    original = wheel.read_bytes()
+    installed = sha256(wheel)
+
+    # The index now lists other bytes under that name: its sha256 is not what was installed.
+    replace(wheel, original + b"\0replaced")
+    lockfile = world.root / "l.json"
+    proc = world.run(["lock", recipe, "-o", lockfile], env=home)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (f"demo-core 1.0.0: {main}/demo-core/ lists demo_core-1.0.0-py3-none-any.whl with sha256 "
+            f"{sha256(wheel)}, but uv hashed the demo_core-1.0.0-py3-none-any.whl it downloaded and installed to "
+            f"{installed} ({world.uv_cache}/wheels-v") in proc.stderr
+    assert "Lock from the index the wheel came from" in proc.stderr
+    assert not lockfile.exists()
+
+    # The same bytes again: checked against uv's record, and the lock says so (JSON and PEP 751).
+    replace(wheel, original)
+    ok(world.run(["lock", recipe, "-o", lockfile, "--format", "both"], env=home))
+    core = json.loads(lockfile.read_text())["packages"]["demo-core"]
+    assert (core["sha256"], core["hash_source"]) == (installed, "uv-cache")
+    (pylock,) = list(world.root.glob("pylock*.toml"))
+    assert 'hash-source = "uv-cache"' in pylock.read_text()
+    proc = subprocess.run([str(world.uv), "pip", "install", "--dry-run", "--python", str(world.venv / "bin/python"),
+                           "-r", str(pylock)], capture_output=True, text=True, env=world.full_env())
+    assert proc.returncode == 0, proc.stderr  # uv still reads it
+
+    # Nothing at hand (uv's cache cleared): only the index vouches, and the lock says that.
+    shutil.rmtree(world.uv_cache)
+    ok(world.run(["lock", recipe, "-o", lockfile], env=home))
+    assert json.loads(lockfile.read_text())["packages"]["demo-core"]["hash_source"] == "index"
+
+
+# --------------------------------------------------------------------------- item 5
+
+def test_a_lockfile_larger_than_any_real_one_is_refused_with_its_size_and_the_limit(world):
+    recipe = R.write_recipe(world.root, steps=[R.venv(), R.install("core", ["demo-core==1.0.0"],
+                                                                    index_url=world.index.url("main"))])
+    big = world.root / "big.json"
+    big.write_text('{"schema": 2, "packages": {}, "pad": "' + "x" * (9 << 20) + '"}')
+    proc = world.run([recipe, "--lockfile", big])
+    assert proc.returncode != 0
+    assert f"cannot read {big}: larger than 8 MiB (9.0 MiB)" in proc.stderr
+    assert not world.venv.exists()
