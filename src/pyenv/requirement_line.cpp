@@ -34,9 +34,8 @@ std::string file_url(std::string_view path) {
 }
 
 bool is_hex64(std::string_view s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 Error unwritable(const HashedRequirement& r, std::string_view what) {
@@ -50,7 +49,8 @@ std::optional<std::string> unsafe_installer_value(std::string_view value) {
         if (is_control(static_cast<unsigned char>(value[i])))
             return fmt::format("holds a control character (U+{:04X} at byte {})", static_cast<unsigned char>(value[i]),
                                i);
-    if (!value.empty() && value.front() == '-') return std::string("starts with '-' (an installer reads it as an option)");
+    if (!value.empty() && value.front() == '-')
+        return std::string("starts with '-' (an installer reads it as an option)");
     return std::nullopt;
 }
 
@@ -66,7 +66,8 @@ Result<std::string> hashed_requirement_line(const HashedRequirement& r) {
     } else {
         if (auto bad = unsafe_installer_value(r.wheel))
             return tl::unexpected(unwritable(r, fmt::format("wheel path {}", *bad)));
-        if (r.wheel.front() != '/') return tl::unexpected(unwritable(r, "wheel path '" + r.wheel + "' is not absolute"));
+        if (r.wheel.front() != '/')
+            return tl::unexpected(unwritable(r, "wheel path '" + r.wheel + "' is not absolute"));
         line = is_plain_path(r.wheel) ? r.wheel : r.name + " @ " + file_url(r.wheel);
     }
     if (!r.marker.empty()) {
@@ -79,9 +80,8 @@ Result<std::string> hashed_requirement_line(const HashedRequirement& r) {
             const bool word_start = i == 0 || text[i - 1] == ' ';
             if (is_control(static_cast<unsigned char>(text[i])) || text[i] == '\\' ||
                 (word_start && (text[i] == '-' || text[i] == '#')))
-                return tl::unexpected(
-                    unwritable(r, fmt::format("marker '{}' has a word an installer reads as an option or a comment",
-                                              text)));
+                return tl::unexpected(unwritable(
+                    r, fmt::format("marker '{}' has a word an installer reads as an option or a comment", text)));
         }
         line += " ; " + text;
     }

@@ -22,10 +22,10 @@ namespace bootstrap::pyenv {
 
 /// One hashed requirement: `name==version` from an index, or the wheel file `wheel` (absolute).
 struct HashedRequirement {
-    std::string name;     // a PEP 508 name
-    std::string version;  // a PEP 440 version (with `wheel` too: checked, not written)
-    std::string wheel;    // "" when from an index
-    std::string marker;   // "" = everywhere
+    std::string name;                 // a PEP 508 name
+    std::string version;              // a PEP 440 version (with `wheel` too: checked, not written)
+    std::string wheel;                // "" when from an index
+    std::string marker;               // "" = everywhere
     std::vector<std::string> sha256;  // at least one, 64 hex digits each
 };
 

@@ -36,8 +36,10 @@ TEST_CASE("page bounds: only the files `keep` wants are kept, every hash checked
         CHECK(asked == 2);
     }
     const std::string json = R"({"meta": {"api-version": "1.0"}, "files": [{"filename": "x-1.0-py3-none-any.whl",
-        "url": "x-1.0-py3-none-any.whl", "hashes": {"sha256": ")" + a + R"("}}, {"filename": "x-2.0-py3-none-any.whl",
-        "url": "x-2.0-py3-none-any.whl", "hashes": {"sha256": ")" + a + R"("}}]})";
+        "url": "x-1.0-py3-none-any.whl", "hashes": {"sha256": ")" +
+                             a + R"("}}, {"filename": "x-2.0-py3-none-any.whl",
+        "url": "x-2.0-py3-none-any.whl", "hashes": {"sha256": ")" +
+                             a + R"("}}]})";
     auto files = lockfile::parse_index_page(json, "application/vnd.pypi.simple.v1+json", "https://i/simple/x/", keep);
     REQUIRE(files);
     REQUIRE(files->size() == 1);

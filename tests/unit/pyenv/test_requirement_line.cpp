@@ -35,8 +35,9 @@ TEST_CASE("requirement line: a value that would be another line, an option or a 
           std::string::npos);
     CHECK(refused({"x", "1.0", "", "", {k_a + "\n--extra-index-url=http://evil/"}}).find("is not 64 hex digits") !=
           std::string::npos);
-    CHECK(refused({"x\ny", "1.0", "", "", {k_a}}) == "x\ny: the name is not a PEP 508 name: not written to a "
-                                                    "requirements file");
+    CHECK(refused({"x\ny", "1.0", "", "", {k_a}}) ==
+          "x\ny: the name is not a PEP 508 name: not written to a "
+          "requirements file");
     CHECK(refused({"x", "1.0", "-r/etc/x.whl", "", {k_a}}).find("starts with '-'") != std::string::npos);
     CHECK(refused({"x", "1.0", "rel/x.whl", "", {k_a}}).find("is not absolute") != std::string::npos);
     CHECK(refused({"x", "1.0", "", "sys_platform == ' --index-url=http://evil/'", {k_a}})
