@@ -187,7 +187,7 @@ bool is_pylock_name(const fs::path& file) { return file.extension() == ".toml"; 
 
 Result<Lockfile> load_any_lockfile(const fs::path& file) {
     if (!is_pylock_name(file) && file.extension() == ".json") return manifest::load_lockfile(file);
-    BS_TRY(auto text, core::read_regular_file(file, core::k_max_lockfile));
+    BS_TRY(auto text, core::read_lockfile_text(file));
     const auto first = text.find_first_not_of(" \t\r\n");
     if (!is_pylock_name(file) && first != std::string::npos && text[first] == '{') return manifest::load_lockfile(file);
     return parse_pylock(text, file);

@@ -66,7 +66,7 @@ void check_origin(const core::JsonFields& o, const Origin& origin) {
 }  // namespace
 
 Result<Lockfile> load_lockfile(const fs::path& file) {
-    BS_TRY(auto text, core::read_regular_file(file, core::k_max_lockfile));
+    BS_TRY(auto text, core::read_lockfile_text(file));
     auto invalid = [&](const std::string& why) -> Result<Lockfile> {
         return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), why));
     };

@@ -151,6 +151,13 @@ def test_a_lockfile_larger_than_any_real_one_is_refused_with_its_size_and_the_li
     big = world.root / "big.json"
     big.write_text('{"schema": 2, "packages": {}, "pad": "' + "x" * (9 << 20) + '"}')
     proc = world.run([recipe, "--lockfile", big])
-    assert proc.returncode != 0
-    assert f"cannot read {big}: larger than 8 MiB (9.0 MiB)" in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert f"{big} is 9.0 MiB: larger than any lockfile bootstrap reads (at most 8 MiB)" in proc.stderr
+    assert "name the lockfile `bootstrap lock` wrote" in proc.stderr
     assert not world.venv.exists()
+    # A pylock step's lock too.
+    (world.root / "pylock.toml").write_text('lock-version = "1.0"\n#' + "x" * (9 << 20) + "\n")
+    recipe = R.write_recipe(world.root, steps=[R.venv(), {"id": "pinned", "kind": "install", "pylock": "pylock.toml"}])
+    proc = world.run([recipe])
+    assert proc.returncode == 2, proc.stderr
+    assert "pylock.toml is 9.0 MiB: larger than any lockfile bootstrap reads (at most 8 MiB)" in proc.stderr
