@@ -282,13 +282,48 @@ Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::stri
     return files;
 }
 
+/// One entry of a PEP 691 page's "files" (nlohmann's exceptions for a missing key or a wrong
+/// type are the caller's to catch).
+Result<IndexFile> json_file(const nlohmann::json& entry, const std::string& page_url) {
+    IndexFile f;
+    f.filename = entry.at("filename").get<std::string>();
+    auto url = entry.at("url").get<std::string>();
+    f.url = resolve_url(page_url, without_fragment(url));
+    if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
+        BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
+    }
+    // A "#sha256=" on the url wins over "hashes", as in pip (Link.from_json).
+    if (auto digest = fragment_sha256(url)) {
+        BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
+    }
+    // PEP 691: false, true, or a non-empty reason string.
+    if (auto y = entry.find("yanked"); y != entry.end())
+        f.yanked = y->is_string() ? !y->get<std::string>().empty() : y->get<bool>();
+    return f;
+}
+
+/// The page's files. With `keep`, an entry of the top-level "files" is dropped from the tree as
+/// soon as it is parsed when it reads without error and `keep` does not want it, so the tree
+/// holds only the files kept (and any entry in error, reported below in page order as before).
 Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::string& page_url, const KeepFile& keep) {
     auto invalid = [&](const std::string& why) {
         return fail(ErrorCode::network, fmt::format("{} is not a valid PEP 691 project page: {}", page_url, why));
     };
     nlohmann::json page;
+    std::string top_key;  // the top-level member being parsed
+    auto drop_unwanted = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        if (depth == 1 && event == Event::key) top_key = parsed.get<std::string>();
+        if (depth != 2 || event != Event::object_end || top_key != "files") return true;
+        try {
+            auto f = json_file(parsed, page_url);
+            return !f || keep(f->filename);
+        } catch (const nlohmann::json::exception&) {
+            return true;  // kept: the loop below reports it where the tree reader did
+        }
+    };
     try {
-        page = nlohmann::json::parse(body);
+        page = keep ? nlohmann::json::parse(body, drop_unwanted) : nlohmann::json::parse(body);
     } catch (const nlohmann::json::exception& e) {
         return invalid(e.what());
     }
@@ -302,21 +337,9 @@ Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::stri
         if (!page.contains("files") || !page["files"].is_array()) return invalid("no \"files\" array");
         std::vector<IndexFile> files;
         for (const auto& entry : page["files"]) {
-            IndexFile f;
-            f.filename = entry.at("filename").get<std::string>();
-            auto url = entry.at("url").get<std::string>();
-            f.url = resolve_url(page_url, without_fragment(url));
-            if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
-                BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
-            }
-            // A "#sha256=" on the url wins over "hashes", as in pip (Link.from_json).
-            if (auto digest = fragment_sha256(url)) {
-                BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
-            }
-            // PEP 691: false, true, or a non-empty reason string.
-            if (auto y = entry.find("yanked"); y != entry.end())
-                f.yanked = y->is_string() ? !y->get<std::string>().empty() : y->get<bool>();
-            if (!keep || keep(f.filename)) files.push_back(std::move(f));
+            BS_TRY(auto f, json_file(entry, page_url));
+            // With `keep`, the tree holds only what it kept (asked once per file, when parsed).
+            files.push_back(std::move(f));
         }
         return files;
     } catch (const nlohmann::json::exception& e) {

@@ -49,3 +49,27 @@ TEST_CASE("page bounds: only the files `keep` wants are kept, every hash checked
                                           "https://i/simple/x/", keep);
     REQUIRE_FALSE(bad);
 }
+
+TEST_CASE("page bounds: a PEP 691 page read with `keep` fails as the whole tree does") {
+    const std::string url = "https://i/simple/x/";
+    const std::string type = "application/vnd.pypi.simple.v1+json";
+    auto drop_all = [](std::string_view) { return false; };
+    for (const std::string body : {
+             R"({"files": [)",
+             R"([])",
+             R"({"meta": {"api-version": "2.0"}, "files": []})",
+             R"({"files": [{"filename": "x-1.0-py3-none-any.whl", "url": "x.whl"}], "meta": {"api-version": "2.0"}})",
+             R"({"files": [{"filename": 3, "url": "x"}]})",
+             R"({"files": [{"filename": "a-1.0-py3-none-any.whl", "url": "a.whl"}, {"filename": "x.whl"}]})",
+             R"({"files": [{"filename": "x.whl", "url": "x.whl", "hashes": {"sha256": "abc"}}]})",
+             R"({"files": [{"filename": "x.whl", "url": "x.whl", "yanked": 3}]})",
+             R"({"files": {"a": {"filename": "x.whl", "url": "x.whl"}}})",
+         }) {
+        INFO(body);
+        auto whole = lockfile::parse_index_page(body, type, url);
+        auto kept = lockfile::parse_index_page(body, type, url, drop_all);
+        REQUIRE_FALSE(whole);
+        REQUIRE_FALSE(kept);
+        CHECK(kept.error().message == whole.error().message);
+    }
+}
