@@ -31,7 +31,7 @@ scratch=${FUZZ_SCRATCH:-${TMPDIR:-/tmp}/bootstrap-fuzz.$checkout_id}
 # 100,000-character [[fault]] match (recipe), markers nested 100,000 deep (pep508, dist_info),
 # probe and log lines of 40,000+ characters (import_probe, perf).
 TARGETS=(recipe:131072 dist_info:131072 pep440:1024 pep508:131072 import_probe:65536
-  fatbin:8192 elf:16384 index_page:65536 perf:65536 flags:4096 terminal_text:65536)
+  fatbin:8192 elf:16384 index_page:65536 pylock:65536 perf:65536 flags:4096 terminal_text:65536)
 # Run only when named: the planted crash tests/integration/test_fuzz_script.py checks this with.
 NAMED_ONLY=(selftest:64)
 

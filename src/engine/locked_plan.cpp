@@ -169,7 +169,12 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
                 paths[p->name] = path;
             }
         batch.file = state::Layout(venv).locked_requirements(step_id, i);
-        batch.text = manifest::locked_requirements(members, paths);
+        auto text = manifest::locked_requirements(members, paths);
+        if (!text)
+            return fail(ErrorCode::usage,
+                        fmt::format("--locked: {}: package {}", m_lock.file.string(), text.error().message),
+                        "write the lockfile again with `bootstrap lock`, or fix the value it names");
+        batch.text = std::move(*text);
         out.batches.push_back(std::move(batch));
     }
     return out;

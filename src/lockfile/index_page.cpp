@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -145,11 +146,11 @@ size_t raw_text_end(std::string_view html, size_t i, std::string_view name) {
     return html.size();
 }
 
-/// Every `<a>` and `<base>` tag, in page order. Comments (bogus ones too) are skipped, and so is
+/// Every `<a>` and `<base>` tag, in page order, given to `on_tag` one at a time (nothing of
+/// the page is kept) until it returns false. Comments (bogus ones too) are skipped, and so is
 /// the text of `<script>` and `<style>`: it is raw text in HTML, so an `<a href>` written there
 /// is no link (pip's parser, Python's html.parser, reads it so too).
-std::vector<Tag> link_tags(std::string_view html) {
-    std::vector<Tag> out;
+void for_each_link_tag(std::string_view html, const std::function<bool(Tag&&)>& on_tag) {
     size_t i = 0;
     while ((i = html.find('<', i)) != std::string_view::npos) {
         if (html.substr(i, 4) == "<!--") {
@@ -180,9 +181,8 @@ std::vector<Tag> link_tags(std::string_view html) {
             if (!self_closing) i = raw_text_end(html, i, name);
             continue;
         }
-        out.push_back(Tag{std::move(name), std::move(attrs)});
+        if (!on_tag(Tag{std::move(name), std::move(attrs)})) return;
     }
-    return out;
 }
 
 /// An href as a URL parser reads it (WHATWG URL, "basic URL parser"): leading and trailing C0
@@ -199,15 +199,17 @@ std::string clean_href(std::string_view href) {
 /// The URL relative links resolve against: the first `<base href>`'s (itself resolved against
 /// the page's URL), else the page's. pip (HTMLLinkParser) takes the first base too; it does
 /// not resolve a relative one, which HTML does.
-std::string base_url(const std::vector<Tag>& tags, const std::string& page_url) {
-    for (const Tag& tag : tags) {
-        if (tag.name != "base") continue;
+std::string base_url(std::string_view html, const std::string& page_url) {
+    std::string out = page_url;
+    for_each_link_tag(html, [&](Tag&& tag) {
+        if (tag.name != "base") return true;
         auto href = tag.attrs.find("href");
-        if (href == tag.attrs.end()) continue;
+        if (href == tag.attrs.end()) return true;
         std::string cleaned = clean_href(href->second);
-        return cleaned.empty() ? page_url : resolve_url(page_url, cleaned);
-    }
-    return page_url;
+        if (!cleaned.empty()) out = resolve_url(page_url, cleaned);
+        return false;
+    });
+    return out;
 }
 
 /// The sha256 in a URL's fragment (`url` from its '#'), read as pip's LinkHash does: the first
@@ -246,37 +248,82 @@ Result<std::string> checked_sha256(std::string_view hex, const std::string& file
     return out;
 }
 
-Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::string& page_url) {
+/// The page's links, read in two passes over it (its base, then each link) that keep only what
+/// `keep` wants: a page of a million links costs its own bytes, not a tree of them.
+Result<std::vector<IndexFile>> parse_html(std::string_view body, const std::string& page_url, const KeepFile& keep) {
     std::vector<IndexFile> files;
-    std::vector<Tag> tags = link_tags(body);
-    std::string base = base_url(tags, page_url);
-    for (const Tag& tag : tags) {
+    const std::string base = base_url(body, page_url);
+    std::optional<Error> error;
+    for_each_link_tag(body, [&](Tag&& tag) {
         auto href = tag.attrs.find("href");
-        if (tag.name != "a" || href == tag.attrs.end()) continue;
+        if (tag.name != "a" || href == tag.attrs.end()) return true;
         std::string cleaned = clean_href(href->second);
         std::string_view link = without_fragment(cleaned);
         std::string_view path = link.substr(0, link.find('?'));
         IndexFile f;
         f.filename = core::percent_decode(path.substr(path.rfind('/') + 1));
-        if (f.filename.empty()) continue;  // a link to a directory, not a file
-        f.url = resolve_url(base, link);
+        if (f.filename.empty()) return true;  // a link to a directory, not a file
         // PEP 503: the fragment is "<hashname>=<hexdigest>"; only sha256 is of use here.
         if (auto digest = fragment_sha256(cleaned)) {
-            BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
+            auto sha = checked_sha256(*digest, f.filename, page_url);
+            if (!sha) {
+                error = sha.error();
+                return false;
+            }
+            f.sha256 = std::move(*sha);
         }
+        if (keep && !keep(f.filename)) return true;
+        f.url = resolve_url(base, link);
         f.yanked = tag.attrs.count("data-yanked") > 0;
         files.push_back(std::move(f));
-    }
+        return true;
+    });
+    if (error) return tl::unexpected(std::move(*error));
     return files;
 }
 
-Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::string& page_url) {
+/// One entry of a PEP 691 page's "files" (nlohmann's exceptions for a missing key or a wrong
+/// type are the caller's to catch).
+Result<IndexFile> json_file(const nlohmann::json& entry, const std::string& page_url) {
+    IndexFile f;
+    f.filename = entry.at("filename").get<std::string>();
+    auto url = entry.at("url").get<std::string>();
+    f.url = resolve_url(page_url, without_fragment(url));
+    if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
+        BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
+    }
+    // A "#sha256=" on the url wins over "hashes", as in pip (Link.from_json).
+    if (auto digest = fragment_sha256(url)) {
+        BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
+    }
+    // PEP 691: false, true, or a non-empty reason string.
+    if (auto y = entry.find("yanked"); y != entry.end())
+        f.yanked = y->is_string() ? !y->get<std::string>().empty() : y->get<bool>();
+    return f;
+}
+
+/// The page's files. With `keep`, an entry of the top-level "files" is dropped from the tree as
+/// soon as it is parsed when it reads without error and `keep` does not want it, so the tree
+/// holds only the files kept (and any entry in error, reported below in page order as before).
+Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::string& page_url, const KeepFile& keep) {
     auto invalid = [&](const std::string& why) {
         return fail(ErrorCode::network, fmt::format("{} is not a valid PEP 691 project page: {}", page_url, why));
     };
     nlohmann::json page;
+    std::string top_key;  // the top-level member being parsed
+    auto drop_unwanted = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        if (depth == 1 && event == Event::key) top_key = parsed.get<std::string>();
+        if (depth != 2 || event != Event::object_end || top_key != "files") return true;
+        try {
+            auto f = json_file(parsed, page_url);
+            return !f || keep(f->filename);
+        } catch (const nlohmann::json::exception&) {
+            return true;  // kept: the loop below reports it where the tree reader did
+        }
+    };
     try {
-        page = nlohmann::json::parse(body);
+        page = keep ? nlohmann::json::parse(body, drop_unwanted) : nlohmann::json::parse(body);
     } catch (const nlohmann::json::exception& e) {
         return invalid(e.what());
     }
@@ -290,20 +337,8 @@ Result<std::vector<IndexFile>> parse_json(std::string_view body, const std::stri
         if (!page.contains("files") || !page["files"].is_array()) return invalid("no \"files\" array");
         std::vector<IndexFile> files;
         for (const auto& entry : page["files"]) {
-            IndexFile f;
-            f.filename = entry.at("filename").get<std::string>();
-            auto url = entry.at("url").get<std::string>();
-            f.url = resolve_url(page_url, without_fragment(url));
-            if (entry.contains("hashes") && entry["hashes"].contains("sha256")) {
-                BS_TRY(f.sha256, checked_sha256(entry["hashes"]["sha256"].get<std::string>(), f.filename, page_url));
-            }
-            // A "#sha256=" on the url wins over "hashes", as in pip (Link.from_json).
-            if (auto digest = fragment_sha256(url)) {
-                BS_TRY(f.sha256, checked_sha256(*digest, f.filename, page_url));
-            }
-            // PEP 691: false, true, or a non-empty reason string.
-            if (auto y = entry.find("yanked"); y != entry.end())
-                f.yanked = y->is_string() ? !y->get<std::string>().empty() : y->get<bool>();
+            BS_TRY(auto f, json_file(entry, page_url));
+            // With `keep`, the tree holds only what it kept (asked once per file, when parsed).
             files.push_back(std::move(f));
         }
         return files;
@@ -361,7 +396,7 @@ std::string resolve_url(std::string_view base, std::string_view href) {
 }
 
 Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::string_view content_type,
-                                                const std::string& page_url) {
+                                                const std::string& page_url, const KeepFile& keep) {
     std::string type = core::to_lower(core::trim(content_type.substr(0, content_type.find(';'))));
     bool json = type.find("json") != std::string::npos;
     if (!json && type.find("html") == std::string::npos) {
@@ -369,7 +404,7 @@ Result<std::vector<IndexFile>> parse_index_page(std::string_view body, std::stri
         std::string_view start = core::trim(body);
         json = !start.empty() && start[0] == '{';
     }
-    return json ? parse_json(body, page_url) : parse_html(body, page_url);
+    return json ? parse_json(body, page_url, keep) : parse_html(body, page_url, keep);
 }
 
 }  // namespace bootstrap::lockfile

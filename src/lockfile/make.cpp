@@ -11,9 +11,11 @@
 #include "engine/fixed_point.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
+#include "lockfile/hash_check.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/uv_cache.hpp"
 #include "pyenv/wheel_name.hpp"
 #include "state/journal.hpp"
 #include "steps/kind.hpp"
@@ -73,17 +75,24 @@ std::string no_match(const manifest::Package& pkg, const TagSet& tags, const std
     return fmt::format("{}; closest wheels of {} there: {}{}", head, pkg.version, core::join(names, ", "), more);
 }
 
-/// A project page, fetched and parsed once per URL.
+/// A project page, fetched and parsed once per URL: the files of the one release locked from
+/// it (a page is one project's; a lock asks it for one version), and how many it lists.
 struct Page {
     std::string url;  // after redirects
     std::vector<lockfile::IndexFile> files;
+    size_t listed = 0;
 };
 
-Result<Page> load_page(const Fetch& fetch, const std::string& url) {
+Result<Page> load_page(const Fetch& fetch, const std::string& url, const manifest::Package& pkg) {
     BS_TRY(auto fetched, fetch(url));
     Page page;
     page.url = fetched.url.empty() ? url : fetched.url;
-    BS_TRY(page.files, lockfile::parse_index_page(fetched.body, fetched.content_type, page.url));
+    auto keep = [&](std::string_view filename) {
+        ++page.listed;
+        auto wheel = pyenv::parse_wheel_name(filename);
+        return wheel && pyenv::is_release_of(*wheel, pkg.name, pkg.version);
+    };
+    BS_TRY(page.files, lockfile::parse_index_page(fetched.body, fetched.content_type, page.url, keep));
     return page;
 }
 
@@ -92,14 +101,17 @@ Result<Page> load_page(const Fetch& fetch, const std::string& url) {
 /// in `why_not` when none does.
 /// An interrupt or the lock's deadline ends the whole lock (the error is returned); any other
 /// failure of a page is one reason in `why_not`.
+/// The index's sha256 is checked against the bytes at hand (hash_check.hpp): one that differs
+/// from them on every index ends the lock.
 Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const std::vector<std::string>& known,
-                       std::map<std::string, Result<Page>>& pages, manifest::LockedPackage& lp,
-                       std::vector<std::string>& why_not) {
+                       const BytesAtHand& at_hand, std::map<std::string, Result<Page>>& pages,
+                       manifest::LockedPackage& lp, std::vector<std::string>& why_not) {
+    std::optional<Error> mismatch;
     for (const auto& recorded : pkg.origin.index_urls) {
         // Recorded URLs carry no credentials; the recipe or the environment supplies them.
         std::string url = project_page_url(pyenv::with_credentials(recorded, known), pkg.name);
         auto page = pages.find(url);
-        if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url)).first;
+        if (page == pages.end()) page = pages.emplace(url, load_page(fetch, url, pkg)).first;
         if (!page->second) {
             const auto code = page->second.error().code;
             if (code == ErrorCode::interrupted || code == ErrorCode::timeout)
@@ -108,7 +120,7 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
                 core::redact_text(fmt::format("{} {}: {}", pkg.name, pkg.version, page->second.error().message)));
             continue;
         }
-        auto file = find_installed_wheel(page->second->files, pkg, page->second->url);
+        auto file = find_installed_wheel(page->second->files, pkg, page->second->url, page->second->listed);
         if (!file) {
             why_not.push_back(core::redact_text(file.error().message));
             continue;
@@ -118,12 +130,19 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
                                                             pkg.version, file->filename, page->second->url)));
             continue;
         }
+        auto source = check_index_hash(at_hand, pkg, *file, page->second->url);
+        if (!source) {
+            if (!mismatch) mismatch = source.error();
+            continue;
+        }
         lp.wheel = file->filename;
         lp.sha256 = file->sha256;
+        lp.hash_source = *source;
         lp.url = core::strip_credentials(file->url);
         lp.index = recorded;
         return {};
     }
+    if (mismatch) return tl::unexpected(std::move(*mismatch));
     return {};
 }
 
@@ -156,7 +175,8 @@ std::string project_page_url(std::string_view index, std::string_view name) {
 }
 
 Result<lockfile::IndexFile> find_installed_wheel(const std::vector<lockfile::IndexFile>& files,
-                                                 const manifest::Package& pkg, const std::string& page_url) {
+                                                 const manifest::Package& pkg, const std::string& page_url,
+                                                 std::optional<size_t> listed) {
     auto tags =
         pyenv::expand_tags(pkg.wheel_tag.empty() ? std::vector<std::string>{} : core::split(pkg.wheel_tag, ','));
     if (!tags)
@@ -198,7 +218,8 @@ Result<lockfile::IndexFile> find_installed_wheel(const std::vector<lockfile::Ind
             if (interpreter_specific && theirs == platforms && any_python) same_platform.push_back(&f);
         }
         if (same_platform.size() == 1) return *same_platform.front();
-        return fail(ErrorCode::step_failed, no_match(pkg, *tags, page_url, std::move(same_version), files.size()));
+        return fail(ErrorCode::step_failed,
+                    no_match(pkg, *tags, page_url, std::move(same_version), listed.value_or(files.size())));
     }
     // Wheels that differ only in their build tag (which the dist-info does not record) are
     // interchangeable only when they are the same bytes.
@@ -372,18 +393,20 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.environments = {locked_environment(facts.python->markers)};
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
     const auto known = pyenv::known_index_urls(facts.env, venv, steps::configured_index_urls(plan.steps));
+    const BytesAtHand at_hand{pyenv::uv_cache_dir(facts.env), &store};
     std::vector<std::string> missing;
     for (const auto& [name, pkg] : snapshot.packages) {
         manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};
         if (!pkg.origin.artifact_sha256.empty()) {
             lp.sha256 = pkg.origin.artifact_sha256;
+            lp.hash_source = k_hash_from_artifact_store;  // bootstrap hashed it when it kept it
             if (auto stored = store.find(lp.sha256)) {
                 lp.wheel = stored->filename().string();
                 lp.path = stored->string();
             }
         } else if (!pkg.origin.index_urls.empty()) {
             std::vector<std::string> why_not;
-            BS_CHECK(lock_from_index(pkg, fetch, known, pages, lp, why_not));
+            BS_CHECK(lock_from_index(pkg, fetch, known, at_hand, pages, lp, why_not));
             if (lp.sha256.empty()) missing.push_back(core::join(why_not, "; "));
         } else if (pkg.origin.kind == manifest::OriginKind::editable) {
             // A local project (Megatron's own package, installed editable by its sync step):

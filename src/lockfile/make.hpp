@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,9 +49,11 @@ inline constexpr std::string_view k_simple_accept =
 /// equal PEP 440 version and the same set of expanded tags as its WHEEL `Tag:` lines (file
 /// names are never compared: case and the order of compressed tags vary). When none fits, the
 /// error names the package, version, tags and page, and the closest files of that version.
+/// `listed`: how many files the page lists, when `files` holds only some (files.size() if not).
 [[nodiscard]] Result<lockfile::IndexFile> find_installed_wheel(const std::vector<lockfile::IndexFile>& files,
                                                                const manifest::Package& pkg,
-                                                               const std::string& page_url);
+                                                               const std::string& page_url,
+                                                               std::optional<size_t> listed = {});
 
 /// Build a lockfile for the recipe's venv: every installed package, and per step whether it is
 /// covered (it passed) with, for an install step, the closure of its requirements. Steps that

@@ -3,15 +3,18 @@
 // `pylock` use too); bootstrap's own [tool.bootstrap] tables are read here, with the same
 // PylockReader, so every problem of the file is located and reported together.
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "core/fs.hpp"
+#include "core/lockfile_limit.hpp"
 #include "core/redact.hpp"
 #include "lockfile/pylock.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/requirement_line.hpp"
 #include "recipe/toml_document.hpp"
 #include "steps/pylock_data.hpp"
 
@@ -24,16 +27,29 @@ using recipe::ValueType;
 
 namespace {
 
+bool is_sha256(std::string_view s) {
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 /// The origin bootstrap recorded (a [packages.tool.bootstrap] or version-only table).
 manifest::Origin read_origin(steps::PylockReader& rd, const Value& t, std::string_view where) {
     manifest::Origin o;
     o.kind = manifest::parse_origin_kind(rd.str(t, "origin", where));
     o.step = rd.str(t, "step", where);
     o.index_urls = rd.strings(t, "index-urls", where);
-    o.url = rd.str(t, "url", where);
+    for (const auto& url : o.index_urls)  // each an installer's --index-url
+        if (auto why = pyenv::unsafe_installer_value(url))
+            rd.report(t.get("index-urls")->loc, fmt::format("{}an 'index-urls' entry {}: refused", where, *why));
+    o.url = rd.installer_str(t, "url", where);
     o.vcs = rd.str(t, "vcs", where);
     o.commit = rd.str(t, "commit", where);
     o.artifact_sha256 = rd.str(t, "artifact-sha256", where);
+    if (!o.artifact_sha256.empty() && !is_sha256(o.artifact_sha256)) {  // it names a path in the store
+        rd.report(t.get("artifact-sha256")->loc,
+                  fmt::format("{}'artifact-sha256' is not 64 lower-case hex digits", where));
+        o.artifact_sha256.clear();
+    }
     o.archive_hash = rd.str(t, "archive-hash", where);
     return o;
 }
@@ -144,18 +160,22 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
     // Bootstrap's own lock: each package's [packages.tool.bootstrap] (its origin; a directory's
     // version), read where the package is.
     std::map<EntryAt, manifest::Origin> recorded;
+    std::map<EntryAt, std::string> hash_sources;
     auto read_own = [&](steps::PylockReader& r, const Value& entry, steps::PylockPackage& p) {
         const auto* t = entry.get("tool");
         const auto* mine = t != nullptr && t->is(ValueType::table) ? t->get("bootstrap") : nullptr;
         if (own == nullptr || mine == nullptr || !mine->is(ValueType::table)) return;
         const std::string where = fmt::format("package {}: ", p.name);
         recorded[{entry.loc.line, entry.loc.column}] = read_origin(r, *mine, where);
+        hash_sources[{entry.loc.line, entry.loc.column}] = r.str(*mine, "hash-source", where);
         if (p.version.empty()) p.version = r.str(*mine, "version", where);
     };
     steps::read_pylock_packages(rd, doc, data, read_own);
     for (const auto& p : data.packages) {
         auto it = recorded.find({p.loc.line, p.loc.column});
         lock.packages[p.name] = to_locked(p, it == recorded.end() ? nullptr : &it->second, own != nullptr);
+        if (auto source = hash_sources.find({p.loc.line, p.loc.column}); source != hash_sources.end())
+            lock.packages[p.name].hash_source = source->second;
     }
     if (own != nullptr) read_tool(rd, *own, lock);
     else lock.schema = manifest::k_lockfile_schema;
@@ -167,7 +187,7 @@ bool is_pylock_name(const fs::path& file) { return file.extension() == ".toml"; 
 
 Result<Lockfile> load_any_lockfile(const fs::path& file) {
     if (!is_pylock_name(file) && file.extension() == ".json") return manifest::load_lockfile(file);
-    BS_TRY(auto text, core::read_regular_file(file, core::k_max_user_input));
+    BS_TRY(auto text, core::read_lockfile_text(file));
     const auto first = text.find_first_not_of(" \t\r\n");
     if (!is_pylock_name(file) && first != std::string::npos && text[first] == '{') return manifest::load_lockfile(file);
     return parse_pylock(text, file);

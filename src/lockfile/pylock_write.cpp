@@ -120,6 +120,7 @@ void put_package(std::string& out, const LockedPackage& p, const std::string& di
     out += "\n[packages.tool.bootstrap]\n";
     if (!directory.empty()) put_string(out, "version", p.version);
     put_origin(out, p.origin);
+    put_string(out, "hash-source", p.hash_source);
 }
 
 void put_tool(std::string& out, const Lockfile& lock, const std::vector<const LockedPackage*>& version_only) {

@@ -1,5 +1,6 @@
 #include "manifest/lockfile.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -7,8 +8,11 @@
 
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
+#include "core/lockfile_limit.hpp"
 #include "core/strings.hpp"
 #include "manifest/origin_json.hpp"
+#include "pyenv/name.hpp"
+#include "pyenv/requirement_line.hpp"
 
 namespace bootstrap::manifest {
 
@@ -23,6 +27,7 @@ std::string to_json(const Lockfile& lock) {
             {"version", p.version}, {"wheel", p.wheel}, {"sha256", p.sha256}, {"origin", origin_to_json(p.origin)}};
         if (!p.url.empty()) j["packages"][name]["url"] = p.url;
         if (!p.index.empty()) j["packages"][name]["index"] = p.index;
+        if (!p.hash_source.empty()) j["packages"][name]["hash_source"] = p.hash_source;
     }
     j["steps"] = nlohmann::json::object();
     for (const auto& [id, st] : lock.steps) {
@@ -36,8 +41,32 @@ std::string to_json(const Lockfile& lock) {
     return j.dump(2) + "\n";
 }
 
+namespace {
+
+bool is_sha256(std::string_view s) {
+    return s.size() == 64 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// The values of a locked package that reach an installer (a requirements line, --index-url)
+/// or name a path (the artifact store's entry): refused unless they can be written safely.
+void check_package(const core::JsonFields& p, const LockedPackage& lp) {
+    if (!pyenv::is_valid_name(lp.name)) p.invalid("", "not a PEP 508 project name");
+    if (auto why = pyenv::unsafe_installer_value(lp.version)) p.invalid("version", *why);
+    if (!lp.sha256.empty() && !is_sha256(lp.sha256)) p.invalid("sha256", "not 64 lower-case hex digits");
+}
+
+void check_origin(const core::JsonFields& o, const Origin& origin) {
+    for (const auto& url : origin.index_urls)
+        if (auto why = pyenv::unsafe_installer_value(url)) o.invalid("index_urls", *why);
+    if (!origin.artifact_sha256.empty() && !is_sha256(origin.artifact_sha256))
+        o.invalid("artifact_sha256", "not 64 lower-case hex digits");
+}
+
+}  // namespace
+
 Result<Lockfile> load_lockfile(const fs::path& file) {
-    BS_TRY(auto text, core::read_regular_file(file, core::k_max_user_input));
+    BS_TRY(auto text, core::read_lockfile_text(file));
     auto invalid = [&](const std::string& why) -> Result<Lockfile> {
         return fail(ErrorCode::usage, fmt::format("{}: not a valid lockfile: {}", file.string(), why));
     };
@@ -74,11 +103,14 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 lp.sha256 = p.str("sha256");
                 lp.url = p.str("url");
                 lp.index = p.str("index");
+                lp.hash_source = p.str("hash_source");
                 if (auto origin = p.object("origin")) {
                     lp.origin = origin_from_json(*origin);
+                    check_origin(*origin, lp.origin);
                 } else {
                     lp.origin.kind = OriginKind::unknown;
                 }
+                check_package(p, lp);
                 lock.packages[name] = std::move(lp);
             }
             for (const auto& [id, st] : j.objects("steps")) {
@@ -100,15 +132,17 @@ Status save_lockfile(const fs::path& file, const Lockfile& lock) {
     return core::write_file_atomic(file, to_json(lock));
 }
 
-std::string locked_requirements(const std::vector<const LockedPackage*>& packages,
-                                const std::map<std::string, fs::path>& artifact_paths) {
+Result<std::string> locked_requirements(const std::vector<const LockedPackage*>& packages,
+                                        const std::map<std::string, fs::path>& artifact_paths) {
     std::string out;
     for (const auto* p : packages) {
-        std::string hashes = "--hash=sha256:" + p->sha256;
-        for (const auto& more : p->more_sha256) hashes += " --hash=sha256:" + more;
-        auto artifact = artifact_paths.find(p->name);
-        if (artifact != artifact_paths.end()) out += fmt::format("{} {}\n", artifact->second.string(), hashes);
-        else out += fmt::format("{}=={} {}\n", p->name, p->version, hashes);
+        // Each line from the checked fields only (pyenv/requirement_line.hpp): one requirement.
+        pyenv::HashedRequirement r{p->name, p->version, "", "", {p->sha256}};
+        r.sha256.insert(r.sha256.end(), p->more_sha256.begin(), p->more_sha256.end());
+        if (auto artifact = artifact_paths.find(p->name); artifact != artifact_paths.end())
+            r.wheel = artifact->second.string();
+        BS_TRY(auto line, pyenv::hashed_requirement_line(r));
+        out += line + "\n";
     }
     return out;
 }

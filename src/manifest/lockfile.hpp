@@ -32,6 +32,9 @@ struct LockedPackage {
     // (-Wmissing-field-initializers).
     std::string url{};    // the wheel's URL on its index, credentials stripped; "" when unknown
     std::string index{};  // the index it was found on (as recorded: credentials `***`); "" when none
+    /// What vouches for `sha256` (lockfile/hash_check.hpp): "uv-cache" or "artifact-store" (bytes
+    /// at hand hashed to it), "index" (only the index's page says so); "" in older lockfiles.
+    std::string hash_source{};
     /// A wheel the lock names by path: a pylock's `path` (made absolute against the lock's
     /// directory), or the artifact store's file when bootstrap wrote the lock. Not in the JSON.
     std::string path{};
@@ -76,9 +79,10 @@ struct Lockfile {
 
 /// Requirement lines with hashes for the packages a step owns ("name==1.0 --hash=sha256:...",
 /// one --hash per wheel the lock allows). Packages in `artifact_paths` (a stored artifact, a
-/// pylock's wheel by path) are given by that path.
-[[nodiscard]] std::string locked_requirements(const std::vector<const LockedPackage*>& packages,
-                                              const std::map<std::string, fs::path>& artifact_paths);
+/// pylock's wheel by path) are given by that path. Written only from checked values
+/// (pyenv::hashed_requirement_line): an error naming the package when one cannot be.
+[[nodiscard]] Result<std::string> locked_requirements(const std::vector<const LockedPackage*>& packages,
+                                                      const std::map<std::string, fs::path>& artifact_paths);
 
 /// Differences between a venv and its lock: "demo-core is 2.0.0, locked 1.0.0", "regex is not
 /// locked", "wandb is locked but not installed". Empty when they match. A locked package

@@ -14,15 +14,11 @@
 #include "pyenv/dist_info.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/record.hpp"
+#include "pyenv/uv_cache.hpp"
 
 namespace bootstrap::rollback {
 
 namespace {
-
-std::string env_value(const exec::EnvMap& env, const char* name) {
-    auto it = env.find(name);
-    return it == env.end() ? std::string() : it->second;
-}
 
 /// "<version>-<tags>" for `version`: the name of a wheel's entry in uv's per-package directory
 /// (the `.http`, `.lock` and `.msgpack` files beside it are uv's bookkeeping).
@@ -86,16 +82,7 @@ std::string uv_script(const fs::path& python, const EntryPoint& e) {
 
 }  // namespace
 
-std::optional<fs::path> uv_cache_dir(const exec::EnvMap& env) {
-    if (const std::string no_cache = env_value(env, "UV_NO_CACHE");
-        !no_cache.empty() && no_cache != "0" && no_cache != "false")
-        return std::nullopt;
-    if (std::string dir = env_value(env, "UV_CACHE_DIR"); !dir.empty()) return fs::path(dir);
-    if (std::string xdg = env_value(env, "XDG_CACHE_HOME"); !xdg.empty() && xdg.front() == '/')
-        return fs::path(xdg) / "uv";
-    if (std::string home = env_value(env, "HOME"); !home.empty()) return fs::path(home) / ".cache" / "uv";
-    return std::nullopt;
-}
+std::optional<fs::path> uv_cache_dir(const exec::EnvMap& env) { return pyenv::uv_cache_dir(env); }
 
 std::vector<fs::path> cached_wheels(const fs::path& cache, std::string_view normalized_name, std::string_view version) {
     std::vector<fs::path> out;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/lockfile_limit.hpp"
 #include "core/redact.hpp"
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
@@ -142,7 +143,7 @@ Status expand_pylock(const recipe::Step& s, const recipe::Text& field, ResolvedS
         out.complete = false;
         return {};
     }
-    auto text = core::read_regular_file(path, core::k_max_user_input);
+    auto text = core::read_lockfile_text(path);
     if (!text) return tl::unexpected(pylock_error(s, text.error()));
     auto lock = read_pylock(*text, path);
     if (!lock) return tl::unexpected(pylock_error(s, lock.error()));

@@ -12,6 +12,7 @@
 #include "core/strings.hpp"
 #include "pyenv/marker.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/requirement_line.hpp"
 #include "pyenv/specifier.hpp"
 #include "pyenv/wheel_name.hpp"
 #include "recipe/toml_document.hpp"
@@ -41,6 +42,18 @@ std::optional<std::string> PylockReader::required(const Value& table, std::strin
     }
     const Value* v = typed(table, k, ValueType::string, where);
     return v ? std::optional(v->string) : std::nullopt;
+}
+
+std::string PylockReader::installer_str(const Value& table, std::string_view k, std::string_view where, bool required) {
+    auto value = required ? this->required(table, k, where).value_or("") : str(table, k, where);
+    if (auto why = pyenv::unsafe_installer_value(value)) {
+        report(table.get(k)->loc,
+               fmt::format("{}'{}' {}: refused, an installer would read more than a {} in it (write it on one "
+                           "line; a relative path that starts with '-' as ./-...)",
+                           where, k, *why, k));
+        return {};
+    }
+    return value;
 }
 
 bool PylockReader::boolean(const Value& table, std::string_view k, bool fallback, std::string_view where) {
@@ -91,9 +104,11 @@ PylockWheel read_wheel(PylockReader& rd, const Value& w, const fs::path& dir, co
                        const std::string& where) {
     PylockWheel out;
     out.loc = w.loc;
-    const auto name = rd.str(w, "name", where);
-    out.url = rd.str(w, "url", where);
-    out.path = rd.str(w, "path", where);
+    const size_t problems = rd.problems().size();
+    const auto name = rd.installer_str(w, "name", where);
+    out.url = rd.installer_str(w, "url", where);
+    out.path = rd.installer_str(w, "path", where);
+    if (rd.problems().size() > problems) return out;  // what follows would only echo the refusal
     if (out.url.empty() && out.path.empty()) rd.report(w.loc, where + "a wheel needs a 'url' or a 'path'");
     out.file_name = wheel_file_name(name, out.url, out.path);
     if (auto wheel = pyenv::parse_wheel_name(out.file_name); !wheel)
@@ -117,7 +132,7 @@ PylockWheel read_wheel(PylockReader& rd, const Value& w, const fs::path& dir, co
 PylockDirectory read_directory(PylockReader& rd, const Value& d, const fs::path& dir, const std::string& where) {
     PylockDirectory out;
     out.loc = d.loc;
-    out.path = rd.required(d, "path", where + "directory: ").value_or("");
+    out.path = rd.installer_str(d, "path", where + "directory: ", true);
     if (fs::path(out.path).is_relative()) {
         auto absolute = (dir / out.path).lexically_normal();  // "." -> "/dir/": no trailing '/'
         out.path = (absolute.has_filename() ? absolute : absolute.parent_path()).string();
@@ -131,15 +146,20 @@ std::optional<PylockPackage> read_package(PylockReader& rd, const Value& entry, 
                                           const PylockPackageHook& hook) {
     auto raw_name = rd.required(entry, "name", fmt::format("packages[{}]: ", index));
     if (!raw_name) return std::nullopt;
+    if (!pyenv::is_valid_name(*raw_name)) {
+        rd.report(entry.get("name")->loc,
+                  fmt::format("packages[{}]: '{}' is not a PEP 508 project name", index, core::clip(*raw_name, 80)));
+        return std::nullopt;
+    }
     PylockPackage p;
     p.loc = entry.loc;
     p.name = pyenv::normalize_name(*raw_name);
     const std::string where = fmt::format("package {}: ", p.name);
-    p.version = rd.str(entry, "version", where);
-    p.marker = rd.str(entry, "marker", where);
+    p.version = rd.installer_str(entry, "version", where);
+    p.marker = rd.installer_str(entry, "marker", where);
     if (!p.marker.empty())
         if (auto m = pyenv::Marker::parse(p.marker); !m) rd.report(entry.get("marker")->loc, where + m.error().message);
-    p.index = rd.str(entry, "index", where);
+    p.index = rd.installer_str(entry, "index", where);
     if (hook) hook(rd, entry, p);
     for (const char* other : {"vcs", "archive"})
         if (const auto* v = entry.get(other))
@@ -287,11 +307,16 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
             continue;
         }
         out.requirements.push_back(std::move(*req));
-        std::string line = from_index ? p.name + "==" + p.version : by_path.front()->path;
-        line += marker;
+        // The line is built from the checked fields only (pyenv/requirement_line.hpp).
+        pyenv::HashedRequirement line{p.name, p.version, from_index ? "" : by_path.front()->path, p.marker, {}};
         for (const auto& w : p.wheels)
-            if (from_index || &w == by_path.front()) line += " --hash=sha256:" + w.sha256;
-        out.text += line + "\n";
+            if (from_index || &w == by_path.front()) line.sha256.push_back(w.sha256);
+        auto text = pyenv::hashed_requirement_line(line);
+        if (!text) {
+            problems.push_back(fmt::format("{}: {}", p.loc.str(), text.error().message));
+            continue;
+        }
+        out.text += *text + "\n";
         if (!from_index) out.files.push_back(by_path.front()->path);
     }
     if (!problems.empty()) return tl::unexpected(problems_error("", problems));

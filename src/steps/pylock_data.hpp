@@ -9,7 +9,9 @@
 // requires-python, environments, and per [[packages]] its name, version, marker, index, and
 // either its wheels (url or path, sha256) or a `directory`. A `vcs` or `archive` source, an
 // sdist-only package, a wheel without sha256 or a duplicate name is a problem. Every problem is
-// located FILE:LINE:COL and all are reported together, as a recipe's are.
+// located FILE:LINE:COL and all are reported together, as a recipe's are. A value the installer
+// gets (names, versions, markers, urls, paths, indexes) holds no control character and does
+// not start with '-': a requirements file is one requirement per line, options start with '-'.
 
 #include <filesystem>
 #include <functional>
@@ -74,6 +76,11 @@ public:
                                std::string_view where);
     /// A string ("" when absent).
     std::string str(const recipe::Value& table, std::string_view k, std::string_view where);
+    /// A string the installer gets (a name, version, marker, url, path or index): one with a
+    /// control character or a leading '-' is reported (pyenv::unsafe_installer_value) and reads
+    /// as "". `required`: "'k' is missing" when it is not there.
+    std::string installer_str(const recipe::Value& table, std::string_view k, std::string_view where,
+                              bool required = false);
     /// A string that must be there ("'k' is missing" at the table otherwise).
     std::optional<std::string> required(const recipe::Value& table, std::string_view k, std::string_view where);
     bool boolean(const recipe::Value& table, std::string_view k, bool fallback, std::string_view where);

@@ -56,7 +56,7 @@ TEST_CASE("pylock step: its pins are its requirements, markers kept, and the com
     CHECK(steps::owned_of(step).requirements == &spec->requirements);
     REQUIRE(spec->pylock);
     CHECK(spec->pylock->path == (w.dir.path() / "pylock.toml").string());
-    CHECK(spec->pylock->text == "core==2.0.0 --hash=sha256:" + k_a + "\nwinonly==1.0 ; sys_platform == 'win32' " +
+    CHECK(spec->pylock->text == "core==2.0.0 --hash=sha256:" + k_a + "\nwinonly==1.0 ; sys_platform == \"win32\" " +
                                     "--hash=sha256:" + k_a + "\n");
     const auto file = (w.dir.path() / "venv" / ".bootstrap" / "pylock" / "pinned.txt").string();
     CHECK(has(step.argv, {"-r", file, "--require-hashes"}));

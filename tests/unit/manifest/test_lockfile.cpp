@@ -78,9 +78,11 @@ TEST_CASE("lockfile: schema 1 reads (for the message), a newer schema and a step
 }
 
 TEST_CASE("lockfile: every wheel a pylock allows is a --hash, and a marker or a source tree relaxes drift") {
-    LockedPackage core{"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", "aa", {}};
-    core.more_sha256 = {"bb", "cc"};
-    CHECK(locked_requirements({&core}, {}) == "demo-core==1.0.0 --hash=sha256:aa --hash=sha256:bb --hash=sha256:cc\n");
+    const std::string aa(64, 'a'), bb(64, 'b'), cc(64, 'c');
+    LockedPackage core{"demo-core", "1.0.0", "demo_core-1.0.0-py3-none-any.whl", aa, {}};
+    core.more_sha256 = {bb, cc};
+    CHECK(locked_requirements({&core}, {}).value() ==
+          "demo-core==1.0.0 --hash=sha256:" + aa + " --hash=sha256:" + bb + " --hash=sha256:" + cc + "\n");
 
     Lockfile lock;
     lock.packages["demo-core"] = core;

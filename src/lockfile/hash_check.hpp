@@ -1,0 +1,38 @@
+#pragma once
+// An index's sha256 for an installed wheel, checked against bytes bootstrap has at hand before
+// `lock` writes it: the artifact store's entry under that digest, or the sha256 uv computed of
+// the bytes it downloaded and installed (pyenv/uv_cache.hpp). Nothing is downloaded to hash
+// it (lock stays as fast as `uv pip compile --generate-hashes`, which also takes the index's
+// word): a wheel no cache knows is locked with `hash_source = "index"`, saying only the index
+// vouches for it.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+#include "lockfile/index_page.hpp"
+#include "manifest/artifacts.hpp"
+#include "manifest/manifest.hpp"
+
+namespace bootstrap::lockfile {
+
+/// LockedPackage::hash_source values.
+inline constexpr const char* k_hash_from_uv_cache = "uv-cache";
+inline constexpr const char* k_hash_from_artifact_store = "artifact-store";
+inline constexpr const char* k_hash_from_index = "index";
+
+/// Where bytes of installed wheels may be found.
+struct BytesAtHand {
+    std::optional<std::filesystem::path> uv_cache;  // uv's cache dir, as uv finds it with the lock's env
+    const manifest::ArtifactStore* store = nullptr;
+};
+
+/// What vouches for `file.sha256` (a wheel of `pkg` that `page_url` lists): the store or uv's
+/// cache when bytes there hash to it, else the index alone. A step_failed error when bytes at
+/// hand of that very file hash to something else (both digests, the page and the cache file
+/// named).
+[[nodiscard]] Result<std::string> check_index_hash(const BytesAtHand& at_hand, const manifest::Package& pkg,
+                                                   const IndexFile& file, const std::string& page_url);
+
+}  // namespace bootstrap::lockfile
