@@ -18,7 +18,7 @@
 #   fuzz         every fuzz target for FUZZ_SECONDS each (scripts/fuzz.sh, build-fuzz/)
 # A summary line per stage ends the output; the exit status is 1 when any stage failed.
 #   TEST_STAGES="unit integration"   run only these stages
-#   FUZZ_SECONDS=45                  per fuzz target (10 targets, two at a time on two cores)
+#   FUZZ_SECONDS=45                  per fuzz target (12 targets, two at a time on two cores)
 #   DIFFERENTIAL_SEED=N              the differential stage's random cases (default 20261203)
 set -euo pipefail
 cd "$(dirname "$0")/.."
