@@ -104,9 +104,7 @@ std::optional<UvWheelRecord> parse_uv_wheel_pointer(std::string_view bytes) {
     return out;
 }
 
-std::vector<UvWheelRecord> uv_wheel_records(const fs::path& cache, std::string_view normalized_name,
-                                            std::string_view version) {
-    // wheels-v<N>/pypi/<name>/ and wheels-v<N>/<kind>/<hash>/<name>/ (kind: index, url, path).
+std::vector<fs::path> uv_wheel_dirs(const fs::path& cache, std::string_view normalized_name) {
     std::vector<fs::path> name_dirs;
     std::error_code ec;
     for (const auto& bucket : fs::directory_iterator(cache, ec)) {
@@ -119,9 +117,14 @@ std::vector<UvWheelRecord> uv_wheel_records(const fs::path& cache, std::string_v
                 if (hash.is_directory(deeper)) name_dirs.push_back(hash.path() / std::string(normalized_name));
         }
     }
+    return name_dirs;
+}
+
+std::vector<UvWheelRecord> uv_wheel_records(const fs::path& cache, std::string_view normalized_name,
+                                            std::string_view version) {
     std::vector<UvWheelRecord> out;
     const std::string prefix = std::string(version) + "-";
-    for (const auto& dir : name_dirs) {
+    for (const auto& dir : uv_wheel_dirs(cache, normalized_name)) {
         std::error_code inner;
         for (const auto& entry : fs::directory_iterator(dir, inner)) {
             const std::string name = entry.path().filename().string();

@@ -25,6 +25,10 @@ namespace fs = std::filesystem;
 /// uv.toml is not read: such a cache is simply not found.)
 [[nodiscard]] std::optional<fs::path> uv_cache_dir(const exec::EnvMap& env);
 
+/// The directories uv's cache at `cache` may keep `normalized_name`'s wheels in, existing or not:
+/// `wheels-v<N>/pypi/<name>/` and `wheels-v<N>/<kind>/<hash>/<name>/` (kind: index, url, path).
+[[nodiscard]] std::vector<fs::path> uv_wheel_dirs(const fs::path& cache, std::string_view normalized_name);
+
 /// A wheel uv downloaded and hashed.
 struct UvWheelRecord {
     std::string filename;  // the wheel's file name

@@ -86,21 +86,7 @@ std::optional<fs::path> uv_cache_dir(const exec::EnvMap& env) { return pyenv::uv
 
 std::vector<fs::path> cached_wheels(const fs::path& cache, std::string_view normalized_name, std::string_view version) {
     std::vector<fs::path> out;
-    std::error_code ec;
-    // wheels-v<N>/pypi/<name>/ and wheels-v<N>/<kind>/<hash>/<name>/ (kind: index, url, path).
-    std::vector<fs::path> name_dirs;
-    for (const auto& bucket : fs::directory_iterator(cache, ec)) {
-        const std::string bucket_name = bucket.path().filename().string();
-        if (!bucket_name.starts_with("wheels-v")) continue;
-        std::error_code inner;
-        for (const auto& source : fs::directory_iterator(bucket.path(), inner)) {
-            name_dirs.push_back(source.path() / std::string(normalized_name));
-            std::error_code deeper;
-            for (const auto& hash : fs::directory_iterator(source.path(), deeper))
-                if (hash.is_directory(deeper)) name_dirs.push_back(hash.path() / std::string(normalized_name));
-        }
-    }
-    for (const auto& dir : name_dirs) {
+    for (const auto& dir : pyenv::uv_wheel_dirs(cache, normalized_name)) {
         std::error_code inner;
         if (!fs::is_directory(dir, inner)) continue;
         for (const auto& entry : fs::directory_iterator(dir, inner)) {

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import recipes as R
+from test_secrets import files_under
 
 TOKEN = "tok-Xy7Qm2Lp9Zr"
 ROTATED = "tok-Rotated5Kw"
@@ -24,14 +25,6 @@ CHECK_ARGV = (
     "import hashlib, sys; tok = sys.argv[1]; print('child saw', tok); "
     "ok = hashlib.sha256(tok.encode()).hexdigest() == sys.argv[3] and sys.argv[2] == '--token=' + tok; "
     "sys.exit(0 if ok else 7)")
-
-
-def files_under(*roots: Path):
-    for root in roots:
-        if root.is_file():
-            yield root
-        elif root.exists():
-            yield from (p for p in root.rglob("*") if p.is_file())
 
 
 def token_recipe(world, name: str = "secret-argv.toml", fail: bool = False) -> Path:

@@ -9,24 +9,15 @@
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "image/containerfile.hpp"
+#include "image_fixtures.hpp"
 #include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
+using test::slurp;
+using test::write;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-}
 
 /// A recipe directory with two local build sources: `ext` named relative to the recipe and
 /// `abs` by its absolute path; the recipe's index URL carries credentials from a build secret.

@@ -10,24 +10,15 @@
 
 #include "core/fs.hpp"
 #include "image/containerfile.hpp"
+#include "image_fixtures.hpp"
 #include "steps/recipe_kinds.hpp"
 
 using namespace bootstrap;
 namespace fs = std::filesystem;
+using test::slurp;
+using test::write;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-}
 
 /// Sets a variable for the test's scope, then puts the old value back.
 class ScopedEnv {
