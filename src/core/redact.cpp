@@ -181,6 +181,13 @@ SecretMask::SecretMask(std::vector<std::string> secrets) {
     m_secrets = maskable(std::move(secrets));
 }
 
+SecretMask::SecretMask(std::vector<std::string> secrets, TerminalFilter::Options as_text) {
+    const auto registered = registered_values();
+    secrets.insert(secrets.end(), registered->begin(), registered->end());
+    for (auto& s : secrets) s = filtered_text(s, as_text);
+    m_secrets = maskable(std::move(secrets));
+}
+
 std::string SecretMask::feed(std::string_view chunk) {
     if (m_secrets.empty()) return std::string(chunk);
     m_held.append(chunk);

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/terminal_filter.hpp"
+
 namespace bootstrap::core {
 
 inline constexpr std::string_view k_redacted = "***";
@@ -59,6 +61,11 @@ public:
     /// Values shorter than k_min_masked are dropped; longer ones are tried first. The values
     /// add_secret_values was given so far are masked too.
     explicit SecretMask(std::vector<std::string> secrets);
+    /// The same for output that went through a TerminalFilter with `as_text` first: each value
+    /// is looked for as that filter shows it (an escape or a control inside a value is gone
+    /// there, a byte that is not UTF-8 is U+FFFD), never as raw bytes that could match inside
+    /// a character.
+    SecretMask(std::vector<std::string> secrets, TerminalFilter::Options as_text);
     [[nodiscard]] bool empty() const { return m_secrets.empty(); }
     /// The next chunk, masked: what can be emitted now.
     [[nodiscard]] std::string feed(std::string_view chunk);

@@ -173,8 +173,10 @@ void TerminalFilter::ground(char32_t cp, std::string& out) {
     m_cr_escaped = false;
 }
 
-std::string printable_text(std::string_view text) {
-    TerminalFilter filter;
+std::string printable_text(std::string_view text) { return filtered_text(text, {}); }
+
+std::string filtered_text(std::string_view text, TerminalFilter::Options options) {
+    TerminalFilter filter(options);
     std::string out;
     filter.feed(text, out);
     filter.finish(out);

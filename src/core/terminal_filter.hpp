@@ -72,4 +72,8 @@ private:
 /// terminal of text that came from elsewhere.
 [[nodiscard]] std::string printable_text(std::string_view text);
 
+/// `text` through a TerminalFilter with `options`, whole: what a child printing `text` shows
+/// through such a filter (a secret's value as the mask after the filter must look for it).
+[[nodiscard]] std::string filtered_text(std::string_view text, TerminalFilter::Options options);
+
 }  // namespace bootstrap::core

@@ -258,6 +258,14 @@ std::vector<std::string> secret_values(const ProcessSpec& spec) {
     return out;
 }
 
+/// How a child's output is made text. A filter (the transcript) reads '\r' as a redraw and
+/// counts columns; the log of a plain child gets '\r' as a line end, so that `cat` cannot
+/// overprint one line with the next.
+core::TerminalFilter::Options text_options(const ProcessSpec& spec) {
+    if (spec.filter) return {core::TerminalFilter::CarriageReturn::redraw, true};
+    return {};
+}
+
 /// Drives one started child to completion and reaps it.
 ///
 /// States, re-evaluated on every wake-up (output arrived, or k_poll_interval passed):
@@ -279,12 +287,9 @@ public:
           // A pidfd turns readable when the child exits, so poll() wakes at once instead of at
           // the next k_poll_interval. Without one (old kernel, seccomp) we fall back to ticks.
           m_exit_fd(open_pidfd(pid)),
-          // A filter (the transcript) reads '\r' as a redraw and counts columns; the log of a
-          // plain child gets '\r' as a line end, so that `cat` cannot overprint one line with
-          // the next.
-          m_text(spec.filter ? core::TerminalFilter::Options{core::TerminalFilter::CarriageReturn::redraw, true}
-                             : core::TerminalFilter::Options{}),
-          m_mask(secret_values(spec)) {}
+          m_text(text_options(spec)),
+          // The mask reads the filter's text: it looks for each value as the filter shows it.
+          m_mask(secret_values(spec), text_options(spec)) {}
 
     // Also runs when on_output throws: nothing of the child may outlive us.
     ~Supervision() {

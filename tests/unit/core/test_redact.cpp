@@ -109,3 +109,14 @@ TEST_CASE("secret values are masked in shown text and by later masks, never shor
     CHECK_FALSE(core::is_secret_name("AUTH_SERVER_PORT"));
     CHECK(core::is_secret_name("AUTH_SERVER_PORT", {"AUTH_SERVER_PORT"}));  // declared: secret
 }
+
+TEST_CASE("SecretMask after a TerminalFilter looks for each value as the filter shows it", "[redact]") {
+    // A value holding an escape or bytes that are not UTF-8: the child prints it raw, the filter
+    // shows it without the escape (and with U+FFFD), and that is what must be masked.
+    const core::TerminalFilter::Options as_text{};
+    core::SecretMask mask({"tok\x1b[0men-value", "ab\xbf\xbd\xef\xbf"}, as_text);
+    const std::string shown = core::filtered_text("x tok\x1b[0men-value y\n", as_text);
+    CHECK(mask.feed(shown) + mask.flush() == "x *** y\n");
+    const std::string odd = core::filtered_text("ab\xbf\xbd\xef\xbf\xef\xbf\xbd!\n", as_text);
+    CHECK(mask.feed(odd) + mask.flush() == "***\xef\xbf\xbd!\n");
+}
