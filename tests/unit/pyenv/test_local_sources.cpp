@@ -89,11 +89,11 @@ TEST_CASE("repoint_local_source rewrites the finder, the .pth and direct_url.jso
     CHECK(record.find("megatron-core-1.0.dist-info/direct_url.json," + pyenv::record_hash(direct_url)) !=
           std::string::npos);
 
-    // The legacy one (no direct_url.json): its .pth only.
+    // The legacy one (no direct_url.json): the directory its .pth names is the source.
     n = pyenv::repoint_local_source(site, (*found)[0], "/elsewhere/edpkg");
     REQUIRE(n);
     CHECK(*n == 1);
-    CHECK(*core::read_file(site / "_edpkg.pth") == "/elsewhere/edpkg/src\n");
+    CHECK(*core::read_file(site / "_edpkg.pth") == "/elsewhere/edpkg\n");
     auto again = pyenv::find_local_sources(site);
     REQUIRE(again);
     CHECK((*again)[0].path == "/elsewhere/edpkg");
