@@ -29,7 +29,7 @@ bool names_source(std::string_view rel) {
 /// The absolute directories a .pth file adds to sys.path (lines that are not `import` lines).
 std::vector<fs::path> pth_directories(const std::string& text) {
     std::vector<fs::path> out;
-    for (auto line : core::split(text, '\n')) {
+    for (const auto& line : core::split(text, '\n')) {
         std::string l(core::trim(line));
         if (l.empty() || l.front() != '/') continue;
         out.emplace_back(l);
