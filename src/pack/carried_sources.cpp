@@ -24,7 +24,8 @@ bool inside(const fs::path& path, const fs::path& dir) {
 
 std::string carried_dir(const std::string& name) { return "src/" + name; }
 
-Status add_tree(const fs::path& root, const std::string& prefix, std::vector<archive::Member>& members, size_t& files) {
+Status add_tree(const fs::path& root, const std::string& prefix, const fs::path& venv,
+                std::vector<archive::Member>& members, size_t& files) {
     std::error_code ec;
     archive::Member top;
     top.name = prefix;
@@ -35,7 +36,9 @@ Status add_tree(const fs::path& root, const std::string& prefix, std::vector<arc
     for (; !ec && it != end; it.increment(ec)) {
         const fs::path& path = it->path();
         const std::string name = path.filename().string();
-        if (name == ".git" || name == "__pycache__") {  // history and bytecode: bulk no import needs
+        // History and bytecode: bulk no import needs. The venv itself, when it lives in the
+        // project it installs (uv's .venv): it is packed as the venv.
+        if (name == ".git" || name == "__pycache__" || path == venv) {
             it.disable_recursion_pending();
             continue;
         }
@@ -88,7 +91,8 @@ Result<std::vector<CarriedSource>> find_carried_sources(const fs::path& venv, co
     return out;
 }
 
-Result<std::vector<archive::Member>> source_members(std::vector<CarriedSource>& sources, size_t& files) {
+Result<std::vector<archive::Member>> source_members(std::vector<CarriedSource>& sources, const fs::path& venv,
+                                                    size_t& files) {
     std::vector<archive::Member> members;
     for (auto& s : sources) {
         std::error_code ec;
@@ -96,7 +100,7 @@ Result<std::vector<archive::Member>> source_members(std::vector<CarriedSource>& 
             return fail(ErrorCode::io, fmt::format("cannot carry {} {}: its editable source {} is not a directory",
                                                    s.name, s.version, s.path));
         s.carried = carried_dir(s.name);
-        BS_CHECK(add_tree(s.path, s.carried, members, files));
+        BS_CHECK(add_tree(s.path, s.carried, venv, members, files));
     }
     std::sort(members.begin(), members.end(),
               [](const archive::Member& a, const archive::Member& b) { return a.name < b.name; });

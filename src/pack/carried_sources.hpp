@@ -28,10 +28,12 @@ struct CarriedSource {
 /// The editable installs of `venv` (site-packages `site`) whose sources lie outside it.
 [[nodiscard]] Result<std::vector<CarriedSource>> find_carried_sources(const fs::path& venv, const fs::path& site);
 
-/// Each source's tree as pack members under `src/NAME/` (sorted), setting `carried`; `.git` and
-/// `__pycache__` are left out, a credential file (core::credential_file_rule) or a link leaving
-/// the tree is an error naming it. Returns the members and counts files in `files`.
-[[nodiscard]] Result<std::vector<archive::Member>> source_members(std::vector<CarriedSource>& sources, size_t& files);
+/// Each source's tree as pack members under `src/NAME/` (sorted), setting `carried`; `.git`,
+/// `__pycache__` and `venv` (a project's own .venv) are left out, a credential file
+/// (core::credential_file_rule) or a link leaving the tree is an error naming it. Returns the
+/// members and counts files in `files`.
+[[nodiscard]] Result<std::vector<archive::Member>> source_members(std::vector<CarriedSource>& sources,
+                                                                  const fs::path& venv, size_t& files);
 
 /// The sources neither carried nor present on this host, as "NAME VERSION at PATH".
 [[nodiscard]] std::vector<std::string> missing_sources(const std::vector<CarriedSource>& sources);

@@ -246,7 +246,7 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     size_t carried_files = 0;
     std::vector<archive::Member> carried;
     if (options.carry_editable) {
-        BS_TRY(carried, source_members(info.local_sources, carried_files));
+        BS_TRY(carried, source_members(info.local_sources, venv, carried_files));
     }
 
     std::vector<archive::Member> members;
