@@ -94,12 +94,24 @@ std::string path_to_file_url(const fs::path& path) {
 
 Result<std::vector<LocalSource>> find_local_sources(const fs::path& site_packages) {
     BS_TRY(auto dists, scan_site_packages(site_packages));
+    // A RECORD is read only where it can matter (torch's has tens of thousands of rows, and
+    // doctor and launch ask): an editable direct_url.json, or a .pth naming a directory outside.
+    bool outside_pth = false;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(site_packages, ec)) {
+        if (e.path().extension() != ".pth") continue;
+        auto text = core::read_regular_file(e.path(), k_max_import_file);
+        if (!text) continue;
+        for (const auto& dir : pth_directories(*text))
+            if (!inside(dir, site_packages)) outside_pth = true;
+    }
     std::vector<LocalSource> out;
     for (const auto& [key, dist] : dists) {
         const fs::path dist_info = dist.dist_info();
+        std::optional<fs::path> source = editable_url_path(dist_info);
+        if (!source && !outside_pth) continue;
         auto rows = record_paths(dist_info);
         if (!rows) continue;
-        std::optional<fs::path> source = editable_url_path(dist_info);
         std::vector<std::pair<std::string, std::string>> texts;  // candidate file -> its text
         for (const auto& rel : *rows) {
             if (!names_source(rel)) continue;
