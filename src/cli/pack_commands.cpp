@@ -20,6 +20,7 @@ struct PackArgs {
     VenvChoice venv;
     std::string output;
     double lock_timeout = 600;
+    bool carry_editable = false;
 };
 
 struct UnpackArgs {
@@ -50,12 +51,24 @@ int execute_pack(const PackArgs& args) {
     if (!mtime) return report_error(mtime.error());
     options.mtime = *mtime;
     options.lock_timeout = args.lock_timeout;
+    options.carry_editable = args.carry_editable;
     const auto start = std::chrono::steady_clock::now();
     auto packed = pack::pack_venv(venv, args.output, options);
     if (!packed) return report_error(packed.error());
     fmt::print("packed {} ({} packages, {} files, {}) into {} ({}) in {:.1f} s\nsha256 {}\n", venv, packed->packages,
                packed->files, core::format_bytes(packed->bytes_in), args.output, core::format_bytes(packed->bytes_out),
                seconds_since(start), packed->sha256);
+    for (const auto& s : packed->local_sources) {
+        if (!s.carried.empty())
+            fmt::print("carried the editable install {} {} from {} as {}/ (unpack puts it at DEST/{})\n", s.name,
+                       s.version, s.path, s.carried, s.carried);
+        else
+            fmt::print(stderr,
+                       "warning: {} {} is an editable install from {}, which is not in the pack: a node without "
+                       "that directory cannot import it (`unpack` and `doctor` fail there); pack with "
+                       "--carry-editable to carry it, or make the checkout available at that path on every node\n",
+                       core::plain_text(s.name), s.version, core::plain_text(s.path));
+    }
     return 0;
 }
 
@@ -68,6 +81,10 @@ int execute_unpack(const UnpackArgs& args) {
         "file(s) match the manifest and RECORDs, in {:.1f} s\n",
         args.pack, unpacked->venv.string(), core::format_bytes(unpacked->bytes), unpacked->packed_from,
         unpacked->relocated, unpacked->packages, unpacked->files, seconds_since(start));
+    for (const auto& s : unpacked->local_sources)
+        fmt::print("editable install {} {}: {}\n", core::plain_text(s.name), s.version,
+                   s.carried.empty() ? fmt::format("uses {} on this host", core::plain_text(s.path))
+                                     : fmt::format("source carried into {}", (unpacked->venv / s.carried).string()));
     return 0;
 }
 
@@ -80,10 +97,16 @@ void set_pack_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("-o,--output", args->output, "The pack file (e.g. env.tar.zst)")->required();
     cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for a run on the same venv to finish")
         ->capture_default_str();
+    cmd->add_flag("--carry-editable", args->carry_editable,
+                  "Copy each editable install's source tree into the pack (as src/NAME/, without .git and "
+                  "__pycache__); `unpack` puts it at DEST/src/NAME and points the install there");
     cmd->footer(
         "Members are sorted, owners are 0 and every mtime is SOURCE_DATE_EPOCH (else 0): the same venv\n"
         "packs to the same bytes. Left out: the venv's lock, run logs and caches in .bootstrap/. Links to\n"
         "the interpreter outside the venv are recorded, not packed; `unpack` checks them.\n"
+        "An editable install (pip/uv install -e DIR) imports from DIR, outside the venv: `pack` names\n"
+        "each one (a warning) and records it; without --carry-editable `unpack` and `doctor` fail where\n"
+        "DIR is missing. A credential file in DIR is refused.\n"
         "Exit codes: 0 ok, 1 failed, 2 usage.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_pack(*args); });
 }
@@ -98,7 +121,9 @@ void set_unpack_command(CLI::App& app, Outcome& outcome) {
         "The interpreter must exist at the path the packed venv names (pyvenv.cfg's home and the\n"
         "bin/python link); bin/ scripts are rewritten for DEST; every package's version and RECORD\n"
         "digest are checked against the packed manifest, and every installed file against its RECORD\n"
-        "hash, before DEST appears; a member listed twice is refused. On any error nothing is left at\n"
+        "hash, before DEST appears; a member listed twice is refused. An editable install's source must\n"
+        "be in the pack (`pack --carry-editable`; placed at DEST/src/NAME) or at its packed path here,\n"
+        "else unpack fails naming it. On any error nothing is left at\n"
         "DEST. Exit codes: 0 ok, 1 failed, 2 usage (DEST exists, no such pack).");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_unpack(*args); });
 }

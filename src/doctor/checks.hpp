@@ -145,6 +145,9 @@ struct ImportCheck {
 /// options.device: an error naming both sides when a GPU cannot run it (built_for.cpp).
 [[nodiscard]] std::vector<Finding> check_built_for(const DoctorOptions& options, CheckSummary* summary = nullptr);
 [[nodiscard]] std::vector<Finding> check_venv_integrity(const DoctorOptions& options, CheckSummary* summary = nullptr);
+/// Editable installs whose source directory is missing here, an error each (checks_sources.cpp;
+/// part of the venv group). Returns how many.
+size_t check_editable_sources(const DoctorOptions& options, std::vector<Finding>& out);
 /// Every installed file against its distribution's RECORD (exists, size, sha256), files that
 /// matched remembered by stat in VENV/.bootstrap/verified-files.cache (checks_files.cpp).
 [[nodiscard]] std::vector<Finding> check_installed_files(const DoctorOptions& options, CheckSummary* summary = nullptr);

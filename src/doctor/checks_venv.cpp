@@ -61,6 +61,10 @@ std::vector<Finding> check_venv_integrity(const DoctorOptions& options, CheckSum
                                    {(venv / "pyvenv.cfg").string()},
                                    "recreate the venv on this machine: " + detail::run_command(options, "--recreate")));
     if (!out.empty()) detail::summarize(summary, "venv", "the base interpreter is gone");
+    if (const size_t gone = check_editable_sources(options, out); gone > 0)
+        detail::summarize(summary, "venv",
+                          fmt::format("{}{} missing", out.size() > gone ? "the base interpreter is gone, " : "",
+                                      detail::count_of(gone, "editable source", "editable sources")));
 
     auto origin = pyenv::detect_venv_origin(venv);
     fs::path here = canonical_or_same(venv);

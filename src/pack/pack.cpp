@@ -29,7 +29,9 @@ namespace bootstrap::pack {
 
 namespace {
 
-constexpr int k_pack_schema = 1;
+constexpr int k_pack_schema = 2;  // the newest this bootstrap reads
+// Written when the venv has no editable install outside it: such packs stay as they were.
+constexpr int k_pack_schema_plain = 1;
 constexpr const char* k_pack_json = "bootstrap-pack.json";
 constexpr const char* k_manifest_json = "manifest.json";
 constexpr const char* k_tree = "venv";
@@ -40,6 +42,7 @@ struct PackInfo {
     std::string python_version;
     std::string python_home;                   // pyvenv.cfg's home
     std::map<std::string, std::string> links;  // venv-relative name -> absolute target
+    std::vector<CarriedSource> local_sources;  // schema 2
 };
 
 Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo& info) {
@@ -92,11 +95,16 @@ Result<std::vector<archive::Member>> tree_members(const fs::path& venv, PackInfo
 }
 
 std::string info_json(const PackInfo& info) {
-    nlohmann::json j{{"schema", k_pack_schema},
+    nlohmann::json j{{"schema", info.local_sources.empty() ? k_pack_schema_plain : k_pack_schema},
                      {"kind", "bootstrap-pack"},
                      {"venv", info.venv},
                      {"python", {{"version", info.python_version}, {"home", info.python_home}}},
                      {"links", info.links}};
+    if (!info.local_sources.empty()) {
+        auto& list = j["local_sources"] = nlohmann::json::array();
+        for (const auto& s : info.local_sources)
+            list.push_back({{"name", s.name}, {"version", s.version}, {"path", s.path}, {"carried", s.carried}});
+    }
     return j.dump(2) + "\n";
 }
 
@@ -115,6 +123,16 @@ Result<PackInfo> read_info(const fs::path& file) {
             info.python_home = python->str("home");
         }
         info.links = j.string_map("links");
+        if (const auto* list = j.find("local_sources")) {
+            if (!list->is_array()) j.invalid("local_sources", "expected an array");
+            for (size_t i = 0; i < list->size(); ++i) {
+                const core::JsonFields s((*list)[i], fmt::format("{}[{}]", j.child("local_sources"), i));
+                CarriedSource c{s.str("name"), s.str("version"), s.str("path"), s.str("carried")};
+                if (c.name.empty() || c.path.empty() || c.path.front() != '/')
+                    j.invalid("local_sources", "has an entry without a name or an absolute path");
+                info.local_sources.push_back(std::move(c));
+            }
+        }
         if (info.venv.empty() || info.venv.front() != '/') j.invalid("venv", "is not an absolute path");
         return info;
     });
@@ -224,9 +242,15 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     info.python_version = m.python.version;
     if (auto home = cfg.find("home"); home != cfg.end()) info.python_home = home->second;
     BS_TRY(auto tree, tree_members(venv, info));
+    BS_TRY(info.local_sources, find_carried_sources(venv, python.purelib));
+    size_t carried_files = 0;
+    std::vector<archive::Member> carried;
+    if (options.carry_editable) {
+        BS_TRY(carried, source_members(info.local_sources, venv, carried_files));
+    }
 
     std::vector<archive::Member> members;
-    members.reserve(tree.size() + 2);
+    members.reserve(tree.size() + carried.size() + 2);
     archive::Member head;
     head.name = k_pack_json;
     head.data = info_json(info);
@@ -236,6 +260,7 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     manifest_member.data = manifest::to_json(m);
     members.push_back(manifest_member);
     PackResult result;
+    for (auto& c : carried) members.push_back(std::move(c));  // "src/..." sorts before "venv/..."
     for (auto& t : tree) {
         if (t.type == archive::Member::Type::file) ++result.files;
         members.push_back(std::move(t));
@@ -249,6 +274,8 @@ Result<PackResult> pack_venv(const fs::path& venv_in, const fs::path& out, const
     });
     BS_TRY(auto written, archive::write_tar_zst(out, members, write));
     result.packages = m.packages.size();
+    result.local_sources = info.local_sources;
+    result.carried_files = carried_files;
     result.bytes_in = written.bytes_in;
     result.bytes_out = written.bytes_out;
     BS_TRY(result.sha256, core::sha256_file(out));
@@ -306,6 +333,14 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
             fmt::format("install Python {} at the same path (the same base image as the packing host), "
                         "or build the venv on this host: bootstrap run RECIPE",
                         info.python_version));
+    if (auto gone = missing_sources(info.local_sources); !gone.empty())
+        return fail(ErrorCode::io,
+                    fmt::format("cannot unpack {}: its venv has {} whose source is neither in the pack nor on "
+                                "this host: {}",
+                                pack.string(), gone.size() == 1 ? "an editable install" : "editable installs",
+                                core::join(gone, ", ")),
+                    "make the checkout available at that path on this node, or pack the venv again with "
+                    "`bootstrap pack --carry-editable` to carry the source in the pack");
     for (const auto& [name, target] : info.links) {
         fs::create_symlink(link_target_here(target, info.venv, dest), tree / name, ec);
         if (ec)
@@ -327,6 +362,10 @@ Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest_in) 
     BS_CHECK(verify_against(packed, here, pack));
     BS_TRY(result.files, verify_files(tree, python, dest, pack));
     result.packages = here.packages.size();
+    // Editable installs are pointed at their new place only now: verification read the
+    // files and RECORDs as packed.
+    result.local_sources = info.local_sources;
+    BS_TRY(result.repointed, place_sources(info.local_sources, staging, tree, python.purelib, info.venv, dest));
     // What the snapshot just cached of this tree is host-local state, as a pack leaves it out.
     BS_TRY(auto dropped, state::drop_host_local_state(tree));
     (void)dropped;

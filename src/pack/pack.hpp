@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
+#include "pack/carried_sources.hpp"
 
 namespace bootstrap::pack {
 
@@ -24,6 +26,9 @@ namespace fs = std::filesystem;
 struct PackOptions {
     std::int64_t mtime = 0;  // every member's mtime
     double lock_timeout = 600;
+    /// Copy each editable install's source tree into the pack (pack/carried_sources.hpp);
+    /// without it they are only named, and `unpack` needs them at their paths.
+    bool carry_editable = false;
 };
 
 struct PackResult {
@@ -32,6 +37,9 @@ struct PackResult {
     std::uint64_t bytes_in = 0;
     std::uint64_t bytes_out = 0;
     std::string sha256;  // of the pack file
+    /// The editable installs whose sources lie outside the venv (carried: `carried` is set).
+    std::vector<CarriedSource> local_sources;
+    size_t carried_files = 0;  // files of the carried source trees
 };
 
 /// Pack `venv` into `out` (written atomically). Holds the venv's lock meanwhile, so no run
@@ -39,17 +47,21 @@ struct PackResult {
 [[nodiscard]] Result<PackResult> pack_venv(const fs::path& venv, const fs::path& out, const PackOptions& options);
 
 struct UnpackResult {
-    fs::path venv;            // the destination, absolute
-    std::string packed_from;  // the venv path the pack was made from
-    size_t packages = 0;      // verified against the manifest
-    size_t files = 0;         // installed files whose RECORD hashes were checked
-    size_t relocated = 0;     // bin/ files whose text named the old path
-    std::uint64_t bytes = 0;  // file data extracted
+    fs::path venv;                             // the destination, absolute
+    std::string packed_from;                   // the venv path the pack was made from
+    size_t packages = 0;                       // verified against the manifest
+    size_t files = 0;                          // installed files whose RECORD hashes were checked
+    size_t relocated = 0;                      // bin/ files whose text named the old path
+    std::uint64_t bytes = 0;                   // file data extracted
+    std::vector<CarriedSource> local_sources;  // as the pack lists them
+    size_t repointed = 0;                      // editable installs pointed at their new place
 };
 
 /// Unpack `pack` into `dest`, which must not exist. Every package's version and RECORD digest
 /// must be the manifest's and every installed file its RECORD's hash; a pack with a file changed
-/// or listed twice is refused, naming it. On any error nothing is left at `dest`.
+/// or listed twice is refused, naming it. An editable install whose source the pack does not
+/// carry must find it at its packed path, else the unpack fails naming each one. On any error
+/// nothing is left at `dest`.
 [[nodiscard]] Result<UnpackResult> unpack_venv(const fs::path& pack, const fs::path& dest);
 
 }  // namespace bootstrap::pack

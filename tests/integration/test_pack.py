@@ -139,3 +139,145 @@ def _fresh(world, pack: Path, edit) -> Path:
         elif leftover.exists():
             leftover.unlink()
     return repack(world, pack, edit)
+
+
+# --- editable installs: what a packed venv leans on outside itself -----------------------------
+
+_EDITABLE_BACKEND = '''\
+"""A PEP 660 backend with nothing to install: the editable wheel holds a .pth naming src/."""
+import base64, hashlib, os, zipfile
+
+NAME, VERSION = "edpkg", "0.1.0"
+
+
+def _hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    info = f"{NAME}-{VERSION}.dist-info"
+    files = {
+        f"_{NAME}.pth": (os.path.join(root, "src") + "\\n").encode(),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\\nName: {NAME}\\nVersion: {VERSION}\\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+        f"{info}/top_level.txt": f"{NAME}\\n".encode(),
+    }
+    record = "".join(f"{p},{_hash(d)},{len(d)}\\n" for p, d in files.items()) + f"{info}/RECORD,,\\n"
+    files[f"{info}/RECORD"] = record.encode()
+    wheel = f"{NAME}-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel), "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+    return wheel
+'''
+
+
+def editable_project(root: Path) -> Path:
+    """A project whose editable install imports `edpkg` from root/src (as setuptools' src
+    layout and hatchling do: a .pth line), built offline by an in-tree backend."""
+    (root / "_backend").mkdir(parents=True)
+    (root / "_backend" / "edbackend.py").write_text(_EDITABLE_BACKEND)
+    (root / "pyproject.toml").write_text('[project]\nname = "edpkg"\nversion = "0.1.0"\n\n'
+                                         '[build-system]\nrequires = []\nbuild-backend = "edbackend"\n'
+                                         'backend-path = ["_backend"]\n')
+    (root / "src" / "edpkg").mkdir(parents=True)
+    (root / "src" / "edpkg" / "__init__.py").write_text("ANSWER = 42\n")
+    return root
+
+
+def venv_with_editable(world) -> Path:
+    recipe = R.write_recipe(world.root, steps=R.pipeline(world.index))
+    ok(world.run([recipe]))
+    project = editable_project(world.root / "checkout" / "edpkg")
+    world.uv_pip("install", "--no-deps", "-e", str(project))
+    r = world.python("import edpkg; print(edpkg.ANSWER)")
+    assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr
+    return project
+
+
+def test_pack_without_editable_installs_keeps_schema_1(world):
+    pack = packed_venv(world)
+    info = json.loads(subprocess.run(["tar", "--zstd", "-xOf", pack, "bootstrap-pack.json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    assert info["schema"] == 1 and "local_sources" not in info
+
+
+def test_pack_names_an_editable_install_and_unpack_doctor_fail_without_its_source(world):
+    project = venv_with_editable(world)
+    pack = world.root / "env.tar.zst"
+    proc = ok(world.run(["pack", "--venv", world.venv, "-o", pack]))
+    assert f"warning: edpkg 0.1.0 is an editable install from {project}, which is not in the pack" in proc.stderr
+    assert "--carry-editable" in proc.stderr
+    info = json.loads(subprocess.run(["tar", "--zstd", "-xOf", pack, "bootstrap-pack.json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    assert info["schema"] == 2
+    assert info["local_sources"] == [{"name": "edpkg", "version": "0.1.0", "path": str(project), "carried": ""}]
+
+    # With the checkout where it was, the unpacked venv imports it from there.
+    dest = world.root / "node1" / "venv"
+    proc = ok(world.run(["unpack", pack, dest]))
+    assert f"editable install edpkg 0.1.0: uses {project} on this host" in proc.stdout
+    r = world.python("import edpkg; print(edpkg.ANSWER)", venv=dest)
+    assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr
+
+    # A node without the checkout: unpack fails naming it, leaving nothing; doctor errors.
+    project.rename(world.root / "checkout" / "moved")
+    dest2 = world.root / "node2" / "venv"
+    proc = world.run(["unpack", pack, dest2])
+    assert proc.returncode == 1, proc.stderr
+    assert f"edpkg 0.1.0 at {project}" in proc.stderr
+    assert "bootstrap pack --carry-editable" in proc.stderr
+    assert_nothing_left(dest2)
+    for venv in (world.venv, dest):
+        proc, doc = world.run_json(["doctor", "--venv", venv])
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        found = [f for f in doc["findings"] if f["rule"] == "editable-source"]
+        assert len(found) == 1 and found[0]["severity"] == "error", doc["findings"]
+        assert f"edpkg 0.1.0 is an editable install from {project}, which does not exist" in found[0]["message"]
+
+
+def test_pack_carry_editable_brings_the_source_and_unpack_points_the_install_at_it(world):
+    project = venv_with_editable(world)
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / "src" / "edpkg" / "__pycache__").mkdir()
+    (project / "src" / "edpkg" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    pack = world.root / "env.tar.zst"
+    proc = ok(world.run(["pack", "--venv", world.venv, "-o", pack, "--carry-editable"]))
+    assert "warning:" not in proc.stderr
+    assert f"carried the editable install edpkg 0.1.0 from {project} as src/edpkg/" in proc.stdout
+    names = subprocess.run(["tar", "--zstd", "-tf", pack], capture_output=True, text=True, check=True).stdout.split()
+    assert "src/edpkg/src/edpkg/__init__.py" in names and "src/edpkg/pyproject.toml" in names
+    assert not any(".git" in n or "__pycache__" in n for n in names if n.startswith("src/"))
+
+    import shutil
+    shutil.rmtree(project.parent)  # no checkout anywhere now
+    dest = world.root / "node3" / "venv"
+    proc = ok(world.run(["unpack", pack, dest]))
+    assert f"source carried into {dest}/src/edpkg" in proc.stdout
+    r = world.python("import edpkg; print(edpkg.ANSWER, edpkg.__file__)", venv=dest)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["42", str(dest / "src" / "edpkg" / "src" / "edpkg" / "__init__.py")]
+    (direct_url,) = list(dest.glob("lib/python*/site-packages/edpkg-0.1.0.dist-info/direct_url.json"))
+    assert json.loads(direct_url.read_text())["url"] == f"file://{dest}/src/edpkg"
+    proc, doc = world.run_json(["doctor", "--venv", dest])
+    rules = {f["rule"] for f in doc["findings"]}
+    assert "editable-source" not in rules and "installed-files" not in rules, doc["findings"]
+    # The venv it came from has lost its checkout: doctor says so.
+    proc, doc = world.run_json(["doctor", "--venv", world.venv])
+    assert proc.returncode == 3 and "editable-source" in {f["rule"] for f in doc["findings"]}
+
+
+def test_pack_carry_editable_refuses_a_credential_file(world):
+    project = venv_with_editable(world)
+    (project / ".netrc").write_text("machine example.org login me password hunter2\n")
+    out = world.root / "env.tar.zst"
+    proc = world.run(["pack", "--venv", world.venv, "-o", out, "--carry-editable"])
+    assert proc.returncode == 2, proc.stderr
+    assert f"refusing to carry {project}/.netrc" in proc.stderr
+    assert not out.exists()
