@@ -83,8 +83,8 @@ Status apply_locked_selection(const manifest::Lockfile& lock, Plan& plan) {
     if (!left.needs.empty()) {
         const auto them = core::join(left.steps, " ");
         return fail(ErrorCode::usage,
-                    fmt::format("--locked: the selection leaves out {} {}, which kept steps need", steps_word(left.steps.size()),
-                                quoted(left.steps)),
+                    fmt::format("--locked: the selection leaves out {} {}, which kept steps need",
+                                steps_word(left.steps.size()), quoted(left.steps)),
                     core::join(left.needs, "\n") +
                         fmt::format("\nselect {} too (drop them from --skip, add them to --only), or lock this "
                                     "selection: run it without --locked (e.g. --skip {}), then `bootstrap lock`",
@@ -94,10 +94,11 @@ Status apply_locked_selection(const manifest::Lockfile& lock, Plan& plan) {
     if (left.packages.empty()) return {};
     std::vector<std::string> names(left.packages.begin(), left.packages.end());
     const std::string shown = names.size() <= 8 ? ": " + core::join(names, ", ") : "";
-    auto notice = fmt::format("--locked: {} {} left out: the lock check does not require the {} package(s) only "
-                              "{}{}",
-                              steps_word(left.steps.size()), core::join(left.steps, ", "), names.size(),
-                              left.steps.size() == 1 ? "it locks" : "they lock", shown);
+    auto notice = fmt::format(
+        "--locked: {} {} left out: the lock check does not require the {} package(s) only "
+        "{}{}",
+        steps_word(left.steps.size()), core::join(left.steps, ", "), names.size(),
+        left.steps.size() == 1 ? "it locks" : "they lock", shown);
     plan.notices.push_back(notice);
     plan.notes.push_back(std::move(notice));
     return {};
