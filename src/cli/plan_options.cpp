@@ -21,7 +21,8 @@ void add_plan_options(CLI::App& cmd, PlanArgs& args) {
     cmd.add_flag("--locked", args.locked,
                  "Install exactly the lockfile's pins with hash checking (default lockfile: "
                  "lockfiles/<name>.lock.json beside the recipe, or beside its directory, else pylock.<name>.toml "
-                 "there) and fail on any drift");
+                 "there) and fail on any drift (not on what only --skip'ped steps lock; a kept build against it "
+                 "is refused)");
     cmd.add_option("--lockfile", args.lockfile,
                    "The lockfile for --locked (implies --locked): bootstrap's JSON, or a PEP 751 pylock.toml (a .toml "
                    "file), also one another tool wrote");

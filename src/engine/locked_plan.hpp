@@ -60,6 +60,10 @@ public:
     /// the plan (its origin in the run's manifests).
     [[nodiscard]] Status apply_coverage(Plan& plan) const;
 
+    /// Locked steps the selection leaves out: what only they lock is left out of the lock check
+    /// (Plan::locked_left_out); a usage error when a kept step needs it (engine/locked_selection.hpp).
+    [[nodiscard]] Status apply_selection(Plan& plan) const;
+
 private:
     void adopt_foreign(const Plan& unlocked, const pyenv::MarkerEnv* markers);
     [[nodiscard]] Status check_interpreter(const pyenv::InterpreterFacts& python) const;

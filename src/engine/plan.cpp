@@ -562,6 +562,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     if (!plan.pin_conflicts.empty() && !options.collect_pin_conflicts)
         return tl::unexpected(plan.pin_conflicts.front());
     if (locked) BS_CHECK(locked->apply_coverage(plan));
+    if (locked) BS_CHECK(locked->apply_selection(plan));
     plan.env_read = ex.env_read();
     plan.vars = ex.known_vars();
     return plan;

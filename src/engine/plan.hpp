@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,9 @@ struct Plan {
     bool retry_optional = false;  // PlanOptions::retry_optional
     /// --locked: each locked package's recorded indexes (its origin in this run's manifests).
     std::map<std::string, std::vector<std::string>> locked_indexes;
+    /// --locked with locked steps left out (--skip/--only/--from): the locked packages only
+    /// their closures hold, which the lock check does not require (engine/locked_selection.hpp).
+    std::set<std::string> locked_left_out;
     std::vector<std::string> notes;    // plan-level remarks (e.g. sync after install warning)
     std::vector<std::string> notices;  // the loud ones among `notes` (`run` shows them)
     /// With PlanOptions::collect_pin_conflicts: pins two install steps disagree on.

@@ -166,7 +166,7 @@ Result<bool> Runner::confirm_settled(const fs::path& venv) {
     if (!decisions) return false;
     if (m_options.plan.locked) {
         BS_TRY(auto now, snapshot_for_run(m_plan, m_facts, "", "locked", true));
-        if (!manifest::lock_drift(*m_options.plan.locked, now).empty()) return false;
+        if (!manifest::lock_drift(*m_options.plan.locked, now, m_plan.locked_left_out).empty()) return false;
     }
     m_report.venv = venv;
     m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());

@@ -206,7 +206,7 @@ void Runner::check_drift() {
         m_report.error = now.error();
         return;
     }
-    auto drift = manifest::lock_drift(*m_options.plan.locked, *now);
+    auto drift = manifest::lock_drift(*m_options.plan.locked, *now, m_plan.locked_left_out);
     if (!drift.empty())
         m_report.error = Error{ErrorCode::step_failed,
                                fmt::format("the venv differs from the lockfile in {} package(s)", drift.size()),

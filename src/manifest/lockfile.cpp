@@ -147,7 +147,10 @@ Result<std::string> locked_requirements(const std::vector<const LockedPackage*>&
     return out;
 }
 
-std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) {
+std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) { return lock_drift(lock, venv, {}); }
+
+std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv,
+                                    const std::set<std::string>& not_required) {
     std::vector<std::string> drift;
     for (const auto& [name, pkg] : venv.packages) {
         auto it = lock.packages.find(name);
@@ -158,7 +161,7 @@ std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv) 
     }
     for (const auto& [name, p] : lock.packages)
         // A pylock's package with a marker may be meant for another environment only.
-        if (!venv.packages.count(name) && p.marker.empty())
+        if (!venv.packages.count(name) && p.marker.empty() && !not_required.count(name))
             drift.push_back(
                 fmt::format("{}{}{} is locked but not installed", name, p.version.empty() ? "" : " ", p.version));
     return drift;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,5 +90,10 @@ struct Lockfile {
 /// without a version (a pylock's source tree) is checked by name only, and one with a marker
 /// only when it is installed.
 [[nodiscard]] std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv);
+/// The same, where the packages named in `not_required` (those only the steps a `--locked` run
+/// leaves out lock: engine/locked_selection.hpp) need not be installed; one that is installed
+/// must still have its locked version.
+[[nodiscard]] std::vector<std::string> lock_drift(const Lockfile& lock, const Manifest& venv,
+                                                  const std::set<std::string>& not_required);
 
 }  // namespace bootstrap::manifest
