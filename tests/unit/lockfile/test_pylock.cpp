@@ -219,6 +219,6 @@ TEST_CASE("pylock: the recipe's meaning survives a round trip under [tool.bootst
 
     auto bad = lockfile::parse_pylock(text + "\n[tool.bootstrap.recipe-inputs.steps.nope]\nkind = 3\n", "/l/p.toml");
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().detail.find("step nope: must be a table of a step [tool.bootstrap.steps] has") !=
-          std::string::npos);
+    CHECK(bad.error().message.find("tool.bootstrap.recipe-inputs: step nope: must be a table of a step "
+                                   "[tool.bootstrap.steps] has") != std::string::npos);
 }
