@@ -63,8 +63,8 @@ Status check_lock_stands(const manifest::Lockfile& lock, const recipe::Recipe& r
     }
     const auto changes = meaning_changes(lock, recipe);
     if (changes.empty()) return {};
-    const std::string head =
-        fmt::format("the recipe {} changed since its lockfile {} was written", recipe.file.string(), lock.file.string());
+    const std::string head = fmt::format("the recipe {} changed since its lockfile {} was written",
+                                         recipe.file.string(), lock.file.string());
     if (changes.size() == 1) return fail(ErrorCode::usage, fmt::format("{}: {}", head, changes.front()), again);
     return fail(ErrorCode::usage, fmt::format("{}: {} changes", head, changes.size()),
                 core::join(changes, "\n") + "\n" + again);

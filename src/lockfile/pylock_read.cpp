@@ -159,7 +159,8 @@ void read_recipe_inputs(steps::PylockReader& rd, const Value& t, Lockfile& lock)
         }
         return out;
     };
-    if (const auto* recipe = rd.typed(*all, "recipe", ValueType::table, where)) lock.recipe_inputs = read(*recipe, where);
+    if (const auto* recipe = rd.typed(*all, "recipe", ValueType::table, where))
+        lock.recipe_inputs = read(*recipe, where);
     const auto* steps = rd.typed(*all, "steps", ValueType::table, where);
     if (steps == nullptr) return;
     for (const auto& entry : steps->table) {
@@ -167,8 +168,7 @@ void read_recipe_inputs(steps::PylockReader& rd, const Value& t, Lockfile& lock)
         auto step = lock.steps.find(entry.key);
         if (!entry.value.is(ValueType::table) || step == lock.steps.end())
             rd.report(entry.value.loc, at + "must be a table of a step [tool.bootstrap.steps] has");
-        else
-            step->second.inputs = read(entry.value, at);
+        else step->second.inputs = read(entry.value, at);
     }
 }
 

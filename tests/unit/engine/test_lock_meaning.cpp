@@ -80,19 +80,21 @@ TEST_CASE("lock meaning: a changed pin is stale, naming the step and the input o
     CHECK(stands.error().detail.find("bootstrap lock /w/r.toml -o /w/r.lock.json") != std::string::npos);
 
     // Several changes: a count in the message, each change once in the detail.
-    const auto two = parsed(replaced(replaced(k_recipe, "demo-core==1.0.0", "demo-core==2.0.0"), "python = \"3.12\"",
-                                     "python = \"3.11\""));
+    const auto two = parsed(
+        replaced(replaced(k_recipe, "demo-core==1.0.0", "demo-core==2.0.0"), "python = \"3.12\"", "python = \"3.11\""));
     auto both = engine::check_lock_stands(lock, two);
     REQUIRE_FALSE(both);
     CHECK(both.error().message ==
           "the recipe /w/r.toml changed since its lockfile /w/r.lock.json was written: 2 changes");
-    CHECK(both.error().detail.starts_with("step 'core': packages: +demo-core==2.0.0, -demo-core==1.0.0\n"
-                                          "recipe: venv.python: 3.12 → 3.11\n"));
+    CHECK(
+        both.error().detail.starts_with("step 'core': packages: +demo-core==2.0.0, -demo-core==1.0.0\n"
+                                        "recipe: venv.python: 3.12 → 3.11\n"));
 }
 
 TEST_CASE("lock meaning: a step added, removed or moved") {
     const auto lock = locked(parsed(k_recipe));
-    const auto added = parsed(k_recipe + "\n[[step]]\nid = \"utils\"\nkind = \"install\"\npackages = [\"demo-utils\"]\n");
+    const auto added =
+        parsed(k_recipe + "\n[[step]]\nid = \"utils\"\nkind = \"install\"\npackages = [\"demo-utils\"]\n");
     CHECK(engine::meaning_changes(lock, added) == std::vector<std::string>{"step 'utils': added"});
     auto without = lock;
     without.steps.emplace("gone", manifest::LockedStep{});
@@ -113,7 +115,8 @@ verify = [{ import = "demo_core" }]
 id = "venv"
 kind = "venv"
 )");
-    CHECK(engine::meaning_changes(lock, moved) == std::vector<std::string>{"recipe: steps: same values, another order"});
+    CHECK(engine::meaning_changes(lock, moved) ==
+          std::vector<std::string>{"recipe: steps: same values, another order"});
 }
 
 TEST_CASE("lock meaning: a lock without it (an older bootstrap's) is checked by the recipe's bytes") {

@@ -196,16 +196,16 @@ TEST_CASE("pylock: a lockfile's format is told by its name, else by its first ch
 
 TEST_CASE("pylock: the recipe's meaning survives a round trip under [tool.bootstrap.recipe-inputs]") {
     auto lock = sample();
-    lock.recipe_inputs = {{"steps", {"venv", "torch"}, true}, {"venv.python", {"3.11"}, false},
-                          {"env.set", {}, true}};
+    lock.recipe_inputs = {{"steps", {"venv", "torch"}, true}, {"venv.python", {"3.11"}, false}, {"env.set", {}, true}};
     lock.steps.at("torch").inputs = {{"kind", {"install"}, false}, {"packages", {"torch==2.11.0"}, true}};
     lock.steps.at("with space").inputs = {{"kind", {"run"}, false}, {"argv", {"true"}, true}};
     const auto text = lockfile::to_pylock(lock);
     INFO(text);
     CHECK(text.find("[tool.bootstrap.recipe-inputs.recipe]\nsteps = [\"venv\", \"torch\"]\n\"venv.python\" = "
                     "\"3.11\"\n\"env.set\" = []\n") != std::string::npos);
-    CHECK(text.find("[tool.bootstrap.recipe-inputs.steps.torch]\nkind = \"install\"\npackages = [\"torch==2.11.0\"]\n") !=
-          std::string::npos);
+    CHECK(
+        text.find("[tool.bootstrap.recipe-inputs.steps.torch]\nkind = \"install\"\npackages = [\"torch==2.11.0\"]\n") !=
+        std::string::npos);
     auto back = read(text);
     // TOML keeps a table's keys in no order: the inputs come back sorted by field.
     auto sorted = [](std::vector<core::KeyInput> inputs) {

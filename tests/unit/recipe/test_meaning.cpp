@@ -122,7 +122,8 @@ TEST_CASE("meaning: a changed pin, variable, environment or verify is named by i
           std::vector<std::string>{"core: env MAX_JOBS: 4 → 8"});
     CHECK(changes(base, of(replaced(k_recipe, "env = { MAX_JOBS = \"4\", MY_PASSWORD = \"p4ss\" }\n", ""))) ==
           std::vector<std::string>{"core: env MAX_JOBS: 4 → unset", "core: env MY_PASSWORD: *** → unset"});
-    CHECK(changes(base, of(replaced(k_recipe, "{ import = \"demo_core\" }", "{ import = \"demo_core\", attr = \"x\" }"))) ==
+    CHECK(changes(base,
+                  of(replaced(k_recipe, "{ import = \"demo_core\" }", "{ import = \"demo_core\", attr = \"x\" }"))) ==
           std::vector<std::string>{"core: verify: +{attr = \"x\", import = \"demo_core\"}, -{import = \"demo_core\"}"});
     CHECK(changes(base, of(replaced(k_recipe, "python = \"3.12\"", "python = \"3.11\""))) ==
           std::vector<std::string>{"venv.python: 3.12 → 3.11"});
