@@ -95,3 +95,24 @@ def test_a_lock_without_recorded_meaning_keeps_the_byte_check(world):
     # Locking again needs no run: the venv is still at the recipe's fixed point.
     ok(world.run(["lock", recipe, "-o", lockfile]))
     ok(world.run([recipe, "--lockfile", lockfile]))
+
+
+def test_record_inputs_upgrades_an_older_lock_without_a_run(world):
+    """`lock --record-inputs` gives an older lock what the recipe's steps do, with no venv at all,
+    only while the recipe's bytes are those it was locked from."""
+    recipe, lockfile = locked_recipe(world, "old.lock.json")
+    lock = json.loads(lockfile.read_text())
+    del lock["recipe"]["inputs"]
+    for step in lock["steps"].values():
+        step.pop("inputs", None)
+    lockfile.write_text(json.dumps(lock, indent=2))
+    elsewhere = R.write_recipe(world.root, "elsewhere.toml", venv_path="nowhere", steps=[R.venv()])
+    proc = world.run(["lock", elsewhere, "-o", lockfile, "--record-inputs"])
+    assert proc.returncode == 2 and f"the recipe {elsewhere} changed since {lockfile} was written" in proc.stderr
+
+    ok(world.run(["lock", recipe, "-o", lockfile, "--record-inputs", "--venv", world.root / "none"]))
+    upgraded = json.loads(lockfile.read_text())
+    assert ["packages", ["demo-core==1.0.0"]] in upgraded["steps"]["core"]["inputs"]
+    assert upgraded["packages"] == lock["packages"]
+    recipe.write_text(recipe.read_text() + "# a comment\n")
+    ok(world.run(["plan", recipe, "--lockfile", lockfile]))
