@@ -11,6 +11,7 @@
 #include "lockfile/make.hpp"
 #include "lockfile/page_fetch.hpp"
 #include "lockfile/pylock.hpp"
+#include "lockfile/relock.hpp"
 #include "recipe/recipe.hpp"
 #include "steps/recipe_kinds.hpp"
 
@@ -25,6 +26,7 @@ struct LockArgs {
     std::string arch;
     bool no_device = false;
     bool allow_extras = false;
+    bool record_inputs = false;
     double timeout = 600;
     std::string format = "json";  // json, pylock or both
 };
@@ -43,9 +45,23 @@ std::vector<std::pair<std::filesystem::path, bool>> lock_outputs(const LockArgs&
     return out;
 }
 
+/// --record-inputs: the lockfile rewritten in its own format, with the recipe's meaning.
+int record_inputs(const LockArgs& args, const recipe::Recipe& recipe) {
+    const auto file =
+        args.output.empty() ? lockfile::default_lockfile_path(recipe) : std::filesystem::path(args.output);
+    auto lock = lockfile::with_recorded_inputs(recipe, file);
+    if (!lock) return report_error(lock.error());
+    auto saved = lockfile::is_pylock_name(file) ? core::write_file_atomic(file, lockfile::to_pylock(*lock))
+                                                : manifest::save_lockfile(file, *lock);
+    if (!saved) return report_error(saved.error());
+    fmt::print(stderr, "recorded what the {} steps of {} do in {}\n", recipe.steps.size(), recipe.name, file.string());
+    return 0;
+}
+
 int execute_lock(const LockArgs& args) {
     auto loaded = steps::load_recipe(args.recipe);
     if (!loaded) return report_error(loaded.error());
+    if (args.record_inputs) return record_inputs(args, *loaded);
     engine::PlanOptions options;
     if (!args.venv.empty()) options.venv = args.venv;
     if (!args.arch.empty()) options.arch = args.arch;
@@ -115,6 +131,10 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     cmd->add_flag("--allow-extras", args->allow_extras,
                   "Lock although the venv holds distributions no step installs (installed by hand): they are left "
                   "out of the lock, each named");
+    cmd->add_flag("--record-inputs", args->record_inputs,
+                  "Run nothing and read no venv: add what the recipe's steps do (what a --locked run checks, so that "
+                  "a comment does not make the lock stale) to the lockfile (-o, or the default) of an older "
+                  "bootstrap, while the recipe's bytes are still those it was locked from");
     cmd->add_option("--timeout", args->timeout,
                     "Seconds the whole lock may take, index pages included (then it stops and writes nothing)")
         ->capture_default_str()

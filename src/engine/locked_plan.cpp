@@ -4,6 +4,7 @@
 
 #include "core/redact.hpp"
 #include "core/strings.hpp"
+#include "engine/lock_meaning.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/marker.hpp"
@@ -32,11 +33,7 @@ Status LockedPlan::check(const manifest::Lockfile& lock, const recipe::Recipe& r
                                 "only to the last step that installed it",
                                 lock.file.string(), lock.schema),
                     "run `bootstrap lock` again (in the venv it was made from, or after a run) to write schema 2");
-    if (lock.recipe_digest != recipe.source_digest)
-        return fail(ErrorCode::usage,
-                    fmt::format("the recipe {} changed since its lockfile was written", recipe.file.string()),
-                    "run `bootstrap lock` again after a successful run, or run without --locked");
-    return {};
+    return check_lock_stands(lock, recipe);  // by what the steps do (lock_meaning.hpp)
 }
 
 LockedPlan::LockedPlan(const manifest::Lockfile& lock, const Plan& unlocked, const pyenv::MarkerEnv* markers)

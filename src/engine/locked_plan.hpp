@@ -34,9 +34,9 @@ namespace bootstrap::engine {
 
 class LockedPlan {
 public:
-    /// The lock must be able to rebuild the venv from nothing (schema 2) and belong to this
-    /// recipe (the same digest; a foreign pylock belongs to none); usage errors naming the file
-    /// otherwise.
+    /// The lock must be able to rebuild the venv from nothing (schema 2) and stand for this
+    /// recipe (what its steps do is unchanged: lock_meaning.hpp; a foreign pylock belongs to
+    /// none); usage errors naming the file otherwise.
     [[nodiscard]] static Status check(const manifest::Lockfile& lock, const recipe::Recipe& recipe);
 
     /// `unlocked`: the same recipe planned on this node without the lock (its install steps'

@@ -9,6 +9,7 @@
 #include "core/redact.hpp"
 #include "core/strings.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/lock_meaning.hpp"
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "lockfile/hash_check.hpp"
@@ -431,6 +432,7 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
         }
     }
     lock.steps = std::move(steps);
+    engine::record_meaning(lock, recipe);  // what a --locked run checks the recipe against
     return lock;
 }
 

@@ -140,6 +140,38 @@ void read_tool(steps::PylockReader& rd, const Value& t, Lockfile& lock) {
     }
 }
 
+/// [tool.bootstrap.recipe-inputs]: the recipe's meaning the lock recorded (its `recipe` table)
+/// and each step's (`steps.<id>`): a string per input, an array of strings for a list.
+void read_recipe_inputs(steps::PylockReader& rd, const Value& t, Lockfile& lock) {
+    const std::string where = "tool.bootstrap.recipe-inputs: ";
+    const auto* all = rd.typed(t, "recipe-inputs", ValueType::table, "tool.bootstrap: ");
+    if (all == nullptr) return;
+    auto read = [&](const Value& table, const std::string& at) {
+        std::vector<core::KeyInput> out;
+        for (const auto& e : table.table) {
+            if (e.value.is(ValueType::string)) {
+                out.push_back({e.key, {e.value.string}, false});
+            } else if (e.value.is(ValueType::array)) {
+                out.push_back({e.key, rd.strings(table, e.key, at), true});
+            } else {
+                rd.report(e.value.loc, fmt::format("{}'{}' must be a string or an array of strings", at, e.key));
+            }
+        }
+        return out;
+    };
+    if (const auto* recipe = rd.typed(*all, "recipe", ValueType::table, where))
+        lock.recipe_inputs = read(*recipe, where);
+    const auto* steps = rd.typed(*all, "steps", ValueType::table, where);
+    if (steps == nullptr) return;
+    for (const auto& entry : steps->table) {
+        const std::string at = fmt::format("{}step {}: ", where, entry.key);
+        auto step = lock.steps.find(entry.key);
+        if (!entry.value.is(ValueType::table) || step == lock.steps.end())
+            rd.report(entry.value.loc, at + "must be a table of a step [tool.bootstrap.steps] has");
+        else step->second.inputs = read(entry.value, at);
+    }
+}
+
 }  // namespace
 
 Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
@@ -177,8 +209,12 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
         if (auto source = hash_sources.find({p.loc.line, p.loc.column}); source != hash_sources.end())
             lock.packages[p.name].hash_source = source->second;
     }
-    if (own != nullptr) read_tool(rd, *own, lock);
-    else lock.schema = manifest::k_lockfile_schema;
+    if (own != nullptr) {
+        read_tool(rd, *own, lock);
+        read_recipe_inputs(rd, *own, lock);
+    } else {
+        lock.schema = manifest::k_lockfile_schema;
+    }
     if (!rd.problems().empty()) return tl::unexpected(steps::invalid_pylock(rd.problems()));
     return lock;
 }

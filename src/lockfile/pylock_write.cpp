@@ -123,6 +123,15 @@ void put_package(std::string& out, const LockedPackage& p, const std::string& di
     put_string(out, "hash-source", p.hash_source);
 }
 
+/// [tool.bootstrap.recipe-inputs.<table>]: recorded meaning (recipe/meaning.hpp), one key per
+/// input, a list as an array.
+void put_inputs(std::string& out, const std::string& table, const std::vector<core::KeyInput>& inputs) {
+    if (inputs.empty()) return;
+    out += "\n[tool.bootstrap.recipe-inputs." + table + "]\n";
+    for (const auto& in : inputs)
+        put(out, in.field, in.list ? array(in.values) : toml_string(in.values.empty() ? "" : in.values.front()));
+}
+
 void put_tool(std::string& out, const Lockfile& lock, const std::vector<const LockedPackage*>& version_only) {
     out += "\n[tool.bootstrap]\n";
     put(out, "schema", std::to_string(lock.schema));
@@ -143,6 +152,8 @@ void put_tool(std::string& out, const Lockfile& lock, const std::vector<const Lo
         put_string(out, "version", p->version);
         put_origin(out, p->origin);
     }
+    put_inputs(out, "recipe", lock.recipe_inputs);
+    for (const auto& [id, st] : lock.steps) put_inputs(out, "steps." + key(id), st.inputs);
 }
 
 }  // namespace

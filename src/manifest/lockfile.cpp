@@ -10,6 +10,7 @@
 #include "core/json_fields.hpp"
 #include "core/lockfile_limit.hpp"
 #include "core/strings.hpp"
+#include "manifest/inputs_json.hpp"
 #include "manifest/origin_json.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/requirement_line.hpp"
@@ -20,6 +21,7 @@ std::string to_json(const Lockfile& lock) {
     nlohmann::json j;
     j["schema"] = lock.schema;
     j["recipe"] = {{"name", lock.recipe_name}, {"digest", lock.recipe_digest}};
+    if (!lock.recipe_inputs.empty()) j["recipe"]["inputs"] = inputs_to_json(lock.recipe_inputs);
     j["python"] = {{"version", lock.python_version}, {"platform", lock.platform}};
     j["packages"] = nlohmann::json::object();
     for (const auto& [name, p] : lock.packages) {
@@ -36,6 +38,7 @@ std::string to_json(const Lockfile& lock) {
         if (st.optional) js["optional"] = true;
         if (!st.why.empty()) js["why"] = st.why;
         if (st.covered && !st.packages.empty()) js["packages"] = st.packages;
+        if (!st.inputs.empty()) js["inputs"] = inputs_to_json(st.inputs);
         j["steps"][id] = std::move(js);
     }
     return j.dump(2) + "\n";
@@ -93,6 +96,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
             lock.file = file;
             lock.recipe_name = required(*recipe, "name");
             lock.recipe_digest = required(*recipe, "digest");
+            lock.recipe_inputs = inputs_from_json(*recipe, "inputs");
             lock.python_version = python->str("version");
             lock.platform = python->str("platform");
             for (const auto& [name, p] : j.objects("packages")) {
@@ -119,6 +123,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 ls.optional = st.boolean("optional", false);
                 ls.why = st.str("why");
                 ls.packages = st.strings("packages");
+                ls.inputs = inputs_from_json(st, "inputs");
                 for (const auto& name : ls.packages)
                     if (!lock.packages.count(name)) st.invalid("packages", "names " + name + ", which is not locked");
                 lock.steps[id] = std::move(ls);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/key.hpp"
 #include "manifest/manifest.hpp"
 
 namespace bootstrap::manifest {
@@ -53,6 +54,8 @@ struct LockedStep {
     std::string why;  // not covered: "not run", "failed on 2026-12-01: ...", ...
     /// Install steps: the locked packages its requirements need (normalised names, sorted).
     std::vector<std::string> packages;
+    /// What the step meant when the lock was made (recipe/meaning.hpp); empty in older locks.
+    std::vector<core::KeyInput> inputs{};
 };
 
 struct Lockfile {
@@ -60,6 +63,10 @@ struct Lockfile {
     fs::path file;  // where it was read from (for messages; not written)
     std::string recipe_name;
     std::string recipe_digest;
+    /// The recipe's meaning beyond its steps' (recipe/meaning.hpp): a lock that records it is
+    /// stale only when what its steps do changed (engine/lock_meaning.hpp); an older one, when
+    /// any byte of the recipe did.
+    std::vector<core::KeyInput> recipe_inputs{};
     std::string python_version;
     std::string platform;
     std::map<std::string, LockedPackage> packages;

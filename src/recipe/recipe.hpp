@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/key.hpp"
 
 namespace bootstrap::recipe {
 
@@ -151,6 +152,9 @@ struct Step {
     /// Every value of the step that may hold placeholders, whichever key it came from (the
     /// placeholder check reads these).
     std::vector<Text> texts;
+    /// Every other key of the step's table as written (placeholders unexpanded), in key order:
+    /// what the step means beyond the fields above (recipe/meaning.hpp).
+    std::vector<core::KeyInput> written;
 
     /// The kind's fields as its own type (null when the step is of another kind).
     template <class T>

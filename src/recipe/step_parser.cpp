@@ -9,6 +9,7 @@
 
 #include "core/strings.hpp"
 #include "recipe/clause_reader.hpp"
+#include "recipe/meaning.hpp"
 #include "recipe/step_reader.hpp"
 
 namespace bootstrap::recipe::detail {
@@ -195,6 +196,7 @@ std::optional<Step> read_step(ValueReader& rd, const Value& t, size_t index, std
     read_common_keys(srd, clauses, step);
     step.fields = kind->parse(srd);
     rd.collect(nullptr);
+    step.written = written_inputs(t);
 
     auto suggested = report_unasked_keys(rd, t, srd, step, label, kinds);
     for (const auto& need : srd.needs())

@@ -109,10 +109,13 @@ def test_locked_run_refuses_a_changed_recipe_and_a_step_the_lock_does_not_cover(
     ok(world.run([recipe]))
     lockfile = world.root / "l.json"
     ok(world.run(["lock", recipe, "-o", lockfile]))
-    recipe.write_text(recipe.read_text() + "\n# edited\n")
+    recipe.write_text(recipe.read_text() + "\n# edited\n")  # a comment: the lock stands
+    ok(world.run(["plan", recipe, "--lockfile", lockfile]))
+    recipe.write_text(recipe.read_text() + '\n[[step]]\nid = "extra"\nkind = "run"\nargv = ["true"]\n')
     proc = world.run([recipe, "--lockfile", lockfile])
     assert proc.returncode == 2
-    assert f"error: the recipe {recipe} changed since its lockfile was written" in proc.stderr
+    assert (f"error: the recipe {recipe} changed since its lockfile {lockfile} was written: step 'extra': added"
+            in proc.stderr)
 
     # A run that failed locks what passed; the failed step is recorded as not covered, and a
     # locked run refuses it (test_fresh_lock.py has the partial bring-up).

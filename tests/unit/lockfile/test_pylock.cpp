@@ -3,6 +3,8 @@
 // lock; a lockfile's format is told by its name, else its first character.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/fs.hpp"
 #include "lockfile/pylock.hpp"
 #include "manifest/lockfile.hpp"
@@ -190,4 +192,33 @@ TEST_CASE("pylock: a lockfile's format is told by its name, else by its first ch
     }
     CHECK(lockfile::is_pylock_name("x/pylock.demo.toml"));
     CHECK_FALSE(lockfile::is_pylock_name("x/demo.lock.json"));
+}
+
+TEST_CASE("pylock: the recipe's meaning survives a round trip under [tool.bootstrap.recipe-inputs]") {
+    auto lock = sample();
+    lock.recipe_inputs = {{"steps", {"venv", "torch"}, true}, {"venv.python", {"3.11"}, false}, {"env.set", {}, true}};
+    lock.steps.at("torch").inputs = {{"kind", {"install"}, false}, {"packages", {"torch==2.11.0"}, true}};
+    lock.steps.at("with space").inputs = {{"kind", {"run"}, false}, {"argv", {"true"}, true}};
+    const auto text = lockfile::to_pylock(lock);
+    INFO(text);
+    CHECK(text.find("[tool.bootstrap.recipe-inputs.recipe]\nsteps = [\"venv\", \"torch\"]\n\"venv.python\" = "
+                    "\"3.11\"\n\"env.set\" = []\n") != std::string::npos);
+    CHECK(
+        text.find("[tool.bootstrap.recipe-inputs.steps.torch]\nkind = \"install\"\npackages = [\"torch==2.11.0\"]\n") !=
+        std::string::npos);
+    auto back = read(text);
+    // TOML keeps a table's keys in no order: the inputs come back sorted by field.
+    auto sorted = [](std::vector<core::KeyInput> inputs) {
+        std::sort(inputs.begin(), inputs.end(), [](const auto& a, const auto& b) { return a.field < b.field; });
+        return inputs;
+    };
+    CHECK(back.recipe_inputs == sorted(lock.recipe_inputs));
+    CHECK(back.steps.at("torch").inputs == sorted(lock.steps.at("torch").inputs));
+    CHECK(back.steps.at("with space").inputs == sorted(lock.steps.at("with space").inputs));
+    CHECK(back.steps.at("venv").inputs.empty());
+
+    auto bad = lockfile::parse_pylock(text + "\n[tool.bootstrap.recipe-inputs.steps.nope]\nkind = 3\n", "/l/p.toml");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message.find("tool.bootstrap.recipe-inputs: step nope: must be a table of a step "
+                                   "[tool.bootstrap.steps] has") != std::string::npos);
 }
