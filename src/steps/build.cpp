@@ -351,8 +351,9 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
         }
         BS_TRY(auto adopted, cache.adopt_v1(key, layout.builds() / ("checked-v1-" + key.digest), std::ref(trusted),
                                             &v1_passed, publish_it, signer ? &*signer : nullptr));
-        if (v1_passed) say("passing over a " + std::string(k_build_key_scheme_v1) + " build cache entry: " +
-                           v1_passed->describe());
+        if (v1_passed)
+            say("passing over a " + std::string(k_build_key_scheme_v1) +
+                " build cache entry: " + v1_passed->describe());
         if (!adopted) return adopted;
         if (!adopted->published) BS_CHECK(keep_in_venv(*adopted, layout.builds() / key.digest));
         const auto from = core::split(adopted->rekeyed_from, ' ');

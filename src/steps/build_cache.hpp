@@ -79,7 +79,7 @@ public:
         double build_seconds = 0;
         std::string built_at;
         std::string host;
-        bool published = true;  // false: a build the cache could not take, installed from staging
+        bool published = true;     // false: a build the cache could not take, installed from staging
         std::string rekeyed_from;  // "bootstrap-build-v1 KEY": adopted from an entry of that scheme
     };
 

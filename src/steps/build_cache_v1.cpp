@@ -61,8 +61,8 @@ std::optional<std::string> BuildCache::find_v1(const BuildInputs& inputs) const 
 
 Result<std::optional<BuildCache::Entry>> BuildCache::adopt_v1(
     const BuildKey& key, const fs::path& private_dir,
-    const std::function<Result<const core::TrustedKeys*>()>& trusted_keys,
-    std::optional<core::EntryTrust>* passed_over, bool publish_it, const core::SigningKey* signer) const {
+    const std::function<Result<const core::TrustedKeys*>()>& trusted_keys, std::optional<core::EntryTrust>* passed_over,
+    bool publish_it, const core::SigningKey* signer) const {
     auto v1 = find_v1(key.inputs);
     if (!v1) return std::optional<Entry>();
     BS_TRY(auto old, find_trusted(*v1, private_dir, trusted_keys, passed_over));

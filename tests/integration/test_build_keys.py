@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 import recipes as R
 from recipes import steps_by_id
 from test_build import build_step, builds, bw, cache_entries, ok  # noqa: F401 (bw: the fixture)
+from test_cache_trust import group_home, shared  # noqa: F401 (shared: the fixture)
 
 LIST_FIELDS = {"abi_packages", "env", "config_settings"}
 
@@ -164,3 +166,67 @@ def test_an_entry_an_older_bootstrap_built_is_rekeyed(bw, places):
     step = run_step(bw, recipe_for(bw, "b", places["b"], rev), bw.root / "venv-b")
     assert f"re-keyed from bootstrap-build-v1 entry {v1_entry.name[:12]}" in step["reason"], step
     assert builds(bw) == 1
+
+
+# ------------------------------------------------------------ the trust rule holds for v1 entries
+
+def as_v1(entry: Path, source: str | None = None) -> Path:
+    """Turn a v2 entry into the v1 entry the scheme before would have made of the same build."""
+    inputs = (entry / "inputs.txt").read_text()
+    src = next(line for line in inputs.splitlines() if line.startswith("source: "))[len("source: "):]
+    v1_key = v1_digest(inputs, source or src)
+    lines = [line for line in inputs.splitlines() if not line.startswith("#")]
+    lines[0] = "scheme: bootstrap-build-v1"
+    lines[1] = f"source: {source or src}"
+    (entry / "inputs.txt").write_text("\n".join(lines) + "\n")  # keeps its owner
+    os.rename(entry, entry.parent / v1_key)
+    return entry.parent / v1_key
+
+
+def test_a_v1_entry_another_user_could_have_replaced_is_not_adopted(shared):
+    s = shared
+    group_home(s)
+    recipe = s.recipe("k")
+    step = s.run(recipe, s.user_dir / "venv", "002", user=True)
+    assert step["reason"].startswith("built in") and builds(s.bw) == 1
+    [entry] = s.entries()
+    v1_entry = as_v1(entry)
+    s.tamper(v1_entry)
+    explain = s.bootstrap(["plan", recipe, "--venv", s.user_dir / "venv", "--explain"], "002")
+    assert f"in the build cache as bootstrap-build-v1 entry {v1_entry.name[:12]}" in explain.stdout, explain.stdout
+    step = s.run(recipe, s.top / "v1", "002")
+    assert not s.marker.exists(), f"the planted .pth ran as uid {s.marker.read_text()}"
+    assert not s.evil_installed(s.top / "v1")
+    assert step["reason"].startswith("built in"), step
+    log = Path(step["log"]).read_text()
+    assert (f"passing over a bootstrap-build-v1 build cache entry: another user could have written it: "
+            f"uid {s.user.pw_uid} ({s.user.pw_name})") in log and "it is not signed" in log, log
+    assert builds(s.bw) == 2
+
+
+def test_a_signed_v1_entry_of_a_trusted_key_is_rekeyed(shared):
+    old = os.environ.get("BOOTSTRAP_V1_BIN")
+    if not old:
+        pytest.skip("BOOTSTRAP_V1_BIN (a bootstrap with build keys of scheme bootstrap-build-v1) not set")
+    s = shared
+    group_home(s)
+    recipe = s.recipe("s")
+    pub = s.keygen(user=True)
+    ours = s.bw.bootstrap
+    try:
+        s.bw.bootstrap = Path(old)  # the other member built it with the bootstrap before
+        step = s.run(recipe, s.user_dir / "venv", "002", user=True)
+    finally:
+        s.bw.bootstrap = ours
+    assert step["reason"].startswith("built in") and builds(s.bw) == 1
+    [v1_entry] = s.entries()
+    assert (v1_entry / "inputs.txt").read_text().startswith("scheme: bootstrap-build-v1\n")
+    # Not trusting the key: passed over, built here.
+    step = s.run(recipe, s.top / "v1", "002")
+    assert step["reason"].startswith("built in") and builds(s.bw) == 2, step
+    assert "which you do not trust" in Path(step["log"]).read_text()
+    # Trusting it: re-keyed, not built.
+    shutil.rmtree(next(p for p in s.entries() if p != v1_entry))
+    step = s.run(recipe, s.top / "v2", "002", extra={"BOOTSTRAP_TRUSTED_KEYS": pub})
+    assert f"re-keyed from bootstrap-build-v1 entry {v1_entry.name[:12]}" in step["reason"], step
+    assert builds(s.bw) == 2

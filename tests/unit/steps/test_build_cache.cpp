@@ -53,12 +53,13 @@ TEST_CASE("every build input changes the key, the explanation names each") {
     const auto base = steps::make_build_key(base_inputs());
     CHECK(base.digest.size() == 64);
     CHECK(steps::make_build_key(base_inputs()).digest == base.digest);  // deterministic
-    for (const char* field :
-         {"source: git 0123456789abcdef0123456789abcdef01234567\n# source from: https://github.com/NVIDIA/apex.git (not "
-          "part of the key)\n",
-          "python: cpython 3.12.3",
-          "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0", "libstdc++: GLIBCXX_3.4.30", "arch_list: 9.0",
-          "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]", "no_build_isolation: true"})
+    for (
+        const char* field :
+        {"source: git 0123456789abcdef0123456789abcdef01234567\n# source from: https://github.com/NVIDIA/apex.git (not "
+         "part of the key)\n",
+         "python: cpython 3.12.3", "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0",
+         "libstdc++: GLIBCXX_3.4.30", "arch_list: 9.0",
+         "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]", "no_build_isolation: true"})
         CHECK(base.explain.find(field) != std::string::npos);
 
     using Change = std::function<void(steps::BuildInputs&)>;

@@ -154,8 +154,8 @@ TEST_CASE("build keys: a v1 entry whose inputs.txt names the commit but not its 
     const fs::path fake = home.path() / "builds" / std::string(64, 'e');
     write(fake / "inputs.txt", steps::make_build_key_v1(in, "git /elsewhere/apex@" + k_rev).explain);
     write(fake / "apex-0.1-cp312-cp312-linux_x86_64.whl", "not apex");
-    write(fake / "entry.txt", "wheel = apex-0.1-cp312-cp312-linux_x86_64.whl\nsha256 = " +
-                                  core::sha256_hex("not apex") + "\n");
+    write(fake / "entry.txt",
+          "wheel = apex-0.1-cp312-cp312-linux_x86_64.whl\nsha256 = " + core::sha256_hex("not apex") + "\n");
     CHECK_FALSE(cache.find_v1(steps::make_build_key(in).inputs));
 }
 
