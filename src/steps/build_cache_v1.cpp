@@ -50,7 +50,9 @@ std::optional<std::string> BuildCache::find_v1(const BuildInputs& inputs) const 
     size_t examined = 0;
     for (auto it = fs::directory_iterator(m_root, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (!core::is_sha256_hex(name) || name == direct || !it->is_directory(ec) || it->is_symlink(ec)) continue;
+        std::error_code entry_ec;  // one unreadable entry does not end the scan
+        if (!core::is_sha256_hex(name) || name == direct || it->is_symlink(entry_ec) || !it->is_directory(entry_ec))
+            continue;
         if (++examined > k_v1_entries_examined) break;
         auto source = v1_source_of(it->path());
         if (!source || content_source(*source) != inputs.source) continue;
