@@ -142,6 +142,10 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     const auto& b = *step.build();
     BuildInputs in;
     in.source = core::redact_text(source);
+    // Where it came from, for reading only (one line, credentials redacted).
+    in.source_from = b.source_kind == BuildSource::Kind::path ? b.location : b.location_shown();
+    for (char& c : in.source_from)
+        if (c == '\n' || c == '\r') c = '?';
     in.subdirectory = b.subdirectory;
     in.python = b.python_implementation + " " + b.python_version;
     in.ext_suffix = b.ext_suffix;
@@ -182,9 +186,13 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     return in;
 }
 
-/// The source's identity now: a directory is hashed again (it may have changed since the plan).
+/// The source's content now: a git commit (never its URL or clone path: mirrors, forks and
+/// clones of one commit share a key), an archive's sha256, a directory hashed again (it may have
+/// changed since the plan).
 Result<std::string> source_identity(const ResolvedStep& step) {
     const auto& b = *step.build();
+    if (b.source_kind == BuildSource::Kind::git)
+        return fmt::format("git {}{}", b.rev, b.submodules ? " +submodules" : "");
     if (b.source_kind != BuildSource::Kind::path) return b.source_identity;
     BS_TRY(auto digest, tree_digest(b.location, b.home / "sources" / "trees"));
     return "tree " + digest;
@@ -333,6 +341,28 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
         passed_over = "; passed over the cached entry: " + passed->describe();
         passed.reset();
     };
+    // A bootstrap-build-v1 entry of the same inputs (a git source at any URL): re-keyed under
+    // this key (`publish_it`, with the key's lock held), or installed from where it is.
+    auto adopt = [&](bool publish_it) -> Result<std::optional<BuildCache::Entry>> {
+        std::optional<core::EntryTrust> v1_passed;
+        std::optional<core::SigningKey> signer;
+        if (publish_it) {
+            BS_TRY(signer, core::load_signing_key(b.home));
+        }
+        BS_TRY(auto adopted, cache.adopt_v1(key, layout.builds() / ("checked-v1-" + key.digest), std::ref(trusted),
+                                            &v1_passed, publish_it, signer ? &*signer : nullptr));
+        if (v1_passed)
+            say("passing over a " + std::string(k_build_key_scheme_v1) +
+                " build cache entry: " + v1_passed->describe());
+        if (!adopted) return adopted;
+        if (!adopted->published) BS_CHECK(keep_in_venv(*adopted, layout.builds() / key.digest));
+        const auto from = core::split(adopted->rekeyed_from, ' ');
+        ctx.note = fmt::format("build cache hit (key {}, {} {} entry {}, built {}{})", short_key,
+                               publish_it ? "re-keyed from" : "not re-keyed: the cache is not writable for you; from",
+                               from.front(), from.size() > 1 ? from[1].substr(0, 12) : std::string("?"),
+                               adopted->built_at, adopted->host.empty() ? "" : " on " + adopted->host);
+        return adopted;
+    };
     BS_TRY(auto entry, cache.find_trusted(key.digest, checked, std::ref(trusted), &passed));
     if (!entry) {
         pass_over();
@@ -347,6 +377,9 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
             BS_TRY(entry, cache.find_trusted(key.digest, checked, std::ref(trusted), &passed));
             pass_over();
             if (!entry) {
+                BS_TRY(entry, adopt(true));
+            }
+            if (!entry) {
                 BS_TRY(auto built, build_into_cache(step, ctx, cache, key, deadline));
                 if (!built.published) BS_CHECK(keep_in_venv(built, layout.builds() / key.digest));
                 ctx.note = fmt::format("built in {} (cache key {}{})", core::format_duration(built.build_seconds),
@@ -355,8 +388,11 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
                 entry = std::move(built);
             }
         } else {
-            // A cache this user may read but not write (another user's, with umask 022): the
-            // build goes to a cache of the venv's own.
+            // A cache this user may read but not write (another user's, with umask 022): a v1
+            // entry is installed from where it is; the build goes to a cache of the venv's own.
+            BS_TRY(entry, adopt(false));
+        }
+        if (!entry) {  // (not writable)
             BuildCache own(layout.builds());
             BS_TRY(auto lock, own.lock(key.digest, 60, {}));
             BS_TRY(auto built, build_into_cache(step, ctx, own, key, deadline));

@@ -19,7 +19,7 @@ namespace bootstrap::steps {
 
 namespace {
 
-constexpr const char* k_build_key_scheme = "bootstrap-build-v1";
+constexpr const char* k_build_key_scheme = "bootstrap-build-v2";
 
 std::string host_name() {
     char buf[256] = {};
@@ -75,6 +75,7 @@ std::optional<BuildCache::Entry> read_complete_entry(const fs::path& dir, const 
     e.built_at = fields["built_at"];
     e.host = fields["host"];
     e.build_seconds = core::parse_double(fields["seconds"]).value_or(0);
+    e.rekeyed_from = fields["rekeyed_from"];
     auto digest = core::sha256_file(e.wheel);
     if (!digest || *digest != e.sha256) return std::nullopt;  // damaged: build again
     return e;
@@ -82,9 +83,11 @@ std::optional<BuildCache::Entry> read_complete_entry(const fs::path& dir, const 
 
 }  // namespace
 
-BuildKey make_build_key(const BuildInputs& in) {
-    core::KeyBuilder key(k_build_key_scheme);
-    key.add("source", in.source);
+namespace {
+
+BuildKey key_of(const char* scheme, const BuildInputs& in, const std::string& source) {
+    core::KeyBuilder key(scheme);
+    key.add("source", source);
     key.add("subdirectory", in.subdirectory);
     key.add("python", in.python);
     key.add("ext_suffix", in.ext_suffix);
@@ -99,7 +102,34 @@ BuildKey make_build_key(const BuildInputs& in) {
     key.add("frontend", in.frontend);
     key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
     key.add("config_settings", in.config_settings);
-    return {key.digest(), key.explain()};
+    return {key.digest(), key.explain(), in};
+}
+
+}  // namespace
+
+BuildKey make_build_key(const BuildInputs& in) {
+    BuildKey key = key_of(k_build_key_scheme, in, in.source);
+    if (!in.source_from.empty()) {
+        // Shown where the source line is, never hashed: the same content from anywhere is one key.
+        const std::string line = "source: " + in.source + "\n";
+        const auto at = key.explain.find(line);
+        const std::string comment = fmt::format("# source from: {} (not part of the key)\n", in.source_from);
+        if (at != std::string::npos) key.explain.insert(at + line.size(), comment);
+    }
+    return key;
+}
+
+BuildKey make_build_key_v1(const BuildInputs& in, const std::string& v1_source) {
+    BuildKey key = key_of(k_build_key_scheme_v1, in, v1_source);
+    key.inputs.source = v1_source;
+    return key;
+}
+
+std::string content_source(std::string_view v1_source) {
+    if (!v1_source.starts_with("git ")) return std::string(v1_source);
+    const auto at = v1_source.rfind('@');  // a commit and " +submodules" hold none
+    if (at == std::string_view::npos) return std::string(v1_source);
+    return "git " + std::string(v1_source.substr(at + 1));
 }
 
 bool is_parallelism_variable(const std::string& name) {
@@ -166,7 +196,7 @@ Result<fs::path> BuildCache::staging(const std::string& key) const {
 
 Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::path& staging_dir,
                                               const std::string& inputs, double build_seconds,
-                                              const core::SigningKey* signer) const {
+                                              const core::SigningKey* signer, const Entry* origin) const {
     std::error_code ec;
     auto discard = [&](Error err) -> Result<Entry> {
         fs::remove_all(staging_dir, ec);
@@ -183,10 +213,14 @@ Result<BuildCache::Entry> BuildCache::publish(const std::string& key, const fs::
     Entry e;
     e.sha256 = *digest;
     e.build_seconds = build_seconds;
-    e.built_at = core::utc_iso8601();
-    e.host = host_name();
+    e.built_at = origin != nullptr ? origin->built_at : core::utc_iso8601();
+    e.host = origin != nullptr ? origin->host : host_name();
     std::string entry_text = fmt::format("wheel = {}\nsha256 = {}\nseconds = {:.1f}\nbuilt_at = {}\nhost = {}\n",
                                          wheels[0].filename().string(), e.sha256, build_seconds, e.built_at, e.host);
+    if (origin != nullptr && !origin->rekeyed_from.empty()) {
+        e.rekeyed_from = origin->rekeyed_from;
+        entry_text += fmt::format("rekeyed_from = {}\n", e.rekeyed_from);
+    }
     if (auto w = core::write_file_atomic(staging_dir / "inputs.txt", inputs); !w) return discard(w.error());
     if (auto w = core::write_file_atomic(staging_dir / "entry.txt", entry_text); !w) return discard(w.error());
     if (signer != nullptr)

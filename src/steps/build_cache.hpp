@@ -1,8 +1,11 @@
 #pragma once
 // The build cache: `$BOOTSTRAP_HOME/builds/<key>/` holds one built wheel, `inputs.txt` (every
 // input of its key, readable), `build.log` and `entry.txt`. The key digests everything that
-// decides binary compatibility, so a later run, another venv or another node sharing the home
-// installs the wheel without building. One builder per key: a file lock, then a staging
+// decides binary compatibility, and the source by its content only (a git commit, an archive's
+// sha256, a tree digest; never where it was fetched from), so a later run, another venv, another
+// clone path or mirror of the commit, or another node sharing the home installs the wheel
+// without building. Entries of the previous scheme (bootstrap-build-v1, whose git keys held the
+// URL) are found and re-keyed (adopt_v1), not rebuilt. One builder per key: a file lock, then a staging
 // directory published by rename. An entry another user could have written is installed only
 // when signed by a trusted key (core/cache_trust.hpp), from a private copy that was checked.
 
@@ -22,7 +25,8 @@ namespace fs = std::filesystem;
 
 /// The inputs of a build-cache key, as text (what `plan --explain` shows).
 struct BuildInputs {
-    std::string source;  // "git URL@REV", "sha256 HEX" (archive), "tree HEX" (directory)
+    std::string source;       // "git REV[ +submodules]", "sha256 HEX" (archive), "tree HEX" (directory)
+    std::string source_from;  // where it was fetched from (URL redacted, or path): shown, not keyed
     std::string subdirectory;
     std::string python;                     // "cpython 3.11.7"
     std::string ext_suffix;                 // ".cpython-311-x86_64-linux-gnu.so"
@@ -41,10 +45,24 @@ struct BuildInputs {
 
 struct BuildKey {
     std::string digest;   // hex
-    std::string explain;  // one "field: value" line per input
+    std::string explain;  // one "field: value" line per input, and a "# source from: ..." comment
+    BuildInputs inputs;
 };
 
+/// The key, scheme bootstrap-build-v2: `source_from` is shown in `explain`, never hashed.
 [[nodiscard]] BuildKey make_build_key(const BuildInputs& inputs);
+
+/// The scheme before: the same inputs, a git source as "git URL@REV[ +submodules]"
+/// (`v1_source`). Its explain is what a v1 entry's inputs.txt holds.
+[[nodiscard]] BuildKey make_build_key_v1(const BuildInputs& inputs, const std::string& v1_source);
+
+/// A v1 source as v2 keys it: "git URL@REV[ +submodules]" -> "git REV[ +submodules]"; an
+/// archive's or directory's is unchanged.
+[[nodiscard]] std::string content_source(std::string_view v1_source);
+
+inline constexpr const char* k_build_key_scheme_v1 = "bootstrap-build-v1";
+/// How many v1 entries adopt_v1 examines at most (each: a directory name and its inputs.txt).
+inline constexpr size_t k_v1_entries_examined = 1000;
 
 /// Variables that only say how fast to build (MAX_JOBS, ...): left out of the key, so nodes
 /// with different core counts share builds.
@@ -61,7 +79,8 @@ public:
         double build_seconds = 0;
         std::string built_at;
         std::string host;
-        bool published = true;  // false: a build the cache could not take, installed from staging
+        bool published = true;     // false: a build the cache could not take, installed from staging
+        std::string rekeyed_from;  // "bootstrap-build-v1 KEY": adopted from an entry of that scheme
     };
 
     /// The entry for `key` when it is complete and its wheel still has the recorded sha256.
@@ -98,8 +117,25 @@ public:
     /// `entry.txt`, sign it with `signer` (when given), then rename it to `<root>/<key>`,
     /// replacing an entry find_trusted passed over. Remove it on any failure. An old entry this
     /// user cannot remove stays: the build is returned unpublished, in the staging directory.
+    /// `origin`: an entry re-keyed, whose built_at, host and rekeyed_from are kept.
     [[nodiscard]] Result<Entry> publish(const std::string& key, const fs::path& staging_dir, const std::string& inputs,
-                                        double build_seconds, const core::SigningKey* signer = nullptr) const;
+                                        double build_seconds, const core::SigningKey* signer = nullptr,
+                                        const Entry* origin = nullptr) const;
+
+    /// The bootstrap-build-v1 entry that `inputs` would have hit: its key recomputed from
+    /// `inputs` (for a git source, with the URL each v1 entry's inputs.txt names: the same
+    /// commit fetched from anywhere), at most k_v1_entries_examined entries examined. Its key.
+    [[nodiscard]] std::optional<std::string> find_v1(const BuildInputs& inputs) const;
+
+    /// When `key` (v2) misses, with its lock held: find_v1, checked under the same trust rule
+    /// as find_trusted (`private_dir`, `passed_over`), then, when `publish_it`, copied under
+    /// `key` (its wheel and build.log; inputs.txt the v2 inputs, entry.txt its built_at and
+    /// host and `rekeyed_from = bootstrap-build-v1 V1KEY`, signed by `signer`); the v1 entry is
+    /// kept. Otherwise the v1 entry itself (or its checked copy). nullopt when none is usable.
+    [[nodiscard]] Result<std::optional<Entry>> adopt_v1(
+        const BuildKey& key, const fs::path& private_dir,
+        const std::function<Result<const core::TrustedKeys*>()>& trusted_keys,
+        std::optional<core::EntryTrust>* passed_over, bool publish_it, const core::SigningKey* signer) const;
 
     [[nodiscard]] const fs::path& root() const { return m_root; }
 

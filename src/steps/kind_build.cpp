@@ -328,6 +328,9 @@ void describe_build_key(const ResolvedStep& step, const fs::path& venv, std::vec
                              "only if a key you trust signed it",
                              writer->describe())
                        : "in the build cache: installs without building";
+    } else if (auto v1 = cache.find_v1(key->inputs)) {
+        state = fmt::format("in the build cache as {} entry {}: re-keyed without building", k_build_key_scheme_v1,
+                            v1->substr(0, 12));
     }
     out.push_back(fmt::format("build key: {} ({})", key->digest, state));
     for (const auto& line : core::split(key->explain, '\n'))

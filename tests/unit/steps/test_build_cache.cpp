@@ -25,7 +25,8 @@ namespace {
 
 steps::BuildInputs base_inputs() {
     steps::BuildInputs in;
-    in.source = "git https://github.com/NVIDIA/apex.git@0123456789abcdef0123456789abcdef01234567";
+    in.source = "git 0123456789abcdef0123456789abcdef01234567";
+    in.source_from = "https://github.com/NVIDIA/apex.git";
     in.python = "cpython 3.12.3";
     in.ext_suffix = ".cpython-312-x86_64-linux-gnu.so";
     in.platform = "linux-x86_64 glibc 2.36";
@@ -52,10 +53,13 @@ TEST_CASE("every build input changes the key, the explanation names each") {
     const auto base = steps::make_build_key(base_inputs());
     CHECK(base.digest.size() == 64);
     CHECK(steps::make_build_key(base_inputs()).digest == base.digest);  // deterministic
-    for (const char* field :
-         {"source: git https://github.com/NVIDIA/apex.git@", "python: cpython 3.12.3",
-          "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0", "libstdc++: GLIBCXX_3.4.30", "arch_list: 9.0",
-          "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]", "no_build_isolation: true"})
+    for (
+        const char* field :
+        {"source: git 0123456789abcdef0123456789abcdef01234567\n# source from: https://github.com/NVIDIA/apex.git (not "
+         "part of the key)\n",
+         "python: cpython 3.12.3", "torch: 2.11.0+cu130 cuda 13.0 cxx11_abi 1", "nvcc: 13.0",
+         "libstdc++: GLIBCXX_3.4.30", "arch_list: 9.0",
+         "env: [APEX_CPP_EXT=1, APEX_CUDA_EXT=1, TORCH_CUDA_ARCH_LIST=9.0]", "no_build_isolation: true"})
         CHECK(base.explain.find(field) != std::string::npos);
 
     using Change = std::function<void(steps::BuildInputs&)>;
@@ -101,12 +105,12 @@ TEST_CASE("publish renames a staging dir into place, find verifies the wheel") {
     auto staging = cache.staging(key);
     REQUIRE(staging);
     write(*staging / "demo-1.0-cp312-cp312-linux_x86_64.whl", "wheel bytes");
-    auto entry = cache.publish(key, *staging, "scheme: bootstrap-build-v1\n", 12.5);
+    auto entry = cache.publish(key, *staging, "scheme: bootstrap-build-v2\n", 12.5);
     REQUIRE(entry);
     CHECK_FALSE(fs::exists(*staging));
     CHECK(entry->dir == home.path() / "builds" / key);
     CHECK(entry->sha256 == core::sha256_hex("wheel bytes"));
-    CHECK(core::read_file(entry->dir / "inputs.txt").value() == "scheme: bootstrap-build-v1\n");
+    CHECK(core::read_file(entry->dir / "inputs.txt").value() == "scheme: bootstrap-build-v2\n");
 
     auto found = cache.find(key);
     REQUIRE(found);
