@@ -332,10 +332,9 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
         // as files: that file (one, since nothing here picks among platforms).
         const bool from_index = by_path.size() < files.size();
         if (!from_index && by_path.size() != 1) {
-            problems.push_back(
-                fmt::format("{} has {} files (wheels, sdist) by 'path' and none by 'url': bootstrap installs "
-                            "one file per package",
-                            at, by_path.size()));
+            problems.push_back(fmt::format(
+                "{} has {} {} by 'path' and none by 'url': bootstrap installs one {} per package", at, by_path.size(),
+                p.sdist ? "files (wheels, sdist)" : "wheels", p.sdist ? "file" : "wheel file"));
             continue;
         }
         const std::string marker = p.marker.empty() ? "" : " ; " + p.marker;

@@ -89,7 +89,7 @@ TEST_CASE("pylock sdist: uv's sdist-only package reads as one installed from tha
     CHECK(*text == "tinysd==0.1.0 --hash=sha256:" + k_sha_a + "\n");
 }
 
-TEST_CASE("pylock sdist: a table with name, size, upload-time and a relative path; beside wheels") {
+TEST_CASE("pylock sdist: a table with name, size, upload-time and a relative path, and beside wheels") {
     auto lock = lockfile::parse_pylock(k_head +
                                            "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n"
                                            "[packages.sdist]\nname = \"a-1.0.tar.gz\"\npath = \"dist/a-1.0.tar.gz\"\n"
