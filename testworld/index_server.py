@@ -133,7 +133,8 @@ class Catalogue:
     def group(self, group: str):
         """Return (projects: {normalized: [FileInfo]}, files: {filename: FileInfo}) or None.
 
-        `projects` lists wheels only; `files` holds every regular, non-hidden file."""
+        `projects` lists wheels, and sdists (`NAME-VERSION.tar.gz`/`.zip`) when the group
+        directory holds a file `.list-sdists`; `files` holds every regular, non-hidden file."""
         if not _GROUP_RE.match(group):
             return None
         gdir = self.root / group
@@ -147,6 +148,7 @@ class Catalogue:
                 return cached[1], cached[2]
             projects: dict[str, list[FileInfo]] = {}
             files: dict[str, FileInfo] = {}
+            list_sdists = (gdir / ".list-sdists").is_file()
             for p in sorted(gdir.iterdir()):
                 if not p.is_file() or p.name.startswith("."):
                     continue
@@ -157,6 +159,9 @@ class Catalogue:
                     info = self._files[key] = FileInfo(p)
                 if p.name.endswith(".whl"):
                     projects.setdefault(normalize(p.name.split("-", 1)[0]), []).append(info)
+                elif list_sdists and p.name.endswith((".tar.gz", ".zip")) and "-" in p.name:
+                    stem = p.name[:-7] if p.name.endswith(".tar.gz") else p.name[:-4]
+                    projects.setdefault(normalize(stem.rsplit("-", 1)[0]), []).append(info)
                 files[p.name] = info
             self._groups[group] = (mtime, projects, files)
             return projects, files

@@ -172,6 +172,11 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
                         fmt::format("--locked: {}: package {}", m_lock.file.string(), text.error().message),
                         "write the lockfile again with `bootstrap lock`, or fix the value it names");
         batch.text = std::move(*text);
+        for (const auto* p : members)
+            if (!p->at.empty())
+                batch.locked_at[p->name] =
+                    fmt::format("{}: {} {} sha256 {}", p->at, p->sdist.empty() ? "wheel" : "sdist",
+                                p->sdist.empty() ? p->wheel : p->sdist, p->sha256);
         out.batches.push_back(std::move(batch));
     }
     return out;

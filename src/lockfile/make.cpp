@@ -13,9 +13,11 @@
 #include "engine/run_manifests.hpp"
 #include "engine/skip_rule.hpp"
 #include "lockfile/hash_check.hpp"
+#include "lockfile/sdist_lock.hpp"
 #include "manifest/snapshot.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/sdist_name.hpp"
 #include "pyenv/uv_cache.hpp"
 #include "pyenv/wheel_name.hpp"
 #include "state/journal.hpp"
@@ -91,7 +93,8 @@ Result<Page> load_page(const Fetch& fetch, const std::string& url, const manifes
     auto keep = [&](std::string_view filename) {
         ++page.listed;
         auto wheel = pyenv::parse_wheel_name(filename);
-        return wheel && pyenv::is_release_of(*wheel, pkg.name, pkg.version);
+        return (wheel && pyenv::is_release_of(*wheel, pkg.name, pkg.version)) ||
+               pyenv::is_sdist_of(filename, pkg.name, pkg.version);  // what uv built it from, when no wheel fits
     };
     BS_TRY(page.files, lockfile::parse_index_page(fetched.body, fetched.content_type, page.url, keep));
     return page;
@@ -122,8 +125,17 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
             continue;
         }
         auto file = find_installed_wheel(page->second->files, pkg, page->second->url, page->second->listed);
+        const auto sdist = file ? std::nullopt : find_release_sdist(page->second->files, pkg);
+        if (sdist && !sdist->sha256.empty()) {  // no wheel fits: uv built the venv's from this sdist
+            lock_sdist(at_hand, pkg, *sdist, lp);
+            lp.index = recorded;
+            return {};
+        }
         if (!file) {
-            why_not.push_back(core::redact_text(file.error().message));
+            why_not.push_back(
+                core::redact_text(sdist ? fmt::format("{} {}: {} is listed on {} without a sha256", pkg.name,
+                                                      pkg.version, sdist->filename, page->second->url)
+                                        : file.error().message));
             continue;
         }
         if (file->sha256.empty()) {

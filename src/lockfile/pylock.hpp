@@ -6,7 +6,9 @@
 // requires-python (the interpreter's minor version), environments (its sys_platform and
 // platform_machine), and per package its name, version, index (credentials stripped) and one
 // wheel: `url` on that index, or `path` for a wheel kept in the artifact store (a build's
-// own), with its sha256. An editable project is a `directory` (editable, no version, as the
+// own), with its sha256; a package installed from an sdist is its [packages.sdist] (name, url,
+// sha256), with the wheel built from it under [packages.tool.bootstrap] (built-wheel,
+// built-sha256, built-note). An editable project is a `directory` (editable, no version, as the
 // PEP wants for a source tree). What only bootstrap needs goes under [tool.bootstrap] (schema,
 // recipe name and digest, Python version and platform, per step its coverage and closure,
 // packages no step installs which are locked by version only) and [packages.tool.bootstrap]
@@ -15,8 +17,9 @@
 //
 // Read (`run --locked --lockfile X.toml`; the format through steps/pylock_data.hpp, the reader
 // an install step's `pylock` uses too): any pylock whose major version is 1 and whose
-// packages are wheels (sdist-, vcs- and archive-only entries are refused; a `directory` entry
-// is left to the recipe's steps, as an editable project is). One written by another tool (no
+// packages are wheels or sdists (an sdist-only package is installed `name==version` with the
+// sdist's sha256: the installer checks its bytes and builds it; vcs- and archive-only entries
+// are refused; a `directory` entry is left to the recipe's steps, as an editable project is). One written by another tool (no
 // [tool.bootstrap]) has no recipe and no steps: Lockfile::foreign_tool says so.
 
 #include <filesystem>

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -92,6 +93,14 @@ LockedPackage to_locked(const steps::PylockPackage& p, const manifest::Origin* r
         lp.sha256 = w.sha256;
         lp.url = core::strip_credentials(w.url);
         lp.path = w.path;
+    }
+    if (p.sdist && p.wheels.empty()) {  // built from its sdist: the installer checks the sdist's bytes
+        lp.sdist = p.sdist->file_name;
+        lp.sha256 = p.sdist->sha256;
+        lp.url = core::strip_credentials(p.sdist->url);
+        lp.path = p.sdist->path;
+    } else if (p.sdist && !p.sdist->sha256.empty()) {
+        lp.more_sha256.push_back(p.sdist->sha256);  // where no wheel fits, the installer builds it
     }
     if (lp.url.empty() && !lp.path.empty() && !own) lp.origin.kind = manifest::OriginKind::local;
     return lp;
@@ -193,6 +202,7 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
     // version), read where the package is.
     std::map<EntryAt, manifest::Origin> recorded;
     std::map<EntryAt, std::string> hash_sources;
+    std::map<EntryAt, std::pair<std::string, std::string>> built;  // the wheel built from its sdist
     auto read_own = [&](steps::PylockReader& r, const Value& entry, steps::PylockPackage& p) {
         const auto* t = entry.get("tool");
         const auto* mine = t != nullptr && t->is(ValueType::table) ? t->get("bootstrap") : nullptr;
@@ -200,14 +210,24 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
         const std::string where = fmt::format("package {}: ", p.name);
         recorded[{entry.loc.line, entry.loc.column}] = read_origin(r, *mine, where);
         hash_sources[{entry.loc.line, entry.loc.column}] = r.str(*mine, "hash-source", where);
+        auto built_sha = r.str(*mine, "built-sha256", where);
+        if (!built_sha.empty() && !is_sha256(built_sha)) {
+            r.report(mine->get("built-sha256")->loc, where + "'built-sha256' is not 64 lower-case hex digits");
+            built_sha.clear();
+        }
+        built[{entry.loc.line, entry.loc.column}] = {r.str(*mine, "built-wheel", where), built_sha};
         if (p.version.empty()) p.version = r.str(*mine, "version", where);
     };
     steps::read_pylock_packages(rd, doc, data, read_own);
     for (const auto& p : data.packages) {
         auto it = recorded.find({p.loc.line, p.loc.column});
         lock.packages[p.name] = to_locked(p, it == recorded.end() ? nullptr : &it->second, own != nullptr);
+        auto& lp = lock.packages[p.name];
         if (auto source = hash_sources.find({p.loc.line, p.loc.column}); source != hash_sources.end())
-            lock.packages[p.name].hash_source = source->second;
+            lp.hash_source = source->second;
+        if (auto b = built.find({p.loc.line, p.loc.column}); b != built.end() && !lp.sdist.empty())
+            std::tie(lp.built_wheel, lp.built_sha256) = b->second;
+        lp.at = fmt::format("{}:{}", file.string(), (p.sdist && p.wheels.empty() ? p.sdist->loc : p.loc).line);
     }
     if (own != nullptr) {
         read_tool(rd, *own, lock);

@@ -112,7 +112,13 @@ void put_package(std::string& out, const LockedPackage& p, const std::string& di
     if (directory.empty()) put_string(out, "version", p.version);  // a source tree has none (PEP 751)
     put_string(out, "marker", p.marker);
     if (!p.index.empty()) put_string(out, "index", core::strip_credentials(p.index));
-    if (directory.empty()) {
+    if (!p.sdist.empty()) {
+        out += "\n[packages.sdist]\n";
+        put_string(out, "name", p.sdist);
+        if (!p.url.empty()) put_string(out, "url", core::strip_credentials(p.url));
+        else put_string(out, "path", p.path);
+        put(out, "hashes", "{ sha256 = " + toml_string(p.sha256) + " }");
+    } else if (directory.empty()) {
         out += "wheels = [\n    " + wheel_table(p) + ",\n]\n";
     } else {
         put(out, "directory", "{ path = " + toml_string(directory) + ", editable = true }");
@@ -121,6 +127,11 @@ void put_package(std::string& out, const LockedPackage& p, const std::string& di
     if (!directory.empty()) put_string(out, "version", p.version);
     put_origin(out, p.origin);
     put_string(out, "hash-source", p.hash_source);
+    if (!p.sdist.empty()) {
+        put_string(out, "built-wheel", p.built_wheel);
+        put_string(out, "built-sha256", p.built_sha256);
+        put(out, "built-note", toml_string(manifest::k_built_note));
+    }
 }
 
 /// [tool.bootstrap.recipe-inputs.<table>]: recorded meaning (recipe/meaning.hpp), one key per

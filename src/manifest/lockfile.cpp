@@ -14,6 +14,7 @@
 #include "manifest/origin_json.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/requirement_line.hpp"
+#include "pyenv/sdist_name.hpp"
 
 namespace bootstrap::manifest {
 
@@ -30,6 +31,11 @@ std::string to_json(const Lockfile& lock) {
         if (!p.url.empty()) j["packages"][name]["url"] = p.url;
         if (!p.index.empty()) j["packages"][name]["index"] = p.index;
         if (!p.hash_source.empty()) j["packages"][name]["hash_source"] = p.hash_source;
+        if (!p.sdist.empty()) {
+            j["packages"][name]["sdist"] = p.sdist;
+            j["packages"][name]["built"] = {
+                {"wheel", p.built_wheel}, {"sha256", p.built_sha256}, {"note", k_built_note}};
+        }
     }
     j["steps"] = nlohmann::json::object();
     for (const auto& [id, st] : lock.steps) {
@@ -57,6 +63,23 @@ void check_package(const core::JsonFields& p, const LockedPackage& lp) {
     if (!pyenv::is_valid_name(lp.name)) p.invalid("", "not a PEP 508 project name");
     if (auto why = pyenv::unsafe_installer_value(lp.version)) p.invalid("version", *why);
     if (!lp.sha256.empty() && !is_sha256(lp.sha256)) p.invalid("sha256", "not 64 lower-case hex digits");
+    if (!lp.sdist.empty() && (lp.sha256.empty() || !pyenv::is_sdist_of(lp.sdist, lp.name, lp.version)))
+        p.invalid("sdist", "not an sdist of " + lp.name + " " + lp.version + " with a sha256");
+    if (!lp.built_sha256.empty() && !is_sha256(lp.built_sha256))
+        p.invalid("built", "its sha256 is not 64 lower-case hex digits");
+}
+
+/// The line of each package's entry in a lockfile's JSON text (as to_json writes it), for
+/// messages that point at it.
+void locate_packages(std::string_view text, Lockfile& lock) {
+    const size_t packages = text.find("\"packages\"");
+    if (packages == std::string_view::npos) return;
+    for (auto& [name, lp] : lock.packages) {
+        const size_t at = text.find("\"" + name + "\": {", packages);
+        if (at == std::string_view::npos) continue;
+        const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+        lp.at = lock.file.string() + ":" + std::to_string(line);
+    }
 }
 
 void check_origin(const core::JsonFields& o, const Origin& origin) {
@@ -108,6 +131,11 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 lp.url = p.str("url");
                 lp.index = p.str("index");
                 lp.hash_source = p.str("hash_source");
+                lp.sdist = p.str("sdist");
+                if (auto built = p.object("built")) {
+                    lp.built_wheel = built->str("wheel");
+                    lp.built_sha256 = built->str("sha256");
+                }
                 if (auto origin = p.object("origin")) {
                     lp.origin = origin_from_json(*origin);
                     check_origin(*origin, lp.origin);
@@ -128,6 +156,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                     if (!lock.packages.count(name)) st.invalid("packages", "names " + name + ", which is not locked");
                 lock.steps[id] = std::move(ls);
             }
+            locate_packages(text, lock);
             return lock;
         },
         invalid);

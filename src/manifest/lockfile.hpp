@@ -45,7 +45,23 @@ struct LockedPackage {
     /// sha256 of the other wheels a pylock lists for it (one per platform, say): the installer
     /// may take any of them. Not in the JSON.
     std::vector<std::string> more_sha256{};
+    /// Installed from an sdist (the index had no wheel of it for this venv): its file name;
+    /// `sha256` and `url` are then the sdist's (the installer checks its bytes, then builds it)
+    /// and `wheel` is "". "" for a wheel.
+    std::string sdist{};
+    /// The wheel built from that sdist when the lock was made (k_built_note says what it is
+    /// worth): its file name, and its sha256 when uv's cache kept it.
+    std::string built_wheel{};
+    std::string built_sha256{};
+    /// Where the lock names the package ("FILE:LINE"), for messages; "" when unknown. Not written.
+    std::string at{};
 };
+
+/// What a lock says of `built_wheel`/`built_sha256`.
+inline constexpr const char* k_built_note =
+    "the wheel built from the sdist when this lock was made; a rebuilt compiled wheel is not "
+    "byte-identical (another machine, compiler or build dependency), so a locked run checks the "
+    "sdist's sha256 and the rebuilt wheel's name and version, not this digest";
 
 /// What the lock says of one recipe step.
 struct LockedStep {

@@ -105,10 +105,15 @@ std::optional<UvWheelRecord> parse_uv_wheel_pointer(std::string_view bytes) {
 }
 
 std::vector<fs::path> uv_wheel_dirs(const fs::path& cache, std::string_view normalized_name) {
+    return uv_bucket_dirs(cache, "wheels-v", normalized_name);
+}
+
+std::vector<fs::path> uv_bucket_dirs(const fs::path& cache, std::string_view bucket_prefix,
+                                     std::string_view normalized_name) {
     std::vector<fs::path> name_dirs;
     std::error_code ec;
     for (const auto& bucket : fs::directory_iterator(cache, ec)) {
-        if (!bucket.path().filename().string().starts_with("wheels-v")) continue;
+        if (!bucket.path().filename().string().starts_with(bucket_prefix)) continue;
         std::error_code inner;
         for (const auto& source : fs::directory_iterator(bucket.path(), inner)) {
             name_dirs.push_back(source.path() / std::string(normalized_name));

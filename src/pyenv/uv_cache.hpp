@@ -29,6 +29,11 @@ namespace fs = std::filesystem;
 /// `wheels-v<N>/pypi/<name>/` and `wheels-v<N>/<kind>/<hash>/<name>/` (kind: index, url, path).
 [[nodiscard]] std::vector<fs::path> uv_wheel_dirs(const fs::path& cache, std::string_view normalized_name);
 
+/// The same for any bucket whose name starts with `bucket_prefix` ("sdists-v": the sdists uv
+/// downloaded and the wheels it built from them; pyenv/uv_sdist_cache.hpp).
+[[nodiscard]] std::vector<fs::path> uv_bucket_dirs(const fs::path& cache, std::string_view bucket_prefix,
+                                                   std::string_view normalized_name);
+
 /// A wheel uv downloaded and hashed.
 struct UvWheelRecord {
     std::string filename;  // the wheel's file name

@@ -274,6 +274,23 @@ void key_inputs(const ResolvedStep& step, core::KeyBuilder& key, const ToolName&
     }
 }
 
+/// A locked batch's installer failure that is a failed hash check names where the lock pins
+/// each package it names (all of the batch's when it names none).
+Error locked_hash_failure(Error err, const LockedBatch& batch) {
+    const std::string text = core::to_lower(err.message + "\n" + err.detail);
+    if (text.find("hash") == std::string::npos || batch.locked_at.empty()) return err;
+    std::vector<std::string> named, all;
+    for (const auto& [name, at] : batch.locked_at) {
+        all.push_back(name + " at " + at);
+        std::string underscored = name;
+        std::replace(underscored.begin(), underscored.end(), '-', '_');
+        if (text.find(name) != std::string::npos || text.find(underscored) != std::string::npos)
+            named.push_back(all.back());
+    }
+    err.message += fmt::format("; the lock pins {}", core::join(named.empty() ? all : named, "; "));
+    return err;
+}
+
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (spec.locked_run) {
@@ -283,7 +300,8 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
         }
         for (const auto& c : spec.locked) {
             BS_CHECK(core::write_file_atomic(c.file, c.text));
-            BS_CHECK(run_child(step, ctx, c.argv));
+            auto ran = run_child(step, ctx, c.argv);
+            if (!ran) return tl::unexpected(locked_hash_failure(std::move(ran.error()), c));
         }
         return Outcome::ran;
     }

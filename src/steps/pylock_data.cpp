@@ -13,6 +13,7 @@
 #include "pyenv/marker.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/requirement_line.hpp"
+#include "pyenv/sdist_name.hpp"
 #include "pyenv/specifier.hpp"
 #include "pyenv/wheel_name.hpp"
 #include "recipe/toml_document.hpp"
@@ -129,6 +130,38 @@ PylockWheel read_wheel(PylockReader& rd, const Value& w, const fs::path& dir, co
     return out;
 }
 
+/// A package's [packages.sdist]: as a wheel entry, but an sdist's file name, and `size` and
+/// `upload-time` of their types.
+PylockWheel read_sdist(PylockReader& rd, const Value& t, const fs::path& dir, const PylockPackage& p,
+                       const std::string& where) {
+    const std::string at = where + "sdist: ";
+    PylockWheel out;
+    out.loc = t.loc;
+    const size_t problems = rd.problems().size();
+    const auto name = rd.installer_str(t, "name", at);
+    out.url = rd.installer_str(t, "url", at);
+    out.path = rd.installer_str(t, "path", at);
+    if (rd.problems().size() > problems) return out;  // what follows would only echo the refusal
+    (void)rd.typed(t, "size", ValueType::integer, at);
+    if (const auto* when = t.get("upload-time"); when != nullptr && !when->is(ValueType::date_time))
+        rd.report(when->loc, at + "'upload-time' must be a date-time");
+    if (out.url.empty() && out.path.empty()) rd.report(t.loc, at + "it needs a 'url' or a 'path'");
+    out.file_name = wheel_file_name(name, out.url, out.path);
+    if (!p.version.empty() && !pyenv::is_sdist_of(out.file_name, p.name, p.version))
+        rd.report(t.loc, fmt::format("{}{} is not an sdist of {} {} (NAME-VERSION.tar.gz or .zip)", at, out.file_name,
+                                     p.name, p.version));
+    const auto* hashes = rd.typed(t, "hashes", ValueType::table, at);
+    const auto* h = hashes != nullptr ? hashes->get("sha256") : nullptr;
+    if (t.get("hashes") == nullptr) rd.report(t.loc, at + "'hashes' is missing");
+    else if (hashes != nullptr && h == nullptr)
+        rd.report(hashes->loc, at + "no sha256 in 'hashes' (bootstrap checks sha256)");
+    else if (h != nullptr && (!h->is(ValueType::string) || !is_hex64(h->string)))
+        rd.report(h->loc, at + "hashes.sha256 is not 64 hex digits");
+    else if (h != nullptr) out.sha256 = core::to_lower(h->string);
+    if (!out.path.empty() && fs::path(out.path).is_relative()) out.path = (dir / out.path).lexically_normal().string();
+    return out;
+}
+
 PylockDirectory read_directory(PylockReader& rd, const Value& d, const fs::path& dir, const std::string& where) {
     PylockDirectory out;
     out.loc = d.loc;
@@ -169,9 +202,11 @@ std::optional<PylockPackage> read_package(PylockReader& rd, const Value& entry, 
         return p;
     }
     const auto wheels = rd.tables(entry, "wheels", where);
-    if (wheels.empty()) {
-        if (entry.get("sdist") != nullptr) rd.report(entry.loc, where + "only an sdist: bootstrap installs wheels");
-        else if (entry.get("wheels") == nullptr) rd.report(entry.loc, where + "no 'wheels' (nor a 'directory')");
+    if (const auto* sdist = rd.typed(entry, "sdist", ValueType::table, where))
+        p.sdist = read_sdist(rd, *sdist, dir, p, where);
+    if (wheels.empty() && !p.sdist) {
+        if (entry.get("sdist") != nullptr) return std::nullopt;  // reported: not a table
+        if (entry.get("wheels") == nullptr) rd.report(entry.loc, where + "no 'wheels', 'sdist' nor 'directory'");
         else if (entry.get("wheels")->is(ValueType::array))
             rd.report(entry.get("wheels")->loc, where + "'wheels' is empty");
         return std::nullopt;
@@ -286,18 +321,20 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
                             at, p.directory->path));
             continue;
         }
+        std::vector<const PylockWheel*> files;  // the wheels, then the sdist
+        for (const auto& w : p.wheels) files.push_back(&w);
+        if (p.sdist) files.push_back(&*p.sdist);
         std::vector<const PylockWheel*> by_path;
-        for (const auto& w : p.wheels)
-            if (w.url.empty()) by_path.push_back(&w);
+        for (const auto* w : files)
+            if (w->url.empty()) by_path.push_back(w);
         // Wheels on an index (a url each): the installer picks the one for the venv from the
         // step's indexes and --require-hashes proves it is one the lock names. Wheels given only
         // as files: that file (one, since nothing here picks among platforms).
-        const bool from_index = by_path.size() < p.wheels.size();
+        const bool from_index = by_path.size() < files.size();
         if (!from_index && by_path.size() != 1) {
-            problems.push_back(
-                fmt::format("{} has {} wheels by 'path' and none by 'url': bootstrap installs one "
-                            "wheel file per package",
-                            at, by_path.size()));
+            problems.push_back(fmt::format(
+                "{} has {} {} by 'path' and none by 'url': bootstrap installs one {} per package", at, by_path.size(),
+                p.sdist ? "files (wheels, sdist)" : "wheels", p.sdist ? "file" : "wheel file"));
             continue;
         }
         const std::string marker = p.marker.empty() ? "" : " ; " + p.marker;
@@ -309,8 +346,8 @@ Result<PylockPins> pylock_pins(const PylockData& lock) {
         out.requirements.push_back(std::move(*req));
         // The line is built from the checked fields only (pyenv/requirement_line.hpp).
         pyenv::HashedRequirement line{p.name, p.version, from_index ? "" : by_path.front()->path, p.marker, {}};
-        for (const auto& w : p.wheels)
-            if (from_index || &w == by_path.front()) line.sha256.push_back(w.sha256);
+        for (const auto* w : files)
+            if (from_index || w == by_path.front()) line.sha256.push_back(w->sha256);
         auto text = pyenv::hashed_requirement_line(line);
         if (!text) {
             problems.push_back(fmt::format("{}: {}", p.loc.str(), text.error().message));

@@ -7,8 +7,9 @@
 //
 // What is read: lock-version (major 1; another major is refused, as the PEP wants), created-by,
 // requires-python, environments, and per [[packages]] its name, version, marker, index, and
-// either its wheels (url or path, sha256) or a `directory`. A `vcs` or `archive` source, an
-// sdist-only package, a wheel without sha256 or a duplicate name is a problem. Every problem is
+// its wheels (url or path, sha256) and/or its sdist (name, url or path, sha256; size and
+// upload-time are type-checked), or a `directory`. A `vcs` or `archive` source, a wheel or
+// sdist without sha256 or a duplicate name is a problem. Every problem is
 // located FILE:LINE:COL and all are reported together, as a recipe's are. A value the installer
 // gets (names, versions, markers, urls, paths, indexes) holds no control character and does
 // not start with '-': a requirements file is one requirement per line, options start with '-'.
@@ -52,6 +53,9 @@ struct PylockPackage {
     std::string marker;   // as written ("" = everywhere)
     std::string index;    // as written ("" = none)
     std::vector<PylockWheel> wheels;
+    /// Its [packages.sdist] (a file name that is an sdist of it, url or path, sha256): the
+    /// installer builds it where no wheel fits (the only file of a package without wheels).
+    std::optional<PylockWheel> sdist;
     std::optional<PylockDirectory> directory;
     recipe::SourceLoc loc;  // its [[packages]] table
 };
@@ -126,7 +130,8 @@ void read_pylock_packages(PylockReader& rd, const recipe::Value& doc, PylockData
 /// What an install step with `pylock` installs: every package pinned (`name==version`, with its
 /// marker: the installer and the skip rule judge it against the venv), and the requirements
 /// file the installer gets with `--no-deps --require-hashes`: per package its pin, or its one
-/// wheel file when the lock gives the wheel by `path`, with every wheel's sha256.
+/// wheel file when the lock gives the wheel by `path`, with every wheel's sha256 (and its
+/// sdist's: the installer builds it, hash-checked, where no wheel fits).
 struct PylockPins {
     std::vector<pyenv::Requirement> requirements;
     std::string text;                // the requirements file

@@ -133,6 +133,9 @@ struct LockedBatch {
     fs::path file;                  // its requirements file, written before it runs
     std::string text;               // pinned lines with --hash
     std::vector<std::string> argv;  // the installer command (the install kind makes it)
+    /// Per package (normalised name): where the lock names it and what it pins ("FILE:LINE: sdist
+    /// x-1.0.tar.gz sha256 H"); a failed hash check names it.
+    std::map<std::string, std::string> locked_at{};
 };
 
 /// A requirement a later install step overrides on purpose (InstallSpec::later_overrides).

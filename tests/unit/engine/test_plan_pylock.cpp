@@ -92,8 +92,8 @@ TEST_CASE("pylock step: problems of the lock are the reader's, prefixed by the s
     auto plan = w.plan(k_step);
     REQUIRE_FALSE(plan);
     CHECK(plan.error().code == ErrorCode::invalid_recipe);
-    CHECK(plan.error().message ==
-          "step 'pinned': not a valid pylock.toml: " + path + ":3:1: package core: no 'wheels' (nor a 'directory')");
+    CHECK(plan.error().message == "step 'pinned': not a valid pylock.toml: " + path +
+                                      ":3:1: package core: no 'wheels', 'sdist' nor 'directory'");
 
     w.write("pylock.toml", k_head + "[[packages]]\nname = \"mine\"\ndirectory = { path = \".\" }\n");
     plan = w.plan(k_step);
