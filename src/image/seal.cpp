@@ -125,11 +125,12 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
         std::optional<std::string> build_time;
         if (epoch) build_time = core::format_utc(*epoch, "%Y-%m-%dT%H:%M:%SZ");
         BS_CHECK(core::write_file_atomic(engine::sealed_marker(venv), engine::sealed_marker_text(build_time)));
-        // The lock file goes while it is held: nothing may run in a venv being sealed anyway
-        // (the last command of an image build), and a later run creates it again.
-        if (fs::remove(lock_file, ec) && had_lock)
-            report.removed.push_back(lock_file.lexically_relative(venv).generic_string());
-        if (ec) return fail(ErrorCode::io, fmt::format("cannot remove {}: {}", lock_file.string(), ec.message()));
+        // The lock file is emptied while it is held (it named this process): nothing may run
+        // in a venv being sealed anyway (the last command of an image build). It stays, empty,
+        // so that a later run that finds every step up to date can confirm so under a shared
+        // lock without creating a file (engine/image_state.hpp).
+        BS_CHECK(core::write_file_atomic(lock_file, ""));
+        if (had_lock) report.removed.push_back(lock_file.lexically_relative(venv).generic_string() + " (emptied)");
     }
     return report;
 }

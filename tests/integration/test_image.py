@@ -496,5 +496,6 @@ def test_two_clean_image_builds_give_the_same_venv_layer(image_tools, world, sou
     kept = trees[0]
     assert "/opt/venv/.bootstrap/journal.json" in kept and "/etc/bootstrap/manifest.json" in kept
     assert any(re.fullmatch(r"/opt/venv/\.bootstrap/history/\d+-after\.json", p) for p in kept)
-    assert not any(re.fullmatch(r"/opt/venv/\.bootstrap/(lock|logs|packages\.cache|python\.facts)", p) for p in kept)
+    assert not any(re.fullmatch(r"/opt/venv/\.bootstrap/(logs|packages\.cache|python\.facts)", p) for p in kept)
+    assert kept["/opt/venv/.bootstrap/lock"] == hashlib.sha256(b"").hexdigest()  # emptied, kept
     assert not any(p.endswith("/uv_cache.json") for p in kept)
