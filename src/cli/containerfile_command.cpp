@@ -149,8 +149,8 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                     "NAME=VALUE (or NAME: its value here) set for the recipe's run; written into the "
                     "Dockerfile, so secrets are refused")
         ->expected(1, -1);
-    auto* only = cmd->add_option("--only", args->only, "The build runs only these step ids (as `run --only`)")
-                     ->expected(1, -1);
+    auto* only =
+        cmd->add_option("--only", args->only, "The build runs only these step ids (as `run --only`)")->expected(1, -1);
     cmd->add_option("--skip", args->skip, "The build skips these step ids (as `run --skip`)")
         ->expected(1, -1)
         ->excludes(only);

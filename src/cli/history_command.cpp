@@ -53,7 +53,8 @@ void print_history_table(const std::vector<manifest::HistoryRow>& rows, const st
     };
     std::vector<Cells> table{{"#", "time", "label", "run", "recipe", "phase", "result", "packages", "changes"}};
     for (const auto& r : rows) {
-        Cells c{std::to_string(r.entry.number), core::shown_time(r.time, build_time), r.entry.label, "-", "-", "-", "-", "?", ""};
+        const std::string time = core::shown_time(r.time, build_time);
+        Cells c{std::to_string(r.entry.number), time, r.entry.label, "-", "-", "-", "-", "?", ""};
         if (!r.error.empty()) {
             c.changes = "error: " + r.error;
         } else {

@@ -116,8 +116,10 @@ private:
     const Facts& m_facts;
     state::Journal& m_journal;
     bool m_refreshed = false;
-    bool m_sealed = false;  // the venv is sealed: stamps are not refreshed (nothing is written)
-    std::pair<std::string, std::string> m_content;  // {stat state, its content state}
+    /// The venv is sealed (engine/image_state.hpp): stamps are not refreshed (nothing is written).
+    bool m_sealed = false;
+    /// {stat state, its content state}: computed once per installed set.
+    std::pair<std::string, std::string> m_content;
     std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
     /// step id -> names later install steps ask for themselves (they decide those versions).
     std::map<std::string, std::set<std::string>> m_superseded;
