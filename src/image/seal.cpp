@@ -111,7 +111,8 @@ Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout) {
                     fmt::format("cannot seal {}: it has no .bootstrap/ (no bootstrap run made it)", venv.string()));
     SealReport report;
     const fs::path lock_file = layout.lock();
-    const bool had_lock = fs::exists(lock_file, ec);  // acquiring makes one
+    const auto lock_size = fs::file_size(lock_file, ec);  // acquiring makes one, naming this process
+    const bool had_lock = !ec && lock_size > 0;
     {
         BS_TRY(auto lock, state::VenvLock::acquire(venv, lock_timeout));
         BS_TRY(const auto before, installed_of(venv));  // before uv_cache.json rows leave RECORDs
