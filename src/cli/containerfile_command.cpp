@@ -33,6 +33,8 @@ struct ContainerfileArgs {
     std::string uv;
     std::vector<std::string> env;
     std::vector<std::string> secrets;
+    std::vector<std::string> skip;
+    std::vector<std::string> only;
 };
 
 /// `--env NAME=VALUE`, or `--env NAME` for this process's value of NAME.
@@ -77,6 +79,8 @@ int execute_containerfile(const ContainerfileArgs& args) {
         options.env.push_back(*kv);
     }
     options.secrets = args.secrets;
+    options.skip = args.skip;
+    options.only = args.only;
     auto written = image::write_build_context(*loaded, options);
     if (!written) return report_error(written.error());
     const auto& spec = written->spec;
@@ -145,6 +149,11 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
                     "NAME=VALUE (or NAME: its value here) set for the recipe's run; written into the "
                     "Dockerfile, so secrets are refused")
         ->expected(1, -1);
+    auto* only =
+        cmd->add_option("--only", args->only, "The build runs only these step ids (as `run --only`)")->expected(1, -1);
+    cmd->add_option("--skip", args->skip, "The build skips these step ids (as `run --skip`)")
+        ->expected(1, -1)
+        ->excludes(only);
     cmd->add_option("--secret", args->secrets,
                     "NAME: a secret variable the recipe reads ({env.NAME}), given to the build as a build secret "
                     "(--secret id=NAME,src=FILE), never written into the Dockerfile or a layer")
@@ -164,7 +173,11 @@ void set_containerfile_command(CLI::App& app, Outcome& outcome) {
         "value written in it, is refused. Read secrets as {env.NAME} and pass --secret NAME: the build\n"
         "gets them from build secrets (--secret id=NAME,src=FILE), never in a layer.\n"
         "In the image: the venv (--venv), its manifest and history in VENV/.bootstrap/, and\n"
-        "/etc/bootstrap/{recipe.toml,manifest.json}. Labels: io.bootstrap.recipe.name,\n"
+        "/etc/bootstrap/{recipe.toml,manifest.json,env}. /etc/bootstrap/env keeps what the build ran with:\n"
+        "the {env.NAME} values (defaults: the container's environment wins), the build secrets' names\n"
+        "and the steps that read each (never a value), the venv, arch and --skip/--only; `plan`, `run`\n"
+        "and `doctor` in the container read it, so `plan /etc/bootstrap/recipe.toml --check` passes there.\n"
+        "Labels: io.bootstrap.recipe.name,\n"
         "io.bootstrap.recipe.digest, io.bootstrap.arch.\n"
         "Exit codes: 0 ok, 1 failed, 2 usage or invalid recipe.");
     cmd->callback([args, &outcome] { outcome.exit_code = execute_containerfile(*args); });

@@ -9,6 +9,8 @@
 #include "cli/json_output.hpp"
 #include "cli/status.hpp"
 #include "cli/venv_choice.hpp"
+#include "core/clock.hpp"
+#include "engine/image_state.hpp"
 #include "manifest/history.hpp"
 
 namespace bootstrap::cli {
@@ -44,14 +46,15 @@ nlohmann::json history_row_json(const manifest::HistoryRow& r) {
 
 /// The text table: one row per entry; run, recipe, phase and result are "-" for entries no run
 /// wrote (`snapshot --save`).
-void print_history_table(const std::vector<manifest::HistoryRow>& rows) {
+void print_history_table(const std::vector<manifest::HistoryRow>& rows, const std::optional<std::string>& build_time) {
     auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
     struct Cells {
         std::string number, time, label, run, recipe, phase, result, packages, changes;
     };
     std::vector<Cells> table{{"#", "time", "label", "run", "recipe", "phase", "result", "packages", "changes"}};
     for (const auto& r : rows) {
-        Cells c{std::to_string(r.entry.number), r.time, r.entry.label, "-", "-", "-", "-", "?", ""};
+        const std::string time = core::shown_time(r.time, build_time);
+        Cells c{std::to_string(r.entry.number), time, r.entry.label, "-", "-", "-", "-", "?", ""};
         if (!r.error.empty()) {
             c.changes = "error: " + r.error;
         } else {
@@ -95,7 +98,8 @@ Result<void> history(const HistoryArgs& args) {
             venv);
         return {};
     }
-    print_history_table(rows);
+    // A sealed image's records are dated SOURCE_DATE_EPOCH (engine/image_state.hpp).
+    print_history_table(rows, engine::sealed_build_time(venv));
     return {};
 }
 

@@ -5,8 +5,30 @@
 #include "lockfile/make.hpp"
 #include "lockfile/pylock.hpp"
 #include "manifest/lockfile.hpp"
+#include "recipe/image_defaults.hpp"
 
 namespace bootstrap::cli {
+
+namespace {
+
+/// In an image (recipe/image_defaults.hpp), for the image's own recipe: the venv, arch and step
+/// selection its build ran with, where the command line gives none of its own.
+Status apply_image_plan_defaults(const PlanArgs& args, const recipe::Recipe& recipe, engine::PlanOptions& options) {
+    BS_TRY(auto defaults, recipe::image_defaults());
+    if (!defaults || defaults->recipe_digest != recipe.source_digest) return {};
+    if (args.venv.empty() && defaults->venv) options.venv = *defaults->venv;
+    if (args.arch.empty() && !args.no_device) {
+        if (defaults->arch) options.arch = *defaults->arch;
+        options.no_device = defaults->no_device;
+    }
+    if (args.from.empty() && args.only.empty() && args.skip.empty()) {
+        options.selection.only = defaults->only;
+        options.selection.skip = defaults->skip;
+    }
+    return {};
+}
+
+}  // namespace
 
 void add_plan_options(CLI::App& cmd, PlanArgs& args) {
     cmd.add_option("--venv", args.venv, "Use this venv instead of the recipe's [venv] path");
@@ -43,6 +65,7 @@ Result<engine::PlanOptions> plan_options(const PlanArgs& args, const recipe::Rec
     if (!args.from.empty()) options.selection.from = args.from;
     options.selection.only = args.only;
     options.selection.skip = args.skip;
+    BS_CHECK(apply_image_plan_defaults(args, recipe, options));
     options.retry_optional = args.retry_optional;
     options.exact = args.exact;
     if (args.locked || !args.lockfile.empty()) {

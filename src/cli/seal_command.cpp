@@ -39,9 +39,11 @@ void set_seal_command(CLI::App& app, Outcome& outcome) {
     cmd->add_option("--venv", args->venv, "The venv (default: $VIRTUAL_ENV)");
     cmd->add_option("--lock-timeout", args->lock_timeout, "Seconds to wait for the venv lock")->capture_default_str();
     cmd->footer(
-        "Removes VENV/.bootstrap/{lock,logs/,*.cache,*.facts,torch-probe.json} and uv's\n"
-        "*.dist-info/uv_cache.json (with its RECORD row), and resets the journal's RECORD stat stamps,\n"
-        "venv_state, seconds and log paths. Keeps the history, the journal's steps, keys, owners and\n"
+        "Removes VENV/.bootstrap/{logs/,*.cache,*.facts,torch-probe.json} and uv's\n"
+        "*.dist-info/uv_cache.json (with its RECORD row), empties .bootstrap/lock, resets the journal's\n"
+        "RECORD stat stamps, seconds and log paths, makes its venv_state a content digest, and writes\n"
+        ".bootstrap/sealed: the venv stays at its fixed point wherever it is copied (`plan --check`\n"
+        "passes, a first run writes nothing) until a run changes it. Keeps the history, the journal's steps, keys, owners and\n"
         "digests, and every installed file: `history`, `diff`, `doctor` and later runs work as before\n"
         "(a later run rehashes RECORDs and re-verifies). The Containerfile's build step ends with it, so\n"
         "two builds of the same inputs give the same venv layer.\n"

@@ -47,6 +47,11 @@ std::string utc_now(const char* format) {
     return format_utc(fixed_now().value_or(static_cast<std::int64_t>(std::time(nullptr))), format);
 }
 
+std::string shown_time(std::string_view time, const std::optional<std::string>& build_time) {
+    if (build_time && time.size() >= 10 && core::starts_with(*build_time, time)) return "during the image build";
+    return std::string(time);
+}
+
 std::string utc_iso8601() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string new_run_id(std::string_view seed, const std::filesystem::path& logs) {

@@ -29,6 +29,11 @@ namespace bootstrap::core {
 /// is set (a malformed one is ignored here: commands that write state check it first).
 [[nodiscard]] std::string utc_now(const char* format);
 
+/// A recorded time (ISO 8601, or its date alone) as a person reads it: "during the image build"
+/// when it is the time an image's build recorded (`build_time`: SOURCE_DATE_EPOCH there, often
+/// 0, which would read as 1970-01-01), else `time` as it is.
+[[nodiscard]] std::string shown_time(std::string_view time, const std::optional<std::string>& build_time);
+
 /// ISO 8601 UTC, "2026-11-30T08:15:00Z".
 [[nodiscard]] std::string utc_iso8601();
 

@@ -8,6 +8,7 @@
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
 #include "pyenv/interpreter.hpp"
+#include "recipe/image_defaults.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::engine {
@@ -19,6 +20,10 @@ struct Facts {
     /// The host's tools as snapshots record them (gcc, nvcc, glibc); unset, a snapshot probes
     /// them (processes, cached in the venv). A fake RunWorld sets them.
     std::optional<manifest::Host> host;
+    /// In an image (recipe/image_defaults.hpp): the secrets its build was given that this
+    /// environment does not set. `env` holds a stand-in for each (so the recipe plans: a
+    /// secret's value is in no key); a step that reads one is refused if it would run.
+    std::vector<recipe::ImageSecret> image_secrets_missing;
 };
 
 /// A variable the recipe read as `{env.NAME}`: its value here (nullopt: unset, the default was

@@ -15,6 +15,7 @@
 #include "core/strings.hpp"
 #include "engine/expander.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/image_state.hpp"
 #include "engine/locked_plan.hpp"
 #include "manifest/artifacts.hpp"
 #include "pyenv/index_config.hpp"
@@ -394,11 +395,13 @@ std::string Plan::device_origin() const {
 Result<Facts> gather_facts(const fs::path& venv, bool update_caches) {
     Facts facts;
     facts.env = exec::current_environment();
+    BS_CHECK(apply_image_defaults(facts));
     facts.cpus = host_cpus();
     std::error_code ec;
     if (!venv.empty() && fs::exists(venv / "pyvenv.cfg", ec)) {
         auto env = exec::compose_environment(facts.env, {}, {});
-        BS_TRY(auto py, pyenv::venv_facts(venv, env, update_caches));
+        // A sealed venv is left as `seal` made it (engine/image_state.hpp).
+        BS_TRY(auto py, pyenv::venv_facts(venv, env, update_caches && !is_sealed(venv)));
         facts.python = std::move(py);
     }
     return facts;
@@ -564,6 +567,7 @@ Result<Plan> make_plan(const recipe::Recipe& recipe, const PlanOptions& options,
     if (locked) BS_CHECK(locked->apply_coverage(plan));
     if (locked) BS_CHECK(locked->apply_selection(plan));
     plan.env_read = ex.env_read();
+    note_image_secrets(facts, plan);
     plan.vars = ex.known_vars();
     return plan;
 }

@@ -12,6 +12,7 @@
 #include "core/strings.hpp"
 #include "engine/attempts.hpp"
 #include "engine/fixed_point.hpp"
+#include "engine/image_state.hpp"
 #include "engine/install_repair.hpp"
 #include "engine/run_history.hpp"
 #include "engine/run_loop.hpp"
@@ -86,6 +87,7 @@ Result<RunReport> Runner::run() {
     BS_TRY(bool restored, steps::restore_unfinished_recreate(venv));
     if (restored) m_observer.message("restored the venv whose recreation an earlier run did not finish");
     if (waited || restored) BS_CHECK(replan(venv));
+    BS_CHECK(unseal(venv));  // this run may change the venv: no longer as `seal` left it
     // Made under the lock: unique among this venv's run logs.
     m_report.run_id = core::new_run_id(m_recipe.source_digest, state::Layout(venv).logs());
     core::log::debug("run id {}", m_report.run_id);
@@ -256,6 +258,7 @@ Status Runner::run_step(size_t i) {
         m_observer.step_finished(i, total, report);
         return {};
     }
+    if (runs || verifies) BS_CHECK(check_image_secrets(step, m_facts));
     steps::StepContext ctx;
     ctx.venv = m_plan.venv;
     ctx.on_output = [this](std::string_view chunk) { m_observer.step_output(chunk); };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/sha256.hpp"
+#include "engine/image_state.hpp"
 #include "pyenv/name.hpp"
 #include "steps/kind.hpp"
 #include "steps/verify_clause.hpp"
@@ -60,7 +61,7 @@ std::string installed_state(const Installed& installed) {
 }
 
 SkipRule::SkipRule(const Plan& plan, const Facts& facts, state::Journal& journal)
-    : m_plan(plan), m_facts(facts), m_journal(journal) {
+    : m_plan(plan), m_facts(facts), m_journal(journal), m_sealed(is_sealed(plan.venv)) {
     std::set<std::string> named_later;  // walking backwards: names later install steps ask for
     for (auto st = plan.steps.rbegin(); st != plan.steps.rend(); ++st) {
         const auto own = steps::owned_of(*st);
@@ -92,6 +93,7 @@ bool SkipRule::outcome_holds(state::JournalEntry& entry, const Installed& instal
             *why = fmt::format("{} {} was reinstalled or modified", name, rec.version);
             return false;
         }
+        if (m_sealed) continue;  // a sealed venv is read, never written, while it holds
         rec.stamp = it->second.record_stamp;
         m_refreshed = true;
     }
@@ -113,6 +115,17 @@ bool SkipRule::own_requirements_hold(const steps::ResolvedStep& step, const Inst
     for (const auto& req : *asked.requirements)
         if (superseded == m_superseded.end() || !superseded->second.count(req.normalized_name)) own.push_back(req);
     return requirements_hold(own, asked.pre, installed, why);
+}
+
+bool SkipRule::venv_state_holds(const std::string& recorded, const std::string& stat_state,
+                                const Installed& installed) {
+    if (!is_content_state(recorded)) return recorded == stat_state;
+    if (m_content.first != stat_state || m_content.second.empty()) {
+        auto content = content_state(installed);
+        if (!content) return false;  // a RECORD that cannot be read: verify again
+        m_content = {stat_state, *content};
+    }
+    return recorded == m_content.second;
 }
 
 bool SkipRule::passed(const steps::ResolvedStep& step) const {
@@ -182,7 +195,8 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     if (step.verify.empty()) return {Decision::up_to_date, "up to date"};
     if (verify) return {Decision::verify_only, "--verify"};
     if (earlier_ran) return {Decision::verify_only, "an earlier step ran: re-verifying"};
-    if (it->second.venv_state != (venv_state != nullptr ? *venv_state : installed_state(installed)))
+    if (!venv_state_holds(it->second.venv_state, venv_state != nullptr ? *venv_state : installed_state(installed),
+                          installed))
         return {Decision::verify_only, "the venv changed since it was verified"};
     return {Decision::up_to_date, "up to date"};
 }
@@ -250,7 +264,7 @@ std::optional<std::vector<StepDecision>> settled_decisions(
         // Up to date under its v3 key, or without recorded inputs: the locked path re-keys it.
         auto entry = journal.steps.find(step.id);
         if (entry == journal.steps.end() || entry->second.key != step.key || entry->second.inputs != step.key_inputs ||
-            entry->second.venv_state != state)
+            !rule.venv_state_holds(entry->second.venv_state, state, installed))
             return std::nullopt;
     }
     if (rule.refreshed() || !rule.unsatisfied(installed).empty()) return std::nullopt;

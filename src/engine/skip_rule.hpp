@@ -101,6 +101,12 @@ public:
     /// satisfy, in plan order: empty when the recipe is a fixed point of the venv.
     [[nodiscard]] std::vector<Unsatisfied> unsatisfied(const Installed& installed) const;
 
+    /// Does the venv state a journal entry recorded (`recorded`) still hold? A stat state is
+    /// compared with `stat_state` (installed_state(installed)); a sealed venv's content state
+    /// (engine/image_state.hpp) with the content of `installed`.
+    [[nodiscard]] bool venv_state_holds(const std::string& recorded, const std::string& stat_state,
+                                        const Installed& installed);
+
 private:
     bool outcome_holds(state::JournalEntry& entry, const Installed& installed, std::string* why);
     bool requirements_hold(const std::vector<pyenv::Requirement>& requirements, bool pre, const Installed& installed,
@@ -110,6 +116,10 @@ private:
     const Facts& m_facts;
     state::Journal& m_journal;
     bool m_refreshed = false;
+    /// The venv is sealed (engine/image_state.hpp): stamps are not refreshed (nothing is written).
+    bool m_sealed = false;
+    /// {stat state, its content state}: computed once per installed set.
+    std::pair<std::string, std::string> m_content;
     std::set<std::pair<std::string, std::string>> m_allowed_conflicts;
     /// step id -> names later install steps ask for themselves (they decide those versions).
     std::map<std::string, std::set<std::string>> m_superseded;

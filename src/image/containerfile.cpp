@@ -128,6 +128,8 @@ Result<engine::Plan> image_plan(const recipe::Recipe& recipe, const Containerfil
     plan_options.probe_devices = false;
     plan_options.check_local_inputs = check_local_inputs;
     plan_options.this_machine = false;
+    plan_options.selection.skip = options.skip;
+    plan_options.selection.only = options.only;
     BS_TRY(auto facts, engine::gather_facts({}, false));
     // A build secret may be unset here (the build gets it): a stand-in lets the plan expand.
     for (const auto& name : options.secrets) facts.env.emplace(name, "<build secret>");
@@ -323,6 +325,10 @@ Result<ContainerfileSpec> make_spec(const recipe::Recipe& recipe, const Containe
     spec.env = options.env;
     spec.secrets = options.secrets;
     spec.bootstrap_version = options.bootstrap_version;
+    spec.skip = options.skip;
+    spec.only = options.only;
+    for (const auto& id : spec.skip) BS_CHECK(one_line(id, "--skip " + id));
+    for (const auto& id : spec.only) BS_CHECK(one_line(id, "--only " + id));
     return spec;
 }
 
@@ -384,6 +390,11 @@ std::string render_containerfile(const ContainerfileSpec& spec) {
         run.push_back("--lockfile");
         run.push_back(etc + "/" + spec.lockfile_name);
     }
+    for (const auto& [flag, ids] : {std::pair{"--skip", &spec.skip}, std::pair{"--only", &spec.only}})
+        if (!ids->empty()) {
+            run.emplace_back(flag);
+            run.insert(run.end(), ids->begin(), ids->end());
+        }
     std::vector<std::string> exports = {fmt::format("BOOTSTRAP_HOME={}", k_image_home),
                                         fmt::format("UV_CACHE_DIR={}", k_image_uv_cache),
                                         // the cache mount is another filesystem: copy, never link
@@ -475,6 +486,8 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     const fs::path etc = stage / "bootstrap" / "etc";
     BS_CHECK(core::write_file_atomic(etc / "recipe.toml", recipe_text));
     if (options.lockfile) BS_CHECK(copy_file(*options.lockfile, etc / spec.lockfile_name, "the lockfile"));
+    BS_CHECK(core::write_file_atomic(etc / k_image_env,
+                                     recipe::image_defaults_text(image_defaults_of(recipe, recipe_text, spec))));
 
     // What the recipe reads here, and where it will look for it in the image: the copy in the
     // context resolves a relative path against its own directory (then the image's

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "recipe/image_defaults.hpp"
 #include "recipe/recipe.hpp"
 
 namespace bootstrap::image {
@@ -51,6 +52,10 @@ struct ContainerfileOptions {
     /// recipe's `[env] secret`), so the image's run masks it as well.
     std::vector<std::string> secrets;
     std::string bootstrap_version;  // for the header comment and a label
+    /// The plan options the RUN passes (`--skip`, `--only`), kept in the image's defaults so
+    /// that `plan` and `run` in the container select the same steps.
+    std::vector<std::string> skip;
+    std::vector<std::string> only;
 };
 
 /// Where BuildKit, buildah and podman mount a `RUN --mount=type=secret,id=ID` (as ID inside).
@@ -108,6 +113,8 @@ struct ContainerfileSpec {
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> secrets;  // build secrets the RUN exports (ContainerfileOptions)
     std::string bootstrap_version;
+    std::vector<std::string> skip;  // ContainerfileOptions::skip, only
+    std::vector<std::string> only;
 };
 
 struct ContainerfileResult {
@@ -121,6 +128,17 @@ struct ContainerfileResult {
 /// Check `--env` entries: NAME=VALUE with a valid name; a secret-named variable or a value with
 /// URL credentials is refused (the Containerfile and the image's history would show it).
 [[nodiscard]] Status check_image_env(const std::vector<std::pair<std::string, std::string>>& env);
+
+/// The image's defaults file in the context (bootstrap/etc/env, copied to k_image_etc/env):
+/// the RUN's variables, its build secrets' names and the steps that read each (never a value),
+/// the venv, arch and step selection (recipe/image_defaults.hpp).
+inline constexpr const char* k_image_env = "env";
+[[nodiscard]] recipe::ImageDefaults image_defaults_of(const recipe::Recipe& recipe, std::string_view recipe_text,
+                                                      const ContainerfileSpec& spec);
+
+/// The ids of the steps whose text reads `{env.NAME}` (directly, or through a [vars] value).
+[[nodiscard]] std::vector<std::string> steps_reading(const recipe::Recipe& recipe, std::string_view recipe_text,
+                                                     const std::string& name);
 
 /// The build file's name in the context: the one docker, podman and buildah all look for.
 inline constexpr const char* k_build_file = "Dockerfile";

@@ -7,8 +7,10 @@
 // run logs (timings, temp paths), caches keyed on file stats (packages.cache, *.facts,
 // torch-probe.json), the journal's RECORD stat stamps, its venv_state (a digest of those stamps)
 // and its timings, and uv's `*.dist-info/uv_cache.json` (the ctime of the wheel a package was
-// installed from by path, listed in RECORD). Sealing removes or resets the second kind; the next
-// run rehashes RECORDs and re-verifies instead of trusting stamps, as it would on a copy anyway.
+// installed from by path, listed in RECORD). Sealing removes or resets the second kind, keeping
+// the venv at its fixed point (engine/image_state.hpp): the journal's venv_state becomes a
+// content digest and `.bootstrap/sealed` is written, so a later `plan --check` passes and a run
+// that finds every step up to date (RECORDs rehashed, not trusted by stamp) writes nothing.
 
 #include <filesystem>
 #include <string>
@@ -26,7 +28,7 @@ struct SealReport {
 };
 
 /// Seal `venv` (see above). Takes the venv lock for the work (waiting up to `lock_timeout`
-/// seconds) and removes the lock file last. The history, the journal's records and every
+/// seconds) and empties the lock file last. The history, the journal's records and every
 /// installed file but uv_cache.json stay; a RECORD loses only its uv_cache.json row (its digest
 /// in manifests and the journal leaves that row out already, so it does not change).
 [[nodiscard]] Result<SealReport> seal_venv(const fs::path& venv, double lock_timeout);

@@ -257,6 +257,17 @@ def check_image(run_in, image: str, recipe: Path):
     digest_line = ok(run_in(image, "cat", "/etc/bootstrap/manifest.json.sha256")).stdout
     assert digest_line.split()[1] == "manifest.json"
     assert ok(run_in(image, "cat", "/etc/bootstrap/recipe.toml")).stdout == recipe.read_text()
+    # Issue 42, item 5: checkable where it runs. In a fresh container (none of the build's
+    # variables, no build secret), the recipe plans as in the build and every step is up to
+    # date; the first run is a no-op that changes no file of the venv (names, sizes, mtimes,
+    # contents compared in the same container).
+    check = run_in(image, "bootstrap", "plan", "/etc/bootstrap/recipe.toml", "--venv", "/opt/venv", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "would re-verify" not in check.stdout and "would run" not in check.stdout, check.stdout
+    tree = "find /opt/venv -printf '%p %y %s %T@\\n' | sort; find /opt/venv -type f -exec sha256sum {} + | sort"
+    first = run_in(image, "sh", "-c", f"({tree}) > /tmp/before; bootstrap run /etc/bootstrap/recipe.toml --venv "
+                                      f"/opt/venv || exit 3; ({tree}) > /tmp/after; diff /tmp/before /tmp/after")
+    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-4000:]
 
 
 def test_the_printed_commands_are_for_docker_podman_and_buildah(image_tools, world, sources, tmp_path):
@@ -496,5 +507,6 @@ def test_two_clean_image_builds_give_the_same_venv_layer(image_tools, world, sou
     kept = trees[0]
     assert "/opt/venv/.bootstrap/journal.json" in kept and "/etc/bootstrap/manifest.json" in kept
     assert any(re.fullmatch(r"/opt/venv/\.bootstrap/history/\d+-after\.json", p) for p in kept)
-    assert not any(re.fullmatch(r"/opt/venv/\.bootstrap/(lock|logs|packages\.cache|python\.facts)", p) for p in kept)
+    assert not any(re.fullmatch(r"/opt/venv/\.bootstrap/(logs|packages\.cache|python\.facts)", p) for p in kept)
+    assert kept["/opt/venv/.bootstrap/lock"] == hashlib.sha256(b"").hexdigest()  # emptied, kept
     assert not any(p.endswith("/uv_cache.json") for p in kept)

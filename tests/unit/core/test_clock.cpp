@@ -91,3 +91,12 @@ TEST_CASE("a malformed SOURCE_DATE_EPOCH is reported, and the clock does not use
     CHECK(r.error().message.find("'soon'") != std::string::npos);
     CHECK(core::utc_iso8601() != "1970-01-01T00:00:00Z");
 }
+
+TEST_CASE("a time an image build recorded reads as during the image build", "[clock]") {
+    const std::optional<std::string> build = "1970-01-01T00:00:00Z";
+    CHECK(core::shown_time("1970-01-01T00:00:00Z", build) == "during the image build");
+    CHECK(core::shown_time("1970-01-01", build) == "during the image build");  // a date alone
+    CHECK(core::shown_time("2026-12-05T11:00:00Z", build) == "2026-12-05T11:00:00Z");
+    CHECK(core::shown_time("1970-01-01T00:00:00Z", std::nullopt) == "1970-01-01T00:00:00Z");  // no image
+    CHECK(core::shown_time("", build).empty());
+}

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "core/fs.hpp"
+#include "engine/image_state.hpp"
+#include "engine/skip_rule.hpp"
 #include "image/seal.hpp"
 #include "pyenv/dist_info.hpp"
 #include "state/journal.hpp"
@@ -78,9 +80,11 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
     CHECK(sealed->removed ==
           std::vector<std::string>{"lib/python3.11/site-packages/fastext-1.0.0.dist-info/uv_cache.json",
                                    ".bootstrap/logs", ".bootstrap/packages.cache", ".bootstrap/python.facts",
-                                   ".bootstrap/torch-probe.json", ".bootstrap/lock"});
+                                   ".bootstrap/torch-probe.json", ".bootstrap/lock (emptied)"});
+    CHECK(slurp(v.state / "lock").empty());  // kept, empty: a no-op run confirms under it
+    CHECK(engine::is_sealed(v.venv));
     for (const char* gone :
-         {"lock", "logs", "packages.cache", "python.facts", "torch-probe.json", "journal.json.tmp-999999999-abcdef"}) {
+         {"logs", "packages.cache", "python.facts", "torch-probe.json", "journal.json.tmp-999999999-abcdef"}) {
         INFO(gone);
         CHECK_FALSE(fs::exists(v.state / gone));
     }
@@ -118,6 +122,31 @@ TEST_CASE("seal removes host-local state and uv_cache.json, and keeps the record
     REQUIRE(again);
     CHECK(again->removed.empty());
     CHECK(slurp(state::Journal::path_for(v.venv)) == journal_text);
+}
+
+TEST_CASE("seal turns the venv state a step last verified into the venv's content state") {
+    Venv v;
+    auto installed = pyenv::scan_site_packages(v.site);
+    REQUIRE(installed);
+    {
+        auto j = state::Journal::load(v.venv);
+        REQUIRE(j);
+        j->steps["fastext"].venv_state = engine::installed_state(*installed);  // verified against this venv
+        j->steps["other"] = j->steps["fastext"];
+        j->steps["other"].venv_state = "5eed";  // verified against another venv
+        REQUIRE(j->save(v.venv));
+    }
+    REQUIRE(image::seal_venv(v.venv, 0));
+    auto after = pyenv::scan_site_packages(v.site);  // RECORD lost its uv_cache.json row
+    REQUIRE(after);
+    auto content = engine::content_state(*after);
+    REQUIRE(content);
+    auto journal = state::Journal::load(v.venv);
+    REQUIRE(journal);
+    CHECK(journal->steps.at("fastext").venv_state == *content);
+    CHECK(engine::is_content_state(*content));
+    CHECK(journal->steps.at("other").venv_state.empty());   // that one verifies again
+    CHECK(*content == *engine::content_state(*installed));  // the row is not in the content
 }
 
 TEST_CASE("seal refuses a directory that no run made") {
