@@ -10,8 +10,8 @@ namespace bootstrap::lockfile {
 Result<manifest::Lockfile> with_recorded_inputs(const recipe::Recipe& recipe, const std::filesystem::path& file) {
     BS_TRY(auto lock, load_any_lockfile(file));
     if (!lock.foreign_tool.empty())
-        return fail(ErrorCode::usage,
-                    fmt::format("{} was written by {}: it names no recipe to record", file.string(), lock.foreign_tool));
+        return fail(ErrorCode::usage, fmt::format("{} was written by {}: it names no recipe to record", file.string(),
+                                                  lock.foreign_tool));
     if (lock.recipe_digest != recipe.source_digest)
         return fail(ErrorCode::usage,
                     fmt::format("the recipe {} changed since {} was written: what it meant then is unknown",
