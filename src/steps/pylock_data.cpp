@@ -100,33 +100,53 @@ std::string wheel_file_name(const std::string& name, const std::string& url, con
     return core::percent_decode(u.substr(u.rfind('/') + 1));
 }
 
+/// A wheel or sdist entry's `name`, `url` and `path`, each checked before it can reach an
+/// installer; false when one was refused (what would follow would only echo the refusal).
+bool read_location(PylockReader& rd, const Value& t, const std::string& where, PylockWheel& out, std::string& name) {
+    out.loc = t.loc;
+    const size_t problems = rd.problems().size();
+    name = rd.installer_str(t, "name", where);
+    out.url = rd.installer_str(t, "url", where);
+    out.path = rd.installer_str(t, "path", where);
+    return rd.problems().size() == problems;
+}
+
+/// The sha256 of an entry's `hashes` table into `out.sha256`; problems are reported after
+/// `prefix` (the entry named), a `hashes` of the wrong type after `where`.
+void read_sha256(PylockReader& rd, const Value& t, const std::string& where, const std::string& prefix,
+                 PylockWheel& out) {
+    if (t.get("hashes") == nullptr) {
+        rd.report(t.loc, prefix + "'hashes' is missing");
+        return;
+    }
+    const auto* hashes = rd.typed(t, "hashes", ValueType::table, where);
+    if (hashes == nullptr) return;
+    const auto* h = hashes->get("sha256");
+    if (h == nullptr) rd.report(hashes->loc, prefix + "no sha256 in 'hashes' (bootstrap checks sha256)");
+    else if (!h->is(ValueType::string) || !is_hex64(h->string))
+        rd.report(h->loc, prefix + "hashes.sha256 is not 64 hex digits");
+    else out.sha256 = core::to_lower(h->string);
+}
+
+/// A relative `path` is relative to the pylock's directory.
+void resolve_path(PylockWheel& out, const fs::path& dir) {
+    if (!out.path.empty() && fs::path(out.path).is_relative()) out.path = (dir / out.path).lexically_normal().string();
+}
+
 /// One [[packages.wheels]] entry of package `p`.
 PylockWheel read_wheel(PylockReader& rd, const Value& w, const fs::path& dir, const PylockPackage& p,
                        const std::string& where) {
     PylockWheel out;
-    out.loc = w.loc;
-    const size_t problems = rd.problems().size();
-    const auto name = rd.installer_str(w, "name", where);
-    out.url = rd.installer_str(w, "url", where);
-    out.path = rd.installer_str(w, "path", where);
-    if (rd.problems().size() > problems) return out;  // what follows would only echo the refusal
+    std::string name;
+    if (!read_location(rd, w, where, out, name)) return out;
     if (out.url.empty() && out.path.empty()) rd.report(w.loc, where + "a wheel needs a 'url' or a 'path'");
     out.file_name = wheel_file_name(name, out.url, out.path);
     if (auto wheel = pyenv::parse_wheel_name(out.file_name); !wheel)
         rd.report(w.loc, fmt::format("{}{} is not a wheel file name", where, out.file_name));
     else if (!p.version.empty() && !pyenv::is_release_of(*wheel, p.name, p.version))
         rd.report(w.loc, fmt::format("{}{} is not a wheel of {} {}", where, out.file_name, p.name, p.version));
-    if (w.get("hashes") == nullptr) rd.report(w.loc, where + "wheel " + out.file_name + ": 'hashes' is missing");
-    else if (const auto* hashes = rd.typed(w, "hashes", ValueType::table, where)) {
-        const auto* h = hashes->get("sha256");
-        if (h == nullptr)
-            rd.report(hashes->loc,
-                      fmt::format("{}wheel {}: no sha256 in 'hashes' (bootstrap checks sha256)", where, out.file_name));
-        else if (!h->is(ValueType::string) || !is_hex64(h->string))
-            rd.report(h->loc, fmt::format("{}wheel {}: hashes.sha256 is not 64 hex digits", where, out.file_name));
-        else out.sha256 = core::to_lower(h->string);
-    }
-    if (!out.path.empty() && fs::path(out.path).is_relative()) out.path = (dir / out.path).lexically_normal().string();
+    read_sha256(rd, w, where, where + "wheel " + out.file_name + ": ", out);
+    resolve_path(out, dir);
     return out;
 }
 
@@ -136,12 +156,8 @@ PylockWheel read_sdist(PylockReader& rd, const Value& t, const fs::path& dir, co
                        const std::string& where) {
     const std::string at = where + "sdist: ";
     PylockWheel out;
-    out.loc = t.loc;
-    const size_t problems = rd.problems().size();
-    const auto name = rd.installer_str(t, "name", at);
-    out.url = rd.installer_str(t, "url", at);
-    out.path = rd.installer_str(t, "path", at);
-    if (rd.problems().size() > problems) return out;  // what follows would only echo the refusal
+    std::string name;
+    if (!read_location(rd, t, at, out, name)) return out;
     (void)rd.typed(t, "size", ValueType::integer, at);
     if (const auto* when = t.get("upload-time"); when != nullptr && !when->is(ValueType::date_time))
         rd.report(when->loc, at + "'upload-time' must be a date-time");
@@ -150,15 +166,8 @@ PylockWheel read_sdist(PylockReader& rd, const Value& t, const fs::path& dir, co
     if (!p.version.empty() && !pyenv::is_sdist_of(out.file_name, p.name, p.version))
         rd.report(t.loc, fmt::format("{}{} is not an sdist of {} {} (NAME-VERSION.tar.gz or .zip)", at, out.file_name,
                                      p.name, p.version));
-    const auto* hashes = rd.typed(t, "hashes", ValueType::table, at);
-    const auto* h = hashes != nullptr ? hashes->get("sha256") : nullptr;
-    if (t.get("hashes") == nullptr) rd.report(t.loc, at + "'hashes' is missing");
-    else if (hashes != nullptr && h == nullptr)
-        rd.report(hashes->loc, at + "no sha256 in 'hashes' (bootstrap checks sha256)");
-    else if (h != nullptr && (!h->is(ValueType::string) || !is_hex64(h->string)))
-        rd.report(h->loc, at + "hashes.sha256 is not 64 hex digits");
-    else if (h != nullptr) out.sha256 = core::to_lower(h->string);
-    if (!out.path.empty() && fs::path(out.path).is_relative()) out.path = (dir / out.path).lexically_normal().string();
+    read_sha256(rd, t, at, at, out);
+    resolve_path(out, dir);
     return out;
 }
 
