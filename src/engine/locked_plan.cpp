@@ -173,6 +173,11 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
                         "write the lockfile again with `bootstrap lock`, or fix the value it names");
         batch.text = std::move(*text);
         for (const auto* p : members)
+            if (!p->sdist.empty() && !paths.count(p->name))
+                batch.sdists.push_back(steps::LockedSdist{p->name, p->version, p->sdist,
+                                                          pyenv::with_credentials(p->url, known),
+                                                          p->sha256, p->built_key});
+        for (const auto* p : members)
             if (!p->at.empty())
                 batch.locked_at[p->name] =
                     fmt::format("{}: {} {} sha256 {}", p->at, p->sdist.empty() ? "wheel" : "sdist",

@@ -7,6 +7,7 @@
 // vouches for it.
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "lockfile/index_page.hpp"
 #include "manifest/artifacts.hpp"
 #include "manifest/manifest.hpp"
+#include "steps/source_build.hpp"
 
 namespace bootstrap::lockfile {
 
@@ -21,11 +23,16 @@ namespace bootstrap::lockfile {
 inline constexpr const char* k_hash_from_uv_cache = "uv-cache";
 inline constexpr const char* k_hash_from_artifact_store = "artifact-store";
 inline constexpr const char* k_hash_from_index = "index";
+/// bootstrap downloaded the sdist to build it through the build cache and checked it to this
+/// digest (steps/source_build.hpp).
+inline constexpr const char* k_hash_from_build_cache = "build-cache";
 
 /// Where bytes of installed wheels may be found.
 struct BytesAtHand {
     std::optional<std::filesystem::path> uv_cache;  // uv's cache dir, as uv finds it with the lock's env
     const manifest::ArtifactStore* store = nullptr;
+    /// What the venv's install steps built from sdists (steps/source_build.hpp), by name.
+    const std::map<std::string, steps::SourceBuilt>* source_builds = nullptr;
 };
 
 /// What vouches for `file.sha256` (a wheel of `pkg` that `page_url` lists): the store or uv's

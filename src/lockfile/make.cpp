@@ -22,6 +22,7 @@
 #include "pyenv/wheel_name.hpp"
 #include "state/journal.hpp"
 #include "steps/kind.hpp"
+#include "steps/source_build.hpp"
 
 namespace bootstrap::lockfile {
 
@@ -127,7 +128,11 @@ Status lock_from_index(const manifest::Package& pkg, const Fetch& fetch, const s
         auto file = find_installed_wheel(page->second->files, pkg, page->second->url, page->second->listed);
         const auto sdist = file ? std::nullopt : find_release_sdist(page->second->files, pkg);
         if (sdist && !sdist->sha256.empty()) {  // no wheel fits: uv built the venv's from this sdist
-            lock_sdist(at_hand, pkg, *sdist, lp);
+            const steps::SourceBuilt* built = nullptr;
+            if (at_hand.source_builds != nullptr)
+                if (auto b = at_hand.source_builds->find(pkg.name); b != at_hand.source_builds->end())
+                    built = &b->second;
+            lock_sdist(at_hand, pkg, *sdist, lp, built);
             lp.index = recorded;
             return {};
         }
@@ -406,7 +411,8 @@ Result<manifest::Lockfile> make_lockfile(const recipe::Recipe& recipe, const Pla
     lock.environments = {locked_environment(facts.python->markers)};
     std::map<std::string, Result<Page>> pages;  // url -> parsed page (or why not), fetched once
     const auto known = pyenv::known_index_urls(facts.env, venv, steps::configured_index_urls(plan.steps));
-    const BytesAtHand at_hand{pyenv::uv_cache_dir(facts.env), &store};
+    const auto source_builds = steps::read_source_builds(venv);
+    const BytesAtHand at_hand{pyenv::uv_cache_dir(facts.env), &store, &source_builds};
     std::vector<std::string> missing;
     for (const auto& [name, pkg] : snapshot.packages) {
         manifest::LockedPackage lp{name, pkg.version, {}, {}, pkg.origin};

@@ -202,7 +202,10 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
     // version), read where the package is.
     std::map<EntryAt, manifest::Origin> recorded;
     std::map<EntryAt, std::string> hash_sources;
-    std::map<EntryAt, std::pair<std::string, std::string>> built;  // the wheel built from its sdist
+    struct Built {
+        std::string wheel, sha256, key;
+    };
+    std::map<EntryAt, Built> built;  // the wheel built from its sdist
     auto read_own = [&](steps::PylockReader& r, const Value& entry, steps::PylockPackage& p) {
         const auto* t = entry.get("tool");
         const auto* mine = t != nullptr && t->is(ValueType::table) ? t->get("bootstrap") : nullptr;
@@ -215,7 +218,12 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
             r.report(mine->get("built-sha256")->loc, where + "'built-sha256' is not 64 lower-case hex digits");
             built_sha.clear();
         }
-        built[{entry.loc.line, entry.loc.column}] = {r.str(*mine, "built-wheel", where), built_sha};
+        auto built_key = r.str(*mine, "built-key", where);
+        if (!built_key.empty() && !is_sha256(built_key)) {
+            r.report(mine->get("built-key")->loc, where + "'built-key' is not 64 lower-case hex digits");
+            built_key.clear();
+        }
+        built[{entry.loc.line, entry.loc.column}] = {r.str(*mine, "built-wheel", where), built_sha, built_key};
         if (p.version.empty()) p.version = r.str(*mine, "version", where);
     };
     steps::read_pylock_packages(rd, doc, data, read_own);
@@ -226,7 +234,8 @@ Result<Lockfile> parse_pylock(std::string_view text, const fs::path& file) {
         if (auto source = hash_sources.find({p.loc.line, p.loc.column}); source != hash_sources.end())
             lp.hash_source = source->second;
         if (auto b = built.find({p.loc.line, p.loc.column}); b != built.end() && !lp.sdist.empty())
-            std::tie(lp.built_wheel, lp.built_sha256) = b->second;
+            std::tie(lp.built_wheel, lp.built_sha256, lp.built_key) =
+                std::tie(b->second.wheel, b->second.sha256, b->second.key);
         lp.at = fmt::format("{}:{}", file.string(), (p.sdist && p.wheels.empty() ? p.sdist->loc : p.loc).line);
     }
     if (own != nullptr) {

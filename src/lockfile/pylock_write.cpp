@@ -130,6 +130,7 @@ void put_package(std::string& out, const LockedPackage& p, const std::string& di
     if (!p.sdist.empty()) {
         put_string(out, "built-wheel", p.built_wheel);
         put_string(out, "built-sha256", p.built_sha256);
+        put_string(out, "built-key", p.built_key);
         put(out, "built-note", toml_string(manifest::k_built_note));
     }
 }

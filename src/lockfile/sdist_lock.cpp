@@ -38,13 +38,20 @@ std::optional<IndexFile> find_release_sdist(const std::vector<IndexFile>& files,
 }
 
 void lock_sdist(const BytesAtHand& at_hand, const manifest::Package& pkg, const IndexFile& sdist,
-                manifest::LockedPackage& lp) {
+                manifest::LockedPackage& lp, const steps::SourceBuilt* built) {
     lp.wheel.clear();
     lp.sdist = sdist.filename;
     lp.sha256 = sdist.sha256;
     lp.url = core::strip_credentials(sdist.url);
     lp.hash_source = k_hash_from_index;
     lp.built_wheel = wheel_name_for(pkg);
+    if (built != nullptr && built->sha256 == sdist.sha256 && built->version == pkg.version) {
+        lp.hash_source = k_hash_from_build_cache;
+        lp.built_wheel = built->wheel;
+        lp.built_sha256 = built->wheel_sha256;
+        lp.built_key = built->key;
+        return;
+    }
     if (!at_hand.uv_cache) return;
     auto tags = pyenv::expand_tags(core::split(pkg.wheel_tag, ','));
     for (const auto& build : pyenv::uv_sdist_builds(*at_hand.uv_cache, pyenv::normalize_name(pkg.name), pkg.version)) {

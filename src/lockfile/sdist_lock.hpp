@@ -13,6 +13,7 @@
 #include "lockfile/index_page.hpp"
 #include "manifest/lockfile.hpp"
 #include "manifest/manifest.hpp"
+#include "steps/source_build.hpp"
 
 namespace bootstrap::lockfile {
 
@@ -24,7 +25,10 @@ namespace bootstrap::lockfile {
 /// "uv-cache" when uv's cache recorded the same sha256 for the sdist it downloaded, else
 /// "index"; and the wheel built from it (built_wheel, built_sha256) as uv's cache has it, else
 /// its file name from the installed tags with no digest.
+/// `built`: what the venv's record says an install step built from this package's sdist
+/// (steps/source_build.hpp): when its sdist sha256 is the index's, the lock takes its wheel,
+/// wheel digest and build-cache key, and hash_source "build-cache".
 void lock_sdist(const BytesAtHand& at_hand, const manifest::Package& pkg, const IndexFile& sdist,
-                manifest::LockedPackage& lp);
+                manifest::LockedPackage& lp, const steps::SourceBuilt* built = nullptr);
 
 }  // namespace bootstrap::lockfile

@@ -35,6 +35,7 @@ std::string to_json(const Lockfile& lock) {
             j["packages"][name]["sdist"] = p.sdist;
             j["packages"][name]["built"] = {
                 {"wheel", p.built_wheel}, {"sha256", p.built_sha256}, {"note", k_built_note}};
+            if (!p.built_key.empty()) j["packages"][name]["built"]["key"] = p.built_key;
         }
     }
     j["steps"] = nlohmann::json::object();
@@ -67,6 +68,8 @@ void check_package(const core::JsonFields& p, const LockedPackage& lp) {
         p.invalid("sdist", "not an sdist of " + lp.name + " " + lp.version + " with a sha256");
     if (!lp.built_sha256.empty() && !is_sha256(lp.built_sha256))
         p.invalid("built", "its sha256 is not 64 lower-case hex digits");
+    if (!lp.built_key.empty() && !is_sha256(lp.built_key))
+        p.invalid("built", "its key is not 64 lower-case hex digits");
 }
 
 /// The line of each package's entry in a lockfile's JSON text (as to_json writes it), for
@@ -135,6 +138,7 @@ Result<Lockfile> load_lockfile(const fs::path& file) {
                 if (auto built = p.object("built")) {
                     lp.built_wheel = built->str("wheel");
                     lp.built_sha256 = built->str("sha256");
+                    lp.built_key = built->str("key");
                 }
                 if (auto origin = p.object("origin")) {
                     lp.origin = origin_from_json(*origin);

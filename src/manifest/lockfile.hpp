@@ -53,6 +53,9 @@ struct LockedPackage {
     /// worth): its file name, and its sha256 when uv's cache kept it.
     std::string built_wheel{};
     std::string built_sha256{};
+    /// The build-cache key the wheel was built under (steps/source_build.hpp), "" when uv built
+    /// it: a locked run on a node whose key is the same installs that cache entry.
+    std::string built_key{};
     /// Where the lock names the package ("FILE:LINE"), for messages; "" when unknown. Not written.
     std::string at{};
 };

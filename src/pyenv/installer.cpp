@@ -47,6 +47,11 @@ void add_sources(std::vector<std::string>& argv, const InstallRequest& r) {
     if (r.dry_run) argv.push_back("--dry-run");
 }
 
+void add_no_build_isolation(std::vector<std::string>& argv, const InstallRequest& r) {
+    for (const auto& name : r.no_build_isolation_packages)
+        argv.insert(argv.end(), {"--no-build-isolation-package", name});
+}
+
 class UvInstaller final : public Installer {
 public:
     explicit UvInstaller(fs::path uv) : m_uv(std::move(uv)) {}
@@ -69,7 +74,24 @@ public:
         for (const auto& name : r.reinstall_packages) c.argv.insert(c.argv.end(), {"--reinstall-package", name});
         if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
         if (r.overrides_file) c.argv.insert(c.argv.end(), {"--override", r.overrides_file->string()});
+        add_no_build_isolation(c.argv, r);
         c.argv.insert(c.argv.end(), r.requirements.begin(), r.requirements.end());
+        c.env_set = network_env(net);
+        return c;
+    }
+
+    Command resolve(const fs::path& venv, const InstallRequest& r, const fs::path& requirements_in,
+                    const fs::path& out, const NetworkOptions& net) const override {
+        Command c;
+        c.argv = {m_uv.string(), "pip",        "compile", "--format",  "pylock.toml", "--quiet",
+                  "--no-header", "--python",   venv_python(venv).string(), "--output-file", out.string()};
+        InstallRequest sources = r;
+        sources.dry_run = false;
+        add_sources(c.argv, sources);
+        if (r.pre) c.argv.insert(c.argv.end(), {"--prerelease", "allow"});
+        if (r.overrides_file) c.argv.insert(c.argv.end(), {"--override", r.overrides_file->string()});
+        add_no_build_isolation(c.argv, r);
+        c.argv.push_back(requirements_in.string());
         c.env_set = network_env(net);
         return c;
     }
@@ -81,6 +103,14 @@ public:
                   "--out-dir",   r.out_dir.string(),
                   "--python",    venv_python(venv).string()};
         if (r.no_build_isolation) c.argv.push_back("--no-build-isolation");
+        if (r.build_constraints) c.argv.insert(c.argv.end(), {"--build-constraint", r.build_constraints->string()});
+        if (r.sources) {
+            InstallRequest sources;
+            sources.index_url = r.sources->index_url;
+            sources.extra_index_urls = r.sources->extra_index_urls;
+            sources.find_links = r.sources->find_links;
+            add_sources(c.argv, sources);
+        }
         for (const auto& [k, v] : r.config_settings) c.argv.insert(c.argv.end(), {"--config-setting", k + "=" + v});
         c.argv.push_back(r.project.string());
         c.env_set = network_env(net);
@@ -155,6 +185,11 @@ public:
         c.argv.push_back(r.project.string());
         c.env_set = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}};
         return c;
+    }
+
+    Command resolve(const fs::path& /*venv*/, const InstallRequest& /*request*/, const fs::path& /*requirements_in*/,
+                    const fs::path& /*out*/, const NetworkOptions& /*net*/) const override {
+        return {};  // pip builds what it needs itself
     }
 
     Command uninstall(const fs::path& venv, const std::vector<std::string>& names) const override {

@@ -34,6 +34,9 @@ struct InstallRequest {
     /// the file as `--override` (it replaces every dependency's requirement on those names),
     /// pip as `--constraint` (pip cannot override a pin; a conflict fails the resolution).
     std::optional<fs::path> overrides_file;
+    /// Packages built against the venv (uv's `--no-build-isolation-package`): their build may
+    /// import what the venv holds (torch). pip has no per-package switch: it ignores these.
+    std::vector<std::string> no_build_isolation_packages;
 };
 
 /// Build one wheel from a source tree (PEP 517), for the venv's interpreter.
@@ -41,6 +44,11 @@ struct BuildRequest {
     fs::path project;                 // the directory holding pyproject.toml / setup.py
     fs::path out_dir;                 // where the wheel is written
     bool no_build_isolation = false;  // build with the venv's own packages (apex imports torch)
+    /// Pins for the isolated build environment (`uv build --build-constraint`), "" for none.
+    std::optional<fs::path> build_constraints;
+    /// Where build dependencies come from (an install step's indexes; a build step's come from
+    /// the environment): only `index_url`, `extra_index_urls`, `find_links` are read.
+    std::optional<InstallRequest> sources;
     std::vector<std::pair<std::string, std::string>> config_settings;  // PEP 517, in order
 };
 
@@ -70,6 +78,12 @@ public:
     /// Build a wheel: `uv build --wheel --python <venv python>` / `<venv python> -m pip wheel`.
     [[nodiscard]] virtual Command build_wheel(const fs::path& venv, const BuildRequest& request,
                                               const NetworkOptions& net) const = 0;
+    /// The resolution of `request` for the venv's interpreter as a PEP 751 lock written to `out`
+    /// (`uv pip compile --format pylock.toml`; its requirements read from `requirements_in`):
+    /// which packages have no wheel for it, before anything is installed. Empty argv for pip.
+    [[nodiscard]] virtual Command resolve(const fs::path& venv, const InstallRequest& request,
+                                          const fs::path& requirements_in, const fs::path& out,
+                                          const NetworkOptions& net) const = 0;
     /// Remove distributions (by name) from the venv without asking.
     [[nodiscard]] virtual Command uninstall(const fs::path& venv, const std::vector<std::string>& names) const = 0;
 };

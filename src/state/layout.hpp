@@ -61,6 +61,14 @@ public:
     /// Build-cache entries installed from here: another user's, copied to be checked, and
     /// builds a shared cache this user may not write could not take (host-local).
     [[nodiscard]] fs::path builds() const { return dir() / "builds"; }
+    /// An install step's sdist builds: its resolution, the pinned build requirements and the
+    /// wheels its installer takes (a --find-links directory), remade each time it runs.
+    [[nodiscard]] fs::path source_builds_of(const std::string& step_id) const {
+        return builds() / "from-source" / step_id;
+    }
+    /// What install steps built from sdists through the build cache, per package: the sdist, the
+    /// key, the wheel (steps/source_build.hpp); `lock` records it.
+    [[nodiscard]] fs::path source_builds() const { return dir() / "source-builds.json"; }
 
     // A venv step's --recreate (steps/venv_swap.hpp)
     [[nodiscard]] fs::path recreate_aside() const { return dir() / "recreate-old"; }

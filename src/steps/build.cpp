@@ -81,17 +81,17 @@ std::string torch_cache_json(const std::string& torch, const std::string& record
 
 /// "2.11.0+cu130 cuda 13.0 cxx11_abi 1": importing torch costs seconds on a real node, so the
 /// answer is kept in the venv per installed torch (its version and RECORD's stat stamp).
-Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx) {
-    const auto& b = *step.build();
-    if (b.torch_version.empty()) return std::string("not installed");
+Result<std::string> torch_facts(const ResolvedStep& step, StepContext& ctx, const std::string& torch_version,
+                                const std::string& torch_record_stamp) {
+    if (torch_version.empty()) return std::string("not installed");
     fs::path cache = state::Layout(ctx.venv).torch_facts();
-    if (auto cached = read_torch_cache(cache, b.torch_version, b.torch_record_stamp)) return *cached;
+    if (auto cached = read_torch_cache(cache, torch_version, torch_record_stamp)) return *cached;
     BS_TRY(auto result, run_quiet(step, ctx, {(ctx.venv / "bin" / "python").string(), "-c", k_torch_probe}));
     for (const auto& line : core::split(result.output, '\n'))
         if (auto answer = core::after_prefix(line, k_torch_probe_prefix)) {
             std::string facts(*answer);
             (void)core::write_file_atomic(  // a speed-up only
-                cache, torch_cache_json(b.torch_version, b.torch_record_stamp, facts));
+                cache, torch_cache_json(torch_version, torch_record_stamp, facts));
             return facts;
         }
     return fail(ErrorCode::step_failed, fmt::format("step '{}': cannot import torch in {} to key the build ({})",
@@ -150,35 +150,9 @@ Result<BuildInputs> gather_inputs(const ResolvedStep& step, StepContext& ctx, co
     in.python = b.python_implementation + " " + b.python_version;
     in.ext_suffix = b.ext_suffix;
     in.platform = fmt::format("{} glibc {}", b.platform, ::gnu_get_libc_version());
-    BS_TRY(in.torch, torch_facts(step, ctx));
     in.abi_packages = b.abi_versions;
-    fs::path nvcc = device::find_nvcc(step.child_env);
-    if (nvcc.empty()) {
-        in.nvcc = "none";
-    } else if (auto release = device::nvcc_release(nvcc, step.child_env)) {
-        in.nvcc = *release;
-    } else {
-        in.nvcc = "unknown (" + release.error().message + ")";
-    }
-    auto cxx_it = step.child_env.find("CXX");
-    std::string cxx = cxx_it == step.child_env.end() || cxx_it->second.empty() ? "c++" : cxx_it->second;
-    auto version = run_quiet(step, ctx, {cxx, "--version"});
-    in.compiler = version && version->ok() ? first_line(version->output) : cxx + " (not found)";
-    in.libstdcxx = libstdcxx_level(step, ctx, cxx);
     if (b.archs) in.arch_list = b.archs->derived.torch_arch_list;
-    for (const auto& [k, v] : step.child_env) {
-        if (core::env_has_use(k, core::EnvUse::build_parallelism) ||
-            core::env_has_use(k, core::EnvUse::installer_setting))
-            continue;
-        // A secret's value never enters the key (rotating a token must not rebuild) nor the
-        // inputs.txt on a shared $BOOTSTRAP_HOME; its name does.
-        // Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches);
-        // the recipe's own env is always part of the key.
-        // The venv's own path is no input (TE's CPLUS_INCLUDE_PATH is its site-packages/include):
-        // the same build in another venv, at another path, is the same wheel.
-        if (step.env_set.count(k) || core::env_has_use(k, core::EnvUse::build_input))
-            in.env.push_back(k + "=" + core::shown_value(k, with_venv_named(v, ctx.venv)));
-    }
+    BS_CHECK(add_toolchain_inputs(step, ctx, b.torch_version, b.torch_record_stamp, in));
     in.frontend = b.installer->name() == "uv" ? "uv build" : "pip wheel";
     in.no_build_isolation = b.request.no_build_isolation;
     for (const auto& [k, v] : b.request.config_settings)
@@ -274,6 +248,8 @@ Result<BuildCache::Entry> build_into_cache(const ResolvedStep& step, StepContext
     return cache.publish(key.digest, staging, key.explain, seconds, signer ? &*signer : nullptr);
 }
 
+}  // namespace
+
 /// A build the shared cache could not take, moved from its staging directory into the venv.
 Status keep_in_venv(BuildCache::Entry& built, const fs::path& dir) {
     std::error_code ec;
@@ -292,19 +268,44 @@ Status keep_in_venv(BuildCache::Entry& built, const fs::path& dir) {
     return {};
 }
 
-/// The keys this user trusts, loaded (with libcrypto) the first time an entry needs them.
-struct LazyTrustedKeys {
-    const BuildSpec* build;
-    std::optional<core::TrustedKeys> keys;
-    Result<const core::TrustedKeys*> operator()() {
-        if (!keys) {
-            BS_TRY(keys, core::load_trusted_keys(build->home, build->trust_env));
-        }
-        return &*keys;
+Result<const core::TrustedKeys*> LazyTrustedKeys::operator()() {
+    if (!keys) {
+        BS_TRY(keys, core::load_trusted_keys(*home, *trust_env));
     }
-};
+    return &*keys;
+}
 
-}  // namespace
+Status add_toolchain_inputs(const ResolvedStep& step, StepContext& ctx, const std::string& torch_version,
+                            const std::string& torch_record_stamp, BuildInputs& in) {
+    BS_TRY(in.torch, torch_facts(step, ctx, torch_version, torch_record_stamp));
+    fs::path nvcc = device::find_nvcc(step.child_env);
+    if (nvcc.empty()) {
+        in.nvcc = "none";
+    } else if (auto release = device::nvcc_release(nvcc, step.child_env)) {
+        in.nvcc = *release;
+    } else {
+        in.nvcc = "unknown (" + release.error().message + ")";
+    }
+    auto cxx_it = step.child_env.find("CXX");
+    std::string cxx = cxx_it == step.child_env.end() || cxx_it->second.empty() ? "c++" : cxx_it->second;
+    auto version = run_quiet(step, ctx, {cxx, "--version"});
+    in.compiler = version && version->ok() ? first_line(version->output) : cxx + " (not found)";
+    in.libstdcxx = libstdcxx_level(step, ctx, cxx);
+    for (const auto& [k, v] : step.child_env) {
+        if (core::env_has_use(k, core::EnvUse::build_parallelism) ||
+            core::env_has_use(k, core::EnvUse::installer_setting))
+            continue;
+        // A secret's value never enters the key (rotating a token must not rebuild) nor the
+        // inputs.txt on a shared $BOOTSTRAP_HOME; its name does.
+        // Inherited variables a build reads (compilers, flags, CUDA, torch/apex/TE switches);
+        // the recipe's own env is always part of the key.
+        // The venv's own path is no input (TE's CPLUS_INCLUDE_PATH is its site-packages/include):
+        // the same build in another venv, at another path, is the same wheel.
+        if (step.env_set.count(k) || core::env_has_use(k, core::EnvUse::build_input))
+            in.env.push_back(k + "=" + core::shown_value(k, with_venv_named(v, ctx.venv)));
+    }
+    return {};
+}
 
 Result<BuildKey> current_build_key(const ResolvedStep& step, StepContext& ctx) {
     BS_TRY(auto source, source_identity(step));
@@ -327,7 +328,7 @@ Status run_build(const ResolvedStep& step, StepContext& ctx) {
     // Another user's entry is checked and installed from a copy inside the venv, kept there as
     // the installed wheel's origin (the artifact store takes it after the step).
     const fs::path checked = layout.builds() / ("checked-" + key.digest);
-    LazyTrustedKeys trusted{&b, std::nullopt};
+    LazyTrustedKeys trusted{&b.home, &b.trust_env, std::nullopt};
     std::optional<core::EntryTrust> passed;
     std::string passed_over;  // for the run's report
     auto say = [&](const std::string& msg) {

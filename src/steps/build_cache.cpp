@@ -107,16 +107,49 @@ BuildKey key_of(const char* scheme, const BuildInputs& in, const std::string& so
 
 }  // namespace
 
+namespace {
+
+/// `source_from` shown under the source line, never hashed: the same content from anywhere is
+/// one key.
+void show_source_from(BuildKey& key) {
+    const auto& in = key.inputs;
+    if (in.source_from.empty()) return;
+    const std::string line = "source: " + in.source + "\n";
+    if (const auto at = key.explain.find(line); at != std::string::npos)
+        key.explain.insert(at + line.size(), fmt::format("# source from: {} (not part of the key)\n", in.source_from));
+}
+
+}  // namespace
+
 BuildKey make_build_key(const BuildInputs& in) {
     BuildKey key = key_of(k_build_key_scheme, in, in.source);
-    if (!in.source_from.empty()) {
-        // Shown where the source line is, never hashed: the same content from anywhere is one key.
-        const std::string line = "source: " + in.source + "\n";
-        const auto at = key.explain.find(line);
-        const std::string comment = fmt::format("# source from: {} (not part of the key)\n", in.source_from);
-        if (at != std::string::npos) key.explain.insert(at + line.size(), comment);
-    }
+    show_source_from(key);
     return key;
+}
+
+BuildKey make_source_build_key(const BuildInputs& in, bool pure) {
+    core::KeyBuilder key(k_source_build_key_scheme);
+    key.add("source", in.source);
+    key.add("build_requires", in.build_requires);
+    key.add("python", in.python);
+    key.add("platform", in.platform);
+    key.add("env", in.env);
+    key.add("frontend", in.frontend);
+    key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
+    key.add("config_settings", in.config_settings);
+    key.add("wheel", pure ? "pure (none-any)" : "compiled");
+    if (!pure) {
+        key.add("ext_suffix", in.ext_suffix);
+        key.add("torch", in.torch);
+        key.add("abi_packages", in.abi_packages);
+        key.add("nvcc", in.nvcc);
+        key.add("compiler", in.compiler);
+        key.add("libstdc++", in.libstdcxx);
+        key.add("arch_list", in.arch_list);
+    }
+    BuildKey out{key.digest(), key.explain(), in};
+    show_source_from(out);
+    return out;
 }
 
 BuildKey make_build_key_v1(const BuildInputs& in, const std::string& v1_source) {

@@ -41,6 +41,9 @@ struct BuildInputs {
     std::string frontend;                   // "uv build" / "pip wheel"
     bool no_build_isolation = false;
     std::vector<std::string> config_settings;  // "key=value"
+    /// An sdist's build dependencies as the isolated build gets them ("setuptools==80.9.0"), or
+    /// as the venv has them ("torch 2.11.0"): keyed by make_source_build_key only.
+    std::vector<std::string> build_requires;
 };
 
 struct BuildKey {
@@ -51,6 +54,14 @@ struct BuildKey {
 
 /// The key, scheme bootstrap-build-v2: `source_from` is shown in `explain`, never hashed.
 [[nodiscard]] BuildKey make_build_key(const BuildInputs& inputs);
+
+/// The key of a package an install step builds from its sdist (steps/source_build.hpp), scheme
+/// bootstrap-sdist-build-v1: the sdist's sha256, its build requirements' versions, the Python,
+/// platform, environment, frontend and settings; `pure` leaves out what only a compiled wheel
+/// depends on (ext_suffix, torch, ABI packages, nvcc, compiler, libstdc++, arches): a wheel
+/// that comes out `none-any` is published under that key, so a torch bump keeps it.
+[[nodiscard]] BuildKey make_source_build_key(const BuildInputs& inputs, bool pure);
+inline constexpr const char* k_source_build_key_scheme = "bootstrap-sdist-build-v1";
 
 /// The scheme before: the same inputs, a git source as "git URL@REV[ +submodules]"
 /// (`v1_source`). Its explain is what a v1 entry's inputs.txt holds.

@@ -13,9 +13,11 @@
 #include "core/sha256.hpp"
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
+#include "pyenv/name.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
 #include "steps/pylock_data.hpp"
+#include "steps/source_build.hpp"
 
 namespace bootstrap::steps {
 
@@ -34,6 +36,9 @@ struct InstallFields : recipe::KindFields {
     bool reinstall = false;
     bool no_deps = false;
     bool pre = false;
+    /// Packages whose build imports what the venv holds (uv's no-build-isolation-package):
+    /// built against the venv, keyed by its torch, CUDA and compiler (steps/source_build.hpp).
+    std::vector<recipe::Text> no_build_isolation_package;
 };
 
 /// `packages` (requirements, resolved with their dependencies), or `pylock` (a pylock.toml
@@ -57,6 +62,11 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     f->reinstall = rd.flag("reinstall");
     f->no_deps = rd.flag("no_deps");
     f->pre = rd.flag("pre");
+    f->no_build_isolation_package = rd.texts("no_build_isolation_package", true);
+    for (const auto& name : f->no_build_isolation_package)
+        if (!pyenv::is_valid_name(name.value))
+            rd.report(name.loc, fmt::format("'no_build_isolation_package' holds '{}', which is not a package name",
+                                            name.value));
     if (f->pylock && f->upgrade)
         rd.report(rd.get("upgrade")->loc,
                   "'upgrade' does not apply with 'pylock': the step installs the lock's exact "
@@ -190,6 +200,20 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     req.reinstall = spec.reinstall = f.reinstall;
     req.pre = spec.pre = f.pre;
     req.no_deps = f.no_deps || f.pylock.has_value();  // a lock's pins are its whole closure
+    for (const auto& name : f.no_build_isolation_package)
+        req.no_build_isolation_packages.push_back(pyenv::normalize_name(name.value));
+    if (ctx.installer != nullptr && ctx.installer->name() == "uv") {
+        SourceBuildSpec sb;
+        sb.home = ctx.home;
+        if (ctx.env != nullptr)
+            if (auto it = ctx.env->find("BOOTSTRAP_TRUSTED_KEYS"); it != ctx.env->end()) sb.trust_env.insert(*it);
+        sb.installer = ctx.installer;
+        sb.net = ctx.net;
+        sb.download_attempts = ctx.recipe->network.retries + 1;
+        sb.max_download = ctx.recipe->network.max_download;
+        sb.against_venv = req.no_build_isolation_packages;
+        spec.source_builds = std::move(sb);
+    }
     std::vector<std::string> own_urls = req.extra_index_urls;
     if (req.index_url) own_urls.push_back(*req.index_url);
     BS_TRY(auto locked, ctx.locked(s, own_urls));
@@ -291,6 +315,29 @@ Error locked_hash_failure(Error err, const LockedBatch& batch) {
     return err;
 }
 
+/// A locked requirements file whose sdist-locked lines also accept the wheel built from them
+/// (each line is `name==version --hash=...`, written by pyenv::hashed_requirement_line).
+std::string with_wheel_hashes(const std::string& text, const std::vector<SourceBuilt>& built) {
+    std::string out;
+    for (const auto& line : core::split(text, '\n')) {
+        if (line.empty()) continue;
+        out += line;
+        for (const auto& b : built)
+            if (core::starts_with(line, b.name + "==" + b.version + " ")) out += " --hash=sha256:" + b.wheel_sha256;
+        out += "\n";
+    }
+    return out;
+}
+
+/// What the step built from sdists: recorded for `lock`, and said in the run's report.
+Status finish_source_builds(StepContext& ctx, const std::vector<SourceBuilt>& built) {
+    if (built.empty()) return {};
+    std::vector<std::string> notes;
+    for (const auto& b : built) notes.push_back(b.note);
+    ctx.note = core::join(notes, "; ");
+    return record_source_builds(ctx.venv, built);
+}
+
 Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     const auto& spec = std::get<InstallSpec>(step.spec);
     if (spec.locked_run) {
@@ -298,11 +345,26 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
             ctx.note = step.note;  // the lock gives it nothing to install
             return Outcome::kept;
         }
-        for (const auto& c : spec.locked) {
-            BS_CHECK(core::write_file_atomic(c.file, c.text));
-            auto ran = run_child(step, ctx, c.argv);
+        std::vector<SourceBuilt> all;
+        for (size_t i = 0; i < spec.locked.size(); ++i) {
+            const auto& c = spec.locked[i];
+            std::string text = c.text;
+            auto argv = c.argv;
+            if (spec.source_builds && !c.sdists.empty()) {
+                pyenv::InstallRequest sources;
+                sources.index_url = c.index_url;
+                sources.extra_index_urls = c.extra_index_urls;
+                const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id) / std::to_string(i);
+                BS_TRY(auto built, build_locked_sdists(step, ctx, *spec.source_builds, sources, c.sdists, work));
+                text = with_wheel_hashes(text, built);
+                if (!built.empty()) argv.insert(argv.end(), {"--find-links", (work / "wheels").string()});
+                all.insert(all.end(), built.begin(), built.end());
+            }
+            BS_CHECK(core::write_file_atomic(c.file, text));
+            auto ran = run_child(step, ctx, argv);
             if (!ran) return tl::unexpected(locked_hash_failure(std::move(ran.error()), c));
         }
+        BS_CHECK(finish_source_builds(ctx, all));
         return Outcome::ran;
     }
     if (spec.pylock) {
@@ -311,7 +373,15 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
                         fmt::format("step '{}': the pylock {} does not exist", step.id, spec.pylock->path));
         BS_CHECK(core::write_file_atomic(spec.pylock->file, spec.pylock->text));
     }
-    BS_CHECK(run_child(step, ctx, step.argv));
+    auto argv = step.argv;
+    std::vector<SourceBuilt> built;
+    if (!spec.pylock) {  // a pylock's pins come with their hashes: uv builds its sdists
+        const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id);
+        BS_TRY(built, build_step_sdists(step, ctx, spec, work));
+        if (!built.empty()) argv.insert(argv.end(), {"--find-links", (work / "wheels").string()});
+    }
+    BS_CHECK(run_child(step, ctx, argv));
+    BS_CHECK(finish_source_builds(ctx, built));
     return Outcome::ran;
 }
 

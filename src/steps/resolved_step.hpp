@@ -122,6 +122,29 @@ struct VenvSpec {
     std::string python;     // the Python the recipe asks for ("3.12")
 };
 
+/// What an install step needs to build its sdists through the build cache
+/// (steps/source_build.hpp): uv's resolution says which packages have no wheel for the venv.
+struct SourceBuildSpec {
+    fs::path home;                                 // $BOOTSTRAP_HOME: builds/ and sources/
+    std::map<std::string, std::string> trust_env;  // BOOTSTRAP_TRUSTED_KEYS when set
+    std::shared_ptr<const pyenv::Installer> installer;
+    pyenv::NetworkOptions net;
+    int download_attempts = 4;
+    uint64_t max_download = 4ull << 30;
+    /// Normalised names built against the venv (`no_build_isolation_package`).
+    std::vector<std::string> against_venv;
+};
+
+/// A package a lock installs from its sdist: built through the build cache before its batch.
+struct LockedSdist {
+    std::string name;  // normalised
+    std::string version;
+    std::string file;  // the sdist's file name
+    std::string url;   // credentials put back when the index needs them
+    std::string sha256;
+    std::string key;  // the build-cache key the lock recorded ("" when none)
+};
+
 /// `run --locked`: one installer command of a locked install step: the locked packages that
 /// came from one list of indexes (asked the same way, so the same files are chosen), plus wheel
 /// files by path.
@@ -136,6 +159,9 @@ struct LockedBatch {
     /// Per package (normalised name): where the lock names it and what it pins ("FILE:LINE: sdist
     /// x-1.0.tar.gz sha256 H"); a failed hash check names it.
     std::map<std::string, std::string> locked_at{};
+    /// Its packages locked by their sdist: built (or found) in the build cache, then installed
+    /// from there; their lines in `text` take the built wheel's sha256 too.
+    std::vector<LockedSdist> sdists{};
 };
 
 /// A requirement a later install step overrides on purpose (InstallSpec::later_overrides).
@@ -184,6 +210,9 @@ struct InstallSpec {
     /// not have to run again to redo it (rich 15 -> 13.7.1 -> 15 in one run). Also written to
     /// `request.overrides_file`.
     std::vector<LaterOverride> later_overrides;
+    /// Set with uv: packages of the resolution that only have an sdist are built through the
+    /// build cache before the installer runs.
+    std::optional<SourceBuildSpec> source_builds;
 };
 
 /// A `sync` step after expansion: its argv says everything.
