@@ -108,7 +108,7 @@ void set_lock_command(CLI::App& app, Outcome& outcome) {
     auto* cmd = app.add_subcommand(
         "lock",
         "Write a lockfile (exact versions, wheel sha256 (or, for a package built from an sdist, the sdist's and "
-        "the built wheel's), origins, each step's packages) from the venv a run "
+        "the built wheel's and its build-cache key), origins, each step's packages) from the venv a run "
         "left; steps that have not passed are recorded as not covered. Refused (exit 1) while a step that passed "
         "would run again (the venv is off the recipe's fixed point) or a distribution no step installs is there");
     cmd->add_option("recipe", args->recipe, "Recipe file (TOML)")->required();

@@ -51,6 +51,22 @@ struct BuildAsk {
     fs::path work;
 };
 
+/// A resolution (`uv pip compile`) run quietly: its output captured, not shown live nor
+/// logged unless it fails (then the step's log gets its argv and output, and the error is the
+/// installer's). A step whose resolution needs no build logs nothing of it.
+Status resolve_quietly(const BuildAsk& a, std::vector<std::string> argv) {
+    auto spec = child_spec(a.step, a.ctx, std::move(argv));
+    spec.cwd = a.work;
+    spec.log_path.clear();
+    spec.on_output = {};
+    spec.capture = true;
+    BS_TRY(auto result, a.ctx.run(spec));
+    if (result.ok()) return {};
+    log_line(a.ctx, "$ " + core::redact_text(core::format_argv(spec.argv)));
+    log_line(a.ctx, result.output);
+    return tl::unexpected(child_failure(a.step, spec, result, {}));
+}
+
 /// PEP 518's `[build-system] requires` of the project in `tree`; a project without one builds
 /// with setuptools (PEP 517's fallback, as uv and pip do).
 Result<std::vector<std::string>> build_requires_of(const fs::path& tree, const std::string& sdist) {
@@ -108,9 +124,10 @@ Result<std::vector<std::string>> pin_build_requires(const BuildAsk& a, const Sdi
     request.index_url = a.sources.index_url;
     request.extra_index_urls = a.sources.extra_index_urls;
     request.find_links = a.sources.find_links;
-    BS_CHECK(run_child(a.step, a.ctx, a.spec.installer->resolve(a.ctx.venv, request, in, out, a.spec.net).argv,
-                       a.work));
+    BS_CHECK(resolve_quietly(a, a.spec.installer->resolve(a.ctx.venv, request, in, out, a.spec.net).argv));
     BS_TRY(auto text, core::read_file(out));
+    std::error_code ec;
+    fs::remove(out, ec);  // uv's lock names the indexes: no file keeps them
     BS_TRY(auto lock, read_pylock(text, out));
     std::vector<std::string> pins;
     for (const auto& p : lock.packages) pins.push_back(p.name + "==" + p.version);
@@ -360,14 +377,15 @@ Result<std::optional<std::vector<SdistRef>>> needing_builds(const BuildAsk& a, c
     const fs::path in = a.work / "requirements.in";
     const fs::path out = a.work / "pylock.resolution.toml";
     BS_CHECK(core::write_file_atomic(in, core::join(req.requirements, "\n") + "\n"));
-    auto resolved = run_child(a.step, a.ctx, a.spec.installer->resolve(a.ctx.venv, req, in, out, a.spec.net).argv,
-                              a.work);
+    auto resolved = resolve_quietly(a, a.spec.installer->resolve(a.ctx.venv, req, in, out, a.spec.net).argv);
     if (!resolved) {
         if (resolved.error().code == ErrorCode::interrupted) return tl::unexpected(resolved.error());
         log_line(a.ctx, "sdists left to uv: its resolution failed here: " + resolved.error().message);
         return std::nullopt;
     }
     BS_TRY(auto text, core::read_file(out));
+    std::error_code ec;
+    fs::remove(out, ec);  // uv's lock names the indexes: no file keeps them
     auto lock = read_pylock(text, out);
     if (!lock) {  // a git or URL reference (vcs/archive): uv builds those itself
         log_line(a.ctx, "sdists left to uv: " + lock.error().message);
@@ -377,6 +395,9 @@ Result<std::optional<std::vector<SdistRef>>> needing_builds(const BuildAsk& a, c
     for (const auto& p : lock->packages)
         if (p.sdist && p.wheels.empty() && !p.directory) names.push_back(p.name);
     if (names.empty()) return std::vector<SdistRef>{};
+    log_line(a.ctx, fmt::format("uv's resolution of the step: {} package(s), {} with only an sdist for this "
+                                "interpreter: {}",
+                                lock->packages.size(), names.size(), core::join(names, ", ")));
     BS_TRY(auto installed, pyenv::scan_venv_packages(a.python, names));
     std::vector<SdistRef> refs;
     for (const auto& p : lock->packages) {

@@ -171,3 +171,34 @@ TEST_CASE("build keys: an archive's v1 entry is found by its key directly") {
     REQUIRE(cache.publish(v1.digest, *staging, v1.explain, 1));
     CHECK(cache.find_v1(in) == v1.digest);
 }
+
+// An install step's sdist (steps/source_build.hpp): keyed by the sdist's sha256, never its URL;
+// a pure wheel's key leaves out torch, the compiler and nvcc, so a torch bump keeps it.
+TEST_CASE("an sdist's pure key ignores the toolchain, its compiled key does not", "[build][sdist]") {
+    steps::BuildInputs in = apex_from("https://files.example/x-1.0.tar.gz");
+    in.source = "sha256 " + std::string(64, 'a');
+    in.build_requires = {"setuptools==80.9.0"};
+    in.no_build_isolation = false;
+    const auto pure = steps::make_source_build_key(in, true);
+    const auto full = steps::make_source_build_key(in, false);
+    CHECK(pure.digest != full.digest);
+    CHECK(pure.explain.find("# source from: https://files.example/x-1.0.tar.gz (not part of the key)") !=
+          std::string::npos);
+
+    steps::BuildInputs bumped = in;
+    bumped.torch = "2.12.0+cu130 cuda 13.0 cxx11_abi 1";
+    bumped.compiler = "c++ (Debian 13.1.0) 13.1.0";
+    bumped.nvcc = "13.1";
+    bumped.source_from = "https://mirror.example/x-1.0.tar.gz";
+    CHECK(steps::make_source_build_key(bumped, true).digest == pure.digest);
+    CHECK(steps::make_source_build_key(bumped, false).digest != full.digest);
+
+    steps::BuildInputs other_setuptools = in;
+    other_setuptools.build_requires = {"setuptools==81.0.0"};
+    CHECK(steps::make_source_build_key(other_setuptools, true).digest != pure.digest);
+    steps::BuildInputs other_sdist = in;
+    other_sdist.source = "sha256 " + std::string(64, 'b');
+    CHECK(steps::make_source_build_key(other_sdist, true).digest != pure.digest);
+    // Neither scheme is a build step's: the same inputs never share an entry with one.
+    CHECK(steps::make_build_key(in).digest != full.digest);
+}
