@@ -38,9 +38,16 @@ struct Input {
     recipe::SourceLoc loc;                      // where the recipe names it
 };
 
+/// Whether the image's run runs `step` (containerfile's --skip/--only leave a step out: what
+/// only it reads is not carried).
+bool runs_in_image(const engine::Plan& plan, const steps::ResolvedStep& step) {
+    return step.index >= plan.selected.size() || plan.selected[step.index];
+}
+
 std::map<std::string, Input> local_inputs(const engine::Plan& plan) {
     std::map<std::string, Input> out;
     for (const auto& step : plan.steps) {
+        if (!runs_in_image(plan, step)) continue;
         for (size_t n = 0; n < step.local_inputs.size(); ++n) {
             const auto& in = step.local_inputs[n];
             out[fmt::format("step:{}:{}", step.id, n)] = {.from = Input::From::local_input,
@@ -97,6 +104,7 @@ std::vector<fs::path> mentioned_paths(const engine::Plan& plan) {
         }
     };
     for (const auto& step : plan.steps) {
+        if (!runs_in_image(plan, step)) continue;
         for (const auto& [name, value] : step.env_set) add(value, ":");
         for (size_t n = 1; n < step.argv.size(); ++n) add(step.argv[n], " \t\n;&|()<>'\"=:`");
     }
@@ -369,6 +377,7 @@ Status copy_file(const fs::path& from, const fs::path& to, std::string_view what
 Result<std::vector<ContextDownload>> context_downloads(const engine::Plan& here, const fs::path& stage) {
     std::vector<ContextDownload> out;
     for (const auto& step : here.steps) {
+        if (!runs_in_image(here, step)) continue;
         // (The step itself is not complete without the image's venv; its URL and sha256 are.)
         auto archive = steps::archive_of(step);
         if (!archive) continue;

@@ -378,7 +378,7 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
     if (!spec.pylock) {  // a pylock's pins come with their hashes: uv builds its sdists
         const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id);
         BS_TRY(built, build_step_sdists(step, ctx, spec, work));
-        if (!built.empty()) argv.insert(argv.end(), {"--find-links", (work / "wheels").string()});
+        argv = install_argv_with(step, built, work);
     }
     BS_CHECK(run_child(step, ctx, argv));
     BS_CHECK(finish_source_builds(ctx, built));

@@ -8,13 +8,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "archive/archive.hpp"
 #include "core/ed25519.hpp"
 #include "core/fs.hpp"
 #include "core/json_fields.hpp"
 #include "core/redact.hpp"
 #include "core/strings.hpp"
-#include "net/download.hpp"
 #include "pyenv/interpreter.hpp"
 #include "pyenv/name.hpp"
 #include "pyenv/requirement.hpp"
@@ -24,6 +22,7 @@
 #include "state/layout.hpp"
 #include "steps/build.hpp"
 #include "steps/build_cache.hpp"
+#include "steps/build_source.hpp"
 #include "steps/pylock_data.hpp"
 
 namespace bootstrap::steps {
@@ -32,13 +31,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// One sdist to build or find.
-struct SdistRef {
-    std::string name;  // normalised
-    std::string version;
-    std::string file;
-    std::string url;  // as fetched (may hold credentials a lock put back)
-    std::string sha256;
+/// One package to build from source or find built: an sdist, by its sha256. (Fetched and
+/// staged as a `build` step's source is, so the other kinds are named too.)
+struct SourceRef {
+    std::string name;     // normalised
+    std::string version;  // "" for a directory whose version only its build tells
+    std::string file;     // an sdist's or archive's file name; "" otherwise
+    BuildSource::Kind kind = BuildSource::Kind::url;
+    std::string location;  // URL (may hold credentials a lock put back), git URL, or directory
+    std::string sha256;    // url
+    std::string commit;    // git
+    std::string subdirectory;
+
+    [[nodiscard]] std::string shown() const {
+        return kind == BuildSource::Kind::path ? location : core::redact_url(location);
+    }
+    [[nodiscard]] std::string label() const { return file.empty() ? shown() : file; }
 };
 
 /// What building one package needs besides the sdist.
@@ -93,28 +101,42 @@ Result<std::vector<std::string>> build_requires_of(const fs::path& tree, const s
     return out;
 }
 
-/// The sdist, downloaded once per sha256 into $BOOTSTRAP_HOME/sources/downloads/<sha256>/.
-Result<fs::path> download_sdist(const BuildAsk& a, const SdistRef& ref) {
-    net::DownloadRequest request;
-    request.url = ref.url;
-    request.dest = a.spec.home / "sources" / "downloads" / ref.sha256 / ref.file;
-    request.sha256 = ref.sha256;
-    request.read_timeout = std::chrono::seconds(a.spec.net.timeout);
-    request.retries = a.spec.download_attempts - 1;
-    request.max_bytes = a.spec.max_download;
-    log_line(a.ctx, fmt::format("download {} -> {}", core::redact_url(ref.url), request.dest.string()));
-    auto got = net::download(request);
-    if (!got) {
-        Error err = got.error();
-        err.message = fmt::format("step '{}': {} {}: {}", a.step.id, ref.name, ref.version, err.message);
-        return tl::unexpected(err);
+/// A build step's view of `ref`'s source, so build_source.hpp fetches and stages it: an
+/// archive downloaded once per sha256 into $BOOTSTRAP_HOME/sources/downloads/, a git commit
+/// checked out once into sources/git/, a directory as it is.
+ResolvedStep as_build_step(const BuildAsk& a, const SourceRef& ref) {
+    ResolvedStep tmp = a.step;
+    BuildSpec b;
+    b.source_kind = ref.kind;
+    b.location = ref.location;
+    b.rev = ref.commit;
+    b.sha256 = ref.sha256;
+    b.subdirectory = ref.subdirectory;
+    b.home = a.spec.home;
+    b.installer = a.spec.installer;
+    b.net = a.spec.net;
+    b.download_attempts = a.spec.download_attempts;
+    b.max_download = a.spec.max_download;
+    tmp.spec = std::move(b);
+    return tmp;
+}
+
+/// What identifies `ref`'s content in its key: "sha256 HEX", "git COMMIT", "tree HEX".
+Result<std::string> content_of(const BuildAsk& a, const SourceRef& ref) {
+    switch (ref.kind) {
+        case BuildSource::Kind::url: return "sha256 " + ref.sha256;
+        case BuildSource::Kind::git: return "git " + ref.commit;
+        case BuildSource::Kind::path: {
+            BS_TRY(auto digest, tree_digest(ref.location, a.spec.home / "sources" / "trees"));
+            return "tree " + digest;
+        }
     }
-    return request.dest;
+    return fail(ErrorCode::internal, "unknown source kind");
 }
 
 /// Each requirement pinned as the isolated build environment will have it: uv's resolution of
 /// `requires` from the step's indexes, for the venv's interpreter ("setuptools==80.9.0").
-Result<std::vector<std::string>> pin_build_requires(const BuildAsk& a, const SdistRef& ref,
+Result<std::vector<std::string>> pin_build_requires(const BuildAsk& a, const SourceRef& ref,
                                                     const std::vector<std::string>& requires_) {
     if (requires_.empty()) return std::vector<std::string>{};
     const fs::path in = a.work / ("build-requires-" + ref.name + ".in");
@@ -173,26 +195,28 @@ bool pure_wheel(const std::string& file) {
 }
 
 /// The one wheel a build wrote into `dir`, checked to be `ref`'s name and version.
-Result<fs::path> built_wheel(const fs::path& dir, const SdistRef& ref, const std::string& step_id) {
+Result<fs::path> built_wheel(const fs::path& dir, const SourceRef& ref, const std::string& step_id) {
     std::vector<fs::path> wheels;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec))
         if (e.path().extension() == ".whl") wheels.push_back(e.path());
     if (wheels.size() != 1)
         return fail(ErrorCode::step_failed, fmt::format("step '{}': building {} {} from {} left {} wheel(s) in {}, not one",
-                                                        step_id, ref.name, ref.version, ref.file, wheels.size(),
+                                                        step_id, ref.name, ref.version, ref.label(), wheels.size(),
                                                         dir.string()));
     auto w = pyenv::parse_wheel_name(wheels[0].filename().string());
-    if (!w || !pyenv::is_release_of(*w, ref.name, ref.version))
+    const bool same = w && (ref.version.empty() ? w->normalized_name == ref.name
+                                                : pyenv::is_release_of(*w, ref.name, ref.version));
+    if (!same)
         return fail(ErrorCode::step_failed,
-                    fmt::format("step '{}': {} built {}, which is not {} {}", step_id, ref.file,
-                                wheels[0].filename().string(), ref.name, ref.version));
+                    fmt::format("step '{}': {} built {}, which is not {}{}{}", step_id, ref.label(),
+                                wheels[0].filename().string(), ref.name, ref.version.empty() ? "" : " ", ref.version));
     return wheels[0];
 }
 
 /// Build `ref` from `tree` into the cache (its full key's lock held), published under the pure
 /// key when the wheel is `none-any`.
-Result<BuildCache::Entry> build_into(const BuildAsk& a, const SdistRef& ref, const fs::path& tree,
+Result<BuildCache::Entry> build_into(const BuildAsk& a, const SourceRef& ref, const fs::path& tree,
                                      const BuildCache& cache, const BuildKey& full, const BuildKey& pure,
                                      const std::optional<fs::path>& constraints, bool against) {
     BS_TRY(auto signer, core::load_signing_key(a.spec.home));
@@ -223,33 +247,41 @@ Result<BuildCache::Entry> build_into(const BuildAsk& a, const SdistRef& ref, con
 /// `ref` built or found; its wheel copied into `wheels`. nullopt when the sdist cannot be
 /// downloaded here (an index that wants credentials for its files, a hash the lock got wrong):
 /// uv then fetches, checks and builds it as it would without the cache.
-Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& ref, const fs::path& wheels) {
+Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SourceRef& ref, const fs::path& wheels) {
     const bool against = std::find(a.spec.against_venv.begin(), a.spec.against_venv.end(), ref.name) !=
                          a.spec.against_venv.end();
-    auto downloaded = download_sdist(a, ref);
-    if (!downloaded) {
-        if (downloaded.error().code == ErrorCode::interrupted) return tl::unexpected(downloaded.error());
-        log_line(a.ctx, fmt::format("{} {} left to uv: {}", ref.name, ref.version, downloaded.error().message));
+    const ResolvedStep source_step = as_build_step(a, ref);
+    auto fetched = fetch_source(source_step, a.ctx);
+    if (!fetched) {
+        if (fetched.error().code == ErrorCode::interrupted) return tl::unexpected(fetched.error());
+        log_line(a.ctx, fmt::format("{} left to uv: {}", ref.name, fetched.error().message));
         return std::nullopt;
     }
-    const fs::path sdist = *downloaded;
+    if (!fetched->note.empty()) log_line(a.ctx, fetched->note);
     const fs::path tree = a.work / ("src-" + ref.name);
     std::error_code ec;
     fs::remove_all(tree, ec);
-    auto extracted = archive::extract(sdist, tree);
-    if (!extracted)
-        return fail(ErrorCode::step_failed,
-                    fmt::format("step '{}': {}: {}", a.step.id, ref.file, extracted.error().message));
     auto cleanup = [&] { fs::remove_all(tree, ec); };
-    auto requires_ = build_requires_of(tree, ref.file);
+    auto project = stage_source(source_step, *fetched, tree);
+    if (!project) {
+        cleanup();
+        return tl::unexpected(project.error());
+    }
+    auto content = content_of(a, ref);
+    if (!content) {
+        cleanup();
+        return tl::unexpected(content.error());
+    }
+    auto requires_ = build_requires_of(*project, ref.label());
     if (!requires_) {
         cleanup();
         return tl::unexpected(requires_.error());
     }
 
     BuildInputs in;
-    in.source = "sha256 " + ref.sha256;
-    in.source_from = core::redact_url(ref.url);
+    in.source = *content;
+    in.source_from = ref.shown();
+    in.subdirectory = ref.subdirectory;
     in.python = a.python.implementation + " " + a.python.version;
     in.ext_suffix = a.python.ext_suffix;
     in.platform = fmt::format("{} glibc {}", a.python.platform, ::gnu_get_libc_version());
@@ -305,7 +337,7 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& 
         }
         return std::nullopt;
     };
-    SourceBuilt out{ref.name, ref.version, ref.file, core::redact_url(ref.url), ref.sha256, {}, {}, {}, false, {}};
+    SourceBuilt out{ref.name, ref.version, ref.file, ref.shown(), ref.sha256, {}, {}, {}, false, {}};
     auto found = find();
     if (!found) {
         cleanup();
@@ -321,8 +353,7 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& 
         const BuildCache own(layout.builds());  // a shared cache this user may not write
         const BuildCache& target = shared ? cache : own;
         auto lock = target.lock(full.digest, a.step.timeout > 0 ? a.step.timeout : 6 * 3600.0, [&](long pid) {
-            log_line(a.ctx, fmt::format("another bootstrap (pid {}) is building {} {}; waiting for it", pid, ref.name,
-                                        ref.version));
+            log_line(a.ctx, fmt::format("another bootstrap (pid {}) is building {}; waiting for it", pid, ref.label()));
         });
         if (!lock) {
             cleanup();
@@ -336,14 +367,14 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& 
             out.key = (*found)->second;
             out.hit = true;
         } else {
-            auto built = build_into(a, ref, tree, target, full, pure, constraints, against);
+            auto built = build_into(a, ref, *project, target, full, pure, constraints, against);
             if (!built) {
                 cleanup();
                 return tl::unexpected(built.error());
             }
             out.key = pure_wheel(built->wheel.filename().string()) ? pure.digest : full.digest;
             if (!built->published) BS_CHECK(keep_in_venv(*built, layout.builds() / out.key));
-            out.note = fmt::format("{} {}: built from {} in {} (cache key {}{})", ref.name, ref.version, ref.file,
+            out.note = fmt::format("{}: built from {} in {} (cache key {}{})", "@NAME@", ref.label(),
                                    core::format_duration(built->build_seconds), out.key.substr(0, 12),
                                    shared ? (built->published ? "" : ", not cached: the entry there is not yours")
                                           : ", not cached: " + cache.root().string() + " is not writable for you");
@@ -351,10 +382,14 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& 
         }
     }
     cleanup();
-    if (out.hit)
-        out.note = fmt::format("{} {}: build cache hit (key {}, built {}{})", ref.name, ref.version,
-                               out.key.substr(0, 12), entry->built_at, entry->host.empty() ? "" : " on " + entry->host);
     out.wheel = entry->wheel.filename().string();
+    if (auto w = pyenv::parse_wheel_name(out.wheel); w && out.version.empty()) out.version = w->version;
+    const std::string named = out.name + " " + out.version;
+    if (out.hit)
+        out.note = fmt::format("{}: build cache hit (key {}, built {}{})", named, out.key.substr(0, 12),
+                               entry->built_at, entry->host.empty() ? "" : " on " + entry->host);
+    else if (auto at = out.note.find("@NAME@"); at != std::string::npos)
+        out.note.replace(at, 6, named);
     out.wheel_sha256 = entry->sha256;
     BS_CHECK(core::create_directories(wheels));
     fs::copy_file(entry->wheel, wheels / out.wheel, fs::copy_options::overwrite_existing, ec);
@@ -366,12 +401,15 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SdistRef& 
 }
 
 /// The packages of the step's resolution that uv would build: an sdist and no wheel for the
-/// venv, not installed at that version. nullopt (said in the log) when uv cannot resolve here.
-Result<std::optional<std::vector<SdistRef>>> needing_builds(const BuildAsk& a, const InstallSpec& spec) {
+/// venv, not installed at that version. nullopt (said in the log) when uv cannot resolve here,
+/// or when the resolution holds a git or URL reference (a `vcs` or `archive` entry, which a
+/// `build` step caches: an install step's direct URL requirement cannot be checked against the
+/// venv once installed).
+Result<std::optional<std::vector<SourceRef>>> needing_builds(const BuildAsk& a, const InstallSpec& spec) {
     const auto& req = spec.request;
     for (const auto& r : req.requirements)
         if (core::redact_text(r) != r) {  // a credential never goes into a file
-            log_line(a.ctx, "sdists left to uv: a requirement holds a credential");
+            log_line(a.ctx, "builds left to uv: a requirement holds a credential");
             return std::nullopt;
         }
     const fs::path in = a.work / "requirements.in";
@@ -380,38 +418,45 @@ Result<std::optional<std::vector<SdistRef>>> needing_builds(const BuildAsk& a, c
     auto resolved = resolve_quietly(a, a.spec.installer->resolve(a.ctx.venv, req, in, out, a.spec.net).argv);
     if (!resolved) {
         if (resolved.error().code == ErrorCode::interrupted) return tl::unexpected(resolved.error());
-        log_line(a.ctx, "sdists left to uv: its resolution failed here: " + resolved.error().message);
+        log_line(a.ctx, "builds left to uv: its resolution failed here: " + resolved.error().message);
         return std::nullopt;
     }
     BS_TRY(auto text, core::read_file(out));
     std::error_code ec;
     fs::remove(out, ec);  // uv's lock names the indexes: no file keeps them
     auto lock = read_pylock(text, out);
-    if (!lock) {  // a git or URL reference (vcs/archive): uv builds those itself
-        log_line(a.ctx, "sdists left to uv: " + lock.error().message);
+    if (!lock) {
+        log_line(a.ctx, "builds left to uv: its resolution holds a git, URL or directory reference, which a `build` "
+                        "step caches (" + lock.error().message + ")");
         return std::nullopt;
     }
     std::vector<std::string> names;
-    for (const auto& p : lock->packages)
-        if (p.sdist && p.wheels.empty() && !p.directory) names.push_back(p.name);
-    if (names.empty()) return std::vector<SdistRef>{};
-    log_line(a.ctx, fmt::format("uv's resolution of the step: {} package(s), {} with only an sdist for this "
-                                "interpreter: {}",
-                                lock->packages.size(), names.size(), core::join(names, ", ")));
+    for (const auto& p : lock->packages) names.push_back(p.name);
     BS_TRY(auto installed, pyenv::scan_venv_packages(a.python, names));
-    std::vector<SdistRef> refs;
+    std::vector<SourceRef> refs;
+    std::vector<std::string> shown;
     for (const auto& p : lock->packages) {
-        if (!p.sdist || !p.wheels.empty() || p.directory) continue;
-        if (auto it = installed.find(p.name); it != installed.end() && it->second.version == p.version && !spec.reinstall)
+        SourceRef ref{p.name, p.version, {}, BuildSource::Kind::url, {}, {}, {}, {}};
+        if (p.sdist && p.wheels.empty() && !p.directory) {
+            if (auto it = installed.find(p.name);
+                it != installed.end() && it->second.version == p.version && !spec.reinstall)
+                continue;
+            ref.file = p.sdist->file_name;
+            ref.location = p.sdist->url.empty() ? "file://" + p.sdist->path : p.sdist->url;
+            ref.sha256 = p.sdist->sha256;
+        } else {
             continue;
-        const auto& s = *p.sdist;
-        std::string url = s.url.empty() ? "file://" + s.path : s.url;
-        refs.push_back(SdistRef{p.name, p.version, s.file_name, url, s.sha256});
+        }
+        shown.push_back(ref.name);
+        refs.push_back(std::move(ref));
     }
+    if (!refs.empty())
+        log_line(a.ctx, fmt::format("uv's resolution of the step: {} package(s); built through the build cache: {}",
+                                    lock->packages.size(), core::join(shown, ", ")));
     return refs;
 }
 
-Result<std::vector<SourceBuilt>> build_all(const BuildAsk& a, const std::vector<SdistRef>& refs) {
+Result<std::vector<SourceBuilt>> build_all(const BuildAsk& a, const std::vector<SourceRef>& refs) {
     std::vector<SourceBuilt> out;
     for (const auto& ref : refs) {
         BS_TRY(auto built, build_one(a, ref, a.work / "wheels"));
@@ -441,6 +486,13 @@ Result<std::vector<SourceBuilt>> build_step_sdists(const ResolvedStep& step, Ste
     return build_all(a, *refs);
 }
 
+std::vector<std::string> install_argv_with(const ResolvedStep& step, const std::vector<SourceBuilt>& built,
+                                           const fs::path& work) {
+    auto argv = step.argv;
+    if (!built.empty()) argv.insert(argv.end(), {"--find-links", (work / "wheels").string()});
+    return argv;
+}
+
 Result<std::vector<SourceBuilt>> build_locked_sdists(const ResolvedStep& step, StepContext& ctx,
                                                      const SourceBuildSpec& spec, const pyenv::InstallRequest& sources,
                                                      const std::vector<LockedSdist>& sdists, const fs::path& work) {
@@ -449,8 +501,9 @@ Result<std::vector<SourceBuilt>> build_locked_sdists(const ResolvedStep& step, S
     BS_TRY(auto python, pyenv::venv_facts(ctx.venv, step.child_env));
     BS_CHECK(fresh_dir(work));
     const BuildAsk a{step, ctx, spec, sources, python, work};
-    std::vector<SdistRef> refs;
-    for (const auto& s : sdists) refs.push_back(SdistRef{s.name, s.version, s.file, s.url, s.sha256});
+    std::vector<SourceRef> refs;
+    for (const auto& s : sdists)
+        refs.push_back(SourceRef{s.name, s.version, s.file, BuildSource::Kind::url, s.url, s.sha256, {}, {}});
     BS_TRY(auto built, build_all(a, refs));
     for (auto& b : built)
         for (const auto& s : sdists)

@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ struct SourceBuilt {
 /// (made afresh). Empty when the step's installer is not uv or nothing needs a build.
 [[nodiscard]] Result<std::vector<SourceBuilt>> build_step_sdists(const ResolvedStep& step, StepContext& ctx,
                                                                  const InstallSpec& spec, const fs::path& work);
+
+/// The step's installer command with what build_step_sdists built in `work`: the wheels
+/// directory as --find-links (uv takes a wheel over the sdist of the same version).
+[[nodiscard]] std::vector<std::string> install_argv_with(const ResolvedStep& step,
+                                                         const std::vector<SourceBuilt>& built, const fs::path& work);
 
 /// `run --locked`: a batch's sdists (`sources`: the batch's indexes, for build requirements),
 /// each built from the locked URL, sha256-checked, or found; wheels in `work/wheels`. A wheel
