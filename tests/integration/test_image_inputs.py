@@ -143,3 +143,27 @@ def test_a_relative_output_directory_writes_the_image_paths(world, tmp_path):
         assert f"-> /etc/bootstrap/src (step 'src' source directory" in proc.stdout, proc.stdout
         assert (Path(cwd) / out / "sources" / "0" / "setup.py").exists()
     assert not [p for p in tmp_path.rglob(".*.tmp-*")]
+
+
+def test_a_skipped_step_carries_nothing_only_it_reads(world, tmp_path):
+    """`containerfile --skip S` (issue 42): the image's run leaves S out, so what only S reads (a
+    local directory, a url source's archive) is not copied into the context. Seen on the reference
+    recipe with `--skip apex te-torch`: the apex clone and the TE sdist were carried all the same."""
+    kept, skipped = tmp_path / "kept-src", tmp_path / "skipped-src"
+    for d in (kept, skipped):
+        d.mkdir()
+        (d / "data.txt").write_text(d.name + "\n")
+    recipe = world.root / "skip.toml"
+    recipe.write_text(recipe_text(VENV + f'[[step]]\nid = "kept"\nkind = "run"\nargv = ["ls", "{kept}"]\n'
+                                  f'[[step]]\nid = "heavy"\nkind = "run"\nargv = ["ls", "{skipped}"]\n'))
+    ctx = tmp_path / "ctx"
+    proc = world.run(["containerfile", recipe, "--no-device", "--uv", world.uv, "-o", ctx, "--skip", "heavy"])
+    assert proc.returncode == 0, proc.stderr
+    carried = [(ctx / f).read_text() for f in context_files(ctx) if f.endswith("data.txt")]
+    assert carried == ["kept-src\n"], carried
+    assert str(skipped) not in (ctx / "Dockerfile").read_text()
+    # Without --skip both are carried: the selection, not the recipe, left it out.
+    proc = world.run(["containerfile", recipe, "--no-device", "--uv", world.uv, "-o", tmp_path / "all"])
+    assert proc.returncode == 0, proc.stderr
+    assert sorted((tmp_path / "all" / f).read_text() for f in context_files(tmp_path / "all")
+                  if f.endswith("data.txt")) == ["kept-src\n", "skipped-src\n"]
