@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/sha256.hpp"
 #include "engine/image_state.hpp"
 #include "pyenv/name.hpp"
@@ -11,6 +12,17 @@
 #include "steps/verify_clause.hpp"
 
 namespace bootstrap::engine {
+
+namespace {
+
+/// "on 2026-12-05", or "during the image build" in a sealed image whose build recorded the
+/// failure at its SOURCE_DATE_EPOCH (which would read as 1970-01-01).
+std::string failed_when(const std::string& finished_at, const fs::path& venv) {
+    const std::string shown = core::shown_time(finished_at.substr(0, 10), sealed_build_time(venv));
+    return shown == finished_at.substr(0, 10) ? "on " + shown : shown;
+}
+
+}  // namespace
 
 namespace {
 
@@ -168,8 +180,8 @@ StepDecision SkipRule::decide(const steps::ResolvedStep& step, const Installed& 
     else if (it->second.status == state::StepStatus::failed && step.optional && !it->second.retry_can_help &&
              key_matches(it->second, step) && !m_plan.retry_optional)
         return {Decision::optional_failed,
-                fmt::format("optional step failed on {}: {}; `--retry-optional` or a changed step retries it",
-                            it->second.finished_at.substr(0, 10),
+                fmt::format("optional step failed {}: {}; `--retry-optional` or a changed step retries it",
+                            failed_when(it->second.finished_at, m_plan.venv),
                             it->second.failure.empty() ? std::string("(no reason recorded)") : it->second.failure)};
     else if (it->second.status != state::StepStatus::ok)
         why_run = fmt::format("resuming: last run {}", to_string(it->second.status));

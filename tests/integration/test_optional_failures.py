@@ -192,3 +192,18 @@ def test_plan_finds_a_python_on_path_that_does_not_run(world, tmp_path):
         assert "set [venv] python to an interpreter's path" in proc.stderr
     assert not world.venv.exists()
     ok(world.run(["plan", recipe]))  # without the shim: fine
+
+
+def test_in_a_sealed_image_an_optional_failure_reads_as_during_the_image_build(world):
+    """An image's build fails an optional step at its SOURCE_DATE_EPOCH (0 by default): after
+    `seal`, the skip reason said "failed on 1970-01-01" (seen in the reference image, issue 42);
+    it now says "during the image build", as `history` does."""
+    recipe = unresolvable_recipe(world)
+    image_build = {"SOURCE_DATE_EPOCH": "0"}
+    ok(world.run([recipe], env=image_build))
+    ok(world.run(["seal", "--venv", world.venv], env=image_build))
+    proc, doc = world.run_json([recipe])
+    ok(proc)
+    reason = steps_by_id(doc)["extra"]["reason"]
+    assert reason.startswith("optional step failed during the image build: "), reason
+    assert "1970" not in reason
