@@ -14,6 +14,8 @@
 # prefix placed at the same path. torch and the NVIDIA wheels come from PyPI
 # (BOOTSTRAP_TORCH_INDEX=BOOTSTRAP_NVIDIA_INDEX=https://pypi.org/simple), apex from APEX_GIT (a
 # local clone or mirror). The build gets the CA bundle SSL_CERT_FILE names as the ca-bundle secret.
+# REF_SKIP="apex te-torch" passes `--skip` to containerfile (no compiling); after the builds the
+# image is checked in place: `plan --check` (exit 0) and a first `run` that changes no file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=$(realpath -m "${1:?usage: bench/reference_image.sh WORKDIR}")
@@ -46,7 +48,8 @@ fi
 rm -rf "$W/ctx"
 MEGATRON_DIR=$MEGATRON_DIR BOOTSTRAP_APEX_GIT=$APEX_GIT \
 BOOTSTRAP_TORCH_INDEX=https://pypi.org/simple BOOTSTRAP_NVIDIA_INDEX=https://pypi.org/simple \
-  "$BS" containerfile recipes/h200-te214.toml --arch 9.0 --base localhost/ref-base -o "$W/ctx" --uv "$UV"
+  "$BS" containerfile recipes/h200-te214.toml --arch 9.0 --base localhost/ref-base -o "$W/ctx" --uv "$UV" \
+  ${REF_SKIP:+--skip $REF_SKIP}
 
 build() {  # build TAG: the printed `buildah bud` with the sandbox's flags and the CA secret
   local start=$SECONDS
@@ -59,3 +62,9 @@ build localhost/h200-te214:cold
 echo 'LABEL io.bootstrap.rebuild="warm"' >>"$W/ctx/Dockerfile"
 build localhost/h200-te214:warm
 buildah "${R[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E 'ref-base|h200-te214'
+ctr=$(buildah "${R[@]}" from localhost/h200-te214:warm)
+buildah "${R[@]}" run "$ctr" -- bootstrap plan /etc/bootstrap/recipe.toml --venv /opt/venv --check >"$W/plan-check.log" 2>&1 \
+  && echo "in the image: plan --check exit 0" || { tail -20 "$W/plan-check.log"; echo "in the image: plan --check failed"; }
+buildah "${R[@]}" run "$ctr" -- sh -c 'touch /tmp/before-run; sleep 1; bootstrap run /etc/bootstrap/recipe.toml --venv /opt/venv >/dev/null \
+  && echo "in the image: first run exit 0, $(find /opt/venv -newer /tmp/before-run | wc -l) file(s) of the venv changed"'
+buildah "${R[@]}" rm "$ctr" >/dev/null

@@ -85,6 +85,24 @@ std::optional<BuildCache::Entry> read_complete_entry(const fs::path& dir, const 
 
 namespace {
 
+/// What a compiled wheel is bound to: torch, the ABI packages, nvcc, the compiler, the arches.
+void add_toolchain(core::KeyBuilder& key, const BuildInputs& in) {
+    key.add("torch", in.torch);
+    key.add("abi_packages", in.abi_packages);
+    key.add("nvcc", in.nvcc);
+    key.add("compiler", in.compiler);
+    key.add("libstdc++", in.libstdcxx);
+    key.add("arch_list", in.arch_list);
+}
+
+/// How the wheel is built: the environment, the frontend and its options.
+void add_how_built(core::KeyBuilder& key, const BuildInputs& in) {
+    key.add("env", in.env);
+    key.add("frontend", in.frontend);
+    key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
+    key.add("config_settings", in.config_settings);
+}
+
 BuildKey key_of(const char* scheme, const BuildInputs& in, const std::string& source) {
     core::KeyBuilder key(scheme);
     key.add("source", source);
@@ -92,16 +110,8 @@ BuildKey key_of(const char* scheme, const BuildInputs& in, const std::string& so
     key.add("python", in.python);
     key.add("ext_suffix", in.ext_suffix);
     key.add("platform", in.platform);
-    key.add("torch", in.torch);
-    key.add("abi_packages", in.abi_packages);
-    key.add("nvcc", in.nvcc);
-    key.add("compiler", in.compiler);
-    key.add("libstdc++", in.libstdcxx);
-    key.add("arch_list", in.arch_list);
-    key.add("env", in.env);
-    key.add("frontend", in.frontend);
-    key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
-    key.add("config_settings", in.config_settings);
+    add_toolchain(key, in);
+    add_how_built(key, in);
     return {key.digest(), key.explain(), in};
 }
 
@@ -133,19 +143,11 @@ BuildKey make_source_build_key(const BuildInputs& in, bool pure) {
     key.add("build_requires", in.build_requires);
     key.add("python", in.python);
     key.add("platform", in.platform);
-    key.add("env", in.env);
-    key.add("frontend", in.frontend);
-    key.add("no_build_isolation", in.no_build_isolation ? "true" : "false");
-    key.add("config_settings", in.config_settings);
+    add_how_built(key, in);
     key.add("wheel", pure ? "pure (none-any)" : "compiled");
     if (!pure) {
         key.add("ext_suffix", in.ext_suffix);
-        key.add("torch", in.torch);
-        key.add("abi_packages", in.abi_packages);
-        key.add("nvcc", in.nvcc);
-        key.add("compiler", in.compiler);
-        key.add("libstdc++", in.libstdcxx);
-        key.add("arch_list", in.arch_list);
+        add_toolchain(key, in);
     }
     BuildKey out{key.digest(), key.explain(), in};
     show_source_from(out);
