@@ -202,6 +202,12 @@ Status expand(const recipe::Step& s, ResolvedStep& out, PlanContext& ctx, Expans
     req.no_deps = f.no_deps || f.pylock.has_value();  // a lock's pins are its whole closure
     for (const auto& name : f.no_build_isolation_package)
         req.no_build_isolation_packages.push_back(pyenv::normalize_name(name.value));
+    if (!f.no_build_isolation_package.empty() && ctx.installer != nullptr && ctx.installer->name() != "uv")
+        return fail(ErrorCode::invalid_recipe,
+                    fmt::format("{}: step '{}': 'no_build_isolation_package' needs the uv installer (pip builds "
+                                "every package in isolation or none: a `build` step with no_build_isolation "
+                                "builds one against the venv)",
+                                f.no_build_isolation_package.front().loc.str(), s.id));
     if (ctx.installer != nullptr && ctx.installer->name() == "uv") {
         SourceBuildSpec sb;
         sb.home = ctx.home;

@@ -81,3 +81,18 @@ def test_pip_backend_skip_logic(world):
     assert steps["core"]["result"] == "ran"
     assert steps["utils"]["result"] == "skipped"
     assert world.version_of("demo-core") == "2.0.0"
+
+
+def test_no_build_isolation_package_is_refused_with_pip_naming_its_line(world):
+    """uv's per-package switch has no pip equivalent: a pip recipe naming one is an error at the
+    key's line, before anything runs, instead of a setting that silently does nothing."""
+    pip_world(world)
+    recipe = R.write_recipe(world.root, installer="pip", steps=[
+        R.venv(), R.install("core", ["demo-core"], index_url=world.index.url(),
+                            no_build_isolation_package=["demo-core"])])
+    proc = world.run(["plan", recipe])
+    assert proc.returncode == 2, proc.stderr
+    line = next(i for i, text in enumerate(recipe.read_text().splitlines(), 1) if "no_build_isolation_package" in text)
+    assert f"{recipe.name}:{line}:" in proc.stderr or f"{recipe}:{line}:" in proc.stderr, proc.stderr
+    assert "'no_build_isolation_package' needs the uv installer" in proc.stderr
+    assert not world.venv.exists()
