@@ -379,14 +379,29 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
                         fmt::format("step '{}': the pylock {} does not exist", step.id, spec.pylock->path));
         BS_CHECK(core::write_file_atomic(spec.pylock->file, spec.pylock->text));
     }
-    auto argv = step.argv;
-    std::vector<SourceBuilt> built;
-    if (!spec.pylock) {  // a pylock's pins come with their hashes: uv builds its sdists
-        const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id);
-        BS_TRY(built, build_step_sdists(step, ctx, spec, work));
-        argv = install_argv_with(step, built, work);
+    // A pylock's pins come with their hashes (uv builds its sdists); with pip, pip builds.
+    if (spec.pylock || !spec.source_builds || spec.source_builds->installer->name() != "uv") {
+        BS_CHECK(run_child(step, ctx, step.argv));
+        return Outcome::ran;
     }
-    BS_CHECK(run_child(step, ctx, argv));
+    // First without building anything (`--no-build`): a resolution of wheels only, the common
+    // case, costs nothing more. When it fails, uv's resolution says whether an sdist was the
+    // reason: those are built (or found) in the build cache and the installer gets their wheels;
+    // otherwise the installer runs as it would have (a git reference uv builds itself, or the
+    // same failure again, with its own words).
+    auto argv = step.argv;
+    argv.emplace_back("--no-build");
+    auto wheels_only = run_child(step, ctx, argv);
+    if (wheels_only) return Outcome::ran;
+    // Only a resolution's verdict can be about an sdist: trouble with the network (or a cut
+    // short child) is the run's to retry, attempt by attempt.
+    if (wheels_only.error().code == ErrorCode::interrupted || wheels_only.error().code == ErrorCode::timeout ||
+        ctx.failure.kind != FailureKind::permanent)
+        return tl::unexpected(wheels_only.error());
+    ctx.failure = {};  // what follows classifies its own failure
+    const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id);
+    BS_TRY(auto built, build_step_sdists(step, ctx, spec, work));
+    BS_CHECK(run_child(step, ctx, install_argv_with(step, built, work)));
     BS_CHECK(finish_source_builds(ctx, built));
     return Outcome::ran;
 }

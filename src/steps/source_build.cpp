@@ -257,7 +257,6 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SourceRef&
         log_line(a.ctx, fmt::format("{} left to uv: {}", ref.name, fetched.error().message));
         return std::nullopt;
     }
-    if (!fetched->note.empty()) log_line(a.ctx, fetched->note);
     const fs::path tree = a.work / ("src-" + ref.name);
     std::error_code ec;
     fs::remove_all(tree, ec);

@@ -1,9 +1,9 @@
 #pragma once
 // An install step's packages that uv would build from an sdist (no wheel of theirs fits the
 // venv's interpreter: docopt, flash-attn, causal-conv1d), built once per key into the build
-// cache (steps/build_cache.hpp) and installed from there, as a `build` step's wheel is. Before
-// the installer runs, uv is asked for the step's resolution (`uv pip compile --format
-// pylock.toml`); each package in it with an sdist and no wheel, not installed at that version
+// cache (steps/build_cache.hpp) and installed from there, as a `build` step's wheel is. When
+// the step's install with `--no-build` fails (kind_install.cpp), uv is asked for its
+// resolution (`uv pip compile --format pylock.toml`); each package in it with an sdist and no wheel, not installed at that version
 // already, is looked up by its key (make_source_build_key: the sdist's sha256, its build
 // requirements' versions, the Python, platform and build environment; for a package built
 // against the venv, `no_build_isolation_package`, also torch, nvcc, the compiler and the
