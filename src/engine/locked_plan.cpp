@@ -174,9 +174,8 @@ Result<steps::LockedInstall> LockedPlan::install(const std::string& step_id, con
         batch.text = std::move(*text);
         for (const auto* p : members)
             if (!p->sdist.empty() && !paths.count(p->name))
-                batch.sdists.push_back(steps::LockedSdist{p->name, p->version, p->sdist,
-                                                          pyenv::with_credentials(p->url, known),
-                                                          p->sha256, p->built_key});
+                batch.sdists.push_back(steps::LockedSdist{
+                    p->name, p->version, p->sdist, pyenv::with_credentials(p->url, known), p->sha256, p->built_key});
         for (const auto* p : members)
             if (!p->at.empty())
                 batch.locked_at[p->name] =

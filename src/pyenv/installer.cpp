@@ -80,11 +80,13 @@ public:
         return c;
     }
 
-    Command resolve(const fs::path& venv, const InstallRequest& r, const fs::path& requirements_in,
-                    const fs::path& out, const NetworkOptions& net) const override {
+    Command resolve(const fs::path& venv, const InstallRequest& r, const fs::path& requirements_in, const fs::path& out,
+                    const NetworkOptions& net) const override {
         Command c;
-        c.argv = {m_uv.string(), "pip",        "compile", "--format",  "pylock.toml", "--quiet",
-                  "--no-header", "--python",   venv_python(venv).string(), "--output-file", out.string()};
+        c.argv = {m_uv.string(),   "pip",         "compile",
+                  "--format",      "pylock.toml", "--quiet",
+                  "--no-header",   "--python",    venv_python(venv).string(),
+                  "--output-file", out.string()};
         InstallRequest sources = r;
         sources.dry_run = false;
         add_sources(c.argv, sources);

@@ -65,8 +65,8 @@ std::shared_ptr<const recipe::KindFields> parse(recipe::StepReader& rd) {
     f->no_build_isolation_package = rd.texts("no_build_isolation_package", true);
     for (const auto& name : f->no_build_isolation_package)
         if (!pyenv::is_valid_name(name.value))
-            rd.report(name.loc, fmt::format("'no_build_isolation_package' holds '{}', which is not a package name",
-                                            name.value));
+            rd.report(name.loc,
+                      fmt::format("'no_build_isolation_package' holds '{}', which is not a package name", name.value));
     if (f->pylock && f->upgrade)
         rd.report(rd.get("upgrade")->loc,
                   "'upgrade' does not apply with 'pylock': the step installs the lock's exact "

@@ -88,8 +88,9 @@ Result<std::vector<std::string>> build_requires_of(const fs::path& tree, const s
     const auto* requires_ = system != nullptr ? system->get("requires") : nullptr;
     if (requires_ == nullptr) return fallback;
     if (!requires_->is(recipe::ValueType::array))
-        return fail(ErrorCode::invalid_recipe, fmt::format("{}/pyproject.toml:{}: [build-system] requires is not an array",
-                                                           sdist, requires_->loc.line));
+        return fail(
+            ErrorCode::invalid_recipe,
+            fmt::format("{}/pyproject.toml:{}: [build-system] requires is not an array", sdist, requires_->loc.line));
     std::vector<std::string> out;
     for (const auto& v : requires_->array) {
         if (!v.is(recipe::ValueType::string) || pyenv::unsafe_installer_value(v.string))
@@ -168,8 +169,7 @@ struct VenvRequires {
 Result<VenvRequires> venv_requires(const BuildAsk& a, const std::vector<std::string>& requires_) {
     std::vector<std::string> names{"torch"};
     for (const auto& text : requires_)
-        if (auto req = pyenv::Requirement::parse(text); req && req->url.empty())
-            names.push_back(req->normalized_name);
+        if (auto req = pyenv::Requirement::parse(text); req && req->url.empty()) names.push_back(req->normalized_name);
     std::sort(names.begin() + 1, names.end());
     names.erase(std::unique(names.begin() + 1, names.end()), names.end());
     BS_TRY(auto installed, pyenv::scan_venv_packages(a.python, names));
@@ -201,12 +201,12 @@ Result<fs::path> built_wheel(const fs::path& dir, const SourceRef& ref, const st
     for (const auto& e : fs::directory_iterator(dir, ec))
         if (e.path().extension() == ".whl") wheels.push_back(e.path());
     if (wheels.size() != 1)
-        return fail(ErrorCode::step_failed, fmt::format("step '{}': building {} {} from {} left {} wheel(s) in {}, not one",
-                                                        step_id, ref.name, ref.version, ref.label(), wheels.size(),
-                                                        dir.string()));
+        return fail(ErrorCode::step_failed,
+                    fmt::format("step '{}': building {} {} from {} left {} wheel(s) in {}, not one", step_id, ref.name,
+                                ref.version, ref.label(), wheels.size(), dir.string()));
     auto w = pyenv::parse_wheel_name(wheels[0].filename().string());
-    const bool same = w && (ref.version.empty() ? w->normalized_name == ref.name
-                                                : pyenv::is_release_of(*w, ref.name, ref.version));
+    const bool same =
+        w && (ref.version.empty() ? w->normalized_name == ref.name : pyenv::is_release_of(*w, ref.name, ref.version));
     if (!same)
         return fail(ErrorCode::step_failed,
                     fmt::format("step '{}': {} built {}, which is not {}{}{}", step_id, ref.label(),
@@ -248,8 +248,8 @@ Result<BuildCache::Entry> build_into(const BuildAsk& a, const SourceRef& ref, co
 /// downloaded here (an index that wants credentials for its files, a hash the lock got wrong):
 /// uv then fetches, checks and builds it as it would without the cache.
 Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SourceRef& ref, const fs::path& wheels) {
-    const bool against = std::find(a.spec.against_venv.begin(), a.spec.against_venv.end(), ref.name) !=
-                         a.spec.against_venv.end();
+    const bool against =
+        std::find(a.spec.against_venv.begin(), a.spec.against_venv.end(), ref.name) != a.spec.against_venv.end();
     const ResolvedStep source_step = as_build_step(a, ref);
     auto fetched = fetch_source(source_step, a.ctx);
     if (!fetched) {
@@ -325,9 +325,8 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SourceRef&
     std::optional<core::EntryTrust> passed;
     auto find = [&]() -> Result<std::optional<std::pair<BuildCache::Entry, std::string>>> {
         for (const auto* key : {&pure, &full}) {
-            BS_TRY(auto entry,
-                   cache.find_trusted(key->digest, layout.builds() / ("checked-" + key->digest), std::ref(trusted),
-                                      &passed));
+            BS_TRY(auto entry, cache.find_trusted(key->digest, layout.builds() / ("checked-" + key->digest),
+                                                  std::ref(trusted), &passed));
             if (entry) return std::make_pair(std::move(*entry), key->digest);
             if (passed)
                 log_line(a.ctx, fmt::format("passing over build cache entry {}: {}",
@@ -387,14 +386,13 @@ Result<std::optional<SourceBuilt>> build_one(const BuildAsk& a, const SourceRef&
     if (out.hit)
         out.note = fmt::format("{}: build cache hit (key {}, built {}{})", named, out.key.substr(0, 12),
                                entry->built_at, entry->host.empty() ? "" : " on " + entry->host);
-    else if (auto at = out.note.find("@NAME@"); at != std::string::npos)
-        out.note.replace(at, 6, named);
+    else if (auto at = out.note.find("@NAME@"); at != std::string::npos) out.note.replace(at, 6, named);
     out.wheel_sha256 = entry->sha256;
     BS_CHECK(core::create_directories(wheels));
     fs::copy_file(entry->wheel, wheels / out.wheel, fs::copy_options::overwrite_existing, ec);
     if (ec)
-        return fail(ErrorCode::io, fmt::format("cannot copy {} to {}: {}", entry->wheel.string(), wheels.string(),
-                                               ec.message()));
+        return fail(ErrorCode::io,
+                    fmt::format("cannot copy {} to {}: {}", entry->wheel.string(), wheels.string(), ec.message()));
     log_line(a.ctx, out.note + ": " + entry->wheel.string());
     return out;
 }
@@ -425,8 +423,10 @@ Result<std::optional<std::vector<SourceRef>>> needing_builds(const BuildAsk& a, 
     fs::remove(out, ec);  // uv's lock names the indexes: no file keeps them
     auto lock = read_pylock(text, out);
     if (!lock) {
-        log_line(a.ctx, "builds left to uv: its resolution holds a git, URL or directory reference, which a `build` "
-                        "step caches (" + lock.error().message + ")");
+        log_line(a.ctx,
+                 "builds left to uv: its resolution holds a git, URL or directory reference, which a `build` "
+                 "step caches (" +
+                     lock.error().message + ")");
         return std::nullopt;
     }
     std::vector<std::string> names;
@@ -472,8 +472,8 @@ Status fresh_dir(const fs::path& dir) {
 
 }  // namespace
 
-Result<std::vector<SourceBuilt>> build_step_sdists(const ResolvedStep& step, StepContext& ctx,
-                                                   const InstallSpec& spec, const fs::path& work) {
+Result<std::vector<SourceBuilt>> build_step_sdists(const ResolvedStep& step, StepContext& ctx, const InstallSpec& spec,
+                                                   const fs::path& work) {
     if (!spec.source_builds || spec.source_builds->installer == nullptr ||
         spec.source_builds->installer->name() != "uv")
         return std::vector<SourceBuilt>{};
@@ -507,10 +507,11 @@ Result<std::vector<SourceBuilt>> build_locked_sdists(const ResolvedStep& step, S
     for (auto& b : built)
         for (const auto& s : sdists)
             if (s.name == b.name && !s.key.empty() && s.key != b.key)
-                b.note += fmt::format(" (the lock recorded key {}: this node's toolchain or build requirements "
-                                         "differ from the lock's machine; the build log in the cache entry lists "
-                                         "its inputs)",
-                                      s.key.substr(0, 12));
+                b.note += fmt::format(
+                    " (the lock recorded key {}: this node's toolchain or build requirements "
+                    "differ from the lock's machine; the build log in the cache entry lists "
+                    "its inputs)",
+                    s.key.substr(0, 12));
     return built;
 }
 
@@ -522,9 +523,9 @@ std::map<std::string, SourceBuilt> read_source_builds(const fs::path& venv) {
         *text,
         [&](const core::JsonFields& j) -> Status {
             for (const auto& [name, p] : j.objects("packages"))
-                out[name] = SourceBuilt{name,         p.str("version"), p.str("sdist"), p.str("url"),
-                                        p.str("sha256"), p.str("key"),  p.str("wheel"), p.str("wheel_sha256"),
-                                        false,        {}};
+                out[name] =
+                    SourceBuilt{name,         p.str("version"), p.str("sdist"),        p.str("url"), p.str("sha256"),
+                                p.str("key"), p.str("wheel"),   p.str("wheel_sha256"), false,        {}};
             return {};
         },
         [](const std::string& why) -> Status { return fail(ErrorCode::io, why); });
@@ -538,8 +539,12 @@ Status record_source_builds(const fs::path& venv, const std::vector<SourceBuilt>
     for (const auto& b : built) all[b.name] = b;
     nlohmann::json j{{"version", 1}, {"packages", nlohmann::json::object()}};
     for (const auto& [name, b] : all)
-        j["packages"][name] = {{"version", b.version}, {"sdist", b.sdist},   {"url", b.url},
-                               {"sha256", b.sha256},   {"key", b.key},       {"wheel", b.wheel},
+        j["packages"][name] = {{"version", b.version},
+                               {"sdist", b.sdist},
+                               {"url", b.url},
+                               {"sha256", b.sha256},
+                               {"key", b.key},
+                               {"wheel", b.wheel},
                                {"wheel_sha256", b.wheel_sha256}};
     return core::write_file_atomic(state::Layout(venv).source_builds(), j.dump(1) + "\n");
 }
