@@ -509,8 +509,8 @@ Result<std::vector<SourceBuilt>> build_locked_sdists(const ResolvedStep& step, S
             if (s.name == b.name && !s.key.empty() && s.key != b.key)
                 b.note += fmt::format(
                     " (the lock recorded key {}: this node's toolchain or build requirements "
-                    "differ from the lock's machine; the build log in the cache entry lists "
-                    "its inputs)",
+                    "differ from the lock's machine; the entry's inputs.txt lists "
+                    "this node's inputs)",
                     s.key.substr(0, 12));
     return built;
 }
