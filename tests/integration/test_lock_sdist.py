@@ -7,56 +7,24 @@ read."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
 import recipes as R
+import sdists
+from sdists import fresh_node
 
 NAME, VERSION = "tinysd", "0.1.0"
 SDIST = f"{NAME}-{VERSION}.tar.gz"
 
-# A PEP 517 backend in the sdist itself (`requires = []`): it builds offline, with no compiler.
-BACKEND = '''
-import base64, hashlib, os, zipfile
-
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    name = "tinysd-0.1.0-py3-none-any.whl"
-    files = {"tinysd/__init__.py": b"ANSWER = 42\\n",
-             "tinysd-0.1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: tinysd\\nVersion: 0.1.0\\n",
-             "tinysd-0.1.0.dist-info/WHEEL":
-                 b"Wheel-Version: 1.0\\nGenerator: tiny\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
-    record = [f"{k},sha256={base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b'=').decode()},{len(v)}"
-              for k, v in files.items()]
-    files["tinysd-0.1.0.dist-info/RECORD"] = ("\\n".join(record + ["tinysd-0.1.0.dist-info/RECORD,,"]) + "\\n").encode()
-    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
-        for k, v in files.items():
-            z.writestr(zipfile.ZipInfo(k, (2020, 1, 1, 0, 0, 0)), v)
-    return name
-'''
-PYPROJECT = ('[build-system]\nrequires = []\nbuild-backend = "tiny_backend"\nbackend-path = ["."]\n\n'
-             '[project]\nname = "tinysd"\nversion = "0.1.0"\n')
-PKG_INFO = "Metadata-Version: 2.1\nName: tinysd\nVersion: 0.1.0\n"
-
 
 def make_sdist(path: Path) -> str:
-    """A deterministic pure-Python sdist; returns its sha256."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
-        for name, text in [("PKG-INFO", PKG_INFO), ("pyproject.toml", PYPROJECT), ("tiny_backend.py", BACKEND)]:
-            data = text.encode()
-            info = tarfile.TarInfo(f"{NAME}-{VERSION}/{name}")
-            info.size, info.mtime = len(data), 0
-            tar.addfile(info, io.BytesIO(data))
-    path.write_bytes(buf.getvalue())
-    return hashlib.sha256(buf.getvalue()).hexdigest()
+    """A deterministic pure-Python sdist (its PEP 517 backend in the sdist itself, `requires = []`:
+    it builds offline, with no compiler); returns its sha256."""
+    return sdists.make_sdist(path, NAME, VERSION)
 
 
 def ok(proc: subprocess.CompletedProcess):
@@ -73,11 +41,6 @@ def sdist_index(index_factory, tmp_path):
     (group / ".list-sdists").write_text("")
     sha = make_sdist(group / SDIST)
     return index_factory(root=root), sha
-
-
-def fresh_node(world, name: str) -> dict:
-    """A second node's environment: its own $BOOTSTRAP_HOME and an empty uv cache."""
-    return {"BOOTSTRAP_HOME": str(world.root / f"{name}-home"), "UV_CACHE_DIR": str(world.root / f"{name}-uv")}
 
 
 def built_venv(world, srv) -> Path:
