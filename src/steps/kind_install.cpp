@@ -14,6 +14,7 @@
 #include "core/strings.hpp"
 #include "pyenv/index_config.hpp"
 #include "pyenv/name.hpp"
+#include "pyenv/requirement_line.hpp"
 #include "state/layout.hpp"
 #include "steps/kind.hpp"
 #include "steps/pylock_data.hpp"
@@ -321,18 +322,39 @@ Error locked_hash_failure(Error err, const LockedBatch& batch) {
     return err;
 }
 
-/// A locked requirements file whose sdist-locked lines also accept the wheel built from them
-/// (each line is `name==version --hash=...`, written by pyenv::hashed_requirement_line).
-std::string with_wheel_hashes(const std::string& text, const std::vector<SourceBuilt>& built) {
+/// A locked requirements file less the packages built through the build cache: given the
+/// sdist's hash, uv would take the index's sdist and build it again (each line is
+/// `name==version --hash=...`, written by pyenv::hashed_requirement_line).
+std::string without_built(const std::string& text, const std::vector<SourceBuilt>& built) {
     std::string out;
     for (const auto& line : core::split(text, '\n')) {
-        if (line.empty()) continue;
-        out += line;
-        for (const auto& b : built)
-            if (core::starts_with(line, b.name + "==" + b.version + " ")) out += " --hash=sha256:" + b.wheel_sha256;
-        out += "\n";
+        if (line.empty() || std::any_of(built.begin(), built.end(), [&](const SourceBuilt& b) {
+                return core::starts_with(line, b.name + "==" + b.version + " ");
+            }))
+            continue;
+        out += line + "\n";
     }
     return out;
+}
+
+/// The wheels build_locked_sdists put in `wheels`, installed from there alone (`--no-index`),
+/// each pinned by its own sha256, without dependencies (the lock gives every package its line).
+Status install_built(const ResolvedStep& step, StepContext& ctx, const SourceBuildSpec& sb,
+                     const std::vector<SourceBuilt>& built, const fs::path& wheels, const fs::path& file) {
+    std::string text;
+    for (const auto& b : built) {
+        BS_TRY(auto line,
+               pyenv::hashed_requirement_line(pyenv::HashedRequirement{b.name, b.version, "", "", {b.wheel_sha256}}));
+        text += line + "\n";
+    }
+    BS_CHECK(core::write_file_atomic(file, text));
+    pyenv::InstallRequest request;
+    request.no_index = true;
+    request.no_deps = true;
+    request.find_links = {wheels.string()};
+    auto argv = sb.installer->install(ctx.venv, request, sb.net).argv;
+    argv.insert(argv.end(), {"-r", file.string(), "--require-hashes"});
+    return run_child(step, ctx, argv);
 }
 
 /// What the step built from sdists: recorded for `lock`, and said in the run's report.
@@ -355,20 +377,26 @@ Result<Outcome> execute_step(const ResolvedStep& step, StepContext& ctx) {
         for (size_t i = 0; i < spec.locked.size(); ++i) {
             const auto& c = spec.locked[i];
             std::string text = c.text;
-            auto argv = c.argv;
+            std::vector<SourceBuilt> built;
+            const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id) / std::to_string(i);
             if (spec.source_builds && !c.sdists.empty()) {
                 pyenv::InstallRequest sources;
                 sources.index_url = c.index_url;
                 sources.extra_index_urls = c.extra_index_urls;
-                const fs::path work = state::Layout(ctx.venv).source_builds_of(step.id) / std::to_string(i);
-                BS_TRY(auto built, build_locked_sdists(step, ctx, *spec.source_builds, sources, c.sdists, work));
-                text = with_wheel_hashes(text, built);
-                if (!built.empty()) argv.insert(argv.end(), {"--find-links", (work / "wheels").string()});
-                all.insert(all.end(), built.begin(), built.end());
+                BS_TRY(built, build_locked_sdists(step, ctx, *spec.source_builds, sources, c.sdists, work));
+                text = without_built(text, built);
             }
-            BS_CHECK(core::write_file_atomic(c.file, text));
-            auto ran = run_child(step, ctx, argv);
-            if (!ran) return tl::unexpected(locked_hash_failure(std::move(ran.error()), c));
+            if (!text.empty()) {
+                BS_CHECK(core::write_file_atomic(c.file, text));
+                auto ran = run_child(step, ctx, c.argv);
+                if (!ran) return tl::unexpected(locked_hash_failure(std::move(ran.error()), c));
+            }
+            if (!built.empty()) {
+                fs::path file = c.file;
+                file.replace_extension(".built.txt");
+                BS_CHECK(install_built(step, ctx, *spec.source_builds, built, work / "wheels", file));
+            }
+            all.insert(all.end(), built.begin(), built.end());
         }
         BS_CHECK(finish_source_builds(ctx, all));
         return Outcome::ran;

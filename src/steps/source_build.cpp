@@ -235,6 +235,7 @@ Result<BuildCache::Entry> build_into(const BuildAsk& a, const SourceRef& ref, co
         fs::remove_all(staging, ec);
         return tl::unexpected(built.error());
     }
+    if (!a.ctx.log_path.empty()) fs::copy_file(a.ctx.log_path, staging / "build.log", ec);  // as a build step's
     auto wheel = built_wheel(staging, ref, a.step.id);
     if (!wheel) {
         fs::remove_all(staging, ec);

@@ -162,6 +162,14 @@ def test_locked_is_a_cache_hit_on_the_same_home_and_rebuilds_from_the_locked_sdi
     run(sw, [recipe, "--venv", fresh, "--locked"], env=node)
     assert builds(sw) == [EXT, EXT]
 
+    # A node whose build environment differs (CFLAGS is a build input): built under its own
+    # key, and the report names the lock's so the difference is not silent.
+    third = sw.root / "third"
+    doc = run(sw, [recipe, "--venv", third, "--locked"], env={**fresh_node(sw, "n3"), "CFLAGS": "-O1"})
+    assert built_key(doc, EXT) != entry[:12]
+    assert f"(the lock recorded key {entry[:12]}: this node's toolchain or build requirements differ" in note(doc)
+    assert sw.version_of(EXT, third) == VERSION
+
 
 def test_a_torch_bump_rebuilds_the_sdist_built_against_the_venv_under_a_new_key_but_not_the_pure_one(sw):
     doc = run(sw, [write(sw, pure=True)])
