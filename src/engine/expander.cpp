@@ -61,7 +61,11 @@ Status Expander::resolve_vars() {
     m_device_deferred = true;
     for (const auto& [name, text] : m_recipe.vars) {
         m_device_asked = false;
+        std::set<std::string> reads;
+        m_var_reads = &reads;
         auto e = expand(text);
+        m_var_reads = nullptr;
+        m_var_env[name] = std::move(reads);
         if (!e) {
             m_device_deferred = deferred;
             return tl::unexpected(e.error());
@@ -78,7 +82,9 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         auto it = m_facts.env.find(p.name);
         if (!m_env_read.count(p.name))
             m_env_read[p.name] = EnvRead{it == m_facts.env.end() ? std::nullopt : std::optional(it->second),
-                                         m_loc ? *m_loc : recipe::SourceLoc{}};
+                                         m_loc ? *m_loc : recipe::SourceLoc{},
+                                         {}};
+        note_env_read(p.name);
         if (it != m_facts.env.end()) return std::optional<std::string>(it->second);
         if (p.default_value) return std::optional<std::string>(*p.default_value);
         return fail(ErrorCode::invalid_recipe, fmt::format("environment variable {} is not set (used as {{env.{}}}); "
@@ -89,6 +95,7 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         auto it = m_vars.find(p.name);
         if (it == m_vars.end())
             return fail(ErrorCode::invalid_recipe, fmt::format("{{vars.{}}} is not defined", p.name));
+        for (const auto& name : m_var_env[p.name]) note_env_read(name);
         if (!it->second.complete && !m_device_deferred && m_vars_waiting_for_device.count(p.name)) {
             auto text = std::find_if(m_recipe.vars.begin(), m_recipe.vars.end(),
                                      [&](const auto& v) { return v.first == p.name; });
@@ -132,6 +139,14 @@ Result<std::optional<std::string>> Expander::answer(const recipe::Placeholder& p
         if (p.name == "cmake_archs") return std::optional<std::string>(d.cmake_archs);
     }
     return fail(ErrorCode::invalid_recipe, fmt::format("unknown placeholder {{{}.{}}}", p.ns, p.name));
+}
+
+/// `{env.NAME}` read by the [vars] value being resolved, or by the current step.
+void Expander::note_env_read(const std::string& name) {
+    if (m_var_reads) m_var_reads->insert(name);
+    if (m_step.empty()) return;
+    auto& steps = m_env_read[name].steps;
+    if (std::find(steps.begin(), steps.end(), m_step) == steps.end()) steps.push_back(m_step);
 }
 
 /// The target arches, decided the first time a `{device.*}` placeholder is expanded.

@@ -57,6 +57,10 @@ public:
     /// `{device.*}` value is expanded again, probing, when a step that is not deferred uses it.
     [[nodiscard]] Status resolve_vars();
 
+    /// The step whose values are expanded from now on ("": none): each `{env.NAME}` they read,
+    /// directly or through [vars], records it (EnvRead::steps).
+    void set_step(std::string id) { m_step = std::move(id); }
+
     /// Every `{env.NAME}` expanded so far, by name.
     [[nodiscard]] const std::map<std::string, EnvRead>& env_read() const { return m_env_read; }
     /// The [vars] whose values are known, by name.
@@ -70,6 +74,7 @@ public:
 
 private:
     Result<std::optional<std::string>> answer(const recipe::Placeholder& p);
+    void note_env_read(const std::string& name);
     Result<const device::ArchChoice*> device_choice();
     Result<device::ArchChoice> choose_device();
 
@@ -86,7 +91,10 @@ private:
     bool m_write_caches = true;
     DeviceFindings m_findings;
     std::map<std::string, EnvRead> m_env_read;
-    const recipe::SourceLoc* m_loc = nullptr;  // the text being expanded
+    std::string m_step;                                      // set_step
+    std::map<std::string, std::set<std::string>> m_var_env;  // per [vars] value: the {env.*} it reads
+    std::set<std::string>* m_var_reads = nullptr;            // while resolve_vars expands one
+    const recipe::SourceLoc* m_loc = nullptr;                // the text being expanded
     std::optional<Result<device::ArchChoice>> m_device;
     int m_device_uses = 0;
 };

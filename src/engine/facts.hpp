@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "exec/environment.hpp"
 #include "manifest/manifest.hpp"
@@ -27,10 +28,12 @@ struct Facts {
 };
 
 /// A variable the recipe read as `{env.NAME}`: its value here (nullopt: unset, the default was
-/// used) and where the recipe first reads it. An image's build context passes these on.
+/// used), where the recipe first reads it, and the steps whose values read it (directly or
+/// through [vars], in plan order). An image's build context passes these on.
 struct EnvRead {
     std::optional<std::string> value;
     recipe::SourceLoc loc;
+    std::vector<std::string> steps;
 };
 
 }  // namespace bootstrap::engine

@@ -188,8 +188,12 @@ public:
         // A step the run does not act on asks no device (its device values stay unknown).
         struct Defer {
             Expander& ex;
-            ~Defer() { ex.set_device_deferred(false); }
+            ~Defer() {
+                ex.set_device_deferred(false);
+                ex.set_step({});
+            }
         } defer{m_ex};
+        m_ex.set_step(s.id);  // the {env.*} its values read are its own (EnvRead::steps)
         const bool answered_without_probing = m_options.arch || m_options.no_device;
         m_ex.set_device_deferred(!m_plan.selected[index] || (!m_options.probe_devices && !answered_without_probing));
         const steps::Kind& kind = steps::kind_of(s.kind);  // make_plan checked every step's

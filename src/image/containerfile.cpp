@@ -486,8 +486,7 @@ Result<ContainerfileResult> write_build_context(const recipe::Recipe& recipe, co
     const fs::path etc = stage / "bootstrap" / "etc";
     BS_CHECK(core::write_file_atomic(etc / "recipe.toml", recipe_text));
     if (options.lockfile) BS_CHECK(copy_file(*options.lockfile, etc / spec.lockfile_name, "the lockfile"));
-    BS_CHECK(core::write_file_atomic(etc / k_image_env,
-                                     recipe::image_defaults_text(image_defaults_of(recipe, recipe_text, spec))));
+    BS_CHECK(core::write_file_atomic(etc / k_image_env, recipe::image_defaults_text(image_defaults_of(here, spec))));
 
     // What the recipe reads here, and where it will look for it in the image: the copy in the
     // context resolves a relative path against its own directory (then the image's

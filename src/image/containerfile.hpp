@@ -21,6 +21,10 @@
 #include "recipe/image_defaults.hpp"
 #include "recipe/recipe.hpp"
 
+namespace bootstrap::engine {
+struct Plan;
+}
+
 namespace bootstrap::image {
 
 namespace fs = std::filesystem;
@@ -131,14 +135,15 @@ struct ContainerfileResult {
 
 /// The image's defaults file in the context (bootstrap/etc/env, copied to k_image_etc/env):
 /// the RUN's variables, its build secrets' names and the steps that read each (never a value),
-/// the venv, arch and step selection (recipe/image_defaults.hpp).
+/// the venv, arch and step selection (recipe/image_defaults.hpp). `plan`: the recipe planned as
+/// the image's build will plan it (write_build_context), which says which steps read each secret.
 inline constexpr const char* k_image_env = "env";
-[[nodiscard]] recipe::ImageDefaults image_defaults_of(const recipe::Recipe& recipe, std::string_view recipe_text,
-                                                      const ContainerfileSpec& spec);
+[[nodiscard]] recipe::ImageDefaults image_defaults_of(const engine::Plan& plan, const ContainerfileSpec& spec);
 
-/// The ids of the steps whose text reads `{env.NAME}` (directly, or through a [vars] value).
-[[nodiscard]] std::vector<std::string> steps_reading(const recipe::Recipe& recipe, std::string_view recipe_text,
-                                                     const std::string& name);
+/// The ids of the steps (in plan order) that need the variable NAME: those whose values the plan
+/// expanded read `{env.NAME}`, directly or through [vars] (engine::EnvRead::steps), and every
+/// step when the recipe's `[env] key` names it (the plan passes it to each, as an input of its key).
+[[nodiscard]] std::vector<std::string> steps_reading(const engine::Plan& plan, const std::string& name);
 
 /// The build file's name in the context: the one docker, podman and buildah all look for.
 inline constexpr const char* k_build_file = "Dockerfile";
